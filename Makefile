@@ -1,0 +1,50 @@
+# ferry — the two commands: `make demo` and `make test`.
+# Both install what is missing (scripts/setup.sh), build, then run.
+
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
+
+.PHONY: all deps build build-asan demo test test-unit test-asan test-corpus bench clean format install
+
+all: build
+
+deps:
+	@scripts/setup.sh
+
+$(BUILD)/Makefile: CMakeLists.txt
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
+
+build: deps $(BUILD)/Makefile
+	cmake --build $(BUILD) -j $(JOBS)
+
+$(BUILD_ASAN)/Makefile: CMakeLists.txt
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DFERRY_SANITIZE=ON -DFERRY_CUDA=OFF $(CMAKE_ARGS)
+
+build-asan: deps $(BUILD_ASAN)/Makefile
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+
+demo: build
+	$(BUILD)/ferry demo
+
+# Every test: unit + CLI tests (ctest), the same under ASan+UBSan, and the
+# Python checks against Pillow over ../shared/corpus (skipped, saying so,
+# when the corpus is absent).
+test: build build-asan
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+	FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q tests/py
+
+bench: build
+	python3 bench/bench_cpu.py --ferry $(BUILD)/ferry
+
+install: build
+	cmake --install $(BUILD)
+
+format:
+	clang-format -i include/*.h src/*/*.[ch] tools/*.[ch] tests/unit/*.[ch]
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN)

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs what ferry needs on a Debian machine, and only what is missing:
+# compilers and CMake, the codec libraries (libjpeg-turbo, libpng, libwebp),
+# and the Python packages the tests use (NumPy, Pillow as the reference
+# decoder, pytest). Safe to run again: it checks first.
+set -euo pipefail
+
+debs=(build-essential cmake pkg-config libjpeg62-turbo-dev libpng-dev libwebp-dev python3 python3-pip)
+pips=(numpy pillow pytest)
+
+missing_debs=()
+for p in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing_debs+=("$p")
+done
+# A machine may carry its own toolchain (python3 from pyenv, cmake from pip):
+# what is on PATH and works is good enough.
+if [ ${#missing_debs[@]} -gt 0 ]; then
+  still=()
+  for p in "${missing_debs[@]}"; do
+    case $p in
+      python3) command -v python3 >/dev/null || still+=("$p") ;;
+      python3-pip) python3 -m pip --version >/dev/null 2>&1 || still+=("$p") ;;
+      cmake) command -v cmake >/dev/null || still+=("$p") ;;
+      build-essential) command -v cc >/dev/null && command -v make >/dev/null || still+=("$p") ;;
+      *) still+=("$p") ;;
+    esac
+  done
+  missing_debs=("${still[@]+"${still[@]}"}")
+fi
+if [ ${#missing_debs[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing_debs[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing_debs[@]}"
+fi
+
+missing_py=()
+for p in "${pips[@]}"; do
+  mod=$p; [ "$p" = pillow ] && mod=PIL
+  python3 -c "import $mod" 2>/dev/null || missing_py+=("$p")
+done
+if [ ${#missing_py[@]} -gt 0 ]; then
+  echo "setup: installing Python packages: ${missing_py[*]}"
+  extra=()
+  # Debian's own python3 refuses pip installs outside a venv (PEP 668).
+  python3 -c 'import sysconfig,os,sys; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["stdlib"],"EXTERNALLY-MANAGED")) else 1)' \
+    && extra+=(--break-system-packages)
+  python3 -m pip install -q "${extra[@]+"${extra[@]}"}" "${missing_py[@]}"
+fi

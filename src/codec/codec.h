@@ -1,0 +1,111 @@
+/* codec.h — internal decoder interface shared by JPEG, PNG and WebP. */
+#ifndef FY_CODEC_H
+#define FY_CODEC_H
+
+#include "core/internal.h"
+
+/* Format from the first bytes (magic numbers), never from a file name. */
+ferry_format fy_sniff(const uint8_t *data, size_t size);
+
+/* Called once the header is known, with the upright (oriented) size of the
+ * source, so the caller can choose the crop (random-resized-crop needs the
+ * size) before any pixel is decoded. It fills *crop (upright coordinates,
+ * width 0 = whole image) and may adjust *min_w / *min_h, the size the
+ * decoded crop must keep (DCT scaling hint). Returns FERRY_OK or an error. */
+typedef int (*fy_plan_fn)(void *user, int upright_w, int upright_h, ferry_rect *crop,
+                          int *min_w, int *min_h);
+
+/* What a decode produced, beyond the pixels. */
+typedef struct fy_decoded {
+  ferry_image image;  /* points into the caller's buffer; upright */
+  int src_w, src_h;   /* upright size of the whole source image */
+  /* The decoded image covers the upright source region starting at
+   * (x0, y0), sampled at scale (sx, sy) = decoded px per source px. It may
+   * cover more than the requested crop (JPEG iMCU alignment); the caller
+   * resamples the exact box: ((cx - x0) * sx, ...). */
+  double x0, y0, sx, sy;
+  int scale_num, scale_denom; /* JPEG DCT scale used (1/1 otherwise) */
+} fy_decoded;
+
+/* Per-thread decode state reused between images (grow-only buffers). */
+typedef struct fy_decoder {
+  fy_buf pixels; /* output pixels */
+  fy_buf temp;   /* scratch: full rows, orientation, conversions */
+  fy_buf temp2;
+} fy_decoder;
+
+void fy_decoder_free(fy_decoder *dec);
+
+/* Decodes `data` to 8-bit RGB (opts->channels 3) or gray (1), upright
+ * unless opts->ignore_orientation. `plan` may be NULL (then opts->crop and
+ * opts->min_width/min_height are used). `name` names the file in errors. */
+int fy_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
+              const ferry_decode_options *opts, fy_plan_fn plan, void *plan_user,
+              fy_decoded *out);
+
+/* Per-format parts, called by fy_decode / ferry_probe after sniffing. Each
+ * returns pixels in stored orientation covering `crop` (stored coordinates,
+ * width 0 = all); orientation is applied by the caller. */
+int fy_jpeg_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
+int fy_png_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
+int fy_webp_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
+
+/* Decode request after planning, in stored (un-oriented) coordinates. */
+typedef struct fy_codec_req {
+  int channels;           /* 1 or 3 */
+  uint64_t max_pixels;    /* 0 = no limit; checked before allocating */
+  ferry_rect crop;        /* stored coordinates; width 0 = whole image */
+  int min_w, min_h;       /* stored orientation; 0 = full resolution */
+  int allow_dct_scaling;
+  /* Optional planning after the header is read (JPEG calls it before any
+   * pixel is decoded; see fy_codec_plan). */
+  fy_plan_fn plan;
+  void *plan_user;
+  int orientation;        /* of the source, for planning in upright terms */
+  int planned;            /* set by fy_codec_plan */
+} fy_codec_req;
+
+/* Runs req->plan (if any) for a source of stored size sw x sh: fills
+ * req->crop (stored coordinates, clamped) and req->min_w/min_h (stored
+ * orientation). Codecs that can crop or scale while decoding call it once
+ * they know the size. */
+int fy_codec_plan(fy_codec_req *req, int sw, int sh);
+
+/* PNG and WebP decode the whole image (crop is applied by the caller by
+ * adjusting x0/y0), into dec->pixels. 16-bit PNG is reduced to 8 bits
+ * (rounded: (v * 255 + 32895) >> 16), alpha is dropped (composited on
+ * nothing: ML pipelines drop it, as Pillow's convert("RGB") does), palette
+ * expanded, gray expanded to RGB when channels is 3, RGB converted to gray
+ * with Pillow's weights (L = (19595 R + 38470 G + 7471 B + 32768) >> 16)
+ * when channels is 1. */
+int fy_png_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
+                  const fy_codec_req *req, fy_decoded *out);
+int fy_webp_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
+                   const fy_codec_req *req, fy_decoded *out);
+int fy_jpeg_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
+                   const fy_codec_req *req, fy_decoded *out);
+
+/* EXIF orientation (1..8) from a TIFF-structured EXIF payload (starting at
+ * the "II*\0"/"MM\0*" header); 1 when absent or unreadable. Bounds-checked
+ * against hostile offsets. */
+int fy_exif_orientation(const uint8_t *tiff, size_t size);
+/* Orientation from a whole JPEG file's APP1 segment, 1 when absent. */
+int fy_jpeg_orientation(const uint8_t *data, size_t size);
+/* Orientation stored in a WebP (EXIF chunk) or PNG (eXIf chunk), 1 when
+ * absent. */
+int fy_webp_orientation(const uint8_t *data, size_t size);
+int fy_png_orientation(const uint8_t *data, size_t size);
+
+/* Maps a rectangle given in upright coordinates of an image whose stored
+ * size is sw x sh to stored coordinates, for orientation o. */
+ferry_rect fy_rect_to_stored(ferry_rect upright, int sw, int sh, int orientation);
+/* Upright size of a stored w x h image under orientation o. */
+void fy_oriented_size(int w, int h, int orientation, int *ow, int *oh);
+
+/* Applies EXIF orientation o to an interleaved image: the result (upright)
+ * is written to `dst` (which must hold w*h*c bytes, tightly packed) and its
+ * size returned in *ow / *oh. o = 1 copies. */
+void fy_orient(const uint8_t *src, int w, int h, int c, size_t sstride, int orientation,
+               uint8_t *dst, int *ow, int *oh);
+
+#endif

@@ -1,0 +1,54 @@
+/* internal.h — helpers shared by every ferry source file (not installed). */
+#ifndef FY_INTERNAL_H
+#define FY_INTERNAL_H
+
+#include "ferry.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define FY_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define FY_PRINTF(a, b)
+#endif
+
+/* Records the thread's last error message and returns `status`, so that a
+ * failure path reads `return fy_error(FERRY_EIO, "%s: cannot open", path);` */
+int fy_error(int status, const char *fmt, ...) FY_PRINTF(2, 3);
+/* Clears the thread's last error message. */
+void fy_error_clear(void);
+
+/* A grow-only buffer: reused across images so that the hot path does not
+ * allocate once it has seen the largest image. */
+typedef struct fy_buf {
+  void *p;
+  size_t cap;
+} fy_buf;
+
+/* Makes buf->p hold at least `size` bytes (contents not kept). FERRY_OK or
+ * FERRY_ENOMEM. */
+int fy_buf_reserve(fy_buf *buf, size_t size);
+void fy_buf_free(fy_buf *buf);
+
+/* Overflow-checked size arithmetic: 0 on overflow. */
+int fy_mul_size(size_t a, size_t b, size_t *out);
+
+/* Monotonic clock in seconds. */
+double fy_now(void);
+
+/* Number of online CPU cores (at least 1). */
+int fy_num_cores(void);
+
+/* Reads a whole file into buf (grown as needed); *size gets its length.
+ * Refuses files over max_bytes (0 = no limit) before reading. Errors name
+ * the path. */
+int fy_read_file(const char *path, uint64_t max_bytes, fy_buf *buf, size_t *size);
+
+/* Counter-based random numbers: the same (seed, stream, index) always gives
+ * the same value, whatever thread asks (SplitMix64 over a mixed key). */
+uint64_t fy_rand_u64(uint64_t seed, uint64_t stream, uint64_t index);
+/* Uniform double in [0, 1) from a 64-bit random value. */
+double fy_rand_unit(uint64_t r);
+
+#endif

@@ -1,0 +1,257 @@
+/* source.c — directory walk (ImageFolder labels) and list files. */
+#include "io/source.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+int fy_is_image_name(const char *name) {
+  const char *dot = strrchr(name, '.');
+  if (!dot || name[0] == '.')
+    return 0;
+  static const char *const ext[] = {".jpg", ".jpeg", ".png", ".webp", ".jpe", ".jfif"};
+  for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+    if (strcasecmp(dot, ext[i]) == 0)
+      return 1;
+  return 0;
+}
+
+static int add_sample(fy_source *s, const char *path, int32_t label) {
+  size_t len = strlen(path) + 1;
+  if (s->count == s->cap) {
+    int64_t cap = s->cap ? s->cap * 2 : 1024;
+    int64_t *o = realloc(s->offsets, (size_t)cap * sizeof *o);
+    if (o)
+      s->offsets = o;
+    int32_t *l = realloc(s->labels, (size_t)cap * sizeof *l);
+    if (l)
+      s->labels = l;
+    if (!o || !l)
+      return fy_error(FERRY_ENOMEM, "out of memory listing samples");
+    s->cap = cap;
+  }
+  if (s->paths_len + len > s->paths_cap) {
+    size_t cap = s->paths_cap ? s->paths_cap * 2 : 65536;
+    while (cap < s->paths_len + len)
+      cap *= 2;
+    char *p = realloc(s->paths, cap);
+    if (!p)
+      return fy_error(FERRY_ENOMEM, "out of memory listing samples");
+    s->paths = p;
+    s->paths_cap = cap;
+  }
+  memcpy(s->paths + s->paths_len, path, len);
+  s->offsets[s->count] = (int64_t)s->paths_len;
+  s->labels[s->count] = label;
+  s->paths_len += len;
+  s->count++;
+  return FERRY_OK;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names of a directory's entries (no dot files). */
+static int list_dir(const char *dir, char ***names, size_t *n) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return fy_error(FERRY_EIO, "%s: cannot open directory: %s", dir, strerror(errno));
+  size_t cap = 64, k = 0;
+  char **v = malloc(cap * sizeof *v);
+  struct dirent *e;
+  int rc = v ? FERRY_OK : FERRY_ENOMEM;
+  while (rc == FERRY_OK && (e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.')
+      continue;
+    if (k == cap) {
+      char **nv = realloc(v, (cap *= 2) * sizeof *v);
+      if (!nv) {
+        rc = FERRY_ENOMEM;
+        break;
+      }
+      v = nv;
+    }
+    if (!(v[k] = strdup(e->d_name)))
+      rc = FERRY_ENOMEM;
+    else
+      k++;
+  }
+  closedir(d);
+  if (rc) {
+    for (size_t i = 0; i < k; i++)
+      free(v[i]);
+    free(v);
+    return fy_error(rc, "%s: out of memory listing directory", dir);
+  }
+  qsort(v, k, sizeof *v, cmp_str);
+  *names = v;
+  *n = k;
+  return FERRY_OK;
+}
+
+static void free_names(char **v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
+static int is_dir(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* Adds every image under dir (recursively, sorted) with `label`. */
+static int walk(fy_source *s, const char *dir, int32_t label, int depth) {
+  if (depth > 32)
+    return fy_error(FERRY_EINVAL, "%s: directories nested too deep (a link loop?)", dir);
+  char **names;
+  size_t n;
+  int rc = list_dir(dir, &names, &n);
+  if (rc)
+    return rc;
+  char path[4096];
+  for (size_t i = 0; i < n && rc == FERRY_OK; i++) {
+    int len = snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    if (len < 0 || (size_t)len >= sizeof path)
+      continue;
+    if (is_dir(path))
+      rc = walk(s, path, label, depth + 1);
+    else if (fy_is_image_name(names[i]))
+      rc = add_sample(s, path, label);
+  }
+  free_names(names, n);
+  return rc;
+}
+
+static int open_dir(fy_source *s, const char *root) {
+  char **names;
+  size_t n;
+  int rc = list_dir(root, &names, &n);
+  if (rc)
+    return rc;
+  char path[4096];
+  /* ImageFolder: each sorted sub-folder is a class. */
+  for (size_t i = 0; i < n && rc == FERRY_OK; i++) {
+    snprintf(path, sizeof path, "%s/%s", root, names[i]);
+    if (!is_dir(path))
+      continue;
+    char **cn = realloc(s->class_names, (size_t)(s->num_classes + 1) * sizeof *cn);
+    if (!cn || !(cn[s->num_classes] = strdup(names[i]))) {
+      if (cn)
+        s->class_names = cn;
+      rc = fy_error(FERRY_ENOMEM, "out of memory");
+      break;
+    }
+    s->class_names = cn;
+    rc = walk(s, path, s->num_classes++, 1);
+  }
+  /* Images lying directly in the root carry no label. */
+  for (size_t i = 0; i < n && rc == FERRY_OK; i++) {
+    snprintf(path, sizeof path, "%s/%s", root, names[i]);
+    if (!is_dir(path) && fy_is_image_name(names[i]))
+      rc = add_sample(s, path, -1);
+  }
+  free_names(names, n);
+  return rc;
+}
+
+static char *trim(char *p) {
+  while (isspace((unsigned char)*p))
+    p++;
+  char *e = p + strlen(p);
+  while (e > p && isspace((unsigned char)e[-1]))
+    *--e = '\0';
+  return p;
+}
+
+static int parse_line(fy_source *s, const char *list, long lineno, char *line,
+                      const char *base) {
+  char *p = trim(line);
+  if (!*p || *p == '#')
+    return FERRY_OK;
+  int32_t label = -1;
+  char *comma = strrchr(p, ',');
+  if (comma) {
+    char *lab = trim(comma + 1), *end;
+    errno = 0;
+    long v = strtol(lab, &end, 10);
+    if (*lab == '\0' || *end != '\0' || errno || v < 0 || v > INT32_MAX)
+      return fy_error(FERRY_EINVAL, "%s:%ld: label '%s' is not a non-negative integer", list,
+                      lineno, lab);
+    label = (int32_t)v;
+    *comma = '\0';
+    p = trim(p);
+  }
+  if (!*p)
+    return fy_error(FERRY_EINVAL, "%s:%ld: empty path", list, lineno);
+  char path[4096];
+  int len = p[0] == '/' || !base[0] ? snprintf(path, sizeof path, "%s", p)
+                                    : snprintf(path, sizeof path, "%s/%s", base, p);
+  if (len < 0 || (size_t)len >= sizeof path)
+    return fy_error(FERRY_EINVAL, "%s:%ld: path too long", list, lineno);
+  if (label >= s->num_classes)
+    s->num_classes = label + 1;
+  return add_sample(s, path, label);
+}
+
+static int open_list(fy_source *s, const char *list) {
+  FILE *f = fopen(list, "r");
+  if (!f)
+    return fy_error(FERRY_EIO, "%s: cannot open: %s", list, strerror(errno));
+  char base[4096];
+  snprintf(base, sizeof base, "%s", list);
+  char *slash = strrchr(base, '/');
+  if (slash)
+    *slash = '\0';
+  else
+    base[0] = '\0';
+  char *line = NULL;
+  size_t cap = 0;
+  long lineno = 0;
+  int rc = FERRY_OK;
+  ssize_t got;
+  while (rc == FERRY_OK && (got = getline(&line, &cap, f)) >= 0) {
+    lineno++;
+    if (memchr(line, '\0', (size_t)got))
+      rc = fy_error(FERRY_EINVAL, "%s:%ld: binary data: not a list file", list, lineno);
+    else
+      rc = parse_line(s, list, lineno, line, base);
+  }
+  if (rc == FERRY_OK && ferror(f))
+    rc = fy_error(FERRY_EIO, "%s: read error", list);
+  free(line);
+  fclose(f);
+  return rc;
+}
+
+int fy_source_open(fy_source *s, const char *path) {
+  memset(s, 0, sizeof *s);
+  if (!path || !*path)
+    return fy_error(FERRY_EINVAL, "no source given");
+  struct stat st;
+  if (stat(path, &st) != 0)
+    return fy_error(FERRY_EIO, "%s: %s", path, strerror(errno));
+  int rc = S_ISDIR(st.st_mode) ? open_dir(s, path) : open_list(s, path);
+  if (rc == FERRY_OK && s->count == 0)
+    rc = fy_error(FERRY_EEMPTY, "%s: no images found (looked for .jpg .jpeg .png .webp%s)",
+                  path, S_ISDIR(st.st_mode) ? " in it and its sub-folders" : " lines");
+  if (rc)
+    fy_source_free(s);
+  return rc;
+}
+
+void fy_source_free(fy_source *s) {
+  free(s->paths);
+  free(s->offsets);
+  free(s->labels);
+  for (int i = 0; s->class_names && i < s->num_classes; i++)
+    free(s->class_names[i]);
+  free(s->class_names);
+  memset(s, 0, sizeof *s);
+}

@@ -1,0 +1,501 @@
+/* loader.c — worker threads filling a bounded ring of preallocated batch
+ * slots, in epoch order, for one consumer.
+ *
+ * Batch b of an epoch lives in slot b % prefetch. Workers claim sample
+ * positions in order; a worker may only claim a position whose batch's slot
+ * has been handed to that batch (the consumer released the slot's previous
+ * batch). The worker that completes a batch closes its gaps (skipped files)
+ * and marks it ready. The consumer takes batches in order. */
+#include "io/source.h"
+#include "pipeline/pipeline.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum slot_state { SLOT_FILLING, SLOT_READY, SLOT_HELD };
+
+typedef struct slot {
+  ferry_batch batch;
+  int64_t number;   /* batch of the epoch assigned to this slot, -1 none */
+  int state;
+  int done;         /* samples finished (ok or failed) */
+  int expected;     /* samples in this batch */
+  uint8_t *failed;  /* per position: 1 when the file was skipped */
+  int32_t *labels;
+  int64_t *indices;
+  void *data;
+} slot;
+
+struct ferry_loader {
+  ferry_loader_options o;
+  char *source_path;
+  fy_source src;
+  fy_store_params store;
+  size_t sample_bytes;
+  int64_t *order;       /* this epoch's positions -> source indices */
+  int64_t epoch_n;      /* samples in this rank's epoch */
+  int64_t num_batches;
+  uint8_t *bad;         /* per source index: known bad file */
+
+  pthread_mutex_t mu;
+  pthread_cond_t work_cv;  /* workers: a slot or an epoch became available */
+  pthread_cond_t ready_cv; /* consumer: a batch became ready; epoch drained */
+  pthread_mutex_t report_mu;
+  int nslots;
+  slot *slots;
+  int nworkers;
+  pthread_t *threads;
+  fy_worker_state *ws;
+  int stop;
+  int epoch;
+  int epoch_active;
+  int64_t next_pos;     /* next sample position to claim */
+  int64_t next_batch;   /* next batch the consumer takes */
+  int inflight;         /* samples being processed right now */
+  int held;             /* batches handed out, not released */
+  int error;            /* on_error = fail: first error of the epoch */
+  char error_msg[1024];
+  ferry_stats stats;
+};
+
+static int batch_count(const ferry_loader *L, int64_t b) {
+  int64_t start = b * L->o.batch_size, left = L->epoch_n - start;
+  return (int)(left < L->o.batch_size ? left : L->o.batch_size);
+}
+
+static void report_skip(ferry_loader *L, int64_t idx, const char *path, int rc) {
+  /* Each bad file is reported once per loader, not once per epoch. */
+  if (__atomic_exchange_n(&L->bad[idx], 1, __ATOMIC_ACQ_REL))
+    return;
+  const char *msg = ferry_last_error();
+  pthread_mutex_lock(&L->report_mu);
+  if (L->o.on_skip)
+    L->o.on_skip(L->o.on_skip_user, path, rc, msg);
+  else
+    fprintf(stderr, "ferry: skipped %s\n", msg[0] ? msg : path);
+  pthread_mutex_unlock(&L->report_mu);
+}
+
+/* Moves the images and labels of successful samples to the front. */
+static void compact(ferry_loader *L, slot *s) {
+  int k = 0;
+  for (int i = 0; i < s->expected; i++) {
+    if (s->failed[i])
+      continue;
+    if (k != i) {
+      memmove((char *)s->data + (size_t)k * L->sample_bytes,
+              (char *)s->data + (size_t)i * L->sample_bytes, L->sample_bytes);
+      s->labels[k] = s->labels[i];
+      s->indices[k] = s->indices[i];
+    }
+    k++;
+  }
+  s->batch.count = k;
+}
+
+static void finish_batch(ferry_loader *L, slot *s, int any_failed) {
+  s->batch.count = s->expected;
+  if (any_failed)
+    compact(L, s);
+  s->batch.nbytes = (size_t)s->batch.count * L->sample_bytes;
+  s->batch.index = (int)s->number;
+  s->batch.epoch = L->epoch;
+}
+
+/* Claims the next sample position whose slot is open, or returns -1 when
+ * the worker should stop. Called with mu held; may wait. */
+static int64_t claim(ferry_loader *L, slot **out) {
+  for (;;) {
+    if (L->stop)
+      return -1;
+    if (L->epoch_active && !L->error && L->next_pos < L->epoch_n) {
+      int64_t b = L->next_pos / L->o.batch_size;
+      slot *s = &L->slots[b % L->nslots];
+      if (s->number == b && s->state == SLOT_FILLING) {
+        *out = s;
+        L->inflight++;
+        return L->next_pos++;
+      }
+    }
+    pthread_cond_wait(&L->work_cv, &L->mu);
+  }
+}
+
+typedef struct worker_arg {
+  ferry_loader *L;
+  int id;
+} worker_arg;
+
+static void run_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch) {
+  int64_t b = s->number;
+  int k = (int)(pos - b * L->o.batch_size);
+  int64_t idx = L->order[pos];
+  const char *path = fy_source_path(&L->src, idx);
+  s->labels[k] = L->src.labels[idx];
+  s->indices[k] = idx;
+  int rc;
+  if (__atomic_load_n(&L->bad[idx], __ATOMIC_ACQUIRE)) {
+    rc = FERRY_ECORRUPT; /* known bad: reported already, not read again */
+  } else {
+    void *dst = (char *)s->data + (size_t)k * L->sample_bytes;
+    rc = fy_process_sample(w, &L->o, &L->store, path, epoch, idx, dst);
+    if (rc && L->o.on_error == FERRY_ON_ERROR_SKIP)
+      report_skip(L, idx, path, rc);
+  }
+  s->failed[k] = rc != FERRY_OK;
+  pthread_mutex_lock(&L->mu);
+  if (rc && L->o.on_error == FERRY_ON_ERROR_FAIL && !L->error) {
+    L->error = rc;
+    snprintf(L->error_msg, sizeof L->error_msg, "%s", ferry_last_error());
+  }
+  /* Stage times move to the loader's totals under the lock. */
+  L->stats.read_s += w->read_s;
+  L->stats.decode_s += w->decode_s;
+  L->stats.transform_s += w->transform_s;
+  w->read_s = w->decode_s = w->transform_s = 0;
+  L->stats.images += rc == FERRY_OK;
+  L->stats.skipped += rc != FERRY_OK;
+  int complete = ++s->done == s->expected;
+  if (complete) {
+    /* This thread alone touches the slot now: close the gaps unlocked.
+     * It stays in flight until the batch is ready, so that an epoch
+     * change waits for it. */
+    pthread_mutex_unlock(&L->mu);
+    int any = 0;
+    for (int i = 0; i < s->expected; i++)
+      any |= s->failed[i];
+    finish_batch(L, s, any);
+    pthread_mutex_lock(&L->mu);
+    s->state = SLOT_READY;
+    L->stats.batches++;
+  }
+  L->inflight--;
+  pthread_cond_broadcast(&L->ready_cv);
+  pthread_mutex_unlock(&L->mu);
+}
+
+static void *worker_run(void *arg) {
+  worker_arg *a = arg;
+  ferry_loader *L = a->L;
+  fy_worker_state *w = &L->ws[a->id];
+  free(a);
+  pthread_mutex_lock(&L->mu);
+  for (;;) {
+    slot *s = NULL;
+    int64_t pos = claim(L, &s);
+    if (pos < 0)
+      break;
+    int epoch = L->epoch;
+    pthread_mutex_unlock(&L->mu);
+    run_sample(L, w, s, pos, epoch);
+    pthread_mutex_lock(&L->mu);
+  }
+  pthread_mutex_unlock(&L->mu);
+  return NULL;
+}
+
+void ferry_loader_options_default(ferry_loader_options *o) {
+  memset(o, 0, sizeof *o);
+  o->batch_size = 256;
+  o->width = o->height = 224;
+  o->prefetch = 3;
+  o->crop = FERRY_CROP_CENTER;
+  o->crop_ratio = 0.875f;
+  o->scale_min = 0.08f;
+  o->scale_max = 1.0f;
+  o->ratio_min = 3.0f / 4.0f;
+  o->ratio_max = 4.0f / 3.0f;
+  o->filter = FERRY_FILTER_TRIANGLE;
+  const float mean[3] = {0.485f, 0.456f, 0.406f}, std[3] = {0.229f, 0.224f, 0.225f};
+  memcpy(o->mean, mean, sizeof mean);
+  memcpy(o->std, std, sizeof std);
+  o->layout = FERRY_LAYOUT_CHW;
+  o->dtype = FERRY_U8;
+  o->shuffle = 1;
+  o->world_size = 1;
+  o->max_pixels = 178956970ull;
+  o->allow_dct_scaling = 1;
+}
+
+static int validate(const ferry_loader_options *o) {
+  if (!o->source || !*o->source)
+    return fy_error(FERRY_EINVAL, "loader: no source given");
+  if (o->batch_size < 1 || o->batch_size > 1 << 20)
+    return fy_error(FERRY_EINVAL, "loader: batch size %d out of range (1..1048576)",
+                    o->batch_size);
+  if (o->width < 1 || o->height < 1 || o->width > 16384 || o->height > 16384)
+    return fy_error(FERRY_EINVAL, "loader: output size %dx%d out of range (1..16384)", o->width,
+                    o->height);
+  if (o->workers < 0 || o->workers > 1024)
+    return fy_error(FERRY_EINVAL, "loader: workers %d out of range (0..1024)", o->workers);
+  if (o->prefetch < 1 || o->prefetch > 64)
+    return fy_error(FERRY_EINVAL, "loader: prefetch %d out of range (1..64)", o->prefetch);
+  if (o->world_size < 1 || o->rank < 0 || o->rank >= o->world_size)
+    return fy_error(FERRY_EINVAL, "loader: rank %d not in 0..world_size-1 (world_size %d)",
+                    o->rank, o->world_size);
+  if (o->crop == FERRY_CROP_CENTER && !(o->crop_ratio > 0 && o->crop_ratio <= 1))
+    return fy_error(FERRY_EINVAL, "loader: crop ratio %g not in (0, 1]", o->crop_ratio);
+  if (o->crop == FERRY_CROP_RANDOM &&
+      !(o->scale_min > 0 && o->scale_min <= o->scale_max && o->scale_max <= 1 &&
+        o->ratio_min > 0 && o->ratio_min <= o->ratio_max))
+    return fy_error(FERRY_EINVAL, "loader: random crop needs 0 < scale_min <= scale_max <= 1 "
+                                  "and 0 < ratio_min <= ratio_max");
+  if (o->flip_prob < 0 || o->flip_prob > 1)
+    return fy_error(FERRY_EINVAL, "loader: flip probability %g not in [0, 1]", o->flip_prob);
+  if ((unsigned)o->layout > FERRY_LAYOUT_CHW || (unsigned)o->dtype > FERRY_F32 ||
+      (unsigned)o->filter > FERRY_FILTER_NEAREST || (unsigned)o->crop > FERRY_CROP_RANDOM)
+    return fy_error(FERRY_EINVAL, "loader: unknown layout, dtype, filter or crop value");
+  for (int c = 0; c < 3 && o->normalize; c++)
+    if (!(o->std[c] > 0))
+      return fy_error(FERRY_EINVAL, "loader: std[%d] must be > 0", c);
+  return FERRY_OK;
+}
+
+static int alloc_slots(ferry_loader *L) {
+  size_t B = (size_t)L->o.batch_size, bytes;
+  if (!fy_mul_size(B, L->sample_bytes, &bytes))
+    return fy_error(FERRY_ETOO_LARGE, "loader: batch too large");
+  bytes = (bytes + 4095) & ~(size_t)4095;
+  L->slots = calloc((size_t)L->nslots, sizeof *L->slots);
+  if (!L->slots)
+    return fy_error(FERRY_ENOMEM, "loader: out of memory");
+  for (int i = 0; i < L->nslots; i++) {
+    slot *s = &L->slots[i];
+    s->number = -1;
+    /* Page-aligned so the buffer can be pinned or handed to DLPack. */
+    s->data = aligned_alloc(4096, bytes);
+    s->failed = calloc(B, 1);
+    s->labels = calloc(B, sizeof *s->labels);
+    s->indices = calloc(B, sizeof *s->indices);
+    if (!s->data || !s->failed || !s->labels || !s->indices)
+      return fy_error(FERRY_ENOMEM, "loader: out of memory for %d batches of %zu bytes",
+                      L->nslots, bytes);
+    ferry_batch *bt = &s->batch;
+    bt->data = s->data;
+    bt->labels = s->labels;
+    bt->indices = s->indices;
+    bt->channels = 3;
+    bt->height = L->o.height;
+    bt->width = L->o.width;
+    bt->layout = L->o.layout;
+    bt->dtype = L->o.dtype;
+  }
+  return FERRY_OK;
+}
+
+static int start_threads(ferry_loader *L) {
+  L->nworkers = L->o.workers ? L->o.workers : fy_num_cores();
+  L->threads = calloc((size_t)L->nworkers, sizeof *L->threads);
+  L->ws = calloc((size_t)L->nworkers, sizeof *L->ws);
+  if (!L->threads || !L->ws)
+    return fy_error(FERRY_ENOMEM, "loader: out of memory");
+  for (int i = 0; i < L->nworkers; i++) {
+    worker_arg *a = malloc(sizeof *a);
+    if (!a)
+      return fy_error(FERRY_ENOMEM, "loader: out of memory");
+    *a = (worker_arg){L, i};
+    if (pthread_create(&L->threads[i], NULL, worker_run, a) != 0) {
+      free(a);
+      L->nworkers = i;
+      return fy_error(FERRY_ENOMEM, "loader: cannot start worker thread %d", i);
+    }
+  }
+  return FERRY_OK;
+}
+
+int ferry_loader_open(const ferry_loader_options *options, ferry_loader **out) {
+  if (!options || !out)
+    return fy_error(FERRY_EINVAL, "ferry_loader_open: NULL argument");
+  *out = NULL;
+  int rc = validate(options);
+  if (rc)
+    return rc;
+  ferry_loader *L = calloc(1, sizeof *L);
+  if (!L)
+    return fy_error(FERRY_ENOMEM, "loader: out of memory");
+  L->o = *options;
+  L->source_path = strdup(options->source);
+  L->o.source = L->source_path;
+  pthread_mutex_init(&L->mu, NULL);
+  pthread_mutex_init(&L->report_mu, NULL);
+  pthread_cond_init(&L->work_cv, NULL);
+  pthread_cond_init(&L->ready_cv, NULL);
+  L->store = (fy_store_params){L->o.layout, L->o.dtype, 0, L->o.normalize,
+                               {L->o.mean[0], L->o.mean[1], L->o.mean[2]},
+                               {L->o.std[0], L->o.std[1], L->o.std[2]}};
+  L->sample_bytes = (size_t)3 * L->o.width * L->o.height * ferry_dtype_size(L->o.dtype);
+  L->nslots = L->o.prefetch;
+  rc = L->source_path ? fy_source_open(&L->src, L->o.source) : FERRY_ENOMEM;
+  if (rc == FERRY_OK) {
+    L->order = malloc((size_t)L->src.count * sizeof *L->order);
+    L->bad = calloc((size_t)L->src.count, 1);
+    rc = L->order && L->bad ? FERRY_OK : fy_error(FERRY_ENOMEM, "loader: out of memory");
+  }
+  if (rc == FERRY_OK) {
+    int64_t n = L->src.count, w = L->o.world_size;
+    L->epoch_n = L->o.drop_last ? n / w : (n - L->o.rank + w - 1) / w;
+    L->num_batches = L->o.drop_last ? L->epoch_n / L->o.batch_size
+                                    : (L->epoch_n + L->o.batch_size - 1) / L->o.batch_size;
+    if (L->o.drop_last)
+      L->epoch_n = L->num_batches * L->o.batch_size;
+    rc = alloc_slots(L);
+  }
+  if (rc == FERRY_OK)
+    rc = start_threads(L);
+  if (rc) {
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", ferry_last_error());
+    ferry_loader_close(L);
+    return fy_error(rc, "%s", msg);
+  }
+  L->epoch = -1;
+  *out = L;
+  return FERRY_OK;
+}
+
+int64_t ferry_loader_source_size(const ferry_loader *L) { return L->src.count; }
+int64_t ferry_loader_epoch_size(const ferry_loader *L) { return L->epoch_n; }
+int64_t ferry_loader_num_batches(const ferry_loader *L) { return L->num_batches; }
+int ferry_loader_num_classes(const ferry_loader *L) { return L->src.num_classes; }
+
+const char *ferry_loader_path(const ferry_loader *L, int64_t i) {
+  return i >= 0 && i < L->src.count ? fy_source_path(&L->src, i) : NULL;
+}
+
+int32_t ferry_loader_label(const ferry_loader *L, int64_t i) {
+  return i >= 0 && i < L->src.count ? L->src.labels[i] : -1;
+}
+
+const char *ferry_loader_class_name(const ferry_loader *L, int label) {
+  if (!L->src.class_names || label < 0 || label >= L->src.num_classes)
+    return NULL;
+  return L->src.class_names[label];
+}
+
+/* Stops claiming and waits until no sample is being processed. mu held. */
+static void drain(ferry_loader *L) {
+  L->epoch_active = 0;
+  while (L->inflight > 0)
+    pthread_cond_wait(&L->ready_cv, &L->mu);
+}
+
+int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
+  if (!L || epoch < 0)
+    return fy_error(FERRY_EINVAL, "ferry_loader_start_epoch: bad argument");
+  pthread_mutex_lock(&L->mu);
+  drain(L);
+  int64_t n = fy_epoch_order(L->src.count, L->o.shuffle, L->o.seed, epoch, L->o.rank,
+                             L->o.world_size, L->o.drop_last, L->order);
+  (void)n; /* equals epoch_n, or more with drop_last (trailing partial batch) */
+  L->epoch = epoch;
+  L->next_pos = 0;
+  L->next_batch = 0;
+  L->held = 0;
+  L->error = 0;
+  for (int i = 0; i < L->nslots; i++) {
+    slot *s = &L->slots[i];
+    s->number = i < L->num_batches ? i : -1;
+    s->state = SLOT_FILLING;
+    s->done = 0;
+    s->expected = s->number >= 0 ? batch_count(L, s->number) : 0;
+  }
+  L->epoch_active = 1;
+  pthread_cond_broadcast(&L->work_cv);
+  pthread_mutex_unlock(&L->mu);
+  return FERRY_OK;
+}
+
+int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
+  if (!L || !out)
+    return fy_error(FERRY_EINVAL, "ferry_loader_next: NULL argument");
+  *out = NULL;
+  if (L->epoch < 0) {
+    int rc = ferry_loader_start_epoch(L, 0);
+    if (rc)
+      return rc;
+  }
+  pthread_mutex_lock(&L->mu);
+  int rc = FERRY_OK;
+  if (L->next_batch >= L->num_batches) {
+    rc = FERRY_END;
+  } else if (L->held >= L->nslots) {
+    rc = fy_error(FERRY_ESTATE, "loader: all %d batches of the ring are held; release one "
+                                "before asking for the next", L->nslots);
+  } else {
+    slot *s = &L->slots[L->next_batch % L->nslots];
+    double t0 = fy_now();
+    while (!L->error && !(s->number == L->next_batch && s->state == SLOT_READY))
+      pthread_cond_wait(&L->ready_cv, &L->mu);
+    L->stats.wait_s += fy_now() - t0;
+    if (L->error) {
+      rc = fy_error(L->error, "%s", L->error_msg);
+    } else {
+      s->state = SLOT_HELD;
+      L->held++;
+      L->next_batch++;
+      *out = &s->batch;
+    }
+  }
+  pthread_mutex_unlock(&L->mu);
+  return rc;
+}
+
+void ferry_loader_release(ferry_loader *L, ferry_batch *b) {
+  if (!L || !b)
+    return;
+  pthread_mutex_lock(&L->mu);
+  for (int i = 0; i < L->nslots; i++) {
+    slot *s = &L->slots[i];
+    if (&s->batch != b || s->state != SLOT_HELD || b->epoch != L->epoch)
+      continue;
+    L->held--;
+    int64_t next = s->number + L->nslots;
+    s->number = next < L->num_batches ? next : -1;
+    s->state = SLOT_FILLING;
+    s->done = 0;
+    s->expected = s->number >= 0 ? batch_count(L, s->number) : 0;
+    pthread_cond_broadcast(&L->work_cv);
+    break;
+  }
+  pthread_mutex_unlock(&L->mu);
+}
+
+void ferry_loader_get_stats(const ferry_loader *L, ferry_stats *st) {
+  ferry_loader *M = (ferry_loader *)L;
+  pthread_mutex_lock(&M->mu);
+  *st = L->stats;
+  pthread_mutex_unlock(&M->mu);
+}
+
+void ferry_loader_close(ferry_loader *L) {
+  if (!L)
+    return;
+  pthread_mutex_lock(&L->mu);
+  L->stop = 1;
+  pthread_cond_broadcast(&L->work_cv);
+  pthread_mutex_unlock(&L->mu);
+  for (int i = 0; i < L->nworkers; i++)
+    pthread_join(L->threads[i], NULL);
+  for (int i = 0; L->ws && i < L->nworkers; i++)
+    fy_worker_state_free(&L->ws[i]);
+  for (int i = 0; L->slots && i < L->nslots; i++) {
+    free(L->slots[i].data);
+    free(L->slots[i].failed);
+    free(L->slots[i].labels);
+    free(L->slots[i].indices);
+  }
+  free(L->slots);
+  free(L->ws);
+  free(L->threads);
+  free(L->order);
+  free(L->bad);
+  fy_source_free(&L->src);
+  free(L->source_path);
+  pthread_mutex_destroy(&L->mu);
+  pthread_mutex_destroy(&L->report_mu);
+  pthread_cond_destroy(&L->work_cv);
+  pthread_cond_destroy(&L->ready_cv);
+  free(L);
+}

@@ -1,0 +1,43 @@
+/* pipeline.h — internals of the loader: epoch order, per-sample work. */
+#ifndef FY_PIPELINE_H
+#define FY_PIPELINE_H
+
+#include "codec/codec.h"
+#include "image/image.h"
+
+/* The positions of an epoch for one rank: a permutation of the source
+ * (identity without shuffle), then every world_size-th element from rank.
+ * With drop_last every rank gets floor(n / world) samples; without, every
+ * sample appears exactly once across ranks. Writes into order (n entries
+ * of scratch) and returns this rank's count. */
+int64_t fy_epoch_order(int64_t n, int shuffle, uint64_t seed, int epoch, int rank, int world,
+                       int drop_last, int64_t *order);
+
+/* Random streams used per sample, so results depend only on (seed, epoch,
+ * sample index), never on which thread ran it. */
+enum { FY_STREAM_SHUFFLE = 1, FY_STREAM_CROP = 2, FY_STREAM_FLIP = 3 };
+
+/* Crop box (fractional, upright source coordinates) for a sample. */
+void fy_plan_box(const ferry_loader_options *o, uint64_t seed, int epoch, int64_t index,
+                 int src_w, int src_h, fy_box *box);
+/* Whether a sample is flipped. */
+int fy_plan_flip(const ferry_loader_options *o, uint64_t seed, int epoch, int64_t index);
+
+/* One worker's reusable state. */
+typedef struct fy_worker_state {
+  fy_buf file;
+  fy_decoder dec;
+  fy_resize_ctx rs;
+  fy_buf resized;
+  double read_s, decode_s, transform_s;
+} fy_worker_state;
+
+void fy_worker_state_free(fy_worker_state *w);
+
+/* Reads, decodes, crops, resizes and stores sample `index` (path) into
+ * dst (one sample of the output tensor). Errors name the file. */
+int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
+                      const fy_store_params *store, const char *path, int epoch,
+                      int64_t index, void *dst);
+
+#endif

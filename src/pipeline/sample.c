@@ -1,0 +1,142 @@
+/* sample.c — the work done for one sample: choose the crop, decode only
+ * what it needs, resample, store into the batch. */
+#include "pipeline/pipeline.h"
+
+#include <math.h>
+#include <string.h>
+
+static double rnd(uint64_t seed, int epoch, int64_t index, int stream, int k) {
+  uint64_t key = ((uint64_t)(uint32_t)epoch << 16) | ((uint64_t)stream << 8) | (uint64_t)k;
+  return fy_rand_unit(fy_rand_u64(seed, key, (uint64_t)index));
+}
+
+/* torchvision RandomResizedCrop.get_params: ten tries at a random area and
+ * log-uniform aspect ratio, then a centred fallback clamped to the ratio
+ * range. */
+static void random_resized_crop(const ferry_loader_options *o, uint64_t seed, int epoch,
+                                int64_t index, int w, int h, fy_box *box) {
+  double area = (double)w * h;
+  double lr0 = log(o->ratio_min), lr1 = log(o->ratio_max);
+  for (int k = 0; k < 10; k++) {
+    double target = area * (o->scale_min + (o->scale_max - o->scale_min) *
+                                               rnd(seed, epoch, index, FY_STREAM_CROP, 4 * k));
+    double aspect = exp(lr0 + (lr1 - lr0) * rnd(seed, epoch, index, FY_STREAM_CROP, 4 * k + 1));
+    int cw = (int)lround(sqrt(target * aspect)), ch = (int)lround(sqrt(target / aspect));
+    if (cw > 0 && cw <= w && ch > 0 && ch <= h) {
+      int y = (int)(rnd(seed, epoch, index, FY_STREAM_CROP, 4 * k + 2) * (h - ch + 1));
+      int x = (int)(rnd(seed, epoch, index, FY_STREAM_CROP, 4 * k + 3) * (w - cw + 1));
+      *box = (fy_box){x, y, x + cw, y + ch};
+      return;
+    }
+  }
+  double in_ratio = (double)w / h;
+  int cw = w, ch = h;
+  if (in_ratio < o->ratio_min)
+    ch = (int)lround(cw / o->ratio_min);
+  else if (in_ratio > o->ratio_max)
+    cw = (int)lround(ch * o->ratio_max);
+  int x = (w - cw) / 2, y = (h - ch) / 2;
+  *box = (fy_box){x, y, x + cw, y + ch};
+}
+
+void fy_plan_box(const ferry_loader_options *o, uint64_t seed, int epoch, int64_t index,
+                 int w, int h, fy_box *box) {
+  if (o->crop == FERRY_CROP_RANDOM) {
+    random_resized_crop(o, seed, epoch, index, w, h, box);
+  } else if (o->crop == FERRY_CROP_CENTER) {
+    /* torchvision Resize(size / ratio) + CenterCrop(size), as one box: the
+     * scale at which the image covers the enlarged output, then the
+     * output-sized window at its centre, mapped back to the source. */
+    double r = fmax(o->width / o->crop_ratio / w, o->height / o->crop_ratio / h);
+    double bw = fmin(o->width / r, w), bh = fmin(o->height / r, h);
+    box->x0 = (w - bw) / 2;
+    box->y0 = (h - bh) / 2;
+    box->x1 = box->x0 + bw;
+    box->y1 = box->y0 + bh;
+  } else {
+    *box = (fy_box){0, 0, w, h};
+  }
+}
+
+int fy_plan_flip(const ferry_loader_options *o, uint64_t seed, int epoch, int64_t index) {
+  if (o->flip_prob <= 0)
+    return 0;
+  return rnd(seed, epoch, index, FY_STREAM_FLIP, 0) < o->flip_prob;
+}
+
+void fy_worker_state_free(fy_worker_state *w) {
+  fy_buf_free(&w->file);
+  fy_decoder_free(&w->dec);
+  fy_resize_ctx_free(&w->rs);
+  fy_buf_free(&w->resized);
+}
+
+typedef struct plan_ctx {
+  const ferry_loader_options *o;
+  int epoch;
+  int64_t index;
+  fy_box box;
+} plan_ctx;
+
+/* Called by the decoder once the source size is known: the decoder then
+ * reads only the crop, at the smallest DCT scale that keeps it at least as
+ * large as the output. */
+static int plan_cb(void *user, int w, int h, ferry_rect *crop, int *min_w, int *min_h) {
+  plan_ctx *p = user;
+  fy_plan_box(p->o, p->o->seed, p->epoch, p->index, w, h, &p->box);
+  int x0 = (int)floor(p->box.x0), y0 = (int)floor(p->box.y0);
+  int x1 = (int)ceil(p->box.x1), y1 = (int)ceil(p->box.y1);
+  *crop = (ferry_rect){x0, y0, x1 - x0, y1 - y0};
+  if (p->o->allow_dct_scaling) {
+    /* Scale the hint to the whole crop: crop * s >= output. */
+    *min_w = p->o->width;
+    *min_h = p->o->height;
+  } else {
+    *min_w = *min_h = 0;
+  }
+  return FERRY_OK;
+}
+
+int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
+                      const fy_store_params *store, const char *path, int epoch,
+                      int64_t index, void *dst) {
+  double t0 = fy_now();
+  size_t n = 0;
+  int rc = fy_read_file(path, 1ull << 30, &w->file, &n);
+  double t1 = fy_now();
+  w->read_s += t1 - t0;
+  if (rc)
+    return rc;
+  ferry_decode_options dopt;
+  ferry_decode_options_default(&dopt);
+  dopt.ignore_orientation = o->ignore_orientation;
+  dopt.max_pixels = o->max_pixels;
+  dopt.allow_dct_scaling = o->allow_dct_scaling;
+  plan_ctx pc = {o, epoch, index, {0, 0, 0, 0}};
+  fy_decoded d;
+  rc = fy_decode(&w->dec, w->file.p, n, path, &dopt, plan_cb, &pc, &d);
+  double t2 = fy_now();
+  w->decode_s += t2 - t1;
+  if (rc)
+    return rc;
+  /* The crop box in the decoded pixels' coordinates. */
+  fy_box b = {(pc.box.x0 - d.x0) * d.sx, (pc.box.y0 - d.y0) * d.sy, (pc.box.x1 - d.x0) * d.sx,
+              (pc.box.y1 - d.y0) * d.sy};
+  b.x0 = fmax(b.x0, 0);
+  b.y0 = fmax(b.y0, 0);
+  b.x1 = fmin(b.x1, d.image.width);
+  b.y1 = fmin(b.y1, d.image.height);
+  size_t out_bytes = (size_t)o->width * o->height * 3;
+  rc = fy_buf_reserve(&w->resized, out_bytes);
+  if (rc == FERRY_OK)
+    rc = fy_resize_u8(d.image.data, d.image.width, d.image.height, d.image.stride,
+                      d.image.channels, &b, w->resized.p, o->width, o->height,
+                      (size_t)o->width * 3, o->filter, &w->rs);
+  if (rc)
+    return fy_error(rc, "%s: %s", path, ferry_last_error());
+  fy_store_params sp = *store;
+  sp.flip = fy_plan_flip(o, o->seed, epoch, index);
+  fy_store(w->resized.p, o->width, o->height, 3, (size_t)o->width * 3, &sp, dst);
+  w->transform_s += fy_now() - t2;
+  return FERRY_OK;
+}

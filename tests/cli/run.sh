@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Command-line integration tests for `ferry`: help, exit codes, messages,
+# load/info/decode/demo on the bundled sample. Prints "N passed, N failed".
+set -u
+FERRY=${1:?usage: run.sh path/to/ferry}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SAMPLE=$ROOT/data/sample
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0 fail=0
+
+check() { # check NAME EXPECTED_RC GREP_PATTERN -- command...
+  local name=$1 want=$2 pat=$3; shift 4
+  "$@" >"$TMP/out" 2>&1; local rc=$?
+  if [ "$rc" != "$want" ]; then
+    echo "FAIL $name: exit $rc, want $want"; sed 's/^/    /' "$TMP/out" | head -20; fail=$((fail+1)); return
+  fi
+  if [ -n "$pat" ] && ! grep -qE -- "$pat" "$TMP/out"; then
+    echo "FAIL $name: output lacks /$pat/"; sed 's/^/    /' "$TMP/out" | head -20; fail=$((fail+1)); return
+  fi
+  pass=$((pass+1))
+}
+
+check help 0 "commands:" -- "$FERRY" --help
+check no-args 2 "usage" -- "$FERRY"
+check unknown-cmd 2 "unknown command 'frobnicate'" -- "$FERRY" frobnicate
+for c in load info decode demo; do
+  check "help-$c" 0 "usage: ferry $c" -- "$FERRY" $c --help
+done
+check version 0 "ferry 0\." -- "$FERRY" --version
+
+# info
+check info-jpeg 0 "JPEG 702x712, 3 channels, 8-bit YCbCr, 4:4:4, baseline, orientation 1" -- \
+  "$FERRY" info "$SAMPLE/class0/p0000.jpg"
+check info-orient 0 "orientation 6" -- "$FERRY" info "$SAMPLE/class0/exif_orient6.jpg"
+check info-png 0 "PNG" -- "$FERRY" info "$SAMPLE/class2/p0100.png"
+check info-webp 0 "WebP .*lossy" -- "$FERRY" info "$SAMPLE/class3/p0101.webp"
+check info-json 0 '"format": "JPEG", "width": 702' -- "$FERRY" info --json "$SAMPLE/class0/p0000.jpg"
+check info-missing 1 "nope.jpg: cannot open" -- "$FERRY" info "$TMP/nope.jpg"
+printf 'GIF89a\x01\x00\x01\x00' > "$TMP/x.jpg"
+check info-gif 1 "x.jpg: unsupported format: GIF" -- "$FERRY" info "$TMP/x.jpg"
+: > "$TMP/empty.jpg"
+check info-empty 1 "empty.jpg: empty file" -- "$FERRY" info "$TMP/empty.jpg"
+check info-mixed 1 "p0000.jpg: JPEG" -- "$FERRY" info "$SAMPLE/class0/p0000.jpg" "$TMP/empty.jpg"
+check info-bad-opt 2 "unknown option" -- "$FERRY" info --frob x
+
+# decode
+check decode 0 "-> $TMP/a.png" -- "$FERRY" decode "$SAMPLE/class0/p0000.jpg" -o "$TMP/a.png"
+check decode-roundtrip 0 "PNG 702x712" -- "$FERRY" info "$TMP/a.png"
+check decode-size 0 "224x224" -- "$FERRY" decode "$SAMPLE/class0/p0000.jpg" -o "$TMP/b.png" --size 224
+check decode-crop 0 "100x50" -- "$FERRY" decode "$SAMPLE/class0/p0000.jpg" -o "$TMP/c.png" --crop 10,20,100,50
+check decode-gray 0 "1 channel" -- "$FERRY" decode "$SAMPLE/class0/p0000.jpg" -o "$TMP/d.png" --gray
+check decode-trunc 1 "truncated.jpg: truncated JPEG" -- "$FERRY" decode "$SAMPLE/class3/truncated.jpg" -o "$TMP/e.png"
+[ -e "$TMP/e.png" ] && { echo "FAIL decode-trunc left an output file"; fail=$((fail+1)); }
+check decode-no-out 2 "needs -o" -- "$FERRY" decode "$SAMPLE/class0/p0000.jpg"
+check decode-bad-size 2 "--size needs" -- "$FERRY" decode "$SAMPLE/class0/p0000.jpg" -o "$TMP/f.png" --size 0
+check decode-max-pixels 1 "over the 1000-pixel limit" -- "$FERRY" decode "$SAMPLE/class0/p0000.jpg" -o "$TMP/g.png" --max-pixels 1000
+check decode-bad-dir 1 "cannot" -- "$FERRY" decode "$SAMPLE/class0/p0000.jpg" -o "$TMP/no/such/dir/x.png"
+
+# load
+check load 3 "epoch 1: 48 images, 1 skipped" -- "$FERRY" load "$SAMPLE" --size 64 --batch 16 --epochs 2 --workers 2 --quiet
+check load-skip-msg 3 "skipped .*truncated.jpg: truncated JPEG" -- "$FERRY" load "$SAMPLE" --size 32 --batch 8 --quiet
+check load-fail 1 "truncated.jpg" -- "$FERRY" load "$SAMPLE" --size 32 --on-error fail --quiet
+check load-random 3 "images/s" -- "$FERRY" load "$SAMPLE" --size 96x64 --crop random --flip --dtype f16 --normalize --layout hwc --quiet
+check load-shard 3 "this rank: 16 images" -- "$FERRY" load "$SAMPLE" --size 32 --world-size 3 --rank 2 --drop-last --batch 8 --quiet
+check load-grid 3 "wrote $TMP/grid.png" -- "$FERRY" load "$SAMPLE" --size 64 --save-grid "$TMP/grid.png"
+check load-grid-file 0 "PNG 512x" -- "$FERRY" info "$TMP/grid.png"
+check load-bad-dtype 2 "--dtype must be" -- "$FERRY" load "$SAMPLE" --dtype f64
+check load-bad-batch 2 "--batch needs" -- "$FERRY" load "$SAMPLE" --batch 0
+check load-bad-rank 1 "rank 5 not in" -- "$FERRY" load "$SAMPLE" --rank 5 --world-size 2
+check load-missing 1 "nowhere: No such file" -- "$FERRY" load "$TMP/nowhere"
+mkdir -p "$TMP/emptydir"
+check load-empty 1 "no images found" -- "$FERRY" load "$TMP/emptydir"
+printf '%s\n' "$SAMPLE/class0/p0000.jpg,1" "$SAMPLE/class1/p0001.jpg,0" > "$TMP/list.txt"
+check load-list 0 "2 images, 0 skipped" -- "$FERRY" load "$TMP/list.txt" --size 32 --quiet
+
+# demo
+(cd "$TMP" && "$FERRY" demo --epochs 1 --grid "$TMP/demo.png" > "$TMP/demo.out" 2>&1)
+rc=$?
+if [ $rc = 0 ] && grep -q "images/s" "$TMP/demo.out" && [ -s "$TMP/demo.png" ]; then pass=$((pass+1));
+else echo "FAIL demo: exit $rc"; cat "$TMP/demo.out"; fail=$((fail+1)); fi
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]

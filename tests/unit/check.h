@@ -1,0 +1,69 @@
+/* check.h — the unit tests' minimal harness: CHECK() records a failure with
+ * its line and goes on; check_done() prints "N passed, N failed" and gives
+ * the exit code. SKIP() says why a part did not run. */
+#ifndef FY_CHECK_H
+#define FY_CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static int check_passed, check_failed, check_skipped;
+
+#define CHECK(cond)                                                              \
+  do {                                                                           \
+    if (cond) {                                                                  \
+      check_passed++;                                                            \
+    } else {                                                                     \
+      check_failed++;                                                            \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
+    }                                                                            \
+  } while (0)
+
+#define CHECK_MSG(cond, ...)                                                     \
+  do {                                                                           \
+    if (cond) {                                                                  \
+      check_passed++;                                                            \
+    } else {                                                                     \
+      check_failed++;                                                            \
+      fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);   \
+      fprintf(stderr, __VA_ARGS__);                                              \
+      fputc('\n', stderr);                                                       \
+    }                                                                            \
+  } while (0)
+
+#define SKIP(...)                                                                \
+  do {                                                                           \
+    check_skipped++;                                                             \
+    printf("SKIPPED: ");                                                         \
+    printf(__VA_ARGS__);                                                         \
+    printf("\n");                                                                \
+  } while (0)
+
+static inline int check_done(void) {
+  printf("%d passed, %d failed, %d skipped\n", check_passed, check_failed, check_skipped);
+  return check_failed ? 1 : 0;
+}
+
+/* Directory of the shared corpus, or NULL (with a SKIP line) when absent. */
+static inline const char *check_corpus(const char *what) {
+  const char *c = getenv("FERRY_CORPUS");
+  FILE *f = NULL;
+  char probe[4096];
+  if (c) {
+    snprintf(probe, sizeof probe, "%s/photos/MANIFEST.csv", c);
+    f = fopen(probe, "r");
+  }
+  if (!f) {
+    SKIP("%s: ../shared/corpus not found (FERRY_CORPUS=%s)", what, c ? c : "unset");
+    return NULL;
+  }
+  fclose(f);
+  return c;
+}
+
+static inline const char *check_fixtures(void) {
+  const char *f = getenv("FERRY_FIXTURES");
+  return f ? f : "tests/fixtures";
+}
+
+#endif

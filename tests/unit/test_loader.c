@@ -1,0 +1,254 @@
+/* test_loader.c — the loader over the bundled sample: counts, labels,
+ * skipped files, determinism across thread counts, sharding, equality with
+ * the direct decode+resize path, error policy, ring misuse, validation. */
+#include "check.h"
+#include "ferry.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *sample(void) {
+  const char *s = getenv("FERRY_SAMPLE");
+  return s ? s : "data/sample";
+}
+
+static int skips;
+static void on_skip(void *user, const char *path, int status, const char *msg) {
+  (void)user;
+  skips++;
+  CHECK(strstr(msg, "truncated.jpg") != NULL);
+  CHECK(strstr(path, "truncated.jpg") != NULL);
+  CHECK(status == FERRY_ECORRUPT);
+}
+
+static void base_opts(ferry_loader_options *o) {
+  ferry_loader_options_default(o);
+  o->source = sample();
+  o->batch_size = 8;
+  o->width = 48;
+  o->height = 40;
+  o->workers = 3;
+  o->on_skip = on_skip;
+}
+
+/* Runs one epoch; copies images/indices out; returns images seen. */
+static int64_t run_epoch(ferry_loader *L, int epoch, uint8_t *img, int64_t *idx, size_t per) {
+  ferry_batch *b;
+  int64_t n = 0;
+  CHECK(ferry_loader_start_epoch(L, epoch) == FERRY_OK);
+  int rc;
+  while ((rc = ferry_loader_next(L, &b)) == FERRY_OK) {
+    CHECK(b->epoch == epoch);
+    for (int i = 0; i < b->count; i++) {
+      CHECK(b->labels[i] == ferry_loader_label(L, b->indices[i]));
+      if (idx)
+        idx[n + i] = b->indices[i];
+    }
+    if (img)
+      memcpy(img + n * per, b->data, b->nbytes);
+    CHECK(b->nbytes == (size_t)b->count * per);
+    n += b->count;
+    ferry_loader_release(L, b);
+  }
+  CHECK(rc == FERRY_END);
+  return n;
+}
+
+static void test_counts_and_skip(void) {
+  ferry_loader_options o;
+  base_opts(&o);
+  ferry_loader *L;
+  skips = 0;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  CHECK(ferry_loader_source_size(L) == 49);
+  CHECK(ferry_loader_num_classes(L) == 4);
+  CHECK(strcmp(ferry_loader_class_name(L, 2), "class2") == 0);
+  CHECK(run_epoch(L, 0, NULL, NULL, 0) == 48);
+  CHECK(run_epoch(L, 1, NULL, NULL, 0) == 48);
+  CHECK_MSG(skips == 1, "bad file reported %d times, want once", skips);
+  ferry_stats st;
+  ferry_loader_get_stats(L, &st);
+  CHECK(st.images == 96 && st.skipped == 2);
+  ferry_loader_close(L);
+}
+
+static void test_deterministic_across_threads(void) {
+  size_t per = 3 * 48 * 40 * 4;
+  uint8_t *a = malloc(64 * per), *b = malloc(64 * per);
+  int64_t ia[64], ib[64];
+  ferry_loader_options o;
+  base_opts(&o);
+  o.crop = FERRY_CROP_RANDOM;
+  o.flip_prob = 0.5f;
+  o.dtype = FERRY_F32;
+  o.normalize = 1;
+  o.seed = 7;
+  for (int pass = 0; pass < 2; pass++) {
+    o.workers = pass ? 1 : 4;
+    o.prefetch = pass ? 1 : 4;
+    ferry_loader *L;
+    CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+    CHECK(run_epoch(L, 3, pass ? b : a, pass ? ib : ia, per) == 48);
+    ferry_loader_close(L);
+  }
+  CHECK(memcmp(ia, ib, sizeof(int64_t) * 48) == 0);
+  CHECK(memcmp(a, b, 48 * per) == 0);
+  /* another epoch shuffles differently */
+  ferry_loader *L;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  run_epoch(L, 4, NULL, ib, per);
+  CHECK(memcmp(ia, ib, sizeof(int64_t) * 48) != 0);
+  ferry_loader_close(L);
+  free(a);
+  free(b);
+}
+
+static void test_sharding(void) {
+  for (int drop = 0; drop < 2; drop++) {
+    int seen[64] = {0};
+    int64_t counts[3];
+    for (int r = 0; r < 3; r++) {
+      ferry_loader_options o;
+      base_opts(&o);
+      o.on_skip = NULL;
+      o.on_error = FERRY_ON_ERROR_SKIP;
+      o.world_size = 3;
+      o.rank = r;
+      o.drop_last = drop;
+      o.seed = 11;
+      ferry_loader *L;
+      CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+      int64_t idx[64];
+      counts[r] = ferry_loader_epoch_size(L);
+      int64_t n = run_epoch(L, 0, NULL, idx, 0);
+      for (int64_t i = 0; i < n; i++)
+        seen[idx[i]]++;
+      ferry_loader_close(L);
+    }
+    int once = 0, twice = 0;
+    for (int i = 0; i < 49; i++) {
+      once += seen[i] == 1;
+      twice += seen[i] > 1;
+    }
+    CHECK(twice == 0);
+    if (!drop) {
+      CHECK(counts[0] + counts[1] + counts[2] == 49);
+      CHECK_MSG(once == 48, "once=%d", once); /* all but the truncated file */
+    } else {
+      CHECK(counts[0] == counts[1] && counts[1] == counts[2]);
+      CHECK(counts[0] % 8 == 0);
+    }
+  }
+}
+
+static void test_equals_direct_path(void) {
+  ferry_loader_options o;
+  base_opts(&o);
+  o.on_skip = NULL;
+  o.crop = FERRY_CROP_NONE;
+  o.allow_dct_scaling = 0;
+  o.shuffle = 0;
+  o.layout = FERRY_LAYOUT_HWC;
+  ferry_loader *L;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  ferry_batch *b;
+  CHECK(ferry_loader_next(L, &b) == FERRY_OK);
+  for (int i = 0; i < b->count; i++) {
+    ferry_image full, small;
+    CHECK(ferry_decode_file(ferry_loader_path(L, b->indices[i]), NULL, &full) == FERRY_OK);
+    CHECK(ferry_resize(&full, NULL, &small, 48, 40, FERRY_FILTER_TRIANGLE) == FERRY_OK);
+    CHECK(memcmp(small.data, (uint8_t *)b->data + (size_t)i * 48 * 40 * 3, 48 * 40 * 3) == 0);
+    ferry_image_free(&full);
+    ferry_image_free(&small);
+  }
+  ferry_loader_release(L, b);
+  ferry_loader_close(L);
+}
+
+static void test_fail_policy_and_ring(void) {
+  ferry_loader_options o;
+  base_opts(&o);
+  o.on_error = FERRY_ON_ERROR_FAIL;
+  o.shuffle = 0;
+  o.prefetch = 2;
+  ferry_loader *L;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  ferry_batch *b1, *b2, *b3;
+  CHECK(ferry_loader_next(L, &b1) == FERRY_OK);
+  CHECK(ferry_loader_next(L, &b2) == FERRY_OK);
+  CHECK(ferry_loader_next(L, &b3) == FERRY_ESTATE);
+  CHECK(strstr(ferry_last_error(), "release") != NULL);
+  ferry_loader_release(L, b1);
+  ferry_loader_release(L, b2);
+  int rc;
+  while ((rc = ferry_loader_next(L, &b1)) == FERRY_OK)
+    ferry_loader_release(L, b1);
+  CHECK(rc == FERRY_ECORRUPT);
+  CHECK(strstr(ferry_last_error(), "truncated.jpg") != NULL);
+  /* A new epoch after an error, abandoned half way, then a full one. */
+  CHECK(ferry_loader_start_epoch(L, 1) == FERRY_OK);
+  CHECK(ferry_loader_next(L, &b1) == FERRY_OK);
+  CHECK(ferry_loader_start_epoch(L, 2) == FERRY_OK);
+  CHECK(ferry_loader_next(L, &b1) == FERRY_OK);
+  ferry_loader_release(L, b1);
+  ferry_loader_close(L);
+}
+
+static void test_validation(void) {
+  ferry_loader_options o;
+  ferry_loader *L = (ferry_loader *)1;
+  base_opts(&o);
+  o.batch_size = 0;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_EINVAL && L == NULL);
+  CHECK(strstr(ferry_last_error(), "batch size") != NULL);
+  base_opts(&o);
+  o.rank = 3;
+  o.world_size = 2;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_EINVAL);
+  base_opts(&o);
+  o.source = "/nonexistent/dir";
+  CHECK(ferry_loader_open(&o, &L) == FERRY_EIO);
+  CHECK(strstr(ferry_last_error(), "/nonexistent/dir") != NULL);
+  char dir[] = "/tmp/ferry_empty_XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  base_opts(&o);
+  o.source = dir;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_EEMPTY);
+  rmdir(dir);
+}
+
+static void test_list_file(void) {
+  char path[] = "/tmp/ferry_list_XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  fprintf(f, "# comment\n%s/class0/p0000.jpg, 5\n\n%s/class1/p0001.jpg,2\n", sample(), sample());
+  fclose(f);
+  ferry_loader_options o;
+  base_opts(&o);
+  o.source = path;
+  ferry_loader *L;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  CHECK(ferry_loader_source_size(L) == 2);
+  CHECK(ferry_loader_label(L, 0) == 5 && ferry_loader_label(L, 1) == 2);
+  ferry_loader_close(L);
+  f = fopen(path, "w");
+  fprintf(f, "a.jpg,1\nb.jpg,cat\n");
+  fclose(f);
+  CHECK(ferry_loader_open(&o, &L) == FERRY_EINVAL);
+  CHECK_MSG(strstr(ferry_last_error(), ":2:") != NULL, "%s", ferry_last_error());
+  unlink(path);
+}
+
+int main(void) {
+  test_counts_and_skip();
+  test_deterministic_across_threads();
+  test_sharding();
+  test_equals_direct_path();
+  test_fail_policy_and_ring();
+  test_validation();
+  test_list_file();
+  return check_done();
+}

@@ -1,0 +1,52 @@
+/* cli.h — shared pieces of the `ferry` command's subcommands. */
+#ifndef FERRY_CLI_H
+#define FERRY_CLI_H
+
+#include "ferry.h"
+
+#include <stdio.h>
+
+/* Exit codes, documented in `ferry --help`. */
+enum {
+  CLI_OK = 0,      /* everything worked */
+  CLI_FAIL = 1,    /* a file or run failed (the message says which and why) */
+  CLI_USAGE = 2,   /* bad command line */
+  CLI_PARTIAL = 3  /* finished, but some inputs were bad and skipped */
+};
+
+int cmd_load(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_decode(int argc, char **argv);
+int cmd_demo(int argc, char **argv);
+
+/* Prints "ferry <cmd>: <message>" to stderr and returns CLI_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...);
+
+/* Parsers for option values; each returns 0 on success, else prints a
+ * usage error naming the option and returns -1. */
+int cli_int(const char *cmd, const char *opt, const char *s, long lo, long hi, int *out);
+int cli_float(const char *cmd, const char *opt, const char *s, double lo, double hi,
+              float *out);
+int cli_size(const char *cmd, const char *s, int *w, int *h); /* "224" or "320x240" */
+int cli_dtype(const char *cmd, const char *s, ferry_dtype *out);
+int cli_layout(const char *cmd, const char *s, ferry_layout *out);
+int cli_crop(const char *cmd, const char *s, ferry_crop *out);
+int cli_filter(const char *cmd, const char *s, ferry_filter *out);
+int cli_floats3(const char *cmd, const char *opt, const char *s, float out[3]);
+
+/* Peak resident memory of this process, in MiB. */
+double cli_peak_rss_mib(void);
+
+/* Options shared by `load` and `demo`, parsed into loader options. */
+typedef struct cli_load_args {
+  ferry_loader_options o;
+  int epochs;
+  int quiet;
+  const char *save_grid; /* write the first batch as a PNG contact sheet */
+} cli_load_args;
+
+/* Runs the loader for args->epochs epochs, printing images/s, per-stage
+ * time and memory per epoch. Returns a CLI exit code. */
+int cli_run_loader(const char *cmd, cli_load_args *args);
+
+#endif

@@ -1,0 +1,43 @@
+/* main.c — the `ferry` command: dispatch to subcommands. */
+#include "cli.h"
+
+#include <string.h>
+
+static const char usage[] =
+    "usage: ferry <command> [options]\n"
+    "\n"
+    "ferry moves images from storage into training and inference, fast.\n"
+    "\n"
+    "commands:\n"
+    "  load DIR|LIST    run the loading pipeline; prints images/s and per-stage time\n"
+    "  info FILE...     format, size, subsampling, progressive, orientation\n"
+    "  decode FILE -o OUT.png   decode (optionally crop/resize) and write a PNG\n"
+    "  demo             the README's main job on the bundled sample\n"
+    "\n"
+    "`ferry <command> --help` shows a command's options.\n"
+    "\n"
+    "exit codes: 0 success, 1 failure (the message names the file and reason),\n"
+    "            2 bad command line, 3 finished but some files were skipped\n";
+
+int main(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+      !strcmp(argv[1], "help")) {
+    fputs(usage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? CLI_USAGE : CLI_OK;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    printf("ferry %s\n", ferry_version());
+    return CLI_OK;
+  }
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "load"))
+    return cmd_load(argc - 1, argv + 1);
+  if (!strcmp(cmd, "info"))
+    return cmd_info(argc - 1, argv + 1);
+  if (!strcmp(cmd, "decode"))
+    return cmd_decode(argc - 1, argv + 1);
+  if (!strcmp(cmd, "demo"))
+    return cmd_demo(argc - 1, argv + 1);
+  fprintf(stderr, "ferry: unknown command '%s'\n\n%s", cmd, usage);
+  return CLI_USAGE;
+}
