@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""CPU benchmark, side by side in one run: files -> RGB -> 224x224 u8.
+
+  ferry      `ferry load DIR --crop none --size 224 --dtype u8` (1 worker, then all cores)
+  Pillow     Image.open(f).convert("RGB").resize((224, 224), Image.BILINEAR)
+  OpenCV     cv2.imdecode(bytes) -> cvtColor(BGR2RGB) -> cv2.resize(224x224, INTER_LINEAR)
+
+Every contender reads each file from the page cache (warmed first) and
+decodes it completely; each runs for at least --min-seconds. Prints a table
+and, with --record, appends it to bench/RESULTS.md with machine and date.
+"""
+import argparse
+import datetime
+import os
+import pathlib
+import platform
+import re
+import subprocess
+import sys
+import time
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def files_of(d):
+    exts = {".jpg", ".jpeg", ".png", ".webp"}
+    return sorted(p for p in pathlib.Path(d).rglob("*") if p.suffix.lower() in exts)
+
+
+def timed_loop(fn, files, min_seconds):
+    n, t0 = 0, time.perf_counter()
+    while True:
+        for f in files:
+            fn(f)
+        n += len(files)
+        el = time.perf_counter() - t0
+        if el >= min_seconds:
+            return n / el
+
+
+def bench_pillow(files, min_seconds):
+    from PIL import Image
+
+    def one(f):
+        with open(f, "rb") as fh:
+            import io
+            im = Image.open(io.BytesIO(fh.read()))
+            im.convert("RGB").resize((224, 224), Image.BILINEAR)
+
+    return timed_loop(one, files, min_seconds)
+
+
+def bench_opencv(files, min_seconds):
+    try:
+        import cv2
+        import numpy as np
+    except ImportError:
+        return None
+    cv2.setNumThreads(1)
+
+    def one(f):
+        with open(f, "rb") as fh:
+            a = cv2.imdecode(np.frombuffer(fh.read(), np.uint8), cv2.IMREAD_COLOR)
+        if a is not None:
+            cv2.resize(cv2.cvtColor(a, cv2.COLOR_BGR2RGB), (224, 224),
+                       interpolation=cv2.INTER_LINEAR)
+
+    return timed_loop(one, files, min_seconds)
+
+
+def bench_ferry(ferry, d, workers, epochs, extra=()):
+    cmd = [ferry, "load", str(d), "--crop", "none", "--size", "224", "--dtype", "u8",
+           "--layout", "hwc", "--batch", "64", "--workers", str(workers), "--no-shuffle",
+           "--epochs", str(epochs), "--quiet", *extra]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode not in (0, 3):
+        sys.exit(f"ferry failed: {r.stderr}")
+    rates = [float(m) for m in re.findall(r"([0-9.]+) images/s", r.stdout)]
+    rss = [float(m) for m in re.findall(r"peak RSS ([0-9.]+) MiB", r.stdout)]
+    return max(rates[1:] or rates), rss  # first epoch warms up
+
+
+def cpu_name():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ferry", default=str(ROOT / "build" / "ferry"))
+    ap.add_argument("--dir", default=str(ROOT.parent / "shared" / "corpus" / "photos"))
+    ap.add_argument("--min-seconds", type=float, default=5.0)
+    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--record", action="store_true", help="append to bench/RESULTS.md")
+    a = ap.parse_args()
+    files = files_of(a.dir)
+    if not files:
+        sys.exit(f"no images in {a.dir}")
+    for f in files:  # warm the page cache
+        f.read_bytes()
+    cores = os.cpu_count()
+    res = {}
+    res["ferry, 1 core"], _ = bench_ferry(a.ferry, a.dir, 1, a.epochs)
+    res["ferry, 1 core, no DCT scaling"], _ = bench_ferry(a.ferry, a.dir, 1, a.epochs,
+                                                          ["--no-dct-scale"])
+    res[f"ferry, {cores} cores"], rss = bench_ferry(a.ferry, a.dir, cores, max(a.epochs, 5))
+    res["Pillow, 1 core"] = bench_pillow(files, a.min_seconds)
+    cv = bench_opencv(files, a.min_seconds)
+    if cv:
+        res["OpenCV, 1 core"] = cv
+    one = res["ferry, 1 core"]
+    lines = [f"### CPU decode + RGB + resize 224x224 u8 — {datetime.date.today()}",
+             "",
+             f"Machine: {cpu_name()}, {cores} cores; {len(files)} files from {a.dir}",
+             "",
+             "| pipeline | images/s | ferry 1-core vs it |",
+             "|---|---:|---:|"]
+    for k, v in res.items():
+        lines.append(f"| {k} | {v:.0f} | {one / v:.2f}x |")
+    lines += ["",
+              f"Scaling: {cores} cores = {res[f'ferry, {cores} cores'] / one:.2f} x one core "
+              f"({res[f'ferry, {cores} cores'] / one / cores:.2f} of linear).",
+              f"Peak RSS per epoch ({cores} cores): " + ", ".join(f"{x:.1f}" for x in rss) +
+              f" MiB (epoch 5 / epoch 1 = {rss[-1] / rss[0]:.3f})" if rss else "", ""]
+    text = "\n".join(lines)
+    print(text)
+    if a.record:
+        with open(ROOT / "bench" / "RESULTS.md", "a") as fh:
+            fh.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
