@@ -18,7 +18,8 @@ typedef int (*fy_plan_fn)(void *user, int upright_w, int upright_h, ferry_rect *
 /* What a decode produced, beyond the pixels. */
 typedef struct fy_decoded {
   ferry_image image;  /* points into the caller's buffer; upright */
-  int src_w, src_h;   /* upright size of the whole source image */
+  int src_w, src_h;   /* size of the whole source image: stored as the codecs
+                       * return it, upright once fy_decode is done */
   /* The decoded image covers the upright source region starting at
    * (x0, y0), sampled at scale (sx, sy) = decoded px per source px. It may
    * cover more than the requested crop (JPEG iMCU alignment); the caller

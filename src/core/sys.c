@@ -41,8 +41,10 @@ int fy_read_file(const char *path, uint64_t max_bytes, fy_buf *buf, size_t *size
   size_t want = (size_t)st.st_size;
   /* One spare byte so an empty file still gets a valid pointer. */
   int rc = fy_buf_reserve(buf, want + 1);
-  if (rc)
-    return rc;
+  if (rc) {
+    close(fd);
+    return fy_error(rc, "%s: out of memory for %zu bytes", path, want);
+  }
   size_t got = 0;
   while (got < want) {
     ssize_t n = read(fd, (char *)buf->p + got, want - got);

@@ -1,0 +1,255 @@
+/* png.c — PNG header probe and decode with libpng, from a memory buffer.
+ *
+ * libpng reports errors by longjmp. Every libpng call runs inside png_run(),
+ * whose only locals live across setjmp unchanged (the libpng handles), and
+ * the decoding itself is a separate function that allocates nothing but
+ * the decoder's grow-only buffers, so a longjmp out of it leaks nothing.
+ *
+ * Pixels match Pillow's Image.open(f).convert("RGB"/"L") for 8-bit and
+ * smaller depths. 16-bit samples are rounded to 8 bits as codec.h says,
+ * (v * 255 + 32895) >> 16, i.e. round(v / 257) (libpng's png_set_scale_16).
+ * Pillow differs there: 16-bit RGB(A)/LA keep the high byte (v >> 8, at most
+ * 1 lower), and 16-bit gray opens as "I;16", which convert("L") clips to
+ * 255 (min(v, 255)) — an overflow, not a scaling, that would turn almost
+ * every 16-bit gray photo white, so ferry does not copy it. */
+#include "codec/codec.h"
+
+#include <png.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The byte source and the error report of one libpng session. */
+typedef struct png_src {
+  const uint8_t *data;
+  size_t size, pos;
+  int truncated; /* the read function ran out of data */
+  char msg[160]; /* libpng's error message */
+} png_src;
+
+/* Work done inside the setjmp scope. */
+typedef int (*png_body_fn)(png_structp png, png_infop info, void *arg);
+
+static const char *nm(const char *name) { return name ? name : "<memory>"; }
+
+static void on_read(png_structp png, png_bytep out, size_t n) {
+  png_src *s = png_get_io_ptr(png);
+  if (n > s->size - s->pos) {
+    s->truncated = 1;
+    png_error(png, "truncated data");
+  }
+  memcpy(out, s->data + s->pos, n);
+  s->pos += n;
+}
+
+static void on_error(png_structp png, png_const_charp msg) {
+  png_src *s = png_get_error_ptr(png);
+  snprintf(s->msg, sizeof s->msg, "%s", msg ? msg : "error");
+  png_longjmp(png, 1);
+}
+
+/* Warnings (known-incorrect sRGB profiles and the like) are not failures
+ * and must not print from a worker thread. */
+static void on_warning(png_structp png, png_const_charp msg) {
+  (void)png;
+  (void)msg;
+}
+
+/* The status and message for a libpng error. */
+static int png_failure(const png_src *s, const char *name) {
+  if (s->truncated)
+    return fy_error(FERRY_ECORRUPT, "%s: truncated PNG data", name);
+  if (strncmp(s->msg, "Out of memory", 13) == 0)
+    return fy_error(FERRY_ENOMEM, "%s: PNG: %s", name, s->msg);
+  return fy_error(FERRY_ECORRUPT, "%s: PNG: %s", name, s->msg);
+}
+
+/* Reader settings shared by probe and decode. */
+static void png_configure(png_structp png) {
+  /* A bad CRC anywhere means a damaged file: fail instead of libpng's
+   * default of warning about ancillary chunks and dropping them. */
+  png_set_crc_action(png, PNG_CRC_ERROR_QUIT, PNG_CRC_ERROR_QUIT);
+  /* Size limits are ferry's (max_pixels), not libpng's 1e6 x 1e6 default. */
+  png_set_user_limits(png, 0x7fffffff, 0x7fffffff);
+  /* Skip every ancillary chunk but tRNS: text, iCCP, gAMA... do not change
+   * Pillow's pixels, and skipping them avoids decompressing zTXt/iCCP. The
+   * skipped chunks' CRCs are still checked. EXIF is read by exif.c. */
+  png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, NULL, -1);
+}
+
+/* Runs `body` with a libpng reader over data[0, size). */
+static int png_run(const uint8_t *data, size_t size, const char *name, png_body_fn body,
+                   void *arg) {
+  if (size < 8 || png_sig_cmp(data, 0, 8) != 0) {
+    /* A short buffer that starts like a PNG is a cut-off PNG. */
+    if (size < 8 && (size == 0 || png_sig_cmp(data, 0, size) == 0))
+      return fy_error(FERRY_ECORRUPT, "%s: truncated PNG data", name);
+    return fy_error(FERRY_ECORRUPT, "%s: not a PNG file", name);
+  }
+  png_src src = {.data = data, .size = size};
+  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src, on_error, on_warning);
+  if (!png)
+    return fy_error(FERRY_ENOMEM, "%s: PNG: out of memory", name);
+  png_infop info = png_create_info_struct(png);
+  if (!info) {
+    png_destroy_read_struct(&png, NULL, NULL);
+    return fy_error(FERRY_ENOMEM, "%s: PNG: out of memory", name);
+  }
+  png_set_read_fn(png, &src, on_read);
+  png_configure(png);
+  /* Nothing local changes between here and a longjmp: `status` is only
+   * assigned after setjmp returns, so no volatile is needed. */
+  int status;
+  if (setjmp(png_jmpbuf(png)))
+    status = png_failure(&src, name);
+  else
+    status = body(png, info, arg);
+  png_destroy_read_struct(&png, &info, NULL);
+  return status;
+}
+
+/* ----------------------------------------------------------------- probe */
+
+typedef struct probe_job {
+  const uint8_t *data;
+  size_t size;
+  ferry_info *info;
+} probe_job;
+
+static const char *colorspace_name(int color_type) {
+  switch (color_type) {
+  case PNG_COLOR_TYPE_GRAY: return "Gray";
+  case PNG_COLOR_TYPE_GRAY_ALPHA: return "GrayA";
+  case PNG_COLOR_TYPE_PALETTE: return "Palette";
+  case PNG_COLOR_TYPE_RGB_ALPHA: return "RGBA";
+  default: return "RGB";
+  }
+}
+
+static int probe_body(png_structp png, png_infop pinfo, void *arg) {
+  probe_job *job = arg;
+  ferry_info *info = job->info;
+  png_read_info(png, pinfo);
+  int color = png_get_color_type(png, pinfo);
+  int has_alpha = (color & PNG_COLOR_MASK_ALPHA) || png_get_valid(png, pinfo, PNG_INFO_tRNS);
+  memset(info, 0, sizeof *info);
+  info->format = FERRY_FORMAT_PNG;
+  info->width = (int)png_get_image_width(png, pinfo);
+  info->height = (int)png_get_image_height(png, pinfo);
+  /* Components after palette/tRNS expansion: a palette image is colour,
+   * and a tRNS colour key counts as an alpha channel. */
+  info->channels = ((color & PNG_COLOR_MASK_COLOR) ? 3 : 1) + (has_alpha ? 1 : 0);
+  info->bit_depth = png_get_bit_depth(png, pinfo); /* 1, 2, 4, 8 or 16 */
+  info->orientation = fy_png_orientation(job->data, job->size);
+  info->progressive = png_get_interlace_type(png, pinfo) != PNG_INTERLACE_NONE;
+  info->has_alpha = has_alpha;
+  snprintf(info->colorspace, sizeof info->colorspace, "%s", colorspace_name(color));
+  info->subsampling[0] = '\0';
+  return FERRY_OK;
+}
+
+int fy_png_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info) {
+  probe_job job = {data, size, info};
+  return png_run(data, size, nm(name), probe_body, &job);
+}
+
+/* ---------------------------------------------------------------- decode */
+
+typedef struct decode_job {
+  fy_decoder *dec;
+  const char *name;
+  const fy_codec_req *req;
+  fy_decoded *out;
+} decode_job;
+
+/* Pillow's RGB -> L (ITU-R 601-2 luma in 16-bit fixed point), in place:
+ * pixel i is read from 3i >= i before it is written, so one buffer works. */
+static void rgb_to_gray_inplace(uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const uint8_t *s = p + 3 * i;
+    p[i] = (uint8_t)((19595u * s[0] + 38470u * s[1] + 7471u * s[2] + 0x8000u) >> 16);
+  }
+}
+
+static int check_limit(const char *name, uint32_t w, uint32_t h, uint64_t max_pixels) {
+  uint64_t n = (uint64_t)w * h;
+  if (max_pixels && n > max_pixels)
+    return fy_error(FERRY_ETOO_LARGE,
+                    "%s: PNG image is %ux%u = %llu pixels, over the limit of %llu", name, w, h,
+                    (unsigned long long)n, (unsigned long long)max_pixels);
+  return FERRY_OK;
+}
+
+/* libpng transforms to 8-bit gray or RGB without alpha. Returns the number
+ * of channels libpng will deliver (1 or 3). */
+static int set_transforms(png_structp png, int color, int depth, int channels) {
+  if (color == PNG_COLOR_TYPE_PALETTE)
+    png_set_palette_to_rgb(png);
+  if (color == PNG_COLOR_TYPE_GRAY && depth < 8)
+    png_set_expand_gray_1_2_4_to_8(png); /* bit replication, as Pillow */
+  if (depth == 16)
+    png_set_scale_16(png); /* (v * 255 + 32895) >> 16 */
+  /* Alpha (and the alpha palette expansion makes from tRNS) is dropped. */
+  png_set_strip_alpha(png);
+  int color_out = (color & PNG_COLOR_MASK_COLOR) != 0;
+  if (!color_out && channels == 3)
+    png_set_gray_to_rgb(png);
+  /* Colour to gray is done afterwards with Pillow's weights: libpng's
+   * png_set_rgb_to_gray rounds differently. */
+  return color_out || channels == 3 ? 3 : 1;
+}
+
+/* Reads every row (every pass when interlaced: libpng fills in the pixels
+ * of each pass and keeps the rest of the row). */
+static void read_rows(png_structp png, uint8_t *pixels, uint32_t h, size_t row, int passes) {
+  for (int pass = 0; pass < passes; pass++)
+    for (uint32_t y = 0; y < h; y++)
+      png_read_row(png, pixels + (size_t)y * row, NULL);
+}
+
+static int decode_body(png_structp png, png_infop info, void *arg) {
+  decode_job *job = arg;
+  const fy_codec_req *req = job->req;
+  png_read_info(png, info);
+  uint32_t w = png_get_image_width(png, info), h = png_get_image_height(png, info);
+  int rc = check_limit(job->name, w, h, req->max_pixels);
+  if (rc)
+    return rc;
+  int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
+  int got = set_transforms(png, color, depth, req->channels);
+  int passes = png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  size_t row, total;
+  if (!fy_mul_size(w, (size_t)got, &row) || !fy_mul_size(row, h, &total))
+    return fy_error(FERRY_ETOO_LARGE, "%s: PNG image %ux%u is too large", job->name, w, h);
+  if (png_get_bit_depth(png, info) != 8 || png_get_channels(png, info) != got ||
+      png_get_rowbytes(png, info) != row)
+    return fy_error(FERRY_EINTERNAL, "%s: PNG: unexpected libpng output format", job->name);
+  rc = fy_buf_reserve(&job->dec->pixels, total);
+  if (rc)
+    return rc;
+  uint8_t *pixels = job->dec->pixels.p;
+  read_rows(png, pixels, h, row, passes);
+  /* Read to IEND so that a bad CRC or truncation after the pixel data is
+   * reported too: a damaged file is not silently accepted. */
+  png_read_end(png, NULL);
+  if (got == 3 && req->channels == 1)
+    rgb_to_gray_inplace(pixels, (size_t)w * h);
+  fy_decoded *out = job->out;
+  memset(out, 0, sizeof *out);
+  out->image = (ferry_image){pixels, (int)w, (int)h, req->channels, (size_t)w * req->channels};
+  out->src_w = (int)w;
+  out->src_h = (int)h;
+  out->sx = out->sy = 1.0;
+  out->scale_num = out->scale_denom = 1;
+  return FERRY_OK;
+}
+
+int fy_png_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
+                  const fy_codec_req *req, fy_decoded *out) {
+  if (req->channels != 1 && req->channels != 3)
+    return fy_error(FERRY_EINVAL, "%s: PNG: channels must be 1 or 3, not %d", nm(name),
+                    req->channels);
+  decode_job job = {dec, nm(name), req, out};
+  return png_run(data, size, nm(name), decode_body, &job);
+}
