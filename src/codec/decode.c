@@ -264,6 +264,8 @@ int ferry_decode(const void *data, size_t size, const char *name,
     return fy_error(FERRY_EINVAL, "ferry_decode: NULL argument");
   memset(image, 0, sizeof *image);
   fy_decoder dec = {0};
+  dec.pixels.heap_only = 1; /* handed to the caller, who free()s it */
+  dec.temp2.heap_only = 1;  /* orientation swaps it with pixels */
   fy_decoded d;
   int rc = fy_decode(&dec, data, size, name, options, NULL, NULL, &d);
   if (rc == FERRY_OK) {

@@ -1,32 +1,62 @@
-/* buf.c — grow-only buffers and overflow-checked sizes. */
+/* buf.c — grow-only buffers and overflow-checked sizes.
+ *
+ * Large buffers come straight from mmap, sized in powers of two: a worker
+ * that meets a bigger image than before replaces its buffer without
+ * fragmenting the malloc heap, the old pages go back to the system at once,
+ * and the few possible sizes mean workers settle after the first epoch, so
+ * memory stays flat over a long training run. */
 #include "core/internal.h"
 
 #include <stdlib.h>
+#include <sys/mman.h>
+
+#define FY_MMAP_MIN ((size_t)64 << 10)
+
+static size_t round_pow2(size_t n) {
+  size_t c = FY_MMAP_MIN;
+  while (c < n && c <= SIZE_MAX / 2)
+    c *= 2;
+  return c < n ? n : c;
+}
+
+static void release(void *p, size_t cap, int mapped) {
+  if (!p)
+    return;
+  if (mapped)
+    munmap(p, cap);
+  else
+    free(p);
+}
 
 int fy_buf_reserve(fy_buf *buf, size_t size) {
   if (size <= buf->cap)
     return FERRY_OK;
-  /* Grow by half again so a slowly growing series of images settles fast. */
-  size_t cap = buf->cap + buf->cap / 2;
-  if (cap < size)
-    cap = size;
-  void *p = malloc(cap);
-  if (!p) {
-    p = malloc(size);
-    cap = size;
-    if (!p)
-      return fy_error(FERRY_ENOMEM, "out of memory allocating %zu bytes", size);
+  void *p;
+  size_t cap;
+  int mapped = !buf->heap_only && size >= FY_MMAP_MIN / 2;
+  if (mapped) {
+    cap = round_pow2(size);
+    p = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      p = NULL;
+  } else {
+    cap = buf->heap_only ? size : size < 4096 ? 4096 : size;
+    p = malloc(cap);
   }
-  free(buf->p);
+  if (!p)
+    return fy_error(FERRY_ENOMEM, "out of memory allocating %zu bytes", size);
+  release(buf->p, buf->cap, buf->mapped);
   buf->p = p;
   buf->cap = cap;
+  buf->mapped = mapped;
   return FERRY_OK;
 }
 
 void fy_buf_free(fy_buf *buf) {
-  free(buf->p);
+  release(buf->p, buf->cap, buf->mapped);
   buf->p = NULL;
   buf->cap = 0;
+  buf->mapped = 0;
 }
 
 int fy_mul_size(size_t a, size_t b, size_t *out) {

@@ -24,6 +24,9 @@ void fy_error_clear(void);
 typedef struct fy_buf {
   void *p;
   size_t cap;
+  int mapped;    /* p came from mmap (large buffers) */
+  int heap_only; /* set by the owner: always malloc, so that p can be handed
+                    to a caller who will free() it */
 } fy_buf;
 
 /* Makes buf->p hold at least `size` bytes (contents not kept). FERRY_OK or

@@ -2,7 +2,7 @@
 # Command-line integration tests for `ferry`: help, exit codes, messages,
 # load/info/decode/demo on the bundled sample. Prints "N passed, N failed".
 set -u
-FERRY=${1:?usage: run.sh path/to/ferry}
+FERRY=$(realpath "${1:?usage: run.sh path/to/ferry}")
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SAMPLE=$ROOT/data/sample
 TMP=$(mktemp -d)
@@ -62,7 +62,7 @@ check load 3 "epoch 1: 48 images, 1 skipped" -- "$FERRY" load "$SAMPLE" --size 6
 check load-skip-msg 3 "skipped .*truncated.jpg: truncated JPEG" -- "$FERRY" load "$SAMPLE" --size 32 --batch 8 --quiet
 check load-fail 1 "truncated.jpg" -- "$FERRY" load "$SAMPLE" --size 32 --on-error fail --quiet
 check load-random 3 "images/s" -- "$FERRY" load "$SAMPLE" --size 96x64 --crop random --flip --dtype f16 --normalize --layout hwc --quiet
-check load-shard 3 "this rank: 16 images" -- "$FERRY" load "$SAMPLE" --size 32 --world-size 3 --rank 2 --drop-last --batch 8 --quiet
+check load-shard 0 "this rank: 16 images" -- "$FERRY" load "$SAMPLE" --size 32 --world-size 3 --rank 2 --drop-last --batch 8 --quiet
 check load-grid 3 "wrote $TMP/grid.png" -- "$FERRY" load "$SAMPLE" --size 64 --save-grid "$TMP/grid.png"
 check load-grid-file 0 "PNG 512x" -- "$FERRY" info "$TMP/grid.png"
 check load-bad-dtype 2 "--dtype must be" -- "$FERRY" load "$SAMPLE" --dtype f64

@@ -48,7 +48,7 @@ static int64_t run_epoch(ferry_loader *L, int epoch, uint8_t *img, int64_t *idx,
     }
     if (img)
       memcpy(img + n * per, b->data, b->nbytes);
-    CHECK(b->nbytes == (size_t)b->count * per);
+    CHECK(!per || b->nbytes == (size_t)b->count * per);
     n += b->count;
     ferry_loader_release(L, b);
   }
