@@ -33,6 +33,7 @@ demo: build
 # when the corpus is absent).
 test: build build-asan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@grep -h "^SKIPPED" $(BUILD)/Testing/Temporary/LastTest.log | sort -u || true
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 	FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q -rs tests/py

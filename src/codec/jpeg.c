@@ -1,59 +1,11 @@
 /* jpeg.c — JPEG through libjpeg-turbo: DCT-domain scaling, region-of-interest
  * decoding, CMYK/YCCK, errors turned into messages that name the file. */
-#include "codec/codec.h"
+#include "codec/jpeg_int.h"
 
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
 
-#include <jerror.h>
-#include <jpeglib.h>
-
-/* libjpeg reports errors through a callback that must not return: jump back
- * to the caller with the formatted message. Corrupt-data warnings (a
- * truncated file, a damaged scan) are errors too: a training pipeline must
- * not learn from grey padding. */
-typedef struct fy_jerr {
-  struct jpeg_error_mgr pub;
-  jmp_buf jump;
-  char msg[JMSG_LENGTH_MAX];
-  int truncated;
-} fy_jerr;
-
-static void jerr_exit(j_common_ptr cinfo) {
-  fy_jerr *e = (fy_jerr *)cinfo->err;
-  e->pub.format_message(cinfo, e->msg);
-  longjmp(e->jump, 1);
-}
-
-static void jerr_emit(j_common_ptr cinfo, int level) {
-  fy_jerr *e = (fy_jerr *)cinfo->err;
-  if (level >= 0)
-    return; /* trace messages */
-  if (e->pub.msg_code == JWRN_JPEG_EOF)
-    e->truncated = 1;
-  e->pub.format_message(cinfo, e->msg);
-  longjmp(e->jump, 1);
-}
-
-static void jerr_silent(j_common_ptr cinfo) { (void)cinfo; }
-
-static void jerr_init(struct jpeg_decompress_struct *cinfo, fy_jerr *e) {
-  cinfo->err = jpeg_std_error(&e->pub);
-  e->pub.error_exit = jerr_exit;
-  e->pub.emit_message = jerr_emit;
-  e->pub.output_message = jerr_silent;
-  e->msg[0] = '\0';
-  e->truncated = 0;
-}
-
-static int jerr_status(const fy_jerr *e, const char *name) {
-  if (e->truncated)
-    return fy_error(FERRY_ECORRUPT, "%s: truncated JPEG data", name);
-  if (e->pub.msg_code == JERR_NO_SOI || e->pub.msg_code == JERR_INPUT_EMPTY)
-    return fy_error(FERRY_ECORRUPT, "%s: not a JPEG file (%s)", name, e->msg);
-  return fy_error(FERRY_ECORRUPT, "%s: corrupt JPEG: %s", name, e->msg);
-}
 
 static const char *colorspace_name(J_COLOR_SPACE cs) {
   switch (cs) {
@@ -91,10 +43,10 @@ int fy_jpeg_probe(const uint8_t *data, size_t size, const char *name, ferry_info
   struct jpeg_decompress_struct cinfo;
   fy_jerr jerr;
   memset(info, 0, sizeof *info);
-  jerr_init(&cinfo, &jerr);
+  fy_jerr_init(&cinfo, &jerr);
   jpeg_create_decompress(&cinfo);
   if (setjmp(jerr.jump)) {
-    int rc = jerr_status(&jerr, name);
+    int rc = fy_jerr_status(&jerr, name);
     jpeg_destroy_decompress(&cinfo);
     return rc;
   }
@@ -113,24 +65,6 @@ int fy_jpeg_probe(const uint8_t *data, size_t size, const char *name, ferry_info
   subsampling_name(&cinfo, info->subsampling, sizeof info->subsampling);
   jpeg_destroy_decompress(&cinfo);
   return FERRY_OK;
-}
-
-/* Smallest DCT scale M/8 whose output of the w x h region keeps at least
- * min_w x min_h pixels. Decoding at 1/2, 1/4 or 1/8 skips most of the IDCT
- * and upsampling work: this is where ferry overtakes a full decode. */
-static int pick_scale(int w, int h, int min_w, int min_h) {
-  if (min_w <= 0 || min_h <= 0)
-    return 8;
-  /* Only the power-of-two scales: libjpeg-turbo has SIMD IDCTs for them,
-   * while its 3/8, 5/8, 6/8, 7/8 IDCTs are scalar and measured slower than
-   * decoding at the next power of two up. */
-  static const int choices[] = {1, 2, 4};
-  for (int i = 0; i < 3; i++) {
-    int m = choices[i];
-    if ((long)w * m >= (long)min_w * 8 && (long)h * m >= (long)min_h * 8)
-      return m;
-  }
-  return 8;
 }
 
 /* Adobe-polarity CMYK (as Photoshop writes it, and as Pillow assumes for
@@ -202,19 +136,6 @@ static void read_rows(jpeg_job *j, conv_kind conv, uint8_t *dst, size_t dstride,
   }
 }
 
-static int check_limits(const struct jpeg_decompress_struct *c, const fy_codec_req *req,
-                        const char *name) {
-  uint64_t px = (uint64_t)c->image_width * c->image_height;
-  if (c->image_width == 0 || c->image_height == 0)
-    return fy_error(FERRY_ECORRUPT, "%s: JPEG has zero size", name);
-  if (req->max_pixels && px > req->max_pixels)
-    return fy_error(FERRY_ETOO_LARGE,
-                    "%s: JPEG is %ux%u (%llu pixels), over the %llu-pixel limit", name,
-                    c->image_width, c->image_height, (unsigned long long)px,
-                    (unsigned long long)req->max_pixels);
-  return FERRY_OK;
-}
-
 /* The body of the decode; any libjpeg error longjmps out of it. */
 static int jpeg_decode_body(jpeg_job *volatile j, fy_decoder *dec, const uint8_t *data,
                             size_t size, const char *name, fy_codec_req *req,
@@ -222,7 +143,7 @@ static int jpeg_decode_body(jpeg_job *volatile j, fy_decoder *dec, const uint8_t
   struct jpeg_decompress_struct *c = &j->cinfo;
   jpeg_mem_src(c, data, (unsigned long)size);
   jpeg_read_header(c, TRUE);
-  int rc = check_limits(c, req, name);
+  int rc = fy_jpeg_check_limits(c, req, name);
   if (rc)
     return rc;
   int sw = (int)c->image_width, sh = (int)c->image_height;
@@ -232,7 +153,7 @@ static int jpeg_decode_body(jpeg_job *volatile j, fy_decoder *dec, const uint8_t
   ferry_rect crop = req->crop;
   if (crop.width <= 0 || crop.height <= 0)
     crop = (ferry_rect){0, 0, sw, sh};
-  int m = req->allow_dct_scaling ? pick_scale(crop.width, crop.height, req->min_w, req->min_h)
+  int m = req->allow_dct_scaling ? fy_jpeg_pick_scale(crop.width, crop.height, req->min_w, req->min_h)
                                  : 8;
   c->scale_num = (unsigned)m;
   c->scale_denom = 8;
@@ -288,15 +209,15 @@ int fy_jpeg_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
   jpeg_job job;
   jpeg_job *volatile j = &job;
   fy_codec_req req = *req_in;
-  jerr_init(&j->cinfo, &j->jerr);
+  fy_jerr_init(&j->cinfo, &j->jerr);
   jpeg_create_decompress(&j->cinfo);
   int rc;
   if (setjmp(j->jerr.jump)) {
     /* A header that promised a huge image and then ended is first of all a
      * decompression bomb: say so. */
-    rc = check_limits(&j->cinfo, &req, name);
+    rc = fy_jpeg_check_limits(&j->cinfo, &req, name);
     if (rc == FERRY_OK || j->cinfo.image_width == 0)
-      rc = jerr_status(&j->jerr, name);
+      rc = fy_jerr_status(&j->jerr, name);
   } else {
     rc = jpeg_decode_body(j, dec, data, size, name, &req, out);
   }

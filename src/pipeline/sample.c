@@ -97,31 +97,26 @@ static int plan_cb(void *user, int w, int h, ferry_rect *crop, int *min_w, int *
   return FERRY_OK;
 }
 
-int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
-                      const fy_store_params *store, const char *path, int epoch,
-                      int64_t index, void *dst) {
-  double t0 = fy_now();
-  size_t n = 0;
-  int rc = fy_read_file(path, 1ull << 30, &w->file, &n);
-  double t1 = fy_now();
-  w->read_s += t1 - t0;
-  if (rc)
-    return rc;
+/* Decodes the crop (at a reduced DCT scale where that keeps enough
+ * pixels), then resamples the exact crop box to the output size. Times the
+ * two stages. */
+static int decode_crop_resize(fy_worker_state *w, const ferry_loader_options *o, const char *path,
+                        size_t n, plan_ctx *pc) {
   ferry_decode_options dopt;
   ferry_decode_options_default(&dopt);
   dopt.ignore_orientation = o->ignore_orientation;
   dopt.max_pixels = o->max_pixels;
   dopt.allow_dct_scaling = o->allow_dct_scaling;
-  plan_ctx pc = {o, epoch, index, {0, 0, 0, 0}};
   fy_decoded d;
-  rc = fy_decode(&w->dec, w->file.p, n, path, &dopt, plan_cb, &pc, &d);
-  double t2 = fy_now();
-  w->decode_s += t2 - t1;
+  double t0 = fy_now();
+  int rc = fy_decode(&w->dec, w->file.p, n, path, &dopt, plan_cb, pc, &d);
+  double t1 = fy_now();
+  w->decode_s += t1 - t0;
   if (rc)
     return rc;
   /* The crop box in the decoded pixels' coordinates. */
-  fy_box b = {(pc.box.x0 - d.x0) * d.sx, (pc.box.y0 - d.y0) * d.sy, (pc.box.x1 - d.x0) * d.sx,
-              (pc.box.y1 - d.y0) * d.sy};
+  fy_box b = {(pc->box.x0 - d.x0) * d.sx, (pc->box.y0 - d.y0) * d.sy,
+              (pc->box.x1 - d.x0) * d.sx, (pc->box.y1 - d.y0) * d.sy};
   b.x0 = fmax(b.x0, 0);
   b.y0 = fmax(b.y0, 0);
   b.x1 = fmin(b.x1, d.image.width);
@@ -132,11 +127,30 @@ int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
     rc = fy_resize_u8(d.image.data, d.image.width, d.image.height, d.image.stride,
                       d.image.channels, &b, w->resized.p, o->width, o->height,
                       (size_t)o->width * 3, o->filter, &w->rs);
+  w->transform_s += fy_now() - t1;
   if (rc)
     return fy_error(rc, "%s: %s", path, ferry_last_error());
+  return FERRY_OK;
+}
+
+int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
+                      const fy_store_params *store, const char *path, int epoch,
+                      int64_t index, void *dst) {
+  double t0 = fy_now();
+  size_t n = 0;
+  int rc = fy_read_file(path, 1ull << 30, &w->file, &n);
+  double t1 = fy_now();
+  w->read_s += t1 - t0;
+  if (rc)
+    return rc;
+  plan_ctx pc = {o, epoch, index, {0, 0, 0, 0}};
+  rc = decode_crop_resize(w, o, path, n, &pc);
+  double t3 = fy_now();
+  if (rc)
+    return rc;
   fy_store_params sp = *store;
   sp.flip = fy_plan_flip(o, o->seed, epoch, index);
   fy_store(w->resized.p, o->width, o->height, 3, (size_t)o->width * 3, &sp, dst);
-  w->transform_s += fy_now() - t2;
+  w->transform_s += fy_now() - t3;
   return FERRY_OK;
 }

@@ -1,0 +1,77 @@
+/* jpeg_common.c — libjpeg error handling, limits and DCT scale choice shared
+ * by the JPEG decoders (interleaved RGB and planar YCbCr). */
+#include "codec/jpeg_int.h"
+
+#include <stdio.h>
+
+/* libjpeg reports errors through a callback that must not return: jump back
+ * to the caller with the formatted message. Corrupt-data warnings (a
+ * truncated file, a damaged scan) are errors too: a training pipeline must
+ * not learn from grey padding. */
+
+static void jerr_exit(j_common_ptr cinfo) {
+  fy_jerr *e = (fy_jerr *)cinfo->err;
+  e->pub.format_message(cinfo, e->msg);
+  longjmp(e->jump, 1);
+}
+
+static void jerr_emit(j_common_ptr cinfo, int level) {
+  fy_jerr *e = (fy_jerr *)cinfo->err;
+  if (level >= 0)
+    return; /* trace messages */
+  if (e->pub.msg_code == JWRN_JPEG_EOF)
+    e->truncated = 1;
+  e->pub.format_message(cinfo, e->msg);
+  longjmp(e->jump, 1);
+}
+
+static void jerr_silent(j_common_ptr cinfo) { (void)cinfo; }
+
+void fy_jerr_init(struct jpeg_decompress_struct *cinfo, fy_jerr *e) {
+  cinfo->err = jpeg_std_error(&e->pub);
+  e->pub.error_exit = jerr_exit;
+  e->pub.emit_message = jerr_emit;
+  e->pub.output_message = jerr_silent;
+  e->msg[0] = '\0';
+  e->truncated = 0;
+}
+
+int fy_jerr_status(const fy_jerr *e, const char *name) {
+  if (e->truncated)
+    return fy_error(FERRY_ECORRUPT, "%s: truncated JPEG data", name);
+  if (e->pub.msg_code == JERR_NO_SOI || e->pub.msg_code == JERR_INPUT_EMPTY)
+    return fy_error(FERRY_ECORRUPT, "%s: not a JPEG file (%s)", name, e->msg);
+  return fy_error(FERRY_ECORRUPT, "%s: corrupt JPEG: %s", name, e->msg);
+}
+
+/* Smallest DCT scale M/8 whose output of the w x h region keeps at least
+ * min_w x min_h pixels. Decoding at 1/2, 1/4 or 1/8 skips most of the IDCT
+ * and upsampling work: this is where ferry overtakes a full decode. */
+int fy_jpeg_pick_scale(int w, int h, int min_w, int min_h) {
+  if (min_w <= 0 || min_h <= 0)
+    return 8;
+  /* Only the power-of-two scales: libjpeg-turbo has SIMD IDCTs for them,
+   * while its 3/8, 5/8, 6/8, 7/8 IDCTs are scalar and measured slower than
+   * decoding at the next power of two up. */
+  static const int choices[] = {1, 2, 4};
+  for (int i = 0; i < 3; i++) {
+    int m = choices[i];
+    if ((long)w * m >= (long)min_w * 8 && (long)h * m >= (long)min_h * 8)
+      return m;
+  }
+  return 8;
+}
+
+int fy_jpeg_check_limits(const struct jpeg_decompress_struct *c, const fy_codec_req *req,
+                        const char *name) {
+  uint64_t px = (uint64_t)c->image_width * c->image_height;
+  if (c->image_width == 0 || c->image_height == 0)
+    return fy_error(FERRY_ECORRUPT, "%s: JPEG has zero size", name);
+  if (req->max_pixels && px > req->max_pixels)
+    return fy_error(FERRY_ETOO_LARGE,
+                    "%s: JPEG is %ux%u (%llu pixels), over the %llu-pixel limit", name,
+                    c->image_width, c->image_height, (unsigned long long)px,
+                    (unsigned long long)req->max_pixels);
+  return FERRY_OK;
+}
+

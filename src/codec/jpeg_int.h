@@ -1,0 +1,32 @@
+/* jpeg_int.h — internals shared by the libjpeg-turbo based decoders. */
+#ifndef FY_JPEG_INT_H
+#define FY_JPEG_INT_H
+
+#include "codec/codec.h"
+
+#include <setjmp.h>
+#include <stdio.h>
+
+#include <jerror.h>
+#include <jpeglib.h>
+
+typedef struct fy_jerr {
+  struct jpeg_error_mgr pub;
+  jmp_buf jump;
+  char msg[JMSG_LENGTH_MAX];
+  int truncated;
+} fy_jerr;
+
+/* Installs ferry's error manager: errors and corrupt-data warnings longjmp
+ * to e->jump with the message in e->msg. */
+void fy_jerr_init(struct jpeg_decompress_struct *cinfo, fy_jerr *e);
+/* The status and message for a libjpeg failure of file `name`. */
+int fy_jerr_status(const fy_jerr *e, const char *name);
+/* Refuses zero-size images and those over req->max_pixels. */
+int fy_jpeg_check_limits(const struct jpeg_decompress_struct *c, const fy_codec_req *req,
+                         const char *name);
+/* DCT scale numerator (over 8) for a w x h region that must keep at least
+ * min_w x min_h pixels. */
+int fy_jpeg_pick_scale(int w, int h, int min_w, int min_h);
+
+#endif
