@@ -199,6 +199,14 @@ typedef struct ferry_loader_options {
   int ignore_orientation;
   uint64_t max_pixels;  /* per image; default as for decoding */
   int allow_dct_scaling;/* default 1 */
+  /* Where batches live: -1 = host memory (default); N = CUDA device N.
+   * On a GPU, JPEGs the hardware engine accepts are decoded there (while
+   * the CPU workers decode the rest), and resizing, flipping,
+   * normalisation, layout and dtype run as one kernel pass per batch. */
+  int device;
+  int hw_decode;          /* use the GPU's JPEG engine (default 1) */
+  uint64_t device_memory; /* bound on device scratch for decoding, all
+                             slots together (default 2 GiB) */
   /* Called (from a worker thread, serialised) once per bad file; NULL
    * prints "ferry: skipped <file>: <reason>" to stderr. */
   void (*on_skip)(void *user, const char *path, int status, const char *msg);
@@ -210,6 +218,8 @@ void ferry_loader_options_default(ferry_loader_options *options);
 typedef struct ferry_loader ferry_loader;
 
 /* A batch inside the loader's ring: valid until ferry_loader_release().
+ * With options.device >= 0, `data` is device memory of that GPU and the
+ * batch's kernels have finished when ferry_loader_next() returns it.
  * `data` is [count, C, H, W] (CHW) or [count, H, W, C] (HWC) of `dtype`;
  * images of skipped files are left out, so count may be < batch_size. */
 typedef struct ferry_batch {
@@ -223,12 +233,14 @@ typedef struct ferry_batch {
   ferry_layout layout;
   ferry_dtype dtype;
   size_t nbytes;          /* bytes of image data for `count` images */
+  int device;             /* -1: host memory; N: memory of CUDA device N */
 } ferry_batch;
 
 /* Per-stage time summed over workers, in seconds, and counters. */
 typedef struct ferry_stats {
   double read_s, decode_s, transform_s, wait_s;
   uint64_t images, skipped, batches;
+  uint64_t gpu_decoded;   /* images decoded by the GPU's JPEG engine */
 } ferry_stats;
 
 int ferry_loader_open(const ferry_loader_options *options, ferry_loader **loader);
@@ -251,10 +263,266 @@ int ferry_loader_start_epoch(ferry_loader *loader, int epoch);
  * the epoch, or an error (on_error = fail). At most `prefetch` batches may be
  * held unreleased; the next call after that returns FERRY_ESTATE. */
 int ferry_loader_next(ferry_loader *loader, ferry_batch **batch);
-/* Gives a batch's slot back to the loader. */
+/* Gives a batch's slot back to the loader. For a batch on a GPU, the slot
+ * is rewritten only after the work queued so far on the legacy default
+ * stream has run. */
 void ferry_loader_release(ferry_loader *loader, ferry_batch *batch);
+/* The same for consumers that read a GPU batch on their own CUDA stream
+ * (a cudaStream_t): the slot is rewritten only after that stream's work
+ * queued so far has run. No host wait. */
+void ferry_loader_release_on_stream(ferry_loader *loader, ferry_batch *batch, void *stream);
 void ferry_loader_get_stats(const ferry_loader *loader, ferry_stats *stats);
 void ferry_loader_close(ferry_loader *loader);
+
+/* ==================================================================== */
+/* Perceptual hashes, Hamming search, duplicate groups, catalog index.  */
+/* (src/hash, src/search, src/catalog; `ferry hash|index|dupes`)        */
+/* ==================================================================== */
+
+/* ---------------------------------------------------------------- hashes */
+
+/* The hashes of imagehash 4.3. In compatible mode each is bit-identical to
+ * imagehash's on the same file (Pillow decode, convert("L"), Lanczos). */
+typedef enum ferry_hash_kind {
+  FERRY_HASH_AHASH = 0, /* average_hash */
+  FERRY_HASH_DHASH,     /* dhash (horizontal differences) */
+  FERRY_HASH_DHASH_V,   /* dhash_vertical */
+  FERRY_HASH_PHASH,     /* phash (DCT, median) */
+  FERRY_HASH_WHASH,     /* whash (Haar, top LL removed, imagehash's defaults) */
+  FERRY_HASH_COLORHASH, /* colorhash (HSV bins) */
+  FERRY_HASH_KIND_COUNT
+} ferry_hash_kind;
+
+#define FERRY_HASH_MASK(kind) (1u << (kind))
+#define FERRY_HASH_ALL ((1u << FERRY_HASH_KIND_COUNT) - 1u)
+
+typedef enum ferry_hash_mode {
+  FERRY_HASH_FAST = 0,  /* DCT-domain reduced decode, float filters (default) */
+  FERRY_HASH_COMPATIBLE /* full decode: imagehash's exact bits */
+} ferry_hash_mode;
+
+/* A hash of up to 256 bits. Its value, the number that imagehash's hex
+ * string spells, is w[0] + w[1] 2^64 + w[2] 2^128 + w[3] 2^192: a 64-bit
+ * hash is just w[0]. Bit i of imagehash's flattened array is bit
+ * (bits - 1 - i) of the value. */
+typedef struct ferry_hash {
+  uint64_t w[4];
+  int bits; /* 64 or 256 (hash size 8 or 16); colorhash: 14 * binbits */
+} ferry_hash;
+
+typedef struct ferry_hash_options {
+  ferry_hash_mode mode;
+  unsigned kinds;         /* FERRY_HASH_MASK() bits; default FERRY_HASH_ALL */
+  int hash_size;          /* 8 (64-bit hashes, default) or 16 (256-bit) */
+  int colorhash_bits;     /* colorhash's binbits, 1..18; default 3 (42 bits) */
+  uint64_t max_pixels;    /* refuse larger images; default as decoding */
+  uint64_t max_bytes;     /* refuse larger files; default 1 GiB */
+} ferry_hash_options;
+
+void ferry_hash_options_default(ferry_hash_options *options);
+
+/* The hashes of one image. EXIF orientation is not applied (imagehash
+ * does not apply it either): width/height are as stored. */
+typedef struct ferry_hash_result {
+  ferry_format format;
+  int width, height;
+  unsigned kinds; /* the hashes filled in */
+  /* Compatible mode: 1 when the pixels are known to be Pillow's (every
+   * JPEG, 8-bit PNG and WebP); 0 for 16-bit PNG, which ferry rounds and
+   * Pillow truncates or clips. Fast mode: 0. */
+  int exact;
+  ferry_hash hash[FERRY_HASH_KIND_COUNT];
+} ferry_hash_result;
+
+/* A hashing context: scratch buffers reused from image to image. One per
+ * thread; not thread-safe. */
+typedef struct ferry_hasher ferry_hasher;
+
+int ferry_hasher_new(const ferry_hash_options *options, ferry_hasher **hasher);
+void ferry_hasher_free(ferry_hasher *hasher);
+
+/* Hashes an image file / image bytes (`name` names it in errors). Errors
+ * name the file and the reason, as decoding does. */
+int ferry_hash_file(ferry_hasher *hasher, const char *path, ferry_hash_result *result);
+int ferry_hash_memory(ferry_hasher *hasher, const void *data, size_t size, const char *name,
+                      ferry_hash_result *result);
+/* Hashes decoded 8-bit pixels (1 channel gray or 3 channels RGB) with the
+ * compatible arithmetic, whatever the hasher's mode: imagehash's bits for
+ * Image.fromarray(pixels). */
+int ferry_hash_pixels(ferry_hasher *hasher, const ferry_image *image, ferry_hash_result *result);
+
+/* "ahash", "dhash", "dhash_v", "phash", "whash", "colorhash". */
+const char *ferry_hash_kind_name(ferry_hash_kind kind);
+/* Parses a name above (also "average", "dhash_vertical", ...): FERRY_OK or
+ * FERRY_EINVAL. */
+int ferry_hash_kind_parse(const char *name, ferry_hash_kind *kind);
+
+/* imagehash's str(hash): ceil(bits / 4) lowercase hex digits. Returns the
+ * number of digits written (plus a NUL), or FERRY_EINVAL when `size` is too
+ * small (65 bytes always suffice). */
+int ferry_hash_to_hex(const ferry_hash *hash, char *out, size_t size);
+/* Parses a hex string of a `bits`-bit hash (imagehash's hex_to_hash for
+ * square hashes, hex_to_flathash for colorhash). */
+int ferry_hash_from_hex(const char *hex, int bits, ferry_hash *hash);
+/* Hamming distance (imagehash's h1 - h2); -1 when the sizes differ. */
+int ferry_hash_distance(const ferry_hash *a, const ferry_hash *b);
+
+/* -------------------------------------------------------- Hamming search */
+
+/* A pair of codes within the threshold: i < j, indices into the input. */
+typedef struct ferry_pair {
+  uint32_t i, j;
+  uint32_t distance;
+} ferry_pair;
+
+typedef struct ferry_neighbor {
+  uint32_t index;    /* UINT32_MAX when there are fewer than k others */
+  uint32_t distance;
+} ferry_neighbor;
+
+typedef enum ferry_search_method {
+  FERRY_SEARCH_AUTO = 0, /* the cheaper of the two for this n and threshold */
+  FERRY_SEARCH_BRUTE,    /* every pair, SIMD popcount, cache-blocked */
+  FERRY_SEARCH_MIH       /* multi-index hashing: exact, sub-quadratic */
+} ferry_search_method;
+
+typedef struct ferry_search_options {
+  int threshold;              /* pairs with distance <= threshold; default 8 */
+  int threads;                /* 0 (default) = one per core */
+  ferry_search_method method; /* default FERRY_SEARCH_AUTO */
+  size_t max_pairs;           /* fail with FERRY_ETOO_LARGE past this; 0 = none */
+} ferry_search_options;
+
+void ferry_search_options_default(ferry_search_options *options);
+
+/* Every pair of `n` codes within options->threshold. A code is `words`
+ * 64-bit words (1: 64-bit hashes, 4: 256-bit), codes stored one after the
+ * other. *pairs (free with ferry_pairs_free) is sorted by (i, j). Exact
+ * whatever the method: all methods return the same pairs. */
+int ferry_hamming_pairs(const uint64_t *codes, size_t n, int words,
+                        const ferry_search_options *options, ferry_pair **pairs, size_t *count);
+void ferry_pairs_free(ferry_pair *pairs);
+
+/* The k nearest other codes of every code, nearest first (ties: lower
+ * index first). out holds n * k neighbours. options->threshold is ignored. */
+int ferry_hamming_topk(const uint64_t *codes, size_t n, int words, int k,
+                       const ferry_search_options *options, ferry_neighbor *out);
+
+/* The popcount kernel in use: "avx512", "avx2", "popcnt" or "scalar"
+ * (chosen at run time from the CPU; FERRY_ISA=<name> in the environment
+ * caps it, for tests and benchmarks). */
+const char *ferry_search_isa(void);
+
+/* The method the calling thread's last ferry_hamming_pairs used: "brute",
+ * "mih" ("none" before any). */
+const char *ferry_search_last_method(void);
+
+/* Union-find over the pairs: group_of[i] is the group of item i (0 ..
+ * *groups - 1, numbered in order of their smallest member), or UINT32_MAX
+ * for an item in no pair. */
+int ferry_group_pairs(size_t n, const ferry_pair *pairs, size_t npairs, uint32_t *group_of,
+                      size_t *groups);
+
+/* --------------------------------------------------------- catalog index */
+
+/* One file of a catalog (.fidx). */
+typedef struct ferry_catalog_entry {
+  const char *path;   /* absolute */
+  uint64_t size;      /* bytes */
+  int64_t mtime_ns;   /* modification time, ns since the epoch */
+  int width, height;  /* as stored; 0 when the file failed */
+  ferry_format format;
+  int status;         /* FERRY_OK, or the error the file gave */
+  const char *error;  /* the message when status != FERRY_OK, else "" */
+  unsigned kinds;     /* hashes present */
+  ferry_hash hash[FERRY_HASH_KIND_COUNT];
+} ferry_catalog_entry;
+
+typedef struct ferry_catalog ferry_catalog;
+
+/* Reads a catalog file (checked end to end: a damaged file is refused with
+ * FERRY_ECORRUPT, never half-read). */
+int ferry_catalog_load(const char *path, ferry_catalog **catalog);
+size_t ferry_catalog_size(const ferry_catalog *catalog);
+/* Entries are sorted by path. */
+const ferry_catalog_entry *ferry_catalog_get(const ferry_catalog *catalog, size_t index);
+/* The hash settings the catalog was built with. */
+void ferry_catalog_hash_options(const ferry_catalog *catalog, ferry_hash_options *options);
+void ferry_catalog_free(ferry_catalog *catalog);
+
+/* Writes every entry as CSV (a header line, then path,size,mtime_ns,width,
+ * height,format,status,error and one hex column per hash) or JSON (one
+ * object with "options" and "entries"). `out_path` NULL writes to stdout. */
+int ferry_catalog_export(const ferry_catalog *catalog, const char *out_path, const char *format);
+
+typedef struct ferry_index_progress {
+  size_t total;   /* files found */
+  size_t done;    /* files finished (hashed, reused or failed) */
+  size_t hashed, reused, failed;
+  double elapsed_s;
+} ferry_index_progress;
+
+typedef struct ferry_index_options {
+  ferry_hash_options hash; /* default: fast mode, every hash, size 8 */
+  int threads;             /* 0 = one per core */
+  int recursive;           /* default 1 */
+  int all_files;           /* 0 (default): only *.jpg *.jpeg *.png *.webp (any
+                              case); 1: every regular file, by content */
+  int retry_failed;        /* 1: hash files that failed before even if unchanged */
+  double checkpoint_s;     /* journal sync interval; default 1 s */
+  /* Called from the calling thread, about 10 times a second and at the end. */
+  void (*progress)(void *user, const ferry_index_progress *progress);
+  void *progress_user;
+  /* Called once per file that fails, from the calling thread; NULL prints
+   * "ferry: FILE: reason" to stderr. */
+  void (*on_error)(void *user, const char *path, int status, const char *message);
+  void *error_user;
+} ferry_index_options;
+
+void ferry_index_options_default(ferry_index_options *options);
+
+typedef struct ferry_index_stats {
+  size_t files;     /* entries under the roots after the update */
+  size_t hashed;    /* hashed in this run */
+  size_t reused;    /* unchanged (same size and mtime), kept from before */
+  size_t resumed;   /* taken from an interrupted run's journal */
+  size_t failed;    /* files that could not be hashed (kept with the error) */
+  size_t removed;   /* entries under the roots whose file is gone */
+  size_t kept;      /* entries outside the roots, left as they were */
+  double seconds;
+} ferry_index_stats;
+
+/* Creates or updates the catalog `index_path` for the files under `roots`
+ * (directories or files): new and changed files are hashed on every core,
+ * unchanged ones keep their hashes, vanished ones are dropped. Crash-safe:
+ * results are appended to INDEX.journal as they come (synced every
+ * checkpoint_s), the new index is written to a temporary file, synced and
+ * renamed over the old one; a killed run leaves the old index intact and
+ * the next run resumes from the journal. Bad files never stop the run:
+ * they are recorded with their error. Returns FERRY_OK even when some files
+ * failed (see stats->failed). */
+int ferry_index_update(const char *index_path, const char *const *roots, int nroots,
+                       const ferry_index_options *options, ferry_index_stats *stats);
+
+/* ------------------------------------------------------------ duplicates */
+
+/* Near-duplicate groups of a catalog for one hash kind and threshold. */
+typedef struct ferry_dupes ferry_dupes;
+
+int ferry_dupes_find(const ferry_catalog *catalog, ferry_hash_kind kind,
+                     const ferry_search_options *options, ferry_dupes **dupes);
+size_t ferry_dupes_group_count(const ferry_dupes *dupes);
+/* Members of group g as catalog indices; members[0] is the keeper (largest
+ * resolution, then largest file, then first path). Returns the count. */
+size_t ferry_dupes_group(const ferry_dupes *dupes, size_t g, const uint32_t **members);
+/* The pairs found (catalog indices), for distances. */
+size_t ferry_dupes_pairs(const ferry_dupes *dupes, const ferry_pair **pairs);
+/* The Hamming distance of two catalog entries for the dupes' hash kind. */
+int ferry_dupes_distance(const ferry_dupes *dupes, uint32_t a, uint32_t b);
+/* Writes the groups as "csv", "json" or "html" (a self-contained page with
+ * thumbnails side by side, distances, the keeper marked). NULL = stdout. */
+int ferry_dupes_write(const ferry_dupes *dupes, const char *format, const char *out_path);
+void ferry_dupes_free(ferry_dupes *dupes);
 
 #ifdef __cplusplus
 }

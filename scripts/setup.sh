@@ -35,9 +35,19 @@ if [ ${#missing_debs[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing_debs[@]}"
 fi
 
+# The CUDA backend compiles where nvcc is; nvJPEG's header comes from the
+# toolkit or from the nvidia-nvjpeg wheel (the library is loaded at run time).
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+  cuda_inc=$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")/../include
+  if [ ! -f "$cuda_inc/nvjpeg.h" ] && ! python3 -c 'import nvidia, os, sys; sys.exit(0 if any(os.path.exists(os.path.join(p, "cu13/include/nvjpeg.h")) for p in nvidia.__path__) else 1)' 2>/dev/null; then
+    pips+=(nvidia-nvjpeg)
+  fi
+fi
+
 missing_py=()
 for p in "${pips[@]}"; do
   mod=$p; [ "$p" = pillow ] && mod=PIL
+  [ "$p" = nvidia-nvjpeg ] && { missing_py+=("$p"); continue; }
   python3 -c "import $mod" 2>/dev/null || missing_py+=("$p")
 done
 if [ ${#missing_py[@]} -gt 0 ]; then

@@ -18,6 +18,7 @@ int cmd_load(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_doctor(int argc, char **argv);
 
 /* Prints "ferry <cmd>: <message>" to stderr and returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...);
@@ -43,6 +44,7 @@ typedef struct cli_load_args {
   int epochs;
   int quiet;
   const char *save_grid; /* write the first batch as a PNG contact sheet */
+  double consume_ms;     /* GPU: stand-in consumer work per batch */
 } cli_load_args;
 
 /* Runs the loader for args->epochs epochs, printing images/s, per-stage

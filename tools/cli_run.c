@@ -1,6 +1,7 @@
 /* cli_run.c — drives a loader for `load` and `demo`: epochs, progress,
  * speed report, and an optional contact sheet of the first batch. */
 #include "cli.h"
+#include "cuda/gpu.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -37,10 +38,20 @@ static uint8_t pixel(const ferry_batch *b, const ferry_loader_options *o, const 
   return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v + 0.5f);
 }
 
-static int save_grid(const char *path, const ferry_batch *b, const ferry_loader_options *o) {
+static int save_grid(const char *path, const ferry_batch *b_in, const ferry_loader_options *o) {
+  ferry_batch host = *b_in, *b = &host;
   int n = b->count < 64 ? b->count : 64, cols = n < 8 ? n : 8, rows = (n + cols - 1) / cols;
   if (n == 0)
     return FERRY_OK;
+  void *copy = NULL;
+  if (b->device >= 0) { /* a GPU batch: look at it through a host copy */
+    copy = malloc(b->nbytes);
+    if (!copy || fy_gpu_download(b->device, b->data, copy, b->nbytes) != FERRY_OK) {
+      free(copy);
+      return FERRY_EIO;
+    }
+    host.data = copy;
+  }
   ferry_image im = {0};
   im.width = cols * b->width;
   im.height = rows * b->height;
@@ -60,6 +71,7 @@ static int save_grid(const char *path, const ferry_batch *b, const ferry_loader_
   }
   int rc = ferry_write_png(path, &im);
   free(im.data);
+  free(copy);
   return rc;
 }
 
@@ -77,6 +89,9 @@ static void report(int epoch, const ferry_stats *d, double secs, int workers) {
   printf("  per image (summed over %d workers): read %.3f ms, decode %.3f ms, "
          "transform %.3f ms; consumer waited %.2f s\n",
          workers, d->read_s * per, d->decode_s * per, d->transform_s * per, d->wait_s);
+  if (d->gpu_decoded)
+    printf("  GPU JPEG engine decoded %llu of %llu images\n", (unsigned long long)d->gpu_decoded,
+           (unsigned long long)d->images);
   printf("  peak RSS %.1f MiB\n", cli_peak_rss_mib());
 }
 
@@ -88,6 +103,7 @@ static void diff_stats(const ferry_stats *a, const ferry_stats *b, ferry_stats *
   d->images = a->images - b->images;
   d->skipped = a->skipped - b->skipped;
   d->batches = a->batches - b->batches;
+  d->gpu_decoded = a->gpu_decoded - b->gpu_decoded;
 }
 
 static int run_epoch(ferry_loader *L, cli_load_args *a, int e, int tty, int *grid_done) {
@@ -104,6 +120,8 @@ static int run_epoch(ferry_loader *L, cli_load_args *a, int e, int tty, int *gri
       else if (!a->quiet)
         fprintf(stderr, "wrote %s (first batch)\n", a->save_grid);
     }
+    if (a->consume_ms > 0 && b->device >= 0) /* stand-in for the training step */
+      fy_gpu_busy(b->device, a->consume_ms);
     ferry_loader_release(L, b);
     double t = now();
     if (tty && t - last > 0.25) {
@@ -113,6 +131,13 @@ static int run_epoch(ferry_loader *L, cli_load_args *a, int e, int tty, int *gri
   }
   if (tty)
     fprintf(stderr, "\r%60s\r", "");
+  if (rc == FERRY_END && a->consume_ms > 0 && a->o.device >= 0) {
+    fy_gpu_sync(a->o.device);
+    double wall = now() - t0, busy = ferry_loader_num_batches(L) * a->consume_ms / 1e3;
+    printf("  consumer: %.1f ms of GPU work per batch; busy %.1f%% of %.2f s, waited on "
+           "ferry %.1f%%\n",
+           a->consume_ms, 100 * busy / wall, wall, wall > busy ? 100 * (wall - busy) / wall : 0.0);
+  }
   return rc == FERRY_END ? FERRY_OK : rc;
 }
 
@@ -125,10 +150,10 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
   }
   int workers = a->o.workers ? a->o.workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
   printf("source %s: %lld images, %d classes; this rank: %lld images in %lld batches of %d; "
-         "%d workers\n",
+         "%d workers%s\n",
          a->o.source, (long long)ferry_loader_source_size(L), ferry_loader_num_classes(L),
          (long long)ferry_loader_epoch_size(L), (long long)ferry_loader_num_batches(L),
-         a->o.batch_size, workers);
+         a->o.batch_size, workers, a->o.device >= 0 ? " + GPU" : "");
   int tty = !a->quiet && isatty(2);
   int grid_done = 0;
   ferry_stats prev = {0}, cur, d;

@@ -35,13 +35,20 @@ static const char help[] =
     "  --on-error skip|fail  bad files: report once and leave out (default), or stop\n"
     "  --no-dct-scale        always decode JPEG at full resolution\n"
     "  --ignore-orientation  do not apply EXIF orientation\n"
+    "  --device cpu|cuda:N   where batches live (default cpu); on a GPU, its JPEG\n"
+    "                        engine and the CPU workers decode together\n"
+    "  --no-hw-decode        GPU: leave the JPEG engine out (CPU decodes, GPU resizes)\n"
+    "  --device-memory MiB   GPU: bound on decode scratch (default 2048)\n"
+    "  --consume-ms MS       GPU: queue MS of stand-in work per batch and report how\n"
+    "                        long the consumer waited on ferry\n"
     "  --save-grid OUT.png   write the first batch as a contact sheet\n"
     "  --quiet               no progress line\n";
 
 enum {
   OPT_CROP_RATIO = 256, OPT_SCALE, OPT_FILTER, OPT_DTYPE, OPT_LAYOUT, OPT_NORMALIZE, OPT_MEAN,
   OPT_STD, OPT_EPOCHS, OPT_SEED, OPT_NO_SHUFFLE, OPT_RANK, OPT_WORLD, OPT_DROP_LAST,
-  OPT_ON_ERROR, OPT_NO_DCT, OPT_IGNORE_ORIENT, OPT_SAVE_GRID, OPT_PREFETCH, OPT_FLIP
+  OPT_ON_ERROR, OPT_NO_DCT, OPT_IGNORE_ORIENT, OPT_SAVE_GRID, OPT_PREFETCH, OPT_FLIP,
+  OPT_DEVICE, OPT_NO_HW, OPT_DEVMEM, OPT_CONSUME
 };
 
 static const struct option longopts[] = {
@@ -69,6 +76,10 @@ static const struct option longopts[] = {
     {"no-dct-scale", no_argument, 0, OPT_NO_DCT},
     {"ignore-orientation", no_argument, 0, OPT_IGNORE_ORIENT},
     {"save-grid", required_argument, 0, OPT_SAVE_GRID},
+    {"device", required_argument, 0, OPT_DEVICE},
+    {"no-hw-decode", no_argument, 0, OPT_NO_HW},
+    {"device-memory", required_argument, 0, OPT_DEVMEM},
+    {"consume-ms", required_argument, 0, OPT_CONSUME},
     {"quiet", no_argument, 0, 'q'},
     {"help", no_argument, 0, 'h'},
     {0, 0, 0, 0}};
@@ -128,6 +139,29 @@ static int parse_opt(int c, const char *arg, cli_load_args *a) {
   case OPT_NO_DCT: o->allow_dct_scaling = 0; return 0;
   case OPT_IGNORE_ORIENT: o->ignore_orientation = 1; return 0;
   case OPT_SAVE_GRID: a->save_grid = arg; return 0;
+  case OPT_DEVICE:
+    if (!strcmp(arg, "cpu")) {
+      o->device = -1;
+      return 0;
+    }
+    if (!strncmp(arg, "cuda", 4) && (arg[4] == '\0' || arg[4] == ':')) {
+      o->device = 0;
+      return arg[4] ? cli_int(cmd, "--device cuda:N", arg + 5, 0, 255, &o->device) : 0;
+    }
+    return cli_usage_error(cmd, "--device must be cpu or cuda:N, not '%s'", arg), -1;
+  case OPT_NO_HW: o->hw_decode = 0; return 0;
+  case OPT_DEVMEM:
+    if (cli_int(cmd, "--device-memory", arg, 64, 1 << 20, &v))
+      return -1;
+    o->device_memory = (uint64_t)v << 20;
+    return 0;
+  case OPT_CONSUME: {
+    float ms;
+    if (cli_float(cmd, "--consume-ms", arg, 0, 10000, &ms))
+      return -1;
+    a->consume_ms = ms;
+    return 0;
+  }
   case 'q': a->quiet = 1; return 0;
   case 'h': fputs(help, stdout); return 1;
   default: return cli_usage_error(cmd, "unknown option"), -1;

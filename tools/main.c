@@ -13,6 +13,7 @@ static const char usage[] =
     "  info FILE...     format, size, subsampling, progressive, orientation\n"
     "  decode FILE -o OUT.png   decode (optionally crop/resize) and write a PNG\n"
     "  demo             the README's main job on the bundled sample\n"
+    "  doctor           GPUs, JPEG engine, NVDEC, and which backends ferry will use\n"
     "\n"
     "`ferry <command> --help` shows a command's options.\n"
     "\n"
@@ -38,6 +39,8 @@ int main(int argc, char **argv) {
     return cmd_decode(argc - 1, argv + 1);
   if (!strcmp(cmd, "demo"))
     return cmd_demo(argc - 1, argv + 1);
+  if (!strcmp(cmd, "doctor"))
+    return cmd_doctor(argc - 1, argv + 1);
   fprintf(stderr, "ferry: unknown command '%s'\n\n%s", cmd, usage);
   return CLI_USAGE;
 }

@@ -46,6 +46,21 @@ typedef struct fy_store_params {
 void fy_store(const uint8_t *src, int w, int h, int c, size_t sstride,
               const fy_store_params *params, void *dst);
 
+/* One axis of resampling as the GPU kernels read it: out window starts,
+ * then out * taps fixed-point weights (22 fractional bits), the same
+ * numbers the CPU passes use. */
+typedef struct fy_axis_table {
+  int taps;
+  int first, last; /* source range read: [first, last) */
+  int entries;     /* int32 entries written */
+} fy_axis_table;
+
+/* Builds the table for [in0, in1) of an axis of in_size pixels to `out`
+ * pixels into dst (at most `capacity` entries). FERRY_EUNSUPPORTED for
+ * NEAREST; FERRY_ETOO_LARGE when it does not fit. No error message. */
+int fy_resize_axis_table(ferry_filter filter, int in_size, double in0, double in1, int out,
+                         int32_t *dst, int capacity, fy_axis_table *t, fy_buf *scratch);
+
 /* IEEE half from float, round to nearest even (as numpy's astype). */
 uint16_t fy_f32_to_f16(float f);
 float fy_f16_to_f32(uint16_t h);

@@ -6,59 +6,12 @@
  * has been handed to that batch (the consumer released the slot's previous
  * batch). The worker that completes a batch closes its gaps (skipped files)
  * and marks it ready. The consumer takes batches in order. */
-#include "io/source.h"
-#include "pipeline/pipeline.h"
+#include "pipeline/loader_int.h"
 
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum slot_state { SLOT_FILLING, SLOT_READY, SLOT_HELD };
-
-typedef struct slot {
-  ferry_batch batch;
-  int64_t number;   /* batch of the epoch assigned to this slot, -1 none */
-  int state;
-  int done;         /* samples finished (ok or failed) */
-  int expected;     /* samples in this batch */
-  uint8_t *failed;  /* per position: 1 when the file was skipped */
-  int32_t *labels;
-  int64_t *indices;
-  void *data;
-} slot;
-
-struct ferry_loader {
-  ferry_loader_options o;
-  char *source_path;
-  fy_source src;
-  fy_store_params store;
-  size_t sample_bytes;
-  int64_t *order;       /* this epoch's positions -> source indices */
-  int64_t epoch_n;      /* samples in this rank's epoch */
-  int64_t num_batches;
-  uint8_t *bad;         /* per source index: known bad file */
-
-  pthread_mutex_t mu;
-  pthread_cond_t work_cv;  /* workers: a slot or an epoch became available */
-  pthread_cond_t ready_cv; /* consumer: a batch became ready; epoch drained */
-  pthread_mutex_t report_mu;
-  int nslots;
-  slot *slots;
-  int nworkers;
-  pthread_t *threads;
-  fy_worker_state *ws;
-  int stop;
-  int epoch;
-  int epoch_active;
-  int64_t next_pos;     /* next sample position to claim */
-  int64_t next_batch;   /* next batch the consumer takes */
-  int inflight;         /* samples being processed right now */
-  int held;             /* batches handed out, not released */
-  int error;            /* on_error = fail: first error of the epoch */
-  char error_msg[1024];
-  ferry_stats stats;
-};
 
 static int batch_count(const ferry_loader *L, int64_t b) {
   int64_t start = b * L->o.batch_size, left = L->epoch_n - start;
@@ -104,9 +57,7 @@ static void finish_batch(ferry_loader *L, slot *s, int any_failed) {
   s->batch.epoch = L->epoch;
 }
 
-/* Claims the next sample position whose slot is open, or returns -1 when
- * the worker should stop. Called with mu held; may wait. */
-static int64_t claim(ferry_loader *L, slot **out) {
+int64_t fy_claim_chunk(ferry_loader *L, slot **out, int max, int *n) {
   for (;;) {
     if (L->stop)
       return -1;
@@ -114,9 +65,14 @@ static int64_t claim(ferry_loader *L, slot **out) {
       int64_t b = L->next_pos / L->o.batch_size;
       slot *s = &L->slots[b % L->nslots];
       if (s->number == b && s->state == SLOT_FILLING) {
+        int64_t end = (b + 1) * L->o.batch_size, pos = L->next_pos;
+        if (end > L->epoch_n)
+          end = L->epoch_n;
+        *n = (int)(end - pos < max ? end - pos : max);
         *out = s;
-        L->inflight++;
-        return L->next_pos++;
+        L->inflight += *n;
+        L->next_pos += *n;
+        return pos;
       }
     }
     pthread_cond_wait(&L->work_cv, &L->mu);
@@ -128,9 +84,54 @@ typedef struct worker_arg {
   int id;
 } worker_arg;
 
+/* Closes a batch whose every sample is done: compacts around skipped files
+ * (on the host, or on the device with the kernels) and marks it ready. */
+static void complete_batch(ferry_loader *L, slot *s) {
+  int any = 0, rc = FERRY_OK;
+  for (int i = 0; i < s->expected; i++)
+    any |= s->failed[i];
+  if (L->gpu)
+    rc = fy_dev_finish(L, s);
+  else
+    finish_batch(L, s, any);
+  s->batch.index = (int)s->number;
+  s->batch.epoch = L->epoch;
+  pthread_mutex_lock(&L->mu);
+  if (rc && !L->error) {
+    L->error = rc;
+    snprintf(L->error_msg, sizeof L->error_msg, "%s", ferry_last_error());
+  }
+  s->state = SLOT_READY;
+  L->stats.batches++;
+}
+
+void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
+  int k = (int)(pos - s->number * L->o.batch_size);
+  int64_t idx = L->order[pos];
+  if (rc && L->o.on_error == FERRY_ON_ERROR_SKIP)
+    report_skip(L, idx, fy_source_path(&L->src, idx), rc);
+  s->failed[k] = rc != FERRY_OK;
+  pthread_mutex_lock(&L->mu);
+  if (rc && L->o.on_error == FERRY_ON_ERROR_FAIL && !L->error) {
+    L->error = rc;
+    snprintf(L->error_msg, sizeof L->error_msg, "%s", ferry_last_error());
+  }
+  L->stats.images += rc == FERRY_OK;
+  L->stats.skipped += rc != FERRY_OK;
+  if (++s->done == s->expected) {
+    /* This thread alone touches the slot now: close the gaps unlocked.
+     * It stays in flight until the batch is ready, so that an epoch
+     * change waits for it. */
+    pthread_mutex_unlock(&L->mu);
+    complete_batch(L, s);
+  }
+  L->inflight--;
+  pthread_cond_broadcast(&L->ready_cv);
+  pthread_mutex_unlock(&L->mu);
+}
+
 static void run_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch) {
-  int64_t b = s->number;
-  int k = (int)(pos - b * L->o.batch_size);
+  int k = (int)(pos - s->number * L->o.batch_size);
   int64_t idx = L->order[pos];
   const char *path = fy_source_path(&L->src, idx);
   s->labels[k] = L->src.labels[idx];
@@ -138,42 +139,27 @@ static void run_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos
   int rc;
   if (__atomic_load_n(&L->bad[idx], __ATOMIC_ACQUIRE)) {
     rc = FERRY_ECORRUPT; /* known bad: reported already, not read again */
+  } else if (L->gpu) {
+    rc = fy_process_sample(w, &L->o, &L->stage_store, path, epoch, idx,
+                           fy_dev_sample_dst(L, s, k));
+    if (rc == FERRY_OK)
+      fy_dev_sample_done(L, s, k, idx, epoch);
   } else {
     void *dst = (char *)s->data + (size_t)k * L->sample_bytes;
     rc = fy_process_sample(w, &L->o, &L->store, path, epoch, idx, dst);
-    if (rc && L->o.on_error == FERRY_ON_ERROR_SKIP)
-      report_skip(L, idx, path, rc);
   }
-  s->failed[k] = rc != FERRY_OK;
   pthread_mutex_lock(&L->mu);
-  if (rc && L->o.on_error == FERRY_ON_ERROR_FAIL && !L->error) {
-    L->error = rc;
-    snprintf(L->error_msg, sizeof L->error_msg, "%s", ferry_last_error());
-  }
   /* Stage times move to the loader's totals under the lock. */
   L->stats.read_s += w->read_s;
   L->stats.decode_s += w->decode_s;
   L->stats.transform_s += w->transform_s;
   w->read_s = w->decode_s = w->transform_s = 0;
-  L->stats.images += rc == FERRY_OK;
-  L->stats.skipped += rc != FERRY_OK;
-  int complete = ++s->done == s->expected;
-  if (complete) {
-    /* This thread alone touches the slot now: close the gaps unlocked.
-     * It stays in flight until the batch is ready, so that an epoch
-     * change waits for it. */
-    pthread_mutex_unlock(&L->mu);
-    int any = 0;
-    for (int i = 0; i < s->expected; i++)
-      any |= s->failed[i];
-    finish_batch(L, s, any);
-    pthread_mutex_lock(&L->mu);
-    s->state = SLOT_READY;
-    L->stats.batches++;
-  }
-  L->inflight--;
-  pthread_cond_broadcast(&L->ready_cv);
   pthread_mutex_unlock(&L->mu);
+  fy_sample_finished(L, s, pos, rc);
+}
+
+void fy_run_cpu_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch) {
+  run_sample(L, w, s, pos, epoch);
 }
 
 static void *worker_run(void *arg) {
@@ -184,7 +170,8 @@ static void *worker_run(void *arg) {
   pthread_mutex_lock(&L->mu);
   for (;;) {
     slot *s = NULL;
-    int64_t pos = claim(L, &s);
+    int n;
+    int64_t pos = fy_claim_chunk(L, &s, 1, &n);
     if (pos < 0)
       break;
     int epoch = L->epoch;
@@ -217,6 +204,9 @@ void ferry_loader_options_default(ferry_loader_options *o) {
   o->world_size = 1;
   o->max_pixels = 178956970ull;
   o->allow_dct_scaling = 1;
+  o->device = -1;
+  o->hw_decode = 1;
+  o->device_memory = 2ull << 30;
 }
 
 static int validate(const ferry_loader_options *o) {
@@ -247,6 +237,9 @@ static int validate(const ferry_loader_options *o) {
   if ((unsigned)o->layout > FERRY_LAYOUT_CHW || (unsigned)o->dtype > FERRY_F32 ||
       (unsigned)o->filter > FERRY_FILTER_NEAREST || (unsigned)o->crop > FERRY_CROP_RANDOM)
     return fy_error(FERRY_EINVAL, "loader: unknown layout, dtype, filter or crop value");
+  if (o->device < -1 || o->device > 255)
+    return fy_error(FERRY_EINVAL, "loader: device %d not valid (-1 = CPU, N = cuda:N)",
+                    o->device);
   for (int c = 0; c < 3 && o->normalize; c++)
     if (!(o->std[c] > 0))
       return fy_error(FERRY_EINVAL, "loader: std[%d] must be > 0", c);
@@ -264,12 +257,14 @@ static int alloc_slots(ferry_loader *L) {
   for (int i = 0; i < L->nslots; i++) {
     slot *s = &L->slots[i];
     s->number = -1;
-    /* Page-aligned so the buffer can be pinned or handed to DLPack. */
-    s->data = aligned_alloc(4096, bytes);
+    s->id = i;
+    /* Page-aligned so the buffer can be pinned or handed to DLPack. On a
+     * GPU the batch lives in device memory instead (device.c). */
+    s->data = L->o.device >= 0 ? NULL : aligned_alloc(4096, bytes);
     s->failed = calloc(B, 1);
     s->labels = calloc(B, sizeof *s->labels);
     s->indices = calloc(B, sizeof *s->indices);
-    if (!s->data || !s->failed || !s->labels || !s->indices)
+    if ((!s->data && L->o.device < 0) || !s->failed || !s->labels || !s->indices)
       return fy_error(FERRY_ENOMEM, "loader: out of memory for %d batches of %zu bytes",
                       L->nslots, bytes);
     ferry_batch *bt = &s->batch;
@@ -281,6 +276,7 @@ static int alloc_slots(ferry_loader *L) {
     bt->width = L->o.width;
     bt->layout = L->o.layout;
     bt->dtype = L->o.dtype;
+    bt->device = L->o.device;
   }
   return FERRY_OK;
 }
@@ -325,6 +321,7 @@ int ferry_loader_open(const ferry_loader_options *options, ferry_loader **out) {
   L->store = (fy_store_params){L->o.layout, L->o.dtype, 0, L->o.normalize,
                                {L->o.mean[0], L->o.mean[1], L->o.mean[2]},
                                {L->o.std[0], L->o.std[1], L->o.std[2]}};
+  L->stage_store = (fy_store_params){FERRY_LAYOUT_HWC, FERRY_U8, 0, 0, {0, 0, 0}, {1, 1, 1}};
   L->sample_bytes = (size_t)3 * L->o.width * L->o.height * ferry_dtype_size(L->o.dtype);
   L->nslots = L->o.prefetch;
   rc = L->source_path ? fy_source_open(&L->src, L->o.source) : FERRY_ENOMEM;
@@ -342,6 +339,8 @@ int ferry_loader_open(const ferry_loader_options *options, ferry_loader **out) {
       L->epoch_n = L->num_batches * L->o.batch_size;
     rc = alloc_slots(L);
   }
+  if (rc == FERRY_OK && L->o.device >= 0)
+    rc = fy_dev_open(L);
   if (rc == FERRY_OK)
     rc = start_threads(L);
   if (rc) {
@@ -400,6 +399,8 @@ int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
     s->state = SLOT_FILLING;
     s->done = 0;
     s->expected = s->number >= 0 ? batch_count(L, s->number) : 0;
+    if (L->gpu)
+      fy_dev_slot_reset(L, s);
   }
   L->epoch_active = 1;
   pthread_cond_broadcast(&L->work_cv);
@@ -437,12 +438,21 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
       L->next_batch++;
       *out = &s->batch;
     }
+    if (rc == FERRY_OK && L->gpu) {
+      pthread_mutex_unlock(&L->mu);
+      t0 = fy_now();
+      rc = fy_dev_ready(L, s); /* the batch's kernels have run */
+      pthread_mutex_lock(&L->mu);
+      L->stats.wait_s += fy_now() - t0;
+      if (rc)
+        *out = NULL;
+    }
   }
   pthread_mutex_unlock(&L->mu);
   return rc;
 }
 
-void ferry_loader_release(ferry_loader *L, ferry_batch *b) {
+void ferry_loader_release_on_stream(ferry_loader *L, ferry_batch *b, void *stream) {
   if (!L || !b)
     return;
   pthread_mutex_lock(&L->mu);
@@ -450,16 +460,24 @@ void ferry_loader_release(ferry_loader *L, ferry_batch *b) {
     slot *s = &L->slots[i];
     if (&s->batch != b || s->state != SLOT_HELD || b->epoch != L->epoch)
       continue;
+    if (L->gpu)
+      fy_dev_release(L, s, stream);
     L->held--;
     int64_t next = s->number + L->nslots;
     s->number = next < L->num_batches ? next : -1;
     s->state = SLOT_FILLING;
     s->done = 0;
     s->expected = s->number >= 0 ? batch_count(L, s->number) : 0;
+    if (L->gpu)
+      fy_dev_slot_reset(L, s);
     pthread_cond_broadcast(&L->work_cv);
     break;
   }
   pthread_mutex_unlock(&L->mu);
+}
+
+void ferry_loader_release(ferry_loader *L, ferry_batch *b) {
+  ferry_loader_release_on_stream(L, b, NULL);
 }
 
 void ferry_loader_get_stats(const ferry_loader *L, ferry_stats *st) {
@@ -478,6 +496,7 @@ void ferry_loader_close(ferry_loader *L) {
   pthread_mutex_unlock(&L->mu);
   for (int i = 0; i < L->nworkers; i++)
     pthread_join(L->threads[i], NULL);
+  fy_dev_close(L);
   for (int i = 0; L->ws && i < L->nworkers; i++)
     fy_worker_state_free(&L->ws[i]);
   for (int i = 0; L->slots && i < L->nslots; i++) {

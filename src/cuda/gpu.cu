@@ -1,0 +1,502 @@
+/* gpu.cu — the CUDA backend: device probe, per-slot device and pinned
+ * memory, nvJPEG hardware decoding, and the batch kernels (resample +
+ * flip + normalize + layout + dtype) with events for overlap. */
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <nvjpeg.h>
+#include <stdio.h>
+#include <string.h>
+
+extern "C" {
+#include "cuda/gpu.h"
+}
+
+#define FY_PREC 22
+
+/* nvJPEG is loaded at run time, so that libferry works (on the CPU, or
+ * with the GPU but without the JPEG engine) where libnvjpeg is absent. */
+#define NVJ_FUNCS(X)                                                                             \
+  X(nvjpegGetProperty) X(nvjpegCreateEx) X(nvjpegDestroy) X(nvjpegJpegStateCreate)               \
+  X(nvjpegJpegStateDestroy) X(nvjpegJpegStreamCreate) X(nvjpegJpegStreamDestroy)                 \
+  X(nvjpegJpegStreamParseHeader) X(nvjpegDecodeBatchedSupported)                                 \
+  X(nvjpegJpegStreamGetFrameDimensions) X(nvjpegJpegStreamGetComponentsNum)                      \
+  X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched)
+
+static struct {
+  int tried, ok;
+#define NVJ_PTR(f) decltype(&::f) f;
+  NVJ_FUNCS(NVJ_PTR)
+} nvj;
+
+/* Loads libnvjpeg once (the probe and the first loader, from one thread at
+ * a time: the CLI and loader open are not concurrent with each other). */
+static int nvj_load(void) {
+  if (nvj.tried)
+    return nvj.ok;
+  nvj.tried = 1;
+  const char *names[] = {"libnvjpeg.so.13", "libnvjpeg.so.12", "libnvjpeg.so"};
+  void *h = NULL;
+  for (int i = 0; i < 3 && !h; i++)
+    h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  if (!h)
+    return 0;
+#define NVJ_SYM(f)                                                                               \
+  nvj.f = (decltype(nvj.f))dlsym(h, #f);                                                         \
+  if (!nvj.f)                                                                                    \
+    return 0;
+  NVJ_FUNCS(NVJ_SYM)
+  nvj.ok = 1;
+  return 1;
+}
+
+static int cuda_fail(cudaError_t e, const char *what) {
+  return fy_error(e == cudaErrorMemoryAllocation ? FERRY_ENOMEM : FERRY_EIO, "CUDA: %s: %s",
+                  what, cudaGetErrorString(e));
+}
+
+#define CU(call, what)                                                                           \
+  do {                                                                                           \
+    cudaError_t e_ = (call);                                                                     \
+    if (e_ != cudaSuccess)                                                                       \
+      return cuda_fail(e_, what);                                                                \
+  } while (0)
+
+struct fy_gpu {
+  fy_gpu_params p;
+  cudaStream_t stream;
+  size_t out_bytes, stage_bytes;
+  struct slot {
+    void *out;             /* device: output batch */
+    uint8_t *stage_h;      /* pinned: staged u8 images */
+    uint8_t *stage_d;      /* device copy of them */
+    fy_gpu_sample *smp_h;  /* pinned */
+    fy_gpu_sample *smp_d;
+    int32_t *tab_h;        /* pinned */
+    int32_t *tab_d;
+    uint8_t *arena;        /* device: decoded images */
+    uint8_t *temp;         /* device: horizontal-pass results */
+    cudaEvent_t ready, released;
+    int release_pending;
+  } *slots;
+  nvjpegHandle_t jh;
+  nvjpegJpegState_t js;
+  nvjpegJpegStream_t jstream;
+  int jbatch; /* batch size the batched decoder was initialised for */
+  int hw;
+};
+
+/* ---------------------------------------------------------------- probe */
+
+extern "C" void fy_gpu_probe_run(fy_gpu_probe *p) {
+  memset(p, 0, sizeof *p);
+  p->built_with_cuda = 1;
+  cudaDriverGetVersion(&p->driver_version);
+  cudaRuntimeGetVersion(&p->runtime_version);
+  cudaError_t e = cudaGetDeviceCount(&p->device_count);
+  if (e != cudaSuccess) {
+    snprintf(p->error, sizeof p->error, "%s",
+             p->driver_version == 0 ? "no NVIDIA driver found" : cudaGetErrorString(e));
+    p->device_count = 0;
+  }
+  int maj = 0, min = 0, pat = 0;
+  if (nvj_load() && nvj.nvjpegGetProperty(MAJOR_VERSION, &maj) == NVJPEG_STATUS_SUCCESS) {
+    nvj.nvjpegGetProperty(MINOR_VERSION, &min);
+    nvj.nvjpegGetProperty(PATCH_LEVEL, &pat);
+    p->nvjpeg_version = maj * 1000 + min * 10 + pat;
+  }
+  void *cuvid = dlopen("libnvcuvid.so.1", RTLD_LAZY | RTLD_LOCAL);
+  p->nvdec = cuvid != NULL;
+  if (cuvid)
+    dlclose(cuvid);
+  for (int d = 0; d < p->device_count && d < 8; d++) {
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, d) != cudaSuccess)
+      continue;
+    snprintf(p->dev[d].name, sizeof p->dev[d].name, "%s", prop.name);
+    p->dev[d].major = prop.major;
+    p->dev[d].minor = prop.minor;
+    p->dev[d].sms = prop.multiProcessorCount;
+    cudaSetDevice(d);
+    cudaMemGetInfo(&p->dev[d].free_mem, &p->dev[d].total_mem);
+    nvjpegHandle_t h;
+    if (!nvj.ok) {
+      snprintf(p->dev[d].hw_jpeg_why, sizeof p->dev[d].hw_jpeg_why, "libnvjpeg not found");
+      continue;
+    }
+    nvjpegStatus_t s = nvj.nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &h);
+    p->dev[d].hw_jpeg = s == NVJPEG_STATUS_SUCCESS;
+    if (s == NVJPEG_STATUS_SUCCESS)
+      nvj.nvjpegDestroy(h);
+    else
+      snprintf(p->dev[d].hw_jpeg_why, sizeof p->dev[d].hw_jpeg_why,
+               s == NVJPEG_STATUS_ARCH_MISMATCH ? "no hardware JPEG engine on this GPU"
+                                                : "nvJPEG hardware backend failed (status %d)",
+               (int)s);
+  }
+}
+
+/* -------------------------------------------------------------- kernels */
+
+__device__ __forceinline__ int clip8(int v) {
+  v >>= FY_PREC; /* arithmetic shift, as the CPU passes */
+  return v < 0 ? 0 : v > 255 ? 255 : v;
+}
+
+/* Horizontal pass: rows [row0, row0 + rows) of each resampled sample, out_w
+ * outputs per row, 3 channels, into the temp arena. */
+__global__ void k_horizontal(const fy_gpu_sample *smp, const int32_t *tab, uint8_t *temp,
+                             int out_w) {
+  fy_gpu_sample s = smp[blockIdx.z];
+  if (s.staged)
+    return;
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= out_w)
+    return;
+  int start = tab[s.xs + x];
+  const int32_t *k = tab + s.xk + (size_t)x * s.xtaps;
+  const uint8_t *src = (const uint8_t *)s.src;
+  uint8_t *dst = temp + s.temp;
+  for (int r = blockIdx.y * blockDim.y + threadIdx.y; r < s.rows; r += gridDim.y * blockDim.y) {
+    const uint8_t *row = src + (size_t)(s.row0 + r) * s.pitch + (size_t)start * 3;
+    int a0 = 1 << (FY_PREC - 1), a1 = a0, a2 = a0;
+    for (int i = 0; i < s.xtaps; i++) {
+      int w = k[i];
+      a0 += row[3 * i] * w;
+      a1 += row[3 * i + 1] * w;
+      a2 += row[3 * i + 2] * w;
+    }
+    uint8_t *o = dst + ((size_t)r * out_w + x) * 3;
+    o[0] = (uint8_t)clip8(a0);
+    o[1] = (uint8_t)clip8(a1);
+    o[2] = (uint8_t)clip8(a2);
+  }
+}
+
+struct store_params {
+  int w, h, layout, dtype, normalize;
+  float mean[3], std[3];
+};
+
+/* Writes one u8 value as the output element, with the CPU store's float
+ * arithmetic (no fused multiply-add, so results match it bit for bit). */
+__device__ __forceinline__ void put(void *out, size_t i, int v, int c, const store_params &p) {
+  if (p.dtype == FERRY_U8 && !p.normalize) {
+    ((uint8_t *)out)[i] = (uint8_t)v;
+    return;
+  }
+  float f = __fdiv_rn((float)v, 255.0f);
+  if (p.normalize)
+    f = __fdiv_rn(__fsub_rn(f, p.mean[c]), p.std[c]);
+  if (p.dtype == FERRY_F32)
+    ((float *)out)[i] = f;
+  else if (p.dtype == FERRY_F16)
+    ((__half *)out)[i] = __float2half_rn(f);
+  else {
+    float r = rintf(f); /* u8 with normalize: round half to even, clamp */
+    ((uint8_t *)out)[i] = (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : r);
+  }
+}
+
+/* Vertical pass (or the staged image as it is) + flip + normalize + layout
+ * + dtype, into the output batch. */
+__global__ void k_vertical_store(const fy_gpu_sample *smp, const int32_t *tab,
+                                 const uint8_t *temp, void *out, store_params p) {
+  fy_gpu_sample s = smp[blockIdx.z];
+  int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= p.w || y >= p.h)
+    return;
+  int sx = s.flip ? p.w - 1 - x : x;
+  int v[3];
+  if (s.staged) {
+    const uint8_t *q = (const uint8_t *)s.src + ((size_t)y * p.w + sx) * 3;
+    v[0] = q[0], v[1] = q[1], v[2] = q[2];
+  } else {
+    int start = tab[s.ys + y] - s.row0;
+    const int32_t *k = tab + s.yk + (size_t)y * s.ytaps;
+    const uint8_t *col = temp + s.temp + ((size_t)start * p.w + sx) * 3;
+    int a0 = 1 << (FY_PREC - 1), a1 = a0, a2 = a0;
+    size_t step = (size_t)p.w * 3;
+    for (int j = 0; j < s.ytaps; j++) {
+      const uint8_t *q = col + j * step;
+      a0 += q[0] * k[j];
+      a1 += q[1] * k[j];
+      a2 += q[2] * k[j];
+    }
+    v[0] = clip8(a0), v[1] = clip8(a1), v[2] = clip8(a2);
+  }
+  size_t plane = (size_t)p.w * p.h, base = (size_t)s.out_index * plane * 3;
+  for (int c = 0; c < 3; c++) {
+    size_t i = p.layout == FERRY_LAYOUT_CHW ? base + c * plane + (size_t)y * p.w + x
+                                            : base + ((size_t)y * p.w + x) * 3 + c;
+    put(out, i, v[c], c, p);
+  }
+}
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void k_busy(unsigned long long ns) {
+  unsigned long long t0 = global_ns();
+  while (global_ns() - t0 < ns) {
+  }
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+static size_t dtype_size(ferry_dtype d) { return d == FERRY_U8 ? 1 : d == FERRY_F16 ? 2 : 4; }
+
+static int jpeg_fail(nvjpegStatus_t s, const char *what) {
+  return fy_error(FERRY_EIO, "nvJPEG: %s failed (status %d)", what, (int)s);
+}
+
+static int open_nvjpeg(fy_gpu *g) {
+  if (!g->p.hw_decode || !nvj_load())
+    return FERRY_OK; /* no engine (or no libnvjpeg): the CPU decodes */
+  nvjpegStatus_t s = nvj.nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &g->jh);
+  if (s != NVJPEG_STATUS_SUCCESS) {
+    g->hw = 0; /* no engine: the CPU decodes everything */
+    return FERRY_OK;
+  }
+  if ((s = nvj.nvjpegJpegStateCreate(g->jh, &g->js)) != NVJPEG_STATUS_SUCCESS ||
+      (s = nvj.nvjpegJpegStreamCreate(g->jh, &g->jstream)) != NVJPEG_STATUS_SUCCESS)
+    return jpeg_fail(s, "state creation");
+  g->hw = 1;
+  return FERRY_OK;
+}
+
+static int alloc_slot(fy_gpu *g, struct fy_gpu::slot *s) {
+  const fy_gpu_params *p = &g->p;
+  CU(cudaMalloc(&s->out, g->out_bytes), "allocating an output batch");
+  CU(cudaHostAlloc((void **)&s->stage_h, g->stage_bytes, cudaHostAllocDefault),
+     "allocating pinned staging memory");
+  CU(cudaMalloc((void **)&s->stage_d, g->stage_bytes), "allocating device staging memory");
+  CU(cudaHostAlloc((void **)&s->smp_h, sizeof(fy_gpu_sample) * p->batch, cudaHostAllocDefault),
+     "allocating pinned sample table");
+  CU(cudaMalloc((void **)&s->smp_d, sizeof(fy_gpu_sample) * p->batch), "allocating samples");
+  CU(cudaHostAlloc((void **)&s->tab_h, sizeof(int32_t) * p->table_entries, cudaHostAllocDefault),
+     "allocating pinned tables");
+  CU(cudaMalloc((void **)&s->tab_d, sizeof(int32_t) * p->table_entries), "allocating tables");
+  CU(cudaMalloc((void **)&s->arena, p->arena_bytes), "allocating the decode arena");
+  CU(cudaMalloc((void **)&s->temp, p->temp_bytes), "allocating the resample arena");
+  CU(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming), "creating an event");
+  CU(cudaEventCreateWithFlags(&s->released, cudaEventDisableTiming), "creating an event");
+  return FERRY_OK;
+}
+
+extern "C" int fy_gpu_open(const fy_gpu_params *p, fy_gpu **out) {
+  *out = NULL;
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess || n == 0)
+    return fy_error(FERRY_EUNSUPPORTED, "no CUDA device available (%s)",
+                    e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+  if (p->device < 0 || p->device >= n)
+    return fy_error(FERRY_EINVAL, "cuda:%d does not exist (%d device%s)", p->device, n,
+                    n == 1 ? "" : "s");
+  CU(cudaSetDevice(p->device), "selecting the device");
+  fy_gpu *g = (fy_gpu *)calloc(1, sizeof *g);
+  if (!g)
+    return fy_error(FERRY_ENOMEM, "out of memory");
+  g->p = *p;
+  g->out_bytes = (size_t)p->batch * 3 * p->width * p->height * dtype_size(p->dtype);
+  g->stage_bytes = (size_t)p->batch * 3 * p->width * p->height;
+  g->slots = (struct fy_gpu::slot *)calloc((size_t)p->nslots, sizeof *g->slots);
+  int rc = g->slots ? FERRY_OK : fy_error(FERRY_ENOMEM, "out of memory");
+  if (rc == FERRY_OK) {
+    cudaError_t se = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking);
+    rc = se == cudaSuccess ? open_nvjpeg(g) : cuda_fail(se, "creating a stream");
+  }
+  for (int i = 0; rc == FERRY_OK && i < p->nslots; i++)
+    rc = alloc_slot(g, &g->slots[i]);
+  if (rc) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", ferry_last_error());
+    fy_gpu_close(g);
+    return fy_error(rc, "%s", msg);
+  }
+  *out = g;
+  return FERRY_OK;
+}
+
+extern "C" void fy_gpu_close(fy_gpu *g) {
+  if (!g)
+    return;
+  cudaSetDevice(g->p.device);
+  if (g->stream)
+    cudaStreamSynchronize(g->stream);
+  for (int i = 0; g->slots && i < g->p.nslots; i++) {
+    struct fy_gpu::slot *s = &g->slots[i];
+    cudaFree(s->out);
+    cudaFreeHost(s->stage_h);
+    cudaFree(s->stage_d);
+    cudaFreeHost(s->smp_h);
+    cudaFree(s->smp_d);
+    cudaFreeHost(s->tab_h);
+    cudaFree(s->tab_d);
+    cudaFree(s->arena);
+    cudaFree(s->temp);
+    if (s->ready)
+      cudaEventDestroy(s->ready);
+    if (s->released)
+      cudaEventDestroy(s->released);
+  }
+  if (g->jstream)
+    nvj.nvjpegJpegStreamDestroy(g->jstream);
+  if (g->js)
+    nvj.nvjpegJpegStateDestroy(g->js);
+  if (g->jh)
+    nvj.nvjpegDestroy(g->jh);
+  if (g->stream)
+    cudaStreamDestroy(g->stream);
+  free(g->slots);
+  free(g);
+}
+
+extern "C" uint8_t *fy_gpu_staging(fy_gpu *g, int s) { return g->slots[s].stage_h; }
+extern "C" void *fy_gpu_output(fy_gpu *g, int s) { return g->slots[s].out; }
+extern "C" fy_gpu_sample *fy_gpu_samples(fy_gpu *g, int s) { return g->slots[s].smp_h; }
+extern "C" int32_t *fy_gpu_tables(fy_gpu *g, int s) { return g->slots[s].tab_h; }
+extern "C" int fy_gpu_hw_decode(const fy_gpu *g) { return g->hw; }
+extern "C" uint8_t *fy_gpu_arena(fy_gpu *g, int s) { return g->slots[s].arena; }
+extern "C" size_t fy_gpu_arena_bytes(const fy_gpu *g) { return g->hw ? g->p.arena_bytes : 0; }
+
+/* Device address of a staged image: what producers put in sample.src. */
+extern "C" uint64_t fy_gpu_staged_src(fy_gpu *g, int s, int k) {
+  return (uint64_t)(uintptr_t)(g->slots[s].stage_d + (size_t)k * 3 * g->p.width * g->p.height);
+}
+
+/* --------------------------------------------------------------- nvJPEG */
+
+extern "C" int fy_gpu_jpeg_check(fy_gpu *g, const uint8_t *data, size_t len, int *w, int *h) {
+  if (!g->hw)
+    return 0;
+  if (nvj.nvjpegJpegStreamParseHeader(g->jh, data, len, g->jstream) != NVJPEG_STATUS_SUCCESS)
+    return 0;
+  int supported = 1;
+  if (nvj.nvjpegDecodeBatchedSupported(g->jh, g->jstream, &supported) != NVJPEG_STATUS_SUCCESS ||
+      supported != 0)
+    return 0;
+  unsigned int fw = 0, fh = 0, nc = 0;
+  if (nvj.nvjpegJpegStreamGetFrameDimensions(g->jstream, &fw, &fh) != NVJPEG_STATUS_SUCCESS ||
+      nvj.nvjpegJpegStreamGetComponentsNum(g->jstream, &nc) != NVJPEG_STATUS_SUCCESS ||
+      (nc != 1 && nc != 3))
+    return 0;
+  *w = (int)fw;
+  *h = (int)fh;
+  return 1;
+}
+
+extern "C" int fy_gpu_jpeg_decode(fy_gpu *g, int slot, const uint8_t *const *data,
+                                  const size_t *len, const int *w, const int *h, int n,
+                                  size_t *arena_used, uint64_t *dev, int32_t *pitch) {
+  struct fy_gpu::slot *s = &g->slots[slot];
+  nvjpegImage_t img[256];
+  if (n > 256)
+    return fy_error(FERRY_EINVAL, "nvJPEG: chunk of %d images over 256", n);
+  for (int i = 0; i < n; i++) {
+    size_t bytes = (size_t)w[i] * h[i] * 3;
+    bytes = (bytes + 255) & ~(size_t)255;
+    if (*arena_used + bytes > g->p.arena_bytes)
+      return fy_error(FERRY_ETOO_LARGE, "decode arena full");
+    memset(&img[i], 0, sizeof img[i]);
+    img[i].channel[0] = s->arena + *arena_used;
+    img[i].pitch[0] = (unsigned int)w[i] * 3;
+    dev[i] = (uint64_t)(uintptr_t)img[i].channel[0];
+    pitch[i] = w[i] * 3;
+    *arena_used += bytes;
+  }
+  /* Writing into the arena must wait for the consumer of the slot's last
+   * batch (its resample kernels ran on g->stream already, in order). */
+  nvjpegStatus_t st;
+  if (g->jbatch != n) {
+    st = nvj.nvjpegDecodeBatchedInitialize(g->jh, g->js, n, 1, NVJPEG_OUTPUT_RGBI);
+    if (st != NVJPEG_STATUS_SUCCESS)
+      return jpeg_fail(st, "batched decode initialisation");
+    g->jbatch = n;
+  }
+  st = nvj.nvjpegDecodeBatched(g->jh, g->js, data, len, img, g->stream);
+  if (st != NVJPEG_STATUS_SUCCESS) {
+    g->jbatch = 0; /* re-initialise after a failed batch, as nvJPEG asks */
+    return jpeg_fail(st, "batched decode");
+  }
+  return FERRY_OK;
+}
+
+/* --------------------------------------------------------------- batches */
+
+extern "C" int fy_gpu_finish(fy_gpu *g, int slot, int count, int table_used,
+                             int staged_images) {
+  struct fy_gpu::slot *s = &g->slots[slot];
+  const fy_gpu_params *p = &g->p;
+  CU(cudaSetDevice(p->device), "selecting the device");
+  if (s->release_pending) { /* the consumer's kernels may still read the slot */
+    CU(cudaStreamWaitEvent(g->stream, s->released, 0), "waiting for the consumer");
+    s->release_pending = 0;
+  }
+  if (count > 0) {
+    CU(cudaMemcpyAsync(s->smp_d, s->smp_h, sizeof(fy_gpu_sample) * count,
+                       cudaMemcpyHostToDevice, g->stream),
+       "uploading samples");
+    if (table_used > 0)
+      CU(cudaMemcpyAsync(s->tab_d, s->tab_h, sizeof(int32_t) * table_used,
+                         cudaMemcpyHostToDevice, g->stream),
+         "uploading tables");
+    if (staged_images > 0)
+      CU(cudaMemcpyAsync(s->stage_d, s->stage_h, g->stage_bytes / p->batch * staged_images,
+                         cudaMemcpyHostToDevice, g->stream),
+         "uploading staged images");
+    if (table_used > 0) {
+      dim3 hb(32, 8), hg((p->width + 31) / 32, 32, count);
+      k_horizontal<<<hg, hb, 0, g->stream>>>(s->smp_d, s->tab_d, s->temp, p->width);
+    }
+    store_params sp = {p->width, p->height, (int)p->layout, (int)p->dtype, p->normalize,
+                       {p->mean[0], p->mean[1], p->mean[2]},
+                       {p->std[0], p->std[1], p->std[2]}};
+    dim3 vb(32, 8), vg((p->width + 31) / 32, (p->height + 7) / 8, count);
+    k_vertical_store<<<vg, vb, 0, g->stream>>>(s->smp_d, s->tab_d, s->temp, s->out, sp);
+    CU(cudaGetLastError(), "launching the batch kernels");
+  }
+  CU(cudaEventRecord(s->ready, g->stream), "recording an event");
+  return FERRY_OK;
+}
+
+extern "C" int fy_gpu_wait(fy_gpu *g, int slot) {
+  CU(cudaEventSynchronize(g->slots[slot].ready), "waiting for a batch");
+  return FERRY_OK;
+}
+
+extern "C" int fy_gpu_release(fy_gpu *g, int slot, void *stream) {
+  struct fy_gpu::slot *s = &g->slots[slot];
+  CU(cudaEventRecord(s->released, (cudaStream_t)stream), "recording the release");
+  s->release_pending = 1;
+  return FERRY_OK;
+}
+
+extern "C" int fy_gpu_busy(int device, double ms) {
+  CU(cudaSetDevice(device), "selecting the device");
+  k_busy<<<1, 1>>>((unsigned long long)(ms * 1e6));
+  CU(cudaGetLastError(), "launching the busy kernel");
+  return FERRY_OK;
+}
+
+extern "C" int fy_gpu_download(int device, const void *src, void *dst, size_t n) {
+  CU(cudaSetDevice(device), "selecting the device");
+  CU(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost), "copying a batch to the host");
+  return FERRY_OK;
+}
+
+extern "C" int fy_gpu_upload(int device, const void *src, void *dst, size_t n) {
+  CU(cudaSetDevice(device), "selecting the device");
+  CU(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice), "copying to the device");
+  return FERRY_OK;
+}
+
+extern "C" int fy_gpu_sync(int device) {
+  CU(cudaSetDevice(device), "selecting the device");
+  CU(cudaDeviceSynchronize(), "waiting for the device");
+  return FERRY_OK;
+}

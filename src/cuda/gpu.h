@@ -1,0 +1,113 @@
+/* gpu.h — ferry's CUDA backend, seen from the C side (the loader, the CLI).
+ * Implemented in gpu.cu (with CUDA) or gpu_stub.c (without: every call
+ * returns FERRY_EUNSUPPORTED "built without CUDA"). */
+#ifndef FY_GPU_H
+#define FY_GPU_H
+
+#include "core/internal.h"
+
+/* What the device probe found; `ferry doctor` prints it. */
+typedef struct fy_gpu_probe {
+  int built_with_cuda;
+  int driver_version, runtime_version; /* e.g. 13000 */
+  int device_count;
+  char error[256];                     /* why no GPU can be used, if none */
+  struct {
+    char name[256];
+    int major, minor, sms;
+    size_t total_mem, free_mem;
+    int hw_jpeg;      /* nvJPEG's hardware backend can be created */
+    char hw_jpeg_why[128];
+  } dev[8];
+  int nvjpeg_version; /* major*1000 + minor*10 + patch, 0 if unavailable */
+  int nvdec;          /* libnvcuvid loads */
+} fy_gpu_probe;
+
+/* Fills *p. Never fails: what is missing is said in p. */
+void fy_gpu_probe_run(fy_gpu_probe *p);
+
+/* One sample for the batch kernel. Samples are either staged (the CPU made
+ * the final u8 HWC image: the kernel only converts it) or resampled from a
+ * decoded image in device memory with fixed-point tables, horizontal pass
+ * then vertical, exactly as the CPU resizer does. */
+typedef struct fy_gpu_sample {
+  uint64_t src;        /* device pointer to u8 RGB interleaved pixels */
+  int32_t pitch;       /* bytes per source row */
+  int32_t out_index;   /* position in the output batch */
+  int32_t flip;
+  int32_t staged;      /* 1: src is a final out_w x out_h image */
+  /* resampling (staged = 0): tables in the slot's table arena */
+  int32_t xs, xk, xtaps; /* x window starts at tab[xs..], weights tab[xk..] */
+  int32_t ys, yk, ytaps;
+  int32_t row0, rows;  /* source rows the vertical pass reads */
+  int64_t temp;        /* byte offset of this sample's horizontal result */
+} fy_gpu_sample;
+
+typedef struct fy_gpu_params {
+  int device;
+  int nslots, batch;
+  int width, height;
+  ferry_layout layout;
+  ferry_dtype dtype;
+  int normalize;
+  float mean[3], std[3];
+  size_t arena_bytes;  /* per slot: decoded images on the device */
+  size_t temp_bytes;   /* per slot: horizontal-pass results */
+  int table_entries;   /* per slot: int32 entries of resampling tables */
+  int hw_decode;       /* use nvJPEG's hardware engine */
+} fy_gpu_params;
+
+typedef struct fy_gpu fy_gpu;
+
+int fy_gpu_open(const fy_gpu_params *p, fy_gpu **out);
+void fy_gpu_close(fy_gpu *g);
+
+/* Pinned host memory of slot s: staged u8 HWC images [batch][h][w][3]. */
+uint8_t *fy_gpu_staging(fy_gpu *g, int slot);
+/* Device memory of slot s: the output batch. */
+void *fy_gpu_output(fy_gpu *g, int slot);
+/* Pinned host arrays of slot s that producers fill. */
+fy_gpu_sample *fy_gpu_samples(fy_gpu *g, int slot);
+int32_t *fy_gpu_tables(fy_gpu *g, int slot);
+
+/* Device memory of slot s for decoded images (tests place images here). */
+uint8_t *fy_gpu_arena(fy_gpu *g, int slot);
+/* Whether the hardware JPEG engine is in use. */
+int fy_gpu_hw_decode(const fy_gpu *g);
+
+/* Decodes up to n JPEGs (already checked with fy_gpu_jpeg_check) on the
+ * hardware engine into slot s's arena starting at byte *arena_used (which
+ * advances); fills dev[i] and pitch[i]. Thread: one decoder thread per
+ * loader. Returns FERRY_OK or an error (the caller retries on the CPU). */
+int fy_gpu_jpeg_decode(fy_gpu *g, int slot, const uint8_t *const *data, const size_t *len,
+                       const int *w, const int *h, int n, size_t *arena_used,
+                       uint64_t *dev, int32_t *pitch);
+/* Whether the engine can decode these bytes; *w, *h get the size. */
+int fy_gpu_jpeg_check(fy_gpu *g, const uint8_t *data, size_t len, int *w, int *h);
+size_t fy_gpu_arena_bytes(const fy_gpu *g);
+
+/* Device address of staged image k of slot s (what a staged sample's src
+ * holds). */
+uint64_t fy_gpu_staged_src(fy_gpu *g, int slot, int k);
+
+/* Uploads slot s's samples, `table_used` table entries and the first
+ * `staged_images` staged images, runs the batch kernels for `count`
+ * samples, and records the slot's ready event. Asynchronous. */
+int fy_gpu_finish(fy_gpu *g, int slot, int count, int table_used, int staged_images);
+/* Waits until slot s's batch is on the device. */
+int fy_gpu_wait(fy_gpu *g, int slot);
+/* The consumer is done with slot s once its work on `stream` (a
+ * cudaStream_t, NULL = the legacy default stream) has run: later writes into
+ * the slot wait for that. */
+int fy_gpu_release(fy_gpu *g, int slot, void *stream);
+
+/* Spins the GPU for about `ms` milliseconds on the legacy default stream
+ * (benchmarks: a stand-in for the consumer's compute). */
+int fy_gpu_busy(int device, double ms);
+
+/* Plain synchronous copies and a device-wide wait (tools and tests). */
+int fy_gpu_download(int device, const void *src, void *dst, size_t n);
+int fy_gpu_upload(int device, const void *src, void *dst, size_t n);
+int fy_gpu_sync(int device);
+
+#endif

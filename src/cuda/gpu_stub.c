@@ -1,0 +1,64 @@
+/* gpu_stub.c — the CUDA backend's entry points when ferry is built without
+ * CUDA: the probe says so and everything else refuses with that reason. */
+#ifndef FERRY_HAVE_CUDA
+#include "cuda/gpu.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int no_cuda(void) {
+  return fy_error(FERRY_EUNSUPPORTED,
+                  "this ferry was built without CUDA (nvcc or nvJPEG headers were not found "
+                  "when it was configured)");
+}
+
+void fy_gpu_probe_run(fy_gpu_probe *p) {
+  memset(p, 0, sizeof *p);
+  snprintf(p->error, sizeof p->error, "built without CUDA");
+}
+
+int fy_gpu_open(const fy_gpu_params *p, fy_gpu **out) {
+  (void)p;
+  *out = NULL;
+  return no_cuda();
+}
+
+void fy_gpu_close(fy_gpu *g) { (void)g; }
+uint8_t *fy_gpu_staging(fy_gpu *g, int s) { return (void)g, (void)s, NULL; }
+void *fy_gpu_output(fy_gpu *g, int s) { return (void)g, (void)s, NULL; }
+fy_gpu_sample *fy_gpu_samples(fy_gpu *g, int s) { return (void)g, (void)s, NULL; }
+int32_t *fy_gpu_tables(fy_gpu *g, int s) { return (void)g, (void)s, NULL; }
+int fy_gpu_hw_decode(const fy_gpu *g) { return (void)g, 0; }
+uint8_t *fy_gpu_arena(fy_gpu *g, int s) { return (void)g, (void)s, NULL; }
+uint64_t fy_gpu_staged_src(fy_gpu *g, int s, int k) { return (void)g, (void)s, (void)k, 0; }
+size_t fy_gpu_arena_bytes(const fy_gpu *g) { return (void)g, 0; }
+
+int fy_gpu_jpeg_check(fy_gpu *g, const uint8_t *d, size_t n, int *w, int *h) {
+  (void)g, (void)d, (void)n, (void)w, (void)h;
+  return 0;
+}
+
+int fy_gpu_jpeg_decode(fy_gpu *g, int slot, const uint8_t *const *data, const size_t *len,
+                       const int *w, const int *h, int n, size_t *arena_used, uint64_t *dev,
+                       int32_t *pitch) {
+  (void)g, (void)slot, (void)data, (void)len, (void)w, (void)h, (void)n, (void)arena_used;
+  (void)dev, (void)pitch;
+  return no_cuda();
+}
+
+int fy_gpu_finish(fy_gpu *g, int slot, int count, int table_used, int staged) {
+  (void)g, (void)slot, (void)count, (void)table_used, (void)staged;
+  return no_cuda();
+}
+
+int fy_gpu_wait(fy_gpu *g, int slot) { return (void)g, (void)slot, no_cuda(); }
+int fy_gpu_release(fy_gpu *g, int slot, void *st) { return (void)g, (void)slot, (void)st, no_cuda(); }
+int fy_gpu_busy(int device, double ms) { return (void)device, (void)ms, no_cuda(); }
+int fy_gpu_download(int device, const void *src, void *dst, size_t n) {
+  return (void)device, (void)src, (void)dst, (void)n, no_cuda();
+}
+int fy_gpu_upload(int device, const void *src, void *dst, size_t n) {
+  return (void)device, (void)src, (void)dst, (void)n, no_cuda();
+}
+int fy_gpu_sync(int device) { return (void)device, no_cuda(); }
+#endif

@@ -1,0 +1,264 @@
+/* device.c — the loader's GPU mode. Batches live in device memory. CPU
+ * workers decode what they claim into pinned staging (u8, output size);
+ * a decoder thread claims chunks of samples and feeds the JPEGs that the
+ * hardware engine accepts to nvJPEG, with resampling tables built here.
+ * Both kinds of sample meet in one kernel pass per batch (gpu.cu). Work is
+ * shared by claiming from the same queue: whoever is free takes the next
+ * samples, so the split follows the speed of each side. */
+#include "pipeline/loader_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK 32 /* samples per call to the JPEG engine */
+
+static size_t stage_bytes(const ferry_loader *L) {
+  return (size_t)3 * L->o.width * L->o.height;
+}
+
+int fy_dev_open(ferry_loader *L) {
+  int n = L->nslots, B = L->o.batch_size;
+  uint64_t per_slot = L->o.device_memory / (uint64_t)n;
+  fy_gpu_params p = {.device = L->o.device,
+                     .nslots = n,
+                     .batch = B,
+                     .width = L->o.width,
+                     .height = L->o.height,
+                     .layout = L->o.layout,
+                     .dtype = L->o.dtype,
+                     .normalize = L->o.normalize,
+                     .arena_bytes = L->o.hw_decode ? (size_t)(per_slot / 4 * 3) : 4096,
+                     .temp_bytes = L->o.hw_decode ? (size_t)(per_slot / 4) : 4096,
+                     .table_entries = B * 12000,
+                     .hw_decode = L->o.hw_decode};
+  memcpy(p.mean, L->o.mean, sizeof p.mean);
+  memcpy(p.std, L->o.std, sizeof p.std);
+  int rc = fy_gpu_open(&p, &L->gpu);
+  if (rc)
+    return rc;
+  L->gpu_files = calloc((size_t)n * B, sizeof *L->gpu_files);
+  L->arena_used = calloc((size_t)n, sizeof *L->arena_used);
+  L->temp_used = calloc((size_t)n, sizeof *L->temp_used);
+  L->table_used = calloc((size_t)n, sizeof *L->table_used);
+  L->any_staged = calloc((size_t)n, sizeof *L->any_staged);
+  if (!L->gpu_files || !L->arena_used || !L->temp_used || !L->table_used || !L->any_staged)
+    return fy_error(FERRY_ENOMEM, "loader: out of memory");
+  for (int i = 0; i < n; i++)
+    L->slots[i].batch.data = fy_gpu_output(L->gpu, i);
+  if (fy_gpu_hw_decode(L->gpu)) {
+    if (pthread_create(&L->gpu_tid, NULL, fy_dev_decoder_main, L) != 0)
+      return fy_error(FERRY_ENOMEM, "loader: cannot start the GPU decoder thread");
+    L->gpu_thread = 1;
+  }
+  return FERRY_OK;
+}
+
+void fy_dev_close(ferry_loader *L) {
+  if (L->gpu_thread)
+    pthread_join(L->gpu_tid, NULL);
+  L->gpu_thread = 0;
+  for (size_t i = 0; L->gpu_files && i < (size_t)L->nslots * L->o.batch_size; i++)
+    fy_buf_free(&L->gpu_files[i]);
+  free(L->gpu_files);
+  free(L->arena_used);
+  free(L->temp_used);
+  free(L->table_used);
+  free(L->any_staged);
+  fy_gpu_close(L->gpu);
+  L->gpu = NULL;
+}
+
+void *fy_dev_sample_dst(ferry_loader *L, slot *s, int k) {
+  return fy_gpu_staging(L->gpu, s->id) + (size_t)k * stage_bytes(L);
+}
+
+void fy_dev_sample_done(ferry_loader *L, slot *s, int k, int64_t idx, int epoch) {
+  fy_gpu_sample *smp = &fy_gpu_samples(L->gpu, s->id)[k];
+  memset(smp, 0, sizeof *smp);
+  smp->src = fy_gpu_staged_src(L->gpu, s->id, k);
+  smp->pitch = L->o.width * 3;
+  smp->staged = 1;
+  smp->flip = fy_plan_flip(&L->o, L->o.seed, epoch, idx);
+  __atomic_store_n(&L->any_staged[s->id], 1, __ATOMIC_RELAXED);
+}
+
+void fy_dev_slot_reset(ferry_loader *L, slot *s) {
+  L->arena_used[s->id] = 0;
+  L->temp_used[s->id] = 0;
+  L->table_used[s->id] = 0;
+  L->any_staged[s->id] = 0;
+}
+
+int fy_dev_finish(ferry_loader *L, slot *s) {
+  fy_gpu_sample *smp = fy_gpu_samples(L->gpu, s->id);
+  int j = 0;
+  for (int k = 0; k < s->expected; k++) {
+    if (s->failed[k])
+      continue;
+    smp[j] = smp[k];
+    smp[j].out_index = j;
+    s->labels[j] = s->labels[k];
+    s->indices[j] = s->indices[k];
+    j++;
+  }
+  s->batch.count = j;
+  s->batch.nbytes = (size_t)j * L->sample_bytes;
+  int staged = __atomic_load_n(&L->any_staged[s->id], __ATOMIC_RELAXED) ? s->expected : 0;
+  return fy_gpu_finish(L->gpu, s->id, j, L->table_used[s->id], staged);
+}
+
+int fy_dev_ready(ferry_loader *L, slot *s) {
+  s->batch.data = fy_gpu_output(L->gpu, s->id);
+  return fy_gpu_wait(L->gpu, s->id);
+}
+
+void fy_dev_release(ferry_loader *L, slot *s, void *stream) {
+  if (fy_gpu_release(L->gpu, s->id, stream) != FERRY_OK)
+    fprintf(stderr, "ferry: %s\n", ferry_last_error());
+}
+
+/* ------------------------------------------------------ decoder thread */
+
+typedef struct engine_job {
+  int n;
+  const uint8_t *data[CHUNK];
+  size_t len[CHUNK];
+  int w[CHUNK], h[CHUNK];
+  int64_t pos[CHUNK];
+  fy_gpu_sample smp[CHUNK];
+} engine_job;
+
+/* Builds the sample's resampling tables and reserves its horizontal-pass
+ * space; 0 when they do not fit (the CPU then takes the image). */
+static int plan_engine_sample(ferry_loader *L, slot *s, int epoch, int64_t idx, int w, int h,
+                              fy_gpu_sample *smp, fy_buf *scratch) {
+  fy_box box;
+  fy_plan_box(&L->o, L->o.seed, epoch, idx, w, h, &box);
+  int32_t *tab = fy_gpu_tables(L->gpu, s->id);
+  int used = L->table_used[s->id], cap = L->o.batch_size * 12000;
+  fy_axis_table tx, ty;
+  if (fy_resize_axis_table(L->o.filter, w, box.x0, box.x1, L->o.width, tab + used, cap - used,
+                           &tx, scratch) != FERRY_OK)
+    return 0;
+  int yat = used + tx.entries;
+  if (fy_resize_axis_table(L->o.filter, h, box.y0, box.y1, L->o.height, tab + yat, cap - yat,
+                           &ty, scratch) != FERRY_OK)
+    return 0;
+  size_t temp = (size_t)(ty.last - ty.first) * L->o.width * 3;
+  temp = (temp + 255) & ~(size_t)255;
+  size_t temp_cap = (size_t)(L->o.device_memory / (uint64_t)L->nslots / 4);
+  if (L->temp_used[s->id] + temp > temp_cap)
+    return 0;
+  memset(smp, 0, sizeof *smp);
+  smp->xs = used;
+  smp->xk = used + L->o.width;
+  smp->xtaps = tx.taps;
+  smp->ys = yat;
+  smp->yk = yat + L->o.height;
+  smp->ytaps = ty.taps;
+  smp->row0 = ty.first;
+  smp->rows = ty.last - ty.first;
+  smp->temp = (int64_t)L->temp_used[s->id];
+  smp->flip = fy_plan_flip(&L->o, L->o.seed, epoch, idx);
+  L->table_used[s->id] = yat + ty.entries;
+  L->temp_used[s->id] += temp;
+  return 1;
+}
+
+/* Whether the engine should take this file: a baseline JPEG it accepts,
+ * upright as stored, within the limits. */
+static int engine_wants(ferry_loader *L, const uint8_t *d, size_t n, int *w, int *h) {
+  if (fy_sniff(d, n) != FERRY_FORMAT_JPEG || L->o.filter == FERRY_FILTER_NEAREST)
+    return 0;
+  if (!L->o.ignore_orientation && fy_jpeg_orientation(d, n) != 1)
+    return 0;
+  if (!fy_gpu_jpeg_check(L->gpu, d, n, w, h))
+    return 0;
+  return !L->o.max_pixels || (uint64_t)*w * (uint64_t)*h <= L->o.max_pixels;
+}
+
+static void run_engine(ferry_loader *L, fy_worker_state *w, slot *s, engine_job *j, int epoch) {
+  if (j->n == 0)
+    return;
+  uint64_t dev[CHUNK];
+  int32_t pitch[CHUNK];
+  int rc = fy_gpu_jpeg_decode(L->gpu, s->id, j->data, j->len, j->w, j->h, j->n,
+                              &L->arena_used[s->id], dev, pitch);
+  for (int i = 0; i < j->n; i++) {
+    int k = (int)(j->pos[i] - s->number * L->o.batch_size);
+    if (rc != FERRY_OK) { /* the CPU decodes them, and names any bad file */
+      fy_run_cpu_sample(L, w, s, j->pos[i], epoch);
+      continue;
+    }
+    j->smp[i].src = dev[i];
+    j->smp[i].pitch = pitch[i];
+    fy_gpu_samples(L->gpu, s->id)[k] = j->smp[i];
+    pthread_mutex_lock(&L->mu);
+    L->stats.gpu_decoded++;
+    pthread_mutex_unlock(&L->mu);
+    fy_sample_finished(L, s, j->pos[i], FERRY_OK);
+  }
+}
+
+/* Reads and sorts a chunk: engine candidates into the job, the rest to the
+ * CPU path right here. */
+static void decode_chunk(ferry_loader *L, fy_worker_state *w, fy_buf *scratch, slot *s,
+                         int64_t pos0, int n, int epoch) {
+  engine_job j;
+  j.n = 0;
+  size_t arena_cap = fy_gpu_arena_bytes(L->gpu), arena = L->arena_used[s->id];
+  for (int i = 0; i < n; i++) {
+    int64_t pos = pos0 + i;
+    int k = (int)(pos - s->number * L->o.batch_size);
+    int64_t idx = L->order[pos];
+    s->labels[k] = L->src.labels[idx];
+    s->indices[k] = idx;
+    if (__atomic_load_n(&L->bad[idx], __ATOMIC_ACQUIRE)) {
+      fy_sample_finished(L, s, pos, FERRY_ECORRUPT);
+      continue;
+    }
+    fy_buf *fb = &L->gpu_files[(size_t)s->id * L->o.batch_size + k];
+    size_t len = 0;
+    int iw = 0, ih = 0;
+    int ok = fy_read_file(fy_source_path(&L->src, idx), 1ull << 30, fb, &len) == FERRY_OK &&
+             engine_wants(L, fb->p, len, &iw, &ih);
+    size_t need = ((size_t)iw * ih * 3 + 255) & ~(size_t)255;
+    if (ok && arena + need <= arena_cap &&
+        plan_engine_sample(L, s, epoch, idx, iw, ih, &j.smp[j.n], scratch)) {
+      arena += need;
+      j.data[j.n] = fb->p;
+      j.len[j.n] = len;
+      j.w[j.n] = iw;
+      j.h[j.n] = ih;
+      j.pos[j.n++] = pos;
+    } else {
+      fy_run_cpu_sample(L, w, s, pos, epoch);
+    }
+  }
+  run_engine(L, w, s, &j, epoch);
+}
+
+void *fy_dev_decoder_main(void *arg) {
+  ferry_loader *L = arg;
+  fy_worker_state w;
+  fy_buf scratch = {0};
+  memset(&w, 0, sizeof w);
+  pthread_mutex_lock(&L->mu);
+  for (;;) {
+    slot *s = NULL;
+    int n = 0;
+    int64_t pos = fy_claim_chunk(L, &s, CHUNK, &n);
+    if (pos < 0)
+      break;
+    int epoch = L->epoch;
+    pthread_mutex_unlock(&L->mu);
+    decode_chunk(L, &w, &scratch, s, pos, n, epoch);
+    pthread_mutex_lock(&L->mu);
+  }
+  pthread_mutex_unlock(&L->mu);
+  fy_worker_state_free(&w);
+  fy_buf_free(&scratch);
+  return NULL;
+}

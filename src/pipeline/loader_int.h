@@ -1,0 +1,94 @@
+/* loader_int.h — the loader's state, shared by loader.c (threads, ring,
+ * epochs) and device.c (batches on a GPU). */
+#ifndef FY_LOADER_INT_H
+#define FY_LOADER_INT_H
+
+#include "cuda/gpu.h"
+#include "io/source.h"
+#include "pipeline/pipeline.h"
+
+#include <pthread.h>
+
+enum slot_state { SLOT_FILLING, SLOT_READY, SLOT_HELD };
+
+typedef struct slot {
+  ferry_batch batch;
+  int64_t number;   /* batch of the epoch assigned to this slot, -1 none */
+  int state;
+  int done;         /* samples finished (ok or failed) */
+  int expected;     /* samples in this batch */
+  uint8_t *failed;  /* per position: 1 when the file was skipped */
+  int32_t *labels;
+  int64_t *indices;
+  void *data;
+  int id;           /* index in the ring */
+} slot;
+
+struct ferry_loader {
+  ferry_loader_options o;
+  char *source_path;
+  fy_source src;
+  fy_store_params store;
+  fy_store_params stage_store; /* device mode: CPU workers write u8 HWC */
+  size_t sample_bytes;
+  int64_t *order;       /* this epoch's positions -> source indices */
+  int64_t epoch_n;      /* samples in this rank's epoch */
+  int64_t num_batches;
+  uint8_t *bad;         /* per source index: known bad file */
+
+  pthread_mutex_t mu;
+  pthread_cond_t work_cv;  /* workers: a slot or an epoch became available */
+  pthread_cond_t ready_cv; /* consumer: a batch became ready; epoch drained */
+  pthread_mutex_t report_mu;
+  int nslots;
+  slot *slots;
+  int nworkers;
+  pthread_t *threads;
+  fy_worker_state *ws;
+  int stop;
+  int epoch;
+  int epoch_active;
+  int64_t next_pos;     /* next sample position to claim */
+  int64_t next_batch;   /* next batch the consumer takes */
+  int inflight;         /* samples being processed right now */
+  int held;             /* batches handed out, not released */
+  int error;            /* on_error = fail: first error of the epoch */
+  char error_msg[1024];
+  ferry_stats stats;
+  /* device mode (o.device >= 0) */
+  fy_gpu *gpu;
+  int gpu_thread;          /* a decoder thread feeds the JPEG engine */
+  pthread_t gpu_tid;
+  fy_buf *gpu_files;       /* per slot: file bytes of engine-decoded samples */
+  size_t *arena_used;      /* per slot */
+  size_t *temp_used;       /* per slot */
+  int *table_used;         /* per slot */
+  int *any_staged;         /* per slot */
+};
+
+
+/* device.c */
+int fy_dev_open(ferry_loader *L);
+void fy_dev_close(ferry_loader *L);
+/* Where a CPU worker writes sample k of slot s, and with which store. */
+void *fy_dev_sample_dst(ferry_loader *L, slot *s, int k);
+void fy_dev_sample_done(ferry_loader *L, slot *s, int k, int64_t idx, int epoch);
+/* Resets slot s's per-batch device state when it gets a new batch. */
+void fy_dev_slot_reset(ferry_loader *L, slot *s);
+/* Compacts and launches a completed batch; FERRY_OK or an error. */
+int fy_dev_finish(ferry_loader *L, slot *s);
+/* Waits for the batch's kernels; sets data/device of the batch. */
+int fy_dev_ready(ferry_loader *L, slot *s);
+void fy_dev_release(ferry_loader *L, slot *s, void *stream);
+/* The decoder thread that feeds the hardware JPEG engine. */
+void *fy_dev_decoder_main(void *arg);
+
+/* loader.c, for device.c: runs one sample on the CPU path. */
+void fy_run_cpu_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch);
+/* loader.c, for device.c: claims up to max positions of one batch (mu
+ * held, may wait); returns the first position and sets *n, or -1 to stop. */
+int64_t fy_claim_chunk(ferry_loader *L, slot **out, int max, int *n);
+/* Marks position pos of slot s finished with status rc (mu not held). */
+void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc);
+
+#endif

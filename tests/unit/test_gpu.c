@@ -1,0 +1,299 @@
+/* test_gpu.c — the CUDA backend on a real GPU: the batch kernels against
+ * the CPU transforms on identical input, nvJPEG's hardware decode against
+ * libjpeg-turbo (PSNR), the GPU loader against the CPU loader, bad files
+ * without a crash or a sticky CUDA error. Without a GPU (or without CUDA
+ * in the build) it says so and skips. */
+#include "check.h"
+#include "cuda/gpu.h"
+#include "image/image.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char path_buf[4096];
+static const char *sample_file(const char *rel) {
+  const char *s = getenv("FERRY_SAMPLE");
+  snprintf(path_buf, sizeof path_buf, "%s/%s", s ? s : "data/sample", rel);
+  return path_buf;
+}
+
+static fy_gpu *open_gpu(int w, int h, ferry_layout layout, ferry_dtype dtype, int normalize,
+                        int hw) {
+  fy_gpu_params p = {.device = 0, .nslots = 1, .batch = 4, .width = w, .height = h,
+                     .layout = layout, .dtype = dtype, .normalize = normalize,
+                     .mean = {0.485f, 0.456f, 0.406f}, .std = {0.229f, 0.224f, 0.225f},
+                     .arena_bytes = 64u << 20, .temp_bytes = 16u << 20,
+                     .table_entries = 200000, .hw_decode = hw};
+  fy_gpu *g = NULL;
+  CHECK_MSG(fy_gpu_open(&p, &g) == FERRY_OK, "%s", ferry_last_error());
+  return g;
+}
+
+/* Resampling kernels vs fy_resize_u8 on the same decoded image. */
+static void test_resample_vs_cpu(const char *file, int ow, int oh, ferry_filter f) {
+  ferry_image im;
+  ferry_decode_options o;
+  ferry_decode_options_default(&o);
+  o.ignore_orientation = 1;
+  CHECK(ferry_decode_file(sample_file(file), &o, &im) == FERRY_OK);
+  fy_gpu *g = open_gpu(ow, oh, FERRY_LAYOUT_HWC, FERRY_U8, 0, 0);
+  if (!g) {
+    ferry_image_free(&im);
+    return;
+  }
+  fy_box box = {im.width * 0.1, im.height * 0.05, im.width * 0.93, im.height * 0.9};
+  CHECK(fy_gpu_upload(0, im.data, fy_gpu_arena(g, 0), im.stride * im.height) == FERRY_OK);
+  int32_t *tab = fy_gpu_tables(g, 0);
+  fy_axis_table tx, ty;
+  fy_buf scratch = {0};
+  CHECK(fy_resize_axis_table(f, im.width, box.x0, box.x1, ow, tab, 200000, &tx, &scratch) == 0);
+  CHECK(fy_resize_axis_table(f, im.height, box.y0, box.y1, oh, tab + tx.entries,
+                             200000 - tx.entries, &ty, &scratch) == 0);
+  fy_gpu_sample *s = fy_gpu_samples(g, 0);
+  memset(s, 0, sizeof *s);
+  s->src = (uint64_t)(uintptr_t)fy_gpu_arena(g, 0);
+  s->pitch = (int32_t)im.stride;
+  s->xs = 0, s->xk = ow, s->xtaps = tx.taps;
+  s->ys = tx.entries, s->yk = tx.entries + oh, s->ytaps = ty.taps;
+  s->row0 = ty.first, s->rows = ty.last - ty.first;
+  CHECK(fy_gpu_finish(g, 0, 1, tx.entries + ty.entries, 0) == FERRY_OK);
+  CHECK(fy_gpu_wait(g, 0) == FERRY_OK);
+  size_t n = (size_t)ow * oh * 3;
+  uint8_t *gpu = malloc(n), *cpu = malloc(n);
+  CHECK(fy_gpu_download(0, fy_gpu_output(g, 0), gpu, n) == FERRY_OK);
+  fy_resize_ctx ctx = {0};
+  CHECK(fy_resize_u8(im.data, im.width, im.height, im.stride, 3, &box, cpu, ow, oh,
+                     (size_t)ow * 3, f, &ctx) == FERRY_OK);
+  int maxd = 0, diff = 0;
+  for (size_t i = 0; i < n; i++) {
+    int d = abs(gpu[i] - cpu[i]);
+    maxd = d > maxd ? d : maxd;
+    diff += d != 0;
+  }
+  CHECK_MSG(maxd <= 1, "%s %dx%d filter %d: GPU vs CPU max diff %d", file, ow, oh, f, maxd);
+  printf("resample %s -> %dx%d filter %d: max diff %d, %d of %zu values differ\n", file, ow, oh,
+         f, maxd, diff, n);
+  fy_resize_ctx_free(&ctx);
+  fy_buf_free(&scratch);
+  free(gpu);
+  free(cpu);
+  fy_gpu_close(g);
+  ferry_image_free(&im);
+}
+
+/* The store part (flip, normalize, layout, dtype) vs fy_store. */
+static void test_store_vs_cpu(ferry_layout layout, ferry_dtype dtype, int normalize) {
+  int w = 37, h = 29;
+  fy_gpu *g = open_gpu(w, h, layout, dtype, normalize, 0);
+  if (!g)
+    return;
+  uint8_t *st = fy_gpu_staging(g, 0);
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < w * h * 3; i++)
+      st[k * w * h * 3 + i] = (uint8_t)((i * 7 + k * 13) ^ (i >> 3));
+  fy_gpu_sample *s = fy_gpu_samples(g, 0);
+  for (int k = 0; k < 2; k++) {
+    memset(&s[k], 0, sizeof s[k]);
+    s[k].src = fy_gpu_staged_src(g, 0, k);
+    s[k].pitch = w * 3;
+    s[k].staged = 1;
+    s[k].flip = k;
+    s[k].out_index = k;
+  }
+  CHECK(fy_gpu_finish(g, 0, 2, 0, 2) == FERRY_OK);
+  CHECK(fy_gpu_wait(g, 0) == FERRY_OK);
+  size_t per = (size_t)w * h * 3 * ferry_dtype_size(dtype);
+  uint8_t *gpu = malloc(2 * per), *cpu = malloc(2 * per);
+  CHECK(fy_gpu_download(0, fy_gpu_output(g, 0), gpu, 2 * per) == FERRY_OK);
+  fy_store_params sp = {layout, dtype, 0, normalize, {0.485f, 0.456f, 0.406f},
+                        {0.229f, 0.224f, 0.225f}};
+  double maxd = 0;
+  for (int k = 0; k < 2; k++) {
+    sp.flip = k;
+    fy_store(st + (size_t)k * w * h * 3, w, h, 3, (size_t)w * 3, &sp, cpu + k * per);
+  }
+  size_t n = 2 * (size_t)w * h * 3;
+  for (size_t i = 0; i < n; i++) {
+    double a, b;
+    if (dtype == FERRY_F32)
+      a = ((float *)gpu)[i], b = ((float *)cpu)[i];
+    else if (dtype == FERRY_F16)
+      a = fy_f16_to_f32(((uint16_t *)gpu)[i]), b = fy_f16_to_f32(((uint16_t *)cpu)[i]);
+    else
+      a = gpu[i], b = cpu[i];
+    maxd = fmax(maxd, fabs(a - b));
+  }
+  double tol = dtype == FERRY_U8 ? 1 : 1e-3;
+  CHECK_MSG(maxd <= tol, "store layout %d dtype %d norm %d: max diff %g", layout, dtype,
+            normalize, maxd);
+  free(gpu);
+  free(cpu);
+  fy_gpu_close(g);
+}
+
+/* nvJPEG hardware decode vs libjpeg-turbo, PSNR >= 40 dB, on every photo
+ * the engine accepts. */
+static void test_hw_decode_psnr(const char *dir) {
+  fy_gpu *g = open_gpu(64, 64, FERRY_LAYOUT_HWC, FERRY_U8, 0, 1);
+  if (!g)
+    return;
+  if (!fy_gpu_hw_decode(g)) {
+    SKIP("nvJPEG hardware engine not available on this GPU");
+    fy_gpu_close(g);
+    return;
+  }
+  DIR *d = opendir(dir);
+  CHECK(d != NULL);
+  struct dirent *e;
+  int tested = 0, refused = 0;
+  double worst = 1e9;
+  fy_buf file = {0};
+  while (d && (e = readdir(d)) != NULL) {
+    if (!strstr(e->d_name, ".jpg"))
+      continue;
+    char path[8192];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    size_t n = 0;
+    int w, h;
+    if (fy_read_file(path, 0, &file, &n) != FERRY_OK || !fy_gpu_jpeg_check(g, file.p, n, &w, &h)) {
+      refused++;
+      continue;
+    }
+    const uint8_t *data[1] = {file.p};
+    size_t len[1] = {n}, used = 0;
+    uint64_t dev[1];
+    int32_t pitch[1];
+    int rc = fy_gpu_jpeg_decode(g, 0, data, len, &w, &h, 1, &used, dev, pitch);
+    CHECK_MSG(rc == FERRY_OK, "%s: %s", path, ferry_last_error());
+    if (rc)
+      continue;
+    CHECK(fy_gpu_sync(0) == FERRY_OK);
+    uint8_t *gpu = malloc((size_t)w * h * 3);
+    CHECK(fy_gpu_download(0, (void *)(uintptr_t)dev[0], gpu, (size_t)w * h * 3) == FERRY_OK);
+    ferry_decode_options o;
+    ferry_decode_options_default(&o);
+    o.ignore_orientation = 1;
+    ferry_image im;
+    CHECK(ferry_decode_file(path, &o, &im) == FERRY_OK);
+    CHECK(im.width == w && im.height == h);
+    double se = 0;
+    for (size_t i = 0; i < (size_t)w * h * 3; i++) {
+      double df = (double)gpu[i] - im.data[i];
+      se += df * df;
+    }
+    double mse = se / ((double)w * h * 3);
+    double psnr = mse > 0 ? 10 * log10(255.0 * 255.0 / mse) : 99;
+    CHECK_MSG(psnr >= 40, "%s: PSNR %.1f dB", path, psnr);
+    worst = fmin(worst, psnr);
+    tested++;
+    free(gpu);
+    ferry_image_free(&im);
+  }
+  if (d)
+    closedir(d);
+  printf("nvJPEG hardware vs libjpeg-turbo: %d images, worst PSNR %.1f dB, %d refused by "
+         "the engine (the CPU decodes those)\n",
+         tested, worst, refused);
+  CHECK(tested > 0);
+  fy_buf_free(&file);
+  fy_gpu_close(g);
+}
+
+/* The GPU loader equals the CPU loader up to decoder differences, and bad
+ * files are skipped with no sticky CUDA error. */
+static void test_loader(const char *source, int hw) {
+  size_t per = 3 * 96 * 80 * 4;
+  float *out[2];
+  int count[2] = {0, 0};
+  uint64_t gpu_decoded = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    ferry_loader_options o;
+    ferry_loader_options_default(&o);
+    o.source = source;
+    o.batch_size = 16;
+    o.width = 96;
+    o.height = 80;
+    o.shuffle = 0;
+    o.dtype = FERRY_F32;
+    o.normalize = 1;
+    o.flip_prob = 0.5f;
+    o.allow_dct_scaling = 0;
+    o.device = pass ? 0 : -1;
+    o.hw_decode = hw;
+    o.on_skip = NULL;
+    ferry_loader *L;
+    int rc = ferry_loader_open(&o, &L);
+    CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
+    if (rc)
+      return;
+    out[pass] = malloc(per * (size_t)ferry_loader_source_size(L));
+    ferry_batch *b;
+    while ((rc = ferry_loader_next(L, &b)) == FERRY_OK) {
+      CHECK(b->device == (pass ? 0 : -1));
+      if (pass)
+        CHECK(fy_gpu_download(0, b->data, (char *)out[1] + count[1] * per, b->nbytes) == 0);
+      else
+        memcpy((char *)out[0] + count[0] * per, b->data, b->nbytes);
+      count[pass] += b->count;
+      ferry_loader_release(L, b);
+    }
+    CHECK_MSG(rc == FERRY_END, "%s", ferry_last_error());
+    ferry_stats st;
+    ferry_loader_get_stats(L, &st);
+    if (pass)
+      gpu_decoded = st.gpu_decoded;
+    ferry_loader_close(L);
+  }
+  CHECK(count[0] == count[1]);
+  double worst = 0;
+  for (int i = 0; i < count[0]; i++) {
+    double sum = 0;
+    for (size_t k = 0; k < per / 4; k++)
+      sum += fabs(out[0][i * per / 4 + k] - out[1][i * per / 4 + k]);
+    worst = fmax(worst, sum / (per / 4));
+  }
+  /* normalized units: 1 level = 1/255/0.225 = 0.017 */
+  CHECK_MSG(worst < 0.05, "%s: worst mean abs diff GPU vs CPU loader %.4f", source, worst);
+  printf("loader %s (hw %d): %d images, %llu by the JPEG engine, worst mean abs diff %.4f\n",
+         source, hw, count[0], (unsigned long long)gpu_decoded, worst);
+  CHECK(fy_gpu_sync(0) == FERRY_OK); /* no sticky error */
+  free(out[0]);
+  free(out[1]);
+}
+
+int main(void) {
+  fy_gpu_probe p;
+  fy_gpu_probe_run(&p);
+  if (!p.built_with_cuda || p.device_count == 0) {
+    SKIP("GPU tests: %s", p.built_with_cuda ? p.error : "built without CUDA");
+    return check_done();
+  }
+  printf("GPU: %s (cc %d.%d), hardware JPEG %s\n", p.dev[0].name, p.dev[0].major,
+         p.dev[0].minor, p.dev[0].hw_jpeg ? "yes" : p.dev[0].hw_jpeg_why);
+  test_resample_vs_cpu("class0/p0004.jpg", 224, 224, FERRY_FILTER_TRIANGLE);
+  test_resample_vs_cpu("class0/p0000.jpg", 160, 96, FERRY_FILTER_BILINEAR);
+  test_resample_vs_cpu("class1/p0001.jpg", 300, 200, FERRY_FILTER_LANCZOS);
+  for (int l = 0; l < 2; l++)
+    for (int d = 0; d < 3; d++)
+      for (int nrm = 0; nrm < 2; nrm++)
+        test_store_vs_cpu((ferry_layout)l, (ferry_dtype)d, nrm);
+  const char *corpus = getenv("FERRY_CORPUS");
+  char photos[4096];
+  snprintf(photos, sizeof photos, "%s/photos", corpus ? corpus : "");
+  DIR *d = corpus ? opendir(photos) : NULL;
+  if (d) {
+    closedir(d);
+    test_hw_decode_psnr(photos);
+  } else {
+    SKIP("corpus photos not found: PSNR test on the bundled sample only");
+    test_hw_decode_psnr(sample_file("class0"));
+  }
+  test_loader(sample_file(""), 1);
+  test_loader(sample_file(""), 0);
+  const char *list = getenv("FERRY_GPU_BAD_LIST");
+  if (list)
+    test_loader(list, 1);
+  return check_done();
+}
