@@ -121,6 +121,10 @@ typedef struct ferry_decode_options {
   /* Optional crop (width/height 0 = whole image). Decoded as a region of
    * interest where the codec allows, else cropped after decoding. */
   ferry_rect crop;
+  /* JPEG: libjpeg's simple (box) chroma upsampling instead of the default
+   * "fancy" (triangle) one: a little faster, and what hardware decoders
+   * such as nvJPEG's engine do. Default 0 (as Pillow). */
+  int fast_upsampling;
 } ferry_decode_options;
 
 void ferry_decode_options_default(ferry_decode_options *options);
@@ -252,6 +256,9 @@ int64_t ferry_loader_num_batches(const ferry_loader *loader);
 /* Path and label of a sample of the source. */
 const char *ferry_loader_path(const ferry_loader *loader, int64_t index);
 int32_t ferry_loader_label(const ferry_loader *loader, int64_t index);
+/* Worker threads decoding on the CPU (options.workers, or the automatic
+ * choice: one per core; on a GPU with a JPEG engine, cores - 4). */
+int ferry_loader_num_workers(const ferry_loader *loader);
 /* Number of classes (ImageFolder) and a class name. */
 int ferry_loader_num_classes(const ferry_loader *loader);
 const char *ferry_loader_class_name(const ferry_loader *loader, int label);

@@ -148,7 +148,7 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
     fprintf(stderr, "ferry %s: %s\n", cmd, ferry_last_error());
     return CLI_FAIL;
   }
-  int workers = a->o.workers ? a->o.workers : (int)sysconf(_SC_NPROCESSORS_ONLN);
+  int workers = ferry_loader_num_workers(L);
   printf("source %s: %lld images, %d classes; this rank: %lld images in %lld batches of %d; "
          "%d workers%s\n",
          a->o.source, (long long)ferry_loader_source_size(L), ferry_loader_num_classes(L),

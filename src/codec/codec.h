@@ -58,6 +58,7 @@ typedef struct fy_codec_req {
   ferry_rect crop;        /* stored coordinates; width 0 = whole image */
   int min_w, min_h;       /* stored orientation; 0 = full resolution */
   int allow_dct_scaling;
+  int fast_upsampling;    /* JPEG: box chroma upsampling */
   /* Optional planning after the header is read (JPEG calls it before any
    * pixel is decoded; see fy_codec_plan). */
   fy_plan_fn plan;
@@ -85,6 +86,10 @@ int fy_webp_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
                    const fy_codec_req *req, fy_decoded *out);
 int fy_jpeg_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                    const fy_codec_req *req, fy_decoded *out);
+
+/* 1 when a single-scan JPEG's marker structure is intact and it ends with
+ * EOI (cheap: one pass over the bytes, no decoding). */
+int fy_jpeg_structure_ok(const uint8_t *data, size_t size);
 
 /* EXIF orientation (1..8) from a TIFF-structured EXIF payload (starting at
  * the "II*\0"/"MM\0*" header); 1 when absent or unreadable. Bounds-checked

@@ -159,6 +159,8 @@ static int jpeg_decode_body(jpeg_job *volatile j, fy_decoder *dec, const uint8_t
   c->scale_denom = 8;
   c->dct_method = JDCT_ISLOW; /* Pillow's default: results match it */
   conv_kind conv = setup_color(c, req->channels);
+  if (req->fast_upsampling)
+    c->do_fancy_upsampling = FALSE;
   jpeg_start_decompress(c);
 
   /* Scaled full size and the crop in scaled coordinates. */

@@ -80,9 +80,13 @@ struct fy_gpu {
     int release_pending;
   } *slots;
   nvjpegHandle_t jh;
-  nvjpegJpegState_t js;
-  nvjpegJpegStream_t jstream;
-  int jbatch; /* batch size the batched decoder was initialised for */
+  /* one per decoder thread: the engine works on several batches at once */
+  struct engine {
+    nvjpegJpegState_t js;
+    nvjpegJpegStream_t jstream;
+    cudaStream_t stream;
+    int jbatch; /* batch size the batched decoder was initialised for */
+  } eng[FY_GPU_MAX_ENGINES];
   int hw;
 };
 
@@ -261,9 +265,13 @@ static int open_nvjpeg(fy_gpu *g) {
     g->hw = 0; /* no engine: the CPU decodes everything */
     return FERRY_OK;
   }
-  if ((s = nvj.nvjpegJpegStateCreate(g->jh, &g->js)) != NVJPEG_STATUS_SUCCESS ||
-      (s = nvj.nvjpegJpegStreamCreate(g->jh, &g->jstream)) != NVJPEG_STATUS_SUCCESS)
-    return jpeg_fail(s, "state creation");
+  for (int i = 0; i < g->p.decoders; i++) {
+    struct fy_gpu::engine *e = &g->eng[i];
+    if ((s = nvj.nvjpegJpegStateCreate(g->jh, &e->js)) != NVJPEG_STATUS_SUCCESS ||
+        (s = nvj.nvjpegJpegStreamCreate(g->jh, &e->jstream)) != NVJPEG_STATUS_SUCCESS)
+      return jpeg_fail(s, "state creation");
+    CU(cudaStreamCreateWithFlags(&e->stream, cudaStreamNonBlocking), "creating a stream");
+  }
   g->hw = 1;
   return FERRY_OK;
 }
@@ -344,10 +352,17 @@ extern "C" void fy_gpu_close(fy_gpu *g) {
     if (s->released)
       cudaEventDestroy(s->released);
   }
-  if (g->jstream)
-    nvj.nvjpegJpegStreamDestroy(g->jstream);
-  if (g->js)
-    nvj.nvjpegJpegStateDestroy(g->js);
+  for (int i = 0; i < FY_GPU_MAX_ENGINES; i++) {
+    struct fy_gpu::engine *e = &g->eng[i];
+    if (e->stream)
+      cudaStreamSynchronize(e->stream);
+    if (e->jstream)
+      nvj.nvjpegJpegStreamDestroy(e->jstream);
+    if (e->js)
+      nvj.nvjpegJpegStateDestroy(e->js);
+    if (e->stream)
+      cudaStreamDestroy(e->stream);
+  }
   if (g->jh)
     nvj.nvjpegDestroy(g->jh);
   if (g->stream)
@@ -371,58 +386,55 @@ extern "C" uint64_t fy_gpu_staged_src(fy_gpu *g, int s, int k) {
 
 /* --------------------------------------------------------------- nvJPEG */
 
-extern "C" int fy_gpu_jpeg_check(fy_gpu *g, const uint8_t *data, size_t len, int *w, int *h) {
+extern "C" int fy_gpu_jpeg_check(fy_gpu *g, int engine, const uint8_t *data, size_t len, int *w,
+                                 int *h) {
   if (!g->hw)
     return 0;
-  if (nvj.nvjpegJpegStreamParseHeader(g->jh, data, len, g->jstream) != NVJPEG_STATUS_SUCCESS)
+  struct fy_gpu::engine *e = &g->eng[engine];
+  if (nvj.nvjpegJpegStreamParseHeader(g->jh, data, len, e->jstream) != NVJPEG_STATUS_SUCCESS)
     return 0;
   int supported = 1;
-  if (nvj.nvjpegDecodeBatchedSupported(g->jh, g->jstream, &supported) != NVJPEG_STATUS_SUCCESS ||
+  if (nvj.nvjpegDecodeBatchedSupported(g->jh, e->jstream, &supported) != NVJPEG_STATUS_SUCCESS ||
       supported != 0)
     return 0;
   unsigned int fw = 0, fh = 0, nc = 0;
-  if (nvj.nvjpegJpegStreamGetFrameDimensions(g->jstream, &fw, &fh) != NVJPEG_STATUS_SUCCESS ||
-      nvj.nvjpegJpegStreamGetComponentsNum(g->jstream, &nc) != NVJPEG_STATUS_SUCCESS ||
-      (nc != 1 && nc != 3))
+  if (nvj.nvjpegJpegStreamGetFrameDimensions(e->jstream, &fw, &fh) != NVJPEG_STATUS_SUCCESS ||
+      nvj.nvjpegJpegStreamGetComponentsNum(e->jstream, &nc) != NVJPEG_STATUS_SUCCESS ||
+      nc != 3) /* gray: RGBI output would not replicate it; the CPU decodes */
     return 0;
   *w = (int)fw;
   *h = (int)fh;
   return 1;
 }
 
-extern "C" int fy_gpu_jpeg_decode(fy_gpu *g, int slot, const uint8_t *const *data,
-                                  const size_t *len, const int *w, const int *h, int n,
-                                  size_t *arena_used, uint64_t *dev, int32_t *pitch) {
-  struct fy_gpu::slot *s = &g->slots[slot];
-  nvjpegImage_t img[256];
-  if (n > 256)
-    return fy_error(FERRY_EINVAL, "nvJPEG: chunk of %d images over 256", n);
+extern "C" int fy_gpu_jpeg_decode(fy_gpu *g, int engine, const uint8_t *const *data,
+                                  const size_t *len, const int *w, uint8_t *const *dst, int n) {
+  struct fy_gpu::engine *e = &g->eng[engine];
+  nvjpegImage_t img[FY_GPU_MAX_CHUNK];
+  if (n > FY_GPU_MAX_CHUNK)
+    return fy_error(FERRY_EINVAL, "nvJPEG: chunk of %d images over %d", n, FY_GPU_MAX_CHUNK);
+  CU(cudaSetDevice(g->p.device), "selecting the device");
   for (int i = 0; i < n; i++) {
-    size_t bytes = (size_t)w[i] * h[i] * 3;
-    bytes = (bytes + 255) & ~(size_t)255;
-    if (*arena_used + bytes > g->p.arena_bytes)
-      return fy_error(FERRY_ETOO_LARGE, "decode arena full");
     memset(&img[i], 0, sizeof img[i]);
-    img[i].channel[0] = s->arena + *arena_used;
+    img[i].channel[0] = dst[i];
     img[i].pitch[0] = (unsigned int)w[i] * 3;
-    dev[i] = (uint64_t)(uintptr_t)img[i].channel[0];
-    pitch[i] = w[i] * 3;
-    *arena_used += bytes;
   }
-  /* Writing into the arena must wait for the consumer of the slot's last
-   * batch (its resample kernels ran on g->stream already, in order). */
   nvjpegStatus_t st;
-  if (g->jbatch != n) {
-    st = nvj.nvjpegDecodeBatchedInitialize(g->jh, g->js, n, 1, NVJPEG_OUTPUT_RGBI);
+  if (e->jbatch != n) {
+    st = nvj.nvjpegDecodeBatchedInitialize(g->jh, e->js, n, 1, NVJPEG_OUTPUT_RGBI);
     if (st != NVJPEG_STATUS_SUCCESS)
       return jpeg_fail(st, "batched decode initialisation");
-    g->jbatch = n;
+    e->jbatch = n;
   }
-  st = nvj.nvjpegDecodeBatched(g->jh, g->js, data, len, img, g->stream);
+  st = nvj.nvjpegDecodeBatched(g->jh, e->js, data, len, img, e->stream);
   if (st != NVJPEG_STATUS_SUCCESS) {
-    g->jbatch = 0; /* re-initialise after a failed batch, as nvJPEG asks */
+    e->jbatch = 0; /* re-initialise after a failed batch, as nvJPEG asks */
     return jpeg_fail(st, "batched decode");
   }
+  /* The decoded pixels are ready before this returns, so the batch kernels
+   * (queued later, on the loader's stream) see them; the other decoder
+   * threads keep the engine busy meanwhile. */
+  CU(cudaStreamSynchronize(e->stream), "waiting for the JPEG engine");
   return FERRY_OK;
 }
 

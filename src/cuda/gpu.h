@@ -43,6 +43,9 @@ typedef struct fy_gpu_sample {
   int64_t temp;        /* byte offset of this sample's horizontal result */
 } fy_gpu_sample;
 
+#define FY_GPU_MAX_ENGINES 8  /* decoder threads feeding the JPEG engine */
+#define FY_GPU_MAX_CHUNK 256   /* images per engine call */
+
 typedef struct fy_gpu_params {
   int device;
   int nslots, batch;
@@ -55,6 +58,7 @@ typedef struct fy_gpu_params {
   size_t temp_bytes;   /* per slot: horizontal-pass results */
   int table_entries;   /* per slot: int32 entries of resampling tables */
   int hw_decode;       /* use nvJPEG's hardware engine */
+  int decoders;        /* decoder contexts (threads), 1..FY_GPU_MAX_ENGINES */
 } fy_gpu_params;
 
 typedef struct fy_gpu fy_gpu;
@@ -75,15 +79,15 @@ uint8_t *fy_gpu_arena(fy_gpu *g, int slot);
 /* Whether the hardware JPEG engine is in use. */
 int fy_gpu_hw_decode(const fy_gpu *g);
 
-/* Decodes up to n JPEGs (already checked with fy_gpu_jpeg_check) on the
- * hardware engine into slot s's arena starting at byte *arena_used (which
- * advances); fills dev[i] and pitch[i]. Thread: one decoder thread per
- * loader. Returns FERRY_OK or an error (the caller retries on the CPU). */
-int fy_gpu_jpeg_decode(fy_gpu *g, int slot, const uint8_t *const *data, const size_t *len,
-                       const int *w, const int *h, int n, size_t *arena_used,
-                       uint64_t *dev, int32_t *pitch);
-/* Whether the engine can decode these bytes; *w, *h get the size. */
-int fy_gpu_jpeg_check(fy_gpu *g, const uint8_t *data, size_t len, int *w, int *h);
+/* Decodes n JPEGs (each accepted by fy_gpu_jpeg_check) on the hardware
+ * engine into device memory dst[i] (w[i] * 3 bytes per row), using decoder
+ * context `engine` (one per thread). Returns when the pixels are on the
+ * device. FERRY_OK or an error (the caller retries on the CPU). */
+int fy_gpu_jpeg_decode(fy_gpu *g, int engine, const uint8_t *const *data, const size_t *len,
+                       const int *w, uint8_t *const *dst, int n);
+/* Whether the engine can decode these bytes (3-component baseline JPEG);
+ * *w, *h get the size. */
+int fy_gpu_jpeg_check(fy_gpu *g, int engine, const uint8_t *data, size_t len, int *w, int *h);
 size_t fy_gpu_arena_bytes(const fy_gpu *g);
 
 /* Device address of staged image k of slot s (what a staged sample's src

@@ -33,16 +33,14 @@ uint8_t *fy_gpu_arena(fy_gpu *g, int s) { return (void)g, (void)s, NULL; }
 uint64_t fy_gpu_staged_src(fy_gpu *g, int s, int k) { return (void)g, (void)s, (void)k, 0; }
 size_t fy_gpu_arena_bytes(const fy_gpu *g) { return (void)g, 0; }
 
-int fy_gpu_jpeg_check(fy_gpu *g, const uint8_t *d, size_t n, int *w, int *h) {
-  (void)g, (void)d, (void)n, (void)w, (void)h;
+int fy_gpu_jpeg_check(fy_gpu *g, int e, const uint8_t *d, size_t n, int *w, int *h) {
+  (void)g, (void)e, (void)d, (void)n, (void)w, (void)h;
   return 0;
 }
 
-int fy_gpu_jpeg_decode(fy_gpu *g, int slot, const uint8_t *const *data, const size_t *len,
-                       const int *w, const int *h, int n, size_t *arena_used, uint64_t *dev,
-                       int32_t *pitch) {
-  (void)g, (void)slot, (void)data, (void)len, (void)w, (void)h, (void)n, (void)arena_used;
-  (void)dev, (void)pitch;
+int fy_gpu_jpeg_decode(fy_gpu *g, int e, const uint8_t *const *data, const size_t *len,
+                       const int *w, uint8_t *const *dst, int n) {
+  (void)g, (void)e, (void)data, (void)len, (void)w, (void)dst, (void)n;
   return no_cuda();
 }
 

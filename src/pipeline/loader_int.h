@@ -24,6 +24,11 @@ typedef struct slot {
   int id;           /* index in the ring */
 } slot;
 
+typedef struct fy_dec_arg {
+  struct ferry_loader *L;
+  int engine;
+} fy_dec_arg;
+
 struct ferry_loader {
   ferry_loader_options o;
   char *source_path;
@@ -57,8 +62,12 @@ struct ferry_loader {
   ferry_stats stats;
   /* device mode (o.device >= 0) */
   fy_gpu *gpu;
-  int gpu_thread;          /* a decoder thread feeds the JPEG engine */
-  pthread_t gpu_tid;
+  int gpu_threads;         /* decoder threads feeding the JPEG engine */
+  int engine_warned;
+  pthread_t gpu_tid[FY_GPU_MAX_ENGINES];
+  fy_dec_arg dec_args[FY_GPU_MAX_ENGINES];
+  pthread_mutex_t dev_mu;  /* the slots' device arenas and tables */
+  int dev_mu_init;
   fy_buf *gpu_files;       /* per slot: file bytes of engine-decoded samples */
   size_t *arena_used;      /* per slot */
   size_t *temp_used;       /* per slot */

@@ -26,7 +26,8 @@ class DecodeOptions(ctypes.Structure):
     _fields_ = [("channels", ctypes.c_int), ("ignore_orientation", ctypes.c_int),
                 ("max_pixels", ctypes.c_uint64), ("max_bytes", ctypes.c_uint64),
                 ("min_width", ctypes.c_int), ("min_height", ctypes.c_int),
-                ("allow_dct_scaling", ctypes.c_int), ("crop", Rect)]
+                ("allow_dct_scaling", ctypes.c_int), ("crop", Rect),
+                ("fast_upsampling", ctypes.c_int)]
 
 
 _lib = None

@@ -168,7 +168,25 @@ static void test_damage(void) {
   free(d);
 }
 
+/* The structural check that guards the GPU engine: intact baseline files
+ * pass, every truncation and a stray marker in the scan fail. */
+static void test_structure(void) {
+  size_t n;
+  uint8_t *d = slurp(sample_file("class0/p0004.jpg"), &n);
+  CHECK(d && fy_jpeg_structure_ok(d, n));
+  int caught = 0, cuts = 0;
+  for (size_t cut = 0; d && cut < n - 1; cut += 211, cuts++)
+    caught += !fy_jpeg_structure_ok(d, cut);
+  CHECK_MSG(caught == cuts, "%d of %d truncations caught", caught, cuts);
+  if (d) {
+    d[n / 2] = 0xFF, d[n / 2 + 1] = 0xC4; /* a DHT marker inside the scan */
+    CHECK(!fy_jpeg_structure_ok(d, n));
+  }
+  free(d);
+}
+
 int main(void) {
+  test_structure();
   test_probe();
   test_scaling_and_crop();
   test_orientation();

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""GPU benchmark, side by side in one run: JPEG files -> normalized f16
+224x224 NCHW batches of 256 in GPU memory.
+
+  ferry        `ferry load DIR --device cuda:0 ...` (JPEG engine + all CPU cores)
+  torchvision  read_file + decode_jpeg(device="cuda") batched + resize + normalize
+  DataLoader   torch DataLoader, 16 workers, Pillow, pinned memory, .cuda()
+
+Run on the GPU machine: python3 bench/bench_gpu.py --ferry build-gpu/ferry --dir DIR
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+MEAN = (0.485, 0.456, 0.406)
+STD = (0.229, 0.224, 0.225)
+
+
+def files_of(d):
+    out = []
+    for root, _, names in os.walk(d):
+        out += [os.path.join(root, n) for n in names if n.lower().endswith((".jpg", ".jpeg"))]
+    return sorted(out)
+
+
+def run_ferry(ferry, d, extra, epochs=3):
+    cmd = [ferry, "load", d, "--device", "cuda:0", "--crop", "none", "--size", "224",
+           "--dtype", "f16", "--normalize", "--layout", "chw", "--batch", "256",
+           "--epochs", str(epochs), "--quiet", *extra]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    print("$", " ".join(cmd), "\n" + r.stdout + r.stderr, flush=True)
+    rates = [float(x) for x in re.findall(r"([0-9.]+) images/s", r.stdout)]
+    waits = [float(x) for x in re.findall(r"waited on ferry ([0-9.]+)%", r.stdout)]
+    return (max(rates[1:] or rates) if rates else 0.0), (min(waits[1:] or waits) if waits else None)
+
+
+def run_torchvision(files, batches=3):
+    import torch
+    import torchvision
+    from torchvision.io import decode_jpeg, read_file
+    from torchvision.transforms.v2 import functional as F
+    mean = torch.tensor(MEAN, device="cuda").view(1, 3, 1, 1)
+    std = torch.tensor(STD, device="cuda").view(1, 3, 1, 1)
+
+    def epoch():
+        n = 0
+        for i in range(0, len(files) - 255, 256):
+            datas = [read_file(f) for f in files[i:i + 256]]
+            imgs = decode_jpeg(datas, device="cuda")
+            x = torch.stack([F.resize(im, [224, 224], antialias=True) for im in imgs])
+            x = ((x.float() / 255 - mean) / std).half()
+            n += x.shape[0]
+        torch.cuda.synchronize()
+        return n
+
+    epoch()  # warm-up (nvJPEG handles, allocator)
+    best = 0
+    for _ in range(batches):
+        t = time.perf_counter()
+        n = epoch()
+        best = max(best, n / (time.perf_counter() - t))
+    print(f"torchvision {torchvision.__version__} decode_jpeg(cuda) batched: {best:.0f} images/s",
+          flush=True)
+    return best
+
+
+def run_dataloader(d, workers=16):
+    import torch
+    import torchvision
+    from torchvision import transforms as T
+    tf = T.Compose([T.Resize((224, 224)), T.ToTensor(), T.Normalize(MEAN, STD)])
+    ds = torchvision.datasets.ImageFolder(d, transform=tf)
+    dl = torch.utils.data.DataLoader(ds, batch_size=256, num_workers=workers, pin_memory=True,
+                                     persistent_workers=True, drop_last=True)
+    best = 0
+    for ep in range(3):
+        t, n = time.perf_counter(), 0
+        for x, y in dl:
+            x = x.cuda(non_blocking=True).half()
+            n += x.shape[0]
+        torch.cuda.synchronize()
+        if ep:
+            best = max(best, n / (time.perf_counter() - t))
+    print(f"DataLoader ({workers} workers, Pillow, pinned): {best:.0f} images/s", flush=True)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ferry", default="build-gpu/ferry")
+    ap.add_argument("--dir", required=True)
+    ap.add_argument("--skip-peers", action="store_true")
+    a = ap.parse_args()
+    files = files_of(a.dir)
+    print(f"{len(files)} JPEGs in {a.dir}; {os.cpu_count()} cores", flush=True)
+    res = {}
+    res["ferry GPU (engine + CPU workers)"], _ = run_ferry(a.ferry, a.dir, [])
+    res["ferry GPU (CPU decode, GPU resize)"], _ = run_ferry(a.ferry, a.dir, ["--no-hw-decode"])
+    _, wait = run_ferry(a.ferry, a.dir, ["--consume-ms", "2"])
+    _, wait20 = run_ferry(a.ferry, a.dir, ["--consume-ms", "20"])
+    if not a.skip_peers:
+        res["torchvision decode_jpeg(cuda) + resize"] = run_torchvision(files)
+        res["torch DataLoader 16 workers"] = run_dataloader(a.dir)
+    ours = res["ferry GPU (engine + CPU workers)"]
+    print("\n| pipeline | images/s | ferry vs it |\n|---|---:|---:|")
+    for k, v in res.items():
+        print(f"| {k} | {v:.0f} | {ours / v if v else 0:.2f}x |")
+    print(f"\nconsumer with 2 ms of GPU work per batch waited on ferry {wait}% of the time")
+    print(f"consumer with 20 ms of GPU work per batch waited on ferry {wait20}% of the time")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+/* jpeg_scan.c — a cheap structural check of a baseline JPEG before it goes
+ * to a decoder that reports no damage (the GPU's JPEG engine decodes a
+ * truncated file into grey rows without a word). */
+#include "codec/codec.h"
+
+/* Walks the marker segments from SOI to SOS with bounds checks, then the
+ * entropy-coded data: only stuffed bytes (FF 00), restart markers and fill
+ * bytes may appear before EOI, and EOI must be there. 1 when it holds. */
+int fy_jpeg_structure_ok(const uint8_t *d, size_t n) {
+  if (n < 4 || d[0] != 0xFF || d[1] != 0xD8)
+    return 0;
+  size_t i = 2;
+  for (;;) { /* header segments */
+    while (i < n && d[i] == 0xFF && i + 1 < n && d[i + 1] == 0xFF)
+      i++; /* fill bytes */
+    if (i + 4 > n || d[i] != 0xFF)
+      return 0;
+    uint8_t m = d[i + 1];
+    size_t len = ((size_t)d[i + 2] << 8) | d[i + 3];
+    if (len < 2 || i + 2 + len > n)
+      return 0;
+    i += 2 + len;
+    if (m == 0xDA)
+      break; /* SOS: entropy-coded data follows */
+  }
+  for (; i + 1 < n; i++) {
+    if (d[i] != 0xFF)
+      continue;
+    uint8_t m = d[i + 1];
+    if (m == 0x00 || m == 0xFF || (m >= 0xD0 && m <= 0xD7))
+      continue;
+    return m == 0xD9; /* EOI ends a single-scan image; anything else is damage */
+  }
+  return 0; /* no EOI: truncated */
+}
