@@ -18,6 +18,9 @@ int cmd_load(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_demo(int argc, char **argv);
+int cmd_hash(int argc, char **argv);  /* perceptual hashes, catalogs */
+int cmd_index(int argc, char **argv); /* catalog export / info */
+int cmd_dupes(int argc, char **argv); /* near-duplicate groups */
 int cmd_doctor(int argc, char **argv);
 
 /* Prints "ferry <cmd>: <message>" to stderr and returns CLI_USAGE. */
@@ -45,6 +48,7 @@ typedef struct cli_load_args {
   int quiet;
   const char *save_grid; /* write the first batch as a PNG contact sheet */
   double consume_ms;     /* GPU: stand-in consumer work per batch */
+  void *consumer_stream; /* its CUDA stream (NULL: legacy default) */
 } cli_load_args;
 
 /* Runs the loader for args->epochs epochs, printing images/s, per-stage

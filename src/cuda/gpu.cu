@@ -4,6 +4,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <nvjpeg.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +15,7 @@ extern "C" {
 }
 
 #define FY_PREC 22
+#define FY_GPU_POW2 9 /* batch sizes 1, 2, 4, ..., 256 */
 
 /* nvJPEG is loaded at run time, so that libferry works (on the CPU, or
  * with the GPU but without the JPEG engine) where libnvjpeg is absent. */
@@ -21,7 +24,7 @@ extern "C" {
   X(nvjpegJpegStateDestroy) X(nvjpegJpegStreamCreate) X(nvjpegJpegStreamDestroy)                 \
   X(nvjpegJpegStreamParseHeader) X(nvjpegDecodeBatchedSupported)                                 \
   X(nvjpegJpegStreamGetFrameDimensions) X(nvjpegJpegStreamGetComponentsNum)                      \
-  X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched)
+  X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched) X(nvjpegCreateExV2)
 
 static struct {
   int tried, ok;
@@ -81,13 +84,19 @@ struct fy_gpu {
   } *slots;
   nvjpegHandle_t jh;
   /* one per decoder thread: the engine works on several batches at once */
+  /* nvJPEG's batched decoder must be re-initialised whenever the batch size
+   * changes, and re-initialising frees device memory, which waits for the
+   * whole GPU (the consumer's kernels too). So each context keeps one
+   * state per power-of-two batch size, initialised once, and decodes n
+   * images as a sum of powers of two. */
   struct engine {
-    nvjpegJpegState_t js;
+    nvjpegJpegState_t js[FY_GPU_POW2];
+    int ready[FY_GPU_POW2];
     nvjpegJpegStream_t jstream;
     cudaStream_t stream;
-    int jbatch; /* batch size the batched decoder was initialised for */
   } eng[FY_GPU_MAX_ENGINES];
   int hw;
+  struct pin_cache *pins;
 };
 
 /* ---------------------------------------------------------------- probe */
@@ -257,19 +266,112 @@ static int jpeg_fail(nvjpegStatus_t s, const char *what) {
   return fy_error(FERRY_EIO, "nvJPEG: %s failed (status %d)", what, (int)s);
 }
 
+/* nvJPEG's allocations. The defaults (cudaMalloc/cudaFree, cudaHostAlloc/
+ * cudaFreeHost) each wait for the whole device, so the engine would stall
+ * behind the consumer's kernels. Device memory is stream-ordered instead;
+ * pinned blocks are kept and reused once their stream has passed them. */
+#define PIN_CACHE 64
+struct pin_cache {
+  pthread_mutex_t mu;
+  struct pin_block {
+    void *p;
+    size_t size;
+    cudaEvent_t done;
+    int used;
+  } b[PIN_CACHE];
+};
+
+static int dev_malloc(void *ctx, void **p, size_t n, cudaStream_t st) {
+  (void)ctx;
+  return cudaMallocAsync(p, n, st) == cudaSuccess ? 0 : 1;
+}
+
+static int dev_free(void *ctx, void *p, size_t n, cudaStream_t st) {
+  (void)ctx, (void)n;
+  return cudaFreeAsync(p, st) == cudaSuccess ? 0 : 1;
+}
+
+static int pin_malloc(void *ctx, void **p, size_t n, cudaStream_t st) {
+  (void)st;
+  struct pin_cache *c = (struct pin_cache *)ctx;
+  pthread_mutex_lock(&c->mu);
+  int best = -1;
+  for (int i = 0; i < PIN_CACHE; i++)
+    if (c->b[i].p && !c->b[i].used && c->b[i].size >= n &&
+        (best < 0 || c->b[i].size < c->b[best].size))
+      best = i;
+  if (best >= 0) {
+    c->b[best].used = 1;
+    *p = c->b[best].p;
+    cudaEvent_t ev = c->b[best].done;
+    pthread_mutex_unlock(&c->mu);
+    cudaEventSynchronize(ev); /* the last user's stream is past it */
+    return 0;
+  }
+  pthread_mutex_unlock(&c->mu);
+  return cudaHostAlloc(p, n, cudaHostAllocDefault) == cudaSuccess ? 0 : 1;
+}
+
+static int pin_free(void *ctx, void *p, size_t n, cudaStream_t st) {
+  struct pin_cache *c = (struct pin_cache *)ctx;
+  pthread_mutex_lock(&c->mu);
+  int slot = -1;
+  for (int i = 0; i < PIN_CACHE && slot < 0; i++)
+    if (c->b[i].p == p)
+      slot = i;
+  for (int i = 0; i < PIN_CACHE && slot < 0; i++)
+    if (!c->b[i].p)
+      slot = i;
+  if (slot >= 0) {
+    struct pin_cache::pin_block *b = &c->b[slot];
+    if (!b->p) {
+      b->p = p;
+      b->size = n;
+      cudaEventCreateWithFlags(&b->done, cudaEventDisableTiming);
+    }
+    cudaEventRecord(b->done, st);
+    b->used = 0;
+  }
+  pthread_mutex_unlock(&c->mu);
+  if (slot < 0)
+    cudaFreeHost(p); /* cache full: a rare synchronising free */
+  return 0;
+}
+
+static void pin_cache_free(struct pin_cache *c) {
+  if (!c)
+    return;
+  for (int i = 0; i < PIN_CACHE; i++)
+    if (c->b[i].p) {
+      cudaEventSynchronize(c->b[i].done);
+      cudaEventDestroy(c->b[i].done);
+      cudaFreeHost(c->b[i].p);
+    }
+  pthread_mutex_destroy(&c->mu);
+  free(c);
+}
+
 static int open_nvjpeg(fy_gpu *g) {
   if (!g->p.hw_decode || !nvj_load())
     return FERRY_OK; /* no engine (or no libnvjpeg): the CPU decodes */
-  nvjpegStatus_t s = nvj.nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &g->jh);
+  g->pins = (struct pin_cache *)calloc(1, sizeof *g->pins);
+  if (!g->pins)
+    return fy_error(FERRY_ENOMEM, "out of memory");
+  pthread_mutex_init(&g->pins->mu, NULL);
+  nvjpegDevAllocatorV2_t da = {dev_malloc, dev_free, NULL};
+  nvjpegPinnedAllocatorV2_t pa = {pin_malloc, pin_free, g->pins};
+  nvjpegStatus_t s = nvj.nvjpegCreateExV2(NVJPEG_BACKEND_HARDWARE, &da, &pa, 0, &g->jh);
   if (s != NVJPEG_STATUS_SUCCESS) {
     g->hw = 0; /* no engine: the CPU decodes everything */
     return FERRY_OK;
   }
   for (int i = 0; i < g->p.decoders; i++) {
     struct fy_gpu::engine *e = &g->eng[i];
-    if ((s = nvj.nvjpegJpegStateCreate(g->jh, &e->js)) != NVJPEG_STATUS_SUCCESS ||
-        (s = nvj.nvjpegJpegStreamCreate(g->jh, &e->jstream)) != NVJPEG_STATUS_SUCCESS)
-      return jpeg_fail(s, "state creation");
+    for (int k = 0; k < FY_GPU_POW2; k++)
+      if ((s = nvj.nvjpegJpegStateCreate(g->jh, &e->js[k])) != NVJPEG_STATUS_SUCCESS)
+        return jpeg_fail(s, "state creation");
+    if ((s = nvj.nvjpegJpegStreamCreate(g->jh, &e->jstream)) != NVJPEG_STATUS_SUCCESS)
+      return jpeg_fail(s, "stream creation");
     CU(cudaStreamCreateWithFlags(&e->stream, cudaStreamNonBlocking), "creating a stream");
   }
   g->hw = 1;
@@ -358,13 +460,15 @@ extern "C" void fy_gpu_close(fy_gpu *g) {
       cudaStreamSynchronize(e->stream);
     if (e->jstream)
       nvj.nvjpegJpegStreamDestroy(e->jstream);
-    if (e->js)
-      nvj.nvjpegJpegStateDestroy(e->js);
+    for (int k = 0; k < FY_GPU_POW2; k++)
+      if (e->js[k])
+        nvj.nvjpegJpegStateDestroy(e->js[k]);
     if (e->stream)
       cudaStreamDestroy(e->stream);
   }
   if (g->jh)
     nvj.nvjpegDestroy(g->jh);
+  pin_cache_free(g->pins);
   if (g->stream)
     cudaStreamDestroy(g->stream);
   free(g->slots);
@@ -419,17 +523,25 @@ extern "C" int fy_gpu_jpeg_decode(fy_gpu *g, int engine, const uint8_t *const *d
     img[i].channel[0] = dst[i];
     img[i].pitch[0] = (unsigned int)w[i] * 3;
   }
-  nvjpegStatus_t st;
-  if (e->jbatch != n) {
-    st = nvj.nvjpegDecodeBatchedInitialize(g->jh, e->js, n, 1, NVJPEG_OUTPUT_RGBI);
-    if (st != NVJPEG_STATUS_SUCCESS)
-      return jpeg_fail(st, "batched decode initialisation");
-    e->jbatch = n;
-  }
-  st = nvj.nvjpegDecodeBatched(g->jh, e->js, data, len, img, e->stream);
-  if (st != NVJPEG_STATUS_SUCCESS) {
-    e->jbatch = 0; /* re-initialise after a failed batch, as nvJPEG asks */
-    return jpeg_fail(st, "batched decode");
+  for (int done = 0; done < n;) {
+    int k = FY_GPU_POW2 - 1;
+    while ((1 << k) > n - done)
+      k--;
+    int m = 1 << k;
+    nvjpegStatus_t st;
+    if (!e->ready[k]) {
+      st = nvj.nvjpegDecodeBatchedInitialize(g->jh, e->js[k], m, 1, NVJPEG_OUTPUT_RGBI);
+      if (st != NVJPEG_STATUS_SUCCESS)
+        return jpeg_fail(st, "batched decode initialisation");
+      e->ready[k] = 1;
+    }
+    st = nvj.nvjpegDecodeBatched(g->jh, e->js[k], data + done, len + done, img + done, e->stream);
+    if (st != NVJPEG_STATUS_SUCCESS) {
+      e->ready[k] = 0; /* re-initialise after a failed batch, as nvJPEG asks */
+      cudaStreamSynchronize(e->stream);
+      return jpeg_fail(st, "batched decode");
+    }
+    done += m;
   }
   /* The decoded pixels are ready before this returns, so the batch kernels
    * (queued later, on the loader's stream) see them; the other decoder
@@ -488,9 +600,17 @@ extern "C" int fy_gpu_release(fy_gpu *g, int slot, void *stream) {
   return FERRY_OK;
 }
 
-extern "C" int fy_gpu_busy(int device, double ms) {
+extern "C" void *fy_gpu_stream_create(int device) {
+  cudaStream_t st = NULL;
+  if (cudaSetDevice(device) != cudaSuccess ||
+      cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
+    return NULL;
+  return st;
+}
+
+extern "C" int fy_gpu_busy(int device, double ms, void *stream) {
   CU(cudaSetDevice(device), "selecting the device");
-  k_busy<<<1, 1>>>((unsigned long long)(ms * 1e6));
+  k_busy<<<1, 1, 0, (cudaStream_t)stream>>>((unsigned long long)(ms * 1e6));
   CU(cudaGetLastError(), "launching the busy kernel");
   return FERRY_OK;
 }
@@ -504,6 +624,11 @@ extern "C" int fy_gpu_download(int device, const void *src, void *dst, size_t n)
 extern "C" int fy_gpu_upload(int device, const void *src, void *dst, size_t n) {
   CU(cudaSetDevice(device), "selecting the device");
   CU(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice), "copying to the device");
+  return FERRY_OK;
+}
+
+extern "C" int fy_gpu_stream_sync(void *stream) {
+  CU(cudaStreamSynchronize((cudaStream_t)stream), "waiting for a stream");
   return FERRY_OK;
 }
 

@@ -105,9 +105,12 @@ int fy_gpu_wait(fy_gpu *g, int slot);
  * the slot wait for that. */
 int fy_gpu_release(fy_gpu *g, int slot, void *stream);
 
-/* Spins the GPU for about `ms` milliseconds on the legacy default stream
- * (benchmarks: a stand-in for the consumer's compute). */
-int fy_gpu_busy(int device, double ms);
+/* Spins the GPU for about `ms` milliseconds on `stream` (NULL: the legacy
+ * default stream): benchmarks' stand-in for the consumer's compute. */
+int fy_gpu_busy(int device, double ms, void *stream);
+/* A new non-blocking stream (NULL on failure), and a wait for one. */
+void *fy_gpu_stream_create(int device);
+int fy_gpu_stream_sync(void *stream);
 
 /* Plain synchronous copies and a device-wide wait (tools and tests). */
 int fy_gpu_download(int device, const void *src, void *dst, size_t n);

@@ -51,7 +51,11 @@ int fy_gpu_finish(fy_gpu *g, int slot, int count, int table_used, int staged) {
 
 int fy_gpu_wait(fy_gpu *g, int slot) { return (void)g, (void)slot, no_cuda(); }
 int fy_gpu_release(fy_gpu *g, int slot, void *st) { return (void)g, (void)slot, (void)st, no_cuda(); }
-int fy_gpu_busy(int device, double ms) { return (void)device, (void)ms, no_cuda(); }
+int fy_gpu_busy(int device, double ms, void *st) {
+  return (void)device, (void)ms, (void)st, no_cuda();
+}
+void *fy_gpu_stream_create(int device) { return (void)device, NULL; }
+int fy_gpu_stream_sync(void *st) { return (void)st, no_cuda(); }
 int fy_gpu_download(int device, const void *src, void *dst, size_t n) {
   return (void)device, (void)src, (void)dst, (void)n, no_cuda();
 }
