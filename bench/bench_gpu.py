@@ -101,6 +101,7 @@ def main():
     res["ferry GPU (CPU decode, GPU resize)"], _ = run_ferry(a.ferry, a.dir, ["--no-hw-decode"])
     _, wait = run_ferry(a.ferry, a.dir, ["--consume-ms", "2"])
     _, wait20 = run_ferry(a.ferry, a.dir, ["--consume-ms", "20"])
+    _, wait40 = run_ferry(a.ferry, a.dir, ["--consume-ms", "40"])
     if not a.skip_peers:
         res["torchvision decode_jpeg(cuda) + resize"] = run_torchvision(files)
         res["torch DataLoader 16 workers"] = run_dataloader(a.dir)
@@ -110,6 +111,8 @@ def main():
         print(f"| {k} | {v:.0f} | {ours / v if v else 0:.2f}x |")
     print(f"\nconsumer with 2 ms of GPU work per batch waited on ferry {wait}% of the time")
     print(f"consumer with 20 ms of GPU work per batch waited on ferry {wait20}% of the time")
+    print(f"consumer with 40 ms of GPU work per batch waited on ferry {wait40}% of the time")
+    print("(after the first batch of an epoch; see the 'first batch after' lines above)")
 
 
 if __name__ == "__main__":
