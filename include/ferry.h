@@ -531,6 +531,41 @@ int ferry_dupes_distance(const ferry_dupes *dupes, uint32_t a, uint32_t b);
 int ferry_dupes_write(const ferry_dupes *dupes, const char *format, const char *out_path);
 void ferry_dupes_free(ferry_dupes *dupes);
 
+/* ------------------------------------------------------------------ packs */
+
+/* A pack is a directory of shards of preprocessed u8 HWC samples (see
+ * src/pack/pack.h for the format) that the loader memory-maps: pass the
+ * directory as ferry_loader_options.source. Loading a pack skips decoding;
+ * crop = FERRY_CROP_CENTER means "as packed" there, FERRY_CROP_RANDOM
+ * crops the packed samples again, other sizes are resampled. */
+typedef struct ferry_pack_options {
+  const char *source;    /* directory or list file, as for the loader */
+  const char *output;    /* the pack directory (created) */
+  int width, height;     /* sample size; default 224 x 224 */
+  ferry_crop crop;       /* FERRY_CROP_CENTER (default) or FERRY_CROP_NONE */
+  float crop_ratio;      /* default 0.875 */
+  ferry_filter filter;   /* default FERRY_FILTER_TRIANGLE */
+  int shard_size;        /* samples per shard; default 1024 */
+  int workers;           /* 0 = one per core */
+  ferry_on_error on_error;
+  /* Called after each shard with samples done and total (may be NULL). */
+  void (*progress)(void *user, int64_t done, int64_t total);
+  void *progress_user;
+} ferry_pack_options;
+
+void ferry_pack_options_default(ferry_pack_options *options);
+
+/* Builds a pack, or resumes an interrupted one (shards already complete
+ * are kept; a directory holding a pack of other settings is refused).
+ * Crash-safe: shards and the MANIFEST are written to temporary names,
+ * synced and renamed, so a reader never sees a half-written file. */
+int ferry_pack_build(const ferry_pack_options *options);
+
+/* Checks every shard's header, index and every sample's checksum. Returns
+ * FERRY_OK, or FERRY_ECORRUPT with the last error naming the first damaged
+ * shard and sample; *bad (may be NULL) gets the number of damaged samples. */
+int ferry_pack_verify(const char *dir, int64_t *bad);
+
 #ifdef __cplusplus
 }
 #endif

@@ -246,6 +246,12 @@ int fy_source_open(fy_source *s, const char *path) {
   return rc;
 }
 
+int fy_source_add(fy_source *s, const char *path, int32_t label) {
+  if (label >= s->num_classes)
+    s->num_classes = label + 1;
+  return add_sample(s, path, label);
+}
+
 void fy_source_free(fy_source *s) {
   free(s->paths);
   free(s->offsets);

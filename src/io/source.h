@@ -23,6 +23,8 @@ typedef struct fy_source {
  * and, for list files, the line. */
 int fy_source_open(fy_source *src, const char *path);
 void fy_source_free(fy_source *src);
+/* Appends a sample (used to list a pack's samples). */
+int fy_source_add(fy_source *src, const char *path, int32_t label);
 
 static inline const char *fy_source_path(const fy_source *s, int64_t i) {
   return s->paths + s->offsets[i];

@@ -139,6 +139,12 @@ static void run_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos
   int rc;
   if (__atomic_load_n(&L->bad[idx], __ATOMIC_ACQUIRE)) {
     rc = FERRY_ECORRUPT; /* known bad: reported already, not read again */
+  } else if (L->pack) {
+    void *dst = L->gpu ? fy_dev_sample_dst(L, s, k) : (char *)s->data + (size_t)k * L->sample_bytes;
+    rc = fy_process_pack_sample(w, &L->o, L->gpu ? &L->stage_store : &L->store, L->pack, epoch,
+                                idx, dst);
+    if (rc == FERRY_OK && L->gpu)
+      fy_dev_sample_done(L, s, k, idx, epoch);
   } else if (L->gpu) {
     rc = fy_process_sample(w, &L->o, &L->stage_store, path, epoch, idx,
                            fy_dev_sample_dst(L, s, k));
@@ -304,6 +310,31 @@ static int start_threads(ferry_loader *L) {
   return FERRY_OK;
 }
 
+/* A pack as the source: its samples, labels and original paths. */
+static int open_pack(ferry_loader *L) {
+  L->pack = calloc(1, sizeof *L->pack);
+  if (!L->pack)
+    return fy_error(FERRY_ENOMEM, "out of memory");
+  int rc = fy_pack_open(L->pack, L->o.source);
+  if (rc) {
+    free(L->pack);
+    L->pack = NULL;
+    return rc;
+  }
+  memset(&L->src, 0, sizeof L->src);
+  char path[4096];
+  for (int64_t i = 0; rc == FERRY_OK && i < L->pack->count; i++) {
+    const fy_pack_shard *s = &L->pack->shards[L->pack->sample_shard[i]];
+    fy_pack_entry e;
+    fy_pack_entry_get(s, L->pack->sample_index[i], &e);
+    snprintf(path, sizeof path, "%.*s", (int)e.path_len, s->strings + e.path_off);
+    rc = fy_source_add(&L->src, path, e.label);
+  }
+  if (rc == FERRY_OK && L->src.count == 0)
+    rc = fy_error(FERRY_EEMPTY, "%s: the pack holds no samples", L->o.source);
+  return rc;
+}
+
 int ferry_loader_open(const ferry_loader_options *options, ferry_loader **out) {
   if (!options || !out)
     return fy_error(FERRY_EINVAL, "ferry_loader_open: NULL argument");
@@ -327,7 +358,9 @@ int ferry_loader_open(const ferry_loader_options *options, ferry_loader **out) {
   L->stage_store = (fy_store_params){FERRY_LAYOUT_HWC, FERRY_U8, 0, 0, {0, 0, 0}, {1, 1, 1}};
   L->sample_bytes = (size_t)3 * L->o.width * L->o.height * ferry_dtype_size(L->o.dtype);
   L->nslots = L->o.prefetch;
-  rc = L->source_path ? fy_source_open(&L->src, L->o.source) : FERRY_ENOMEM;
+  rc = !L->source_path ? FERRY_ENOMEM
+       : fy_pack_is(L->o.source) ? open_pack(L)
+                                : fy_source_open(&L->src, L->o.source);
   if (rc == FERRY_OK) {
     L->order = malloc((size_t)L->src.count * sizeof *L->order);
     L->bad = calloc((size_t)L->src.count, 1);
@@ -515,6 +548,10 @@ void ferry_loader_close(ferry_loader *L) {
   free(L->order);
   free(L->bad);
   fy_source_free(&L->src);
+  if (L->pack) {
+    fy_pack_close(L->pack);
+    free(L->pack);
+  }
   free(L->source_path);
   pthread_mutex_destroy(&L->mu);
   pthread_mutex_destroy(&L->report_mu);

@@ -60,6 +60,7 @@ struct ferry_loader {
   int error;            /* on_error = fail: first error of the epoch */
   char error_msg[1024];
   ferry_stats stats;
+  fy_pack *pack;           /* the source is a pack (memory-mapped shards) */
   /* device mode (o.device >= 0) */
   fy_gpu *gpu;
   int gpu_threads;         /* decoder threads feeding the JPEG engine */

@@ -4,6 +4,7 @@
 
 #include "codec/codec.h"
 #include "image/image.h"
+#include "pack/pack.h"
 
 /* The positions of an epoch for one rank: a permutation of the source
  * (identity without shuffle), then every world_size-th element from rank.
@@ -39,5 +40,11 @@ void fy_worker_state_free(fy_worker_state *w);
 int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
                       const fy_store_params *store, const char *path, int epoch,
                       int64_t index, void *dst);
+
+/* The same for sample `index` of a pack: no decoding; resampled only when
+ * the output size differs or a random crop is asked for. */
+int fy_process_pack_sample(fy_worker_state *w, const ferry_loader_options *o,
+                           const fy_store_params *store, const fy_pack *p, int epoch,
+                           int64_t index, void *dst);
 
 #endif

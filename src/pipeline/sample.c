@@ -154,3 +154,30 @@ int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
   w->transform_s += fy_now() - t3;
   return FERRY_OK;
 }
+
+int fy_process_pack_sample(fy_worker_state *w, const ferry_loader_options *o,
+                           const fy_store_params *store, const fy_pack *p, int epoch,
+                           int64_t index, void *dst) {
+  double t0 = fy_now();
+  const uint8_t *px = fy_pack_sample(p, index, NULL);
+  int pw = p->width, ph = p->height;
+  size_t stride = (size_t)pw * 3;
+  fy_store_params sp = *store;
+  sp.flip = fy_plan_flip(o, o->seed, epoch, index);
+  if (pw != o->width || ph != o->height || o->crop == FERRY_CROP_RANDOM) {
+    fy_box box = {0, 0, pw, ph};
+    if (o->crop == FERRY_CROP_RANDOM)
+      fy_plan_box(o, o->seed, epoch, index, pw, ph, &box);
+    int rc = fy_buf_reserve(&w->resized, (size_t)o->width * o->height * 3);
+    if (rc == FERRY_OK)
+      rc = fy_resize_u8(px, pw, ph, stride, 3, &box, w->resized.p, o->width, o->height,
+                        (size_t)o->width * 3, o->filter, &w->rs);
+    if (rc)
+      return rc;
+    px = w->resized.p;
+    stride = (size_t)o->width * 3;
+  }
+  fy_store(px, o->width, o->height, 3, stride, &sp, dst); /* zero decode */
+  w->transform_s += fy_now() - t0;
+  return FERRY_OK;
+}

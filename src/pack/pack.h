@@ -1,0 +1,78 @@
+/* pack.h — ferry's packed tensor format: shards of preprocessed samples
+ * that the loader memory-maps and serves without decoding.
+ *
+ * A pack is a directory:
+ *   PLAN                what is being packed (source, size, shard size): lets
+ *                       an interrupted `ferry pack` resume, refusing to mix
+ *                       different settings
+ *   shard-NNNNN.fpk     complete shards (written as .tmp, fsynced, renamed)
+ *   MANIFEST            written last (same way): the pack is complete
+ *
+ * Shard file, little-endian:
+ *   header (64 bytes): magic "FERRYPK1", u32 version, u32 kind (1 = u8 HWC
+ *     tensors), u32 height, width, channels, count, u64 index offset, u64
+ *     file size, u32 reserved[3], u32 crc32c of the 60 bytes before it
+ *   samples: count tensors of height*width*channels bytes, 64-byte aligned
+ *   index at the index offset: count entries {u64 offset, u64 length, i32
+ *     label, u32 crc32c of the sample, u32 path offset, u32 path length},
+ *     then the path strings, then u32 crc32c of index + strings
+ */
+#ifndef FY_PACK_H
+#define FY_PACK_H
+
+#include "core/internal.h"
+
+#define FY_PACK_MAGIC "FERRYPK1"
+#define FY_PACK_VERSION 1
+#define FY_PACK_KIND_U8 1
+#define FY_PACK_HEADER 64
+
+typedef struct fy_pack_entry {
+  uint64_t offset, length;
+  int32_t label;
+  uint32_t crc;
+  uint32_t path_off, path_len;
+} fy_pack_entry;
+
+typedef struct fy_pack_shard {
+  char *path;
+  const uint8_t *map; /* whole file, read-only */
+  size_t size;
+  uint32_t count;
+  const uint8_t *index; /* count packed entries (32 bytes each) */
+  const char *strings;
+} fy_pack_shard;
+
+typedef struct fy_pack {
+  char *dir;
+  int height, width, channels;
+  int nshards;
+  fy_pack_shard *shards;
+  int64_t count;
+  int32_t *sample_shard; /* per sample: shard */
+  uint32_t *sample_index; /* per sample: entry within the shard */
+} fy_pack;
+
+/* CRC-32C (Castagnoli), hardware-accelerated where the CPU has SSE4.2. */
+uint32_t fy_crc32c(uint32_t crc, const void *data, size_t n);
+
+/* 1 when `dir` is a pack (holds a MANIFEST). */
+int fy_pack_is(const char *dir);
+/* Opens a complete pack: maps every shard, checks headers and indexes
+ * (not the samples' checksums: that is fy_pack_verify's job). Errors name
+ * the shard and the reason. */
+int fy_pack_open(fy_pack *p, const char *dir);
+void fy_pack_close(fy_pack *p);
+/* Sample i: its bytes (height*width*channels), label, source path. */
+const uint8_t *fy_pack_sample(const fy_pack *p, int64_t i, int32_t *label);
+void fy_pack_entry_get(const fy_pack_shard *s, uint32_t k, fy_pack_entry *e);
+
+/* Writes one shard atomically: `dir`/shard-NNNNN.fpk.tmp, fsync, rename,
+ * fsync of the directory. data holds count tensors of h*w*c bytes. */
+int fy_pack_write_shard(const char *dir, int shard, int h, int w, int c, int count,
+                        const uint8_t *data, const int32_t *labels, const char *const *paths);
+
+/* Renames tmp to final and fsyncs dir: the atomic step of every write. */
+int fy_pack_commit(const char *tmp, const char *final, const char *dir);
+
+#endif

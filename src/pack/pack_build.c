@@ -1,0 +1,273 @@
+/* pack_build.c — `ferry pack`: runs the loader over the source (all cores,
+ * deterministic transforms, u8 HWC) and writes one shard per batch. An
+ * interrupted build resumes: complete shards are kept, the rest redone. */
+#include "io/source.h"
+#include "pack/pack.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void ferry_pack_options_default(ferry_pack_options *o) {
+  memset(o, 0, sizeof *o);
+  o->width = o->height = 224;
+  o->crop = FERRY_CROP_CENTER;
+  o->crop_ratio = 0.875f;
+  o->filter = FERRY_FILTER_TRIANGLE;
+  o->shard_size = 1024;
+}
+
+/* The settings a pack was made with: resuming with others is refused. */
+static void plan_text(const ferry_pack_options *o, int64_t n, char *buf, size_t len) {
+  snprintf(buf, len,
+           "ferry-pack-plan 1\nsource %s\nsize %d %d\ncrop %d %.6f\nfilter %d\nshard_size %d\n"
+           "samples %lld\n",
+           o->source, o->height, o->width, (int)o->crop, o->crop_ratio, (int)o->filter,
+           o->shard_size, (long long)n);
+}
+
+static int write_small_file(const char *dir, const char *name, const char *text) {
+  char tmp[4200], final[4200];
+  snprintf(final, sizeof final, "%s/%s", dir, name);
+  snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
+  FILE *f = fopen(tmp, "w");
+  if (!f)
+    return fy_error(FERRY_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+  int ok = fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
+  ok = (fclose(f) == 0) && ok;
+  if (!ok) {
+    unlink(tmp);
+    return fy_error(FERRY_EIO, "%s: write failed: %s", tmp, strerror(errno));
+  }
+  return fy_pack_commit(tmp, final, dir);
+}
+
+/* Checks or writes PLAN. */
+static int check_plan(const ferry_pack_options *o, int64_t n) {
+  char want[8192], path[4200], have[8192];
+  plan_text(o, n, want, sizeof want);
+  snprintf(path, sizeof path, "%s/PLAN", o->output);
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return write_small_file(o->output, "PLAN", want);
+  size_t k = fread(have, 1, sizeof have - 1, f);
+  have[k] = '\0';
+  fclose(f);
+  if (strcmp(have, want) != 0)
+    return fy_error(FERRY_EINVAL, "%s: holds a pack made with other settings (see its PLAN); "
+                                  "remove it or choose another directory",
+                    o->output);
+  return FERRY_OK;
+}
+
+/* Shard k is done when its file exists with a valid header. */
+static int shard_done(const char *dir, int k, uint32_t *count) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/shard-%05d.fpk", dir, k);
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return 0;
+  uint8_t h[FY_PACK_HEADER];
+  int ok = fread(h, 1, sizeof h, f) == sizeof h && memcmp(h, FY_PACK_MAGIC, 8) == 0;
+  fclose(f);
+  uint32_t crc = (uint32_t)h[60] | h[61] << 8 | h[62] << 16 | (uint32_t)h[63] << 24;
+  if (!ok || crc != fy_crc32c(0, h, 60))
+    return 0;
+  *count = (uint32_t)h[28] | h[29] << 8 | h[30] << 16 | (uint32_t)h[31] << 24;
+  return 1;
+}
+
+static void remove_temps(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char path[4200];
+  while (d && (e = readdir(d)) != NULL) {
+    size_t n = strlen(e->d_name);
+    if (n > 4 && strcmp(e->d_name + n - 4, ".tmp") == 0) {
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      unlink(path); /* an interrupted write: never renamed, never read */
+    }
+  }
+  if (d)
+    closedir(d);
+}
+
+/* Lists the samples of the missing shards, in order, as a list file. */
+static int write_todo(const ferry_pack_options *o, const fy_source *src, const int *missing,
+                      int nmissing, char *path, size_t plen) {
+  snprintf(path, plen, "%s/.todo.list", o->output);
+  FILE *f = fopen(path, "w");
+  if (!f)
+    return fy_error(FERRY_EIO, "%s: cannot create: %s", path, strerror(errno));
+  for (int m = 0; m < nmissing; m++) {
+    int64_t a = (int64_t)missing[m] * o->shard_size, b = a + o->shard_size;
+    for (int64_t i = a; i < b && i < src->count; i++) {
+      /* absolute: the list lives in the pack directory, and relative
+       * entries would be read relative to it */
+      const char *p = fy_source_path(src, i);
+      char *abs = realpath(p, NULL);
+      if (src->labels[i] >= 0)
+        fprintf(f, "%s,%d\n", abs ? abs : p, src->labels[i]);
+      else
+        fprintf(f, "%s\n", abs ? abs : p);
+      free(abs);
+    }
+  }
+  int bad = ferror(f);
+  if (fclose(f) != 0 || bad)
+    return fy_error(FERRY_EIO, "%s: write failed", path);
+  return FERRY_OK;
+}
+
+static int write_manifest(const ferry_pack_options *o, int nshards) {
+  size_t cap = 128 + (size_t)nshards * 40;
+  char *t = malloc(cap);
+  if (!t)
+    return fy_error(FERRY_ENOMEM, "out of memory");
+  size_t k = (size_t)snprintf(t, cap, "ferry-pack %d\nshape %d %d 3\nshards %d\n",
+                              FY_PACK_VERSION, o->height, o->width, nshards);
+  uint64_t total = 0;
+  for (int i = 0; i < nshards; i++) {
+    uint32_t c = 0;
+    if (!shard_done(o->output, i, &c)) {
+      free(t);
+      return fy_error(FERRY_ECORRUPT, "%s: shard %d missing after packing", o->output, i);
+    }
+    total += c;
+    k += (size_t)snprintf(t + k, cap - k, "shard-%05d.fpk %u\n", i, c);
+  }
+  if (total == 0) {
+    free(t);
+    return fy_error(FERRY_EEMPTY, "%s: no image of %s could be packed", o->output, o->source);
+  }
+  int rc = write_small_file(o->output, "MANIFEST", t);
+  free(t);
+  return rc;
+}
+
+/* Runs the loader over the to-do list, one shard per batch. */
+static int pack_missing(const ferry_pack_options *o, const char *todo, const int *missing,
+                        int nmissing, int64_t done0, int64_t total) {
+  ferry_loader_options lo;
+  ferry_loader_options_default(&lo);
+  lo.source = todo;
+  lo.batch_size = o->shard_size;
+  lo.width = o->width;
+  lo.height = o->height;
+  lo.crop = o->crop;
+  lo.crop_ratio = o->crop_ratio;
+  lo.filter = o->filter;
+  lo.layout = FERRY_LAYOUT_HWC;
+  lo.dtype = FERRY_U8;
+  lo.shuffle = 0;
+  lo.workers = o->workers;
+  lo.prefetch = 2;
+  lo.on_error = o->on_error;
+  ferry_loader *L;
+  int rc = ferry_loader_open(&lo, &L);
+  if (rc)
+    return rc;
+  const char **paths = malloc(sizeof *paths * (size_t)o->shard_size);
+  if (!paths) {
+    ferry_loader_close(L);
+    return fy_error(FERRY_ENOMEM, "out of memory");
+  }
+  ferry_batch *b;
+  int m = 0;
+  int64_t done = done0;
+  while (rc == FERRY_OK && (rc = ferry_loader_next(L, &b)) == FERRY_OK) {
+    for (int i = 0; i < b->count; i++)
+      paths[i] = ferry_loader_path(L, b->indices[i]);
+    rc = m < nmissing ? fy_pack_write_shard(o->output, missing[m++], o->height, o->width, 3,
+                                            b->count, b->data, b->labels, paths)
+                      : fy_error(FERRY_EINTERNAL, "pack: more batches than shards");
+    done += o->shard_size;
+    if (o->progress)
+      o->progress(o->progress_user, done < total ? done : total, total);
+    ferry_loader_release(L, b);
+  }
+  free(paths);
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", ferry_last_error());
+  ferry_loader_close(L);
+  if (rc == FERRY_END && m != nmissing)
+    return fy_error(FERRY_EINTERNAL, "pack: %d of %d shards written", m, nmissing);
+  return rc == FERRY_END ? FERRY_OK : fy_error(rc, "%s", msg);
+}
+
+int ferry_pack_build(const ferry_pack_options *o) {
+  if (!o || !o->source || !o->output || o->shard_size < 1 || o->width < 1 || o->height < 1)
+    return fy_error(FERRY_EINVAL, "pack: source, output, size and shard size are required");
+  if (o->crop == FERRY_CROP_RANDOM)
+    return fy_error(FERRY_EINVAL, "pack: random crops are augmentation: pack with center or "
+                                  "none and crop when loading");
+  if (mkdir(o->output, 0755) != 0 && errno != EEXIST)
+    return fy_error(FERRY_EIO, "%s: cannot create: %s", o->output, strerror(errno));
+  fy_source src;
+  int rc = fy_source_open(&src, o->source);
+  if (rc)
+    return rc;
+  int nshards = (int)((src.count + o->shard_size - 1) / o->shard_size);
+  rc = check_plan(o, src.count);
+  int *missing = malloc(sizeof *missing * (size_t)(nshards ? nshards : 1));
+  int nmissing = 0;
+  int64_t done = 0;
+  if (rc == FERRY_OK && !missing)
+    rc = fy_error(FERRY_ENOMEM, "out of memory");
+  if (rc == FERRY_OK) {
+    remove_temps(o->output);
+    for (int k = 0; k < nshards; k++) {
+      uint32_t c;
+      if (shard_done(o->output, k, &c))
+        done += o->shard_size;
+      else
+        missing[nmissing++] = k;
+    }
+  }
+  char todo[4200];
+  if (rc == FERRY_OK && nmissing > 0) {
+    rc = write_todo(o, &src, missing, nmissing, todo, sizeof todo);
+    if (rc == FERRY_OK)
+      rc = pack_missing(o, todo, missing, nmissing, done, src.count);
+    unlink(todo);
+  }
+  if (rc == FERRY_OK)
+    rc = write_manifest(o, nshards);
+  free(missing);
+  fy_source_free(&src);
+  return rc;
+}
+
+int ferry_pack_verify(const char *dir, int64_t *bad_out) {
+  fy_pack p;
+  if (bad_out)
+    *bad_out = 0;
+  int rc = fy_pack_open(&p, dir);
+  if (rc)
+    return rc;
+  int64_t bad = 0;
+  char first[1024] = "";
+  for (int i = 0; i < p.nshards; i++) {
+    fy_pack_shard *s = &p.shards[i];
+    for (uint32_t k = 0; k < s->count; k++) {
+      fy_pack_entry e;
+      fy_pack_entry_get(s, k, &e);
+      if (fy_crc32c(0, s->map + e.offset, e.length) == e.crc)
+        continue;
+      if (!bad++)
+        snprintf(first, sizeof first, "%s: sample %u (%.*s): checksum mismatch", s->path, k,
+                 (int)e.path_len, s->strings + e.path_off);
+    }
+  }
+  fy_pack_close(&p);
+  if (bad_out)
+    *bad_out = bad;
+  if (bad)
+    return fy_error(FERRY_ECORRUPT, "%s%s", first,
+                    bad > 1 ? " (and more damaged samples)" : "");
+  return FERRY_OK;
+}

@@ -1,0 +1,134 @@
+/* pack_write.c — writing one shard so that a crash at any point leaves
+ * either no shard or a complete one: a temporary file, fsync, rename,
+ * fsync of the directory. */
+#include "pack/pack.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void put32(uint8_t *p, uint32_t v) {
+  for (int i = 0; i < 4; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static int write_all(int fd, const void *buf, size_t n, const char *path) {
+  const uint8_t *p = buf;
+  while (n) {
+    ssize_t k = write(fd, p, n);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k < 0)
+      return fy_error(FERRY_EIO, "%s: write failed: %s", path, strerror(errno));
+    p += k;
+    n -= (size_t)k;
+  }
+  return FERRY_OK;
+}
+
+/* fsync of the directory makes the rename itself durable. */
+static int sync_dir(const char *dir) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return fy_error(FERRY_EIO, "%s: cannot open directory: %s", dir, strerror(errno));
+  int rc = fsync(fd) == 0 ? FERRY_OK : fy_error(FERRY_EIO, "%s: fsync: %s", dir, strerror(errno));
+  close(fd);
+  return rc;
+}
+
+int fy_pack_commit(const char *tmp, const char *final, const char *dir) {
+  if (rename(tmp, final) != 0)
+    return fy_error(FERRY_EIO, "%s: rename to %s failed: %s", tmp, final, strerror(errno));
+  return sync_dir(dir);
+}
+
+/* Builds the index + strings + crc block. */
+static uint8_t *build_index(int count, const uint64_t *off, size_t sample, const uint8_t *data,
+                            const int32_t *labels, const char *const *paths, size_t *len) {
+  size_t strings = 0;
+  for (int i = 0; i < count; i++)
+    strings += strlen(paths[i]);
+  size_t n = (size_t)count * 32 + strings + 4;
+  uint8_t *b = calloc(1, n);
+  if (!b)
+    return NULL;
+  uint8_t *s = b + (size_t)count * 32;
+  uint32_t soff = 0;
+  for (int i = 0; i < count; i++) {
+    uint8_t *e = b + (size_t)i * 32;
+    uint32_t pl = (uint32_t)strlen(paths[i]);
+    put64(e, off[i]);
+    put64(e + 8, sample);
+    put32(e + 16, (uint32_t)labels[i]);
+    put32(e + 20, fy_crc32c(0, data + (size_t)i * sample, sample));
+    put32(e + 24, soff);
+    put32(e + 28, pl);
+    memcpy(s + soff, paths[i], pl);
+    soff += pl;
+  }
+  put32(b + n - 4, fy_crc32c(0, b, n - 4));
+  *len = n;
+  return b;
+}
+
+int fy_pack_write_shard(const char *dir, int shard, int h, int w, int c, int count,
+                        const uint8_t *data, const int32_t *labels, const char *const *paths) {
+  char tmp[4200], final[4096];
+  snprintf(final, sizeof final, "%s/shard-%05d.fpk", dir, shard);
+  snprintf(tmp, sizeof tmp, "%s.tmp", final);
+  size_t sample = (size_t)h * w * c, stride = (sample + 63) & ~(size_t)63;
+  uint64_t *off = malloc(sizeof *off * (size_t)(count ? count : 1));
+  if (!off)
+    return fy_error(FERRY_ENOMEM, "%s: out of memory", final);
+  for (int i = 0; i < count; i++)
+    off[i] = FY_PACK_HEADER + (uint64_t)i * stride;
+  uint64_t index_off = FY_PACK_HEADER + (uint64_t)count * stride;
+  size_t ilen = 0;
+  uint8_t *index = build_index(count, off, sample, data, labels, paths, &ilen);
+  free(off);
+  if (!index)
+    return fy_error(FERRY_ENOMEM, "%s: out of memory", final);
+  uint8_t hdr[FY_PACK_HEADER] = {0};
+  memcpy(hdr, FY_PACK_MAGIC, 8);
+  put32(hdr + 8, FY_PACK_VERSION);
+  put32(hdr + 12, FY_PACK_KIND_U8);
+  put32(hdr + 16, (uint32_t)h);
+  put32(hdr + 20, (uint32_t)w);
+  put32(hdr + 24, (uint32_t)c);
+  put32(hdr + 28, (uint32_t)count);
+  put64(hdr + 32, index_off);
+  put64(hdr + 40, index_off + ilen);
+  put32(hdr + 60, fy_crc32c(0, hdr, 60));
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    free(index);
+    return fy_error(FERRY_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+  }
+  static const uint8_t zeros[64];
+  int rc = write_all(fd, hdr, sizeof hdr, tmp);
+  for (int i = 0; rc == FERRY_OK && i < count; i++) {
+    rc = write_all(fd, data + (size_t)i * sample, sample, tmp);
+    if (rc == FERRY_OK && stride > sample)
+      rc = write_all(fd, zeros, stride - sample, tmp);
+  }
+  if (rc == FERRY_OK)
+    rc = write_all(fd, index, ilen, tmp);
+  free(index);
+  if (rc == FERRY_OK && fsync(fd) != 0)
+    rc = fy_error(FERRY_EIO, "%s: fsync: %s", tmp, strerror(errno));
+  if (close(fd) != 0 && rc == FERRY_OK)
+    rc = fy_error(FERRY_EIO, "%s: close: %s", tmp, strerror(errno));
+  if (rc == FERRY_OK)
+    rc = fy_pack_commit(tmp, final, dir);
+  if (rc)
+    unlink(tmp);
+  return rc;
+}
