@@ -118,7 +118,8 @@ void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
   }
   L->stats.images += rc == FERRY_OK;
   L->stats.skipped += rc != FERRY_OK;
-  if (++s->done == s->expected) {
+  int complete = ++s->done == s->expected;
+  if (complete) {
     /* This thread alone touches the slot now: close the gaps unlocked.
      * It stays in flight until the batch is ready, so that an epoch
      * change waits for it. */
@@ -126,7 +127,10 @@ void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
     complete_batch(L, s);
   }
   L->inflight--;
-  pthread_cond_broadcast(&L->ready_cv);
+  /* The consumer waits for whole batches, an epoch change for no sample in
+   * flight: waking them for anything else only costs context switches. */
+  if (complete || L->inflight == 0 || rc)
+    pthread_cond_broadcast(&L->ready_cv);
   pthread_mutex_unlock(&L->mu);
 }
 
