@@ -354,6 +354,13 @@ static void pin_cache_free(struct pin_cache *c) {
 static int open_nvjpeg(fy_gpu *g) {
   if (!g->p.hw_decode || !nvj_load())
     return FERRY_OK; /* no engine (or no libnvjpeg): the CPU decodes */
+  /* Keep what the stream-ordered pool has grown to: returning it to the
+   * driver at each synchronisation and taking it back is slow. */
+  cudaMemPool_t pool;
+  if (cudaDeviceGetDefaultMemPool(&pool, g->p.device) == cudaSuccess) {
+    uint64_t keep = UINT64_MAX;
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+  }
   g->pins = (struct pin_cache *)calloc(1, sizeof *g->pins);
   if (!g->pins)
     return fy_error(FERRY_ENOMEM, "out of memory");
