@@ -268,8 +268,14 @@ const char *ferry_loader_class_name(const ferry_loader *loader, int label);
 int ferry_loader_start_epoch(ferry_loader *loader, int epoch);
 /* Waits for the next batch of the epoch: FERRY_OK, FERRY_END at the end of
  * the epoch, or an error (on_error = fail). At most `prefetch` batches may be
- * held unreleased; the next call after that returns FERRY_ESTATE. */
+ * held unreleased (batches of an earlier epoch included); the next call
+ * after that returns FERRY_ESTATE. Each batch held takes one slot out of the
+ * ring until it is released: the others go on filling. */
 int ferry_loader_next(ferry_loader *loader, ferry_batch **batch);
+/* Batches handed out stay valid until they are released, also across
+ * ferry_loader_start_epoch(): a batch still held when an epoch starts keeps
+ * its slot, which joins the ring when the batch is released. */
+#define FERRY_LOADER_KEEPS_HELD_BATCHES 1
 /* Gives a batch's slot back to the loader. For a batch on a GPU, the slot
  * is rewritten only after the work queued so far on the legacy default
  * stream has run. */

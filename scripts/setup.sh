@@ -6,7 +6,12 @@
 set -euo pipefail
 
 debs=(build-essential cmake pkg-config libjpeg62-turbo-dev libpng-dev libwebp-dev python3 python3-pip)
+# headless Chromium opens the duplicate report in tests/py/test_hash_report.py
+debs+=(chromium)
 pips=(numpy pillow pytest)
+# setuptools builds the Python extension (setup.py). torch is never installed
+# here (it is huge): the PyTorch tests skip, saying so, when it is absent.
+pips+=(setuptools)
 
 missing_debs=()
 for p in "${debs[@]}"; do
@@ -21,11 +26,17 @@ if [ ${#missing_debs[@]} -gt 0 ]; then
       python3) command -v python3 >/dev/null || still+=("$p") ;;
       python3-pip) python3 -m pip --version >/dev/null 2>&1 || still+=("$p") ;;
       cmake) command -v cmake >/dev/null || still+=("$p") ;;
+      chromium) command -v chromium >/dev/null || still+=("$p") ;;
       build-essential) command -v cc >/dev/null && command -v make >/dev/null || still+=("$p") ;;
       *) still+=("$p") ;;
     esac
   done
   missing_debs=("${still[@]+"${still[@]}"}")
+fi
+# The Python extension needs the headers of the python3 on PATH; Debian's
+# python3-dev has them for Debian's python3 (a pyenv/conda python has its own).
+if command -v python3 >/dev/null && ! python3 -c 'import os,sys,sysconfig; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")) else 1)' 2>/dev/null; then
+  dpkg-query -W -f='${Status}' python3-dev 2>/dev/null | grep -q "install ok installed" || missing_debs+=(python3-dev)
 fi
 if [ ${#missing_debs[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${missing_debs[*]}"

@@ -1,11 +1,12 @@
 /* loader.c — worker threads filling a bounded ring of preallocated batch
  * slots, in epoch order, for one consumer.
  *
- * Batch b of an epoch lives in slot b % prefetch. Workers claim sample
- * positions in order; a worker may only claim a position whose batch's slot
- * has been handed to that batch (the consumer released the slot's previous
- * batch). The worker that completes a batch closes its gaps (skipped files)
- * and marks it ready. The consumer takes batches in order. */
+ * Free slots take the epoch's batch numbers in order, as they are freed (a
+ * batch the consumer keeps only takes its own slot out of the ring, also
+ * across epochs). Workers claim sample positions in order; a worker may
+ * only claim a position whose batch has a slot. The worker that completes
+ * a batch closes its gaps (skipped files) and marks it ready. The consumer
+ * takes batches in order. */
 #include "pipeline/loader_int.h"
 
 #include <pthread.h>
@@ -57,14 +58,34 @@ static void finish_batch(ferry_loader *L, slot *s, int any_failed) {
   s->batch.epoch = L->epoch;
 }
 
+/* The slot that carries batch b of this epoch, or NULL when no slot was
+ * free for it yet. Slots take batch numbers in order as they are freed, so
+ * a batch the consumer keeps only takes its slot out of the ring. */
+static slot *slot_of(ferry_loader *L, int64_t b) {
+  for (int i = 0; i < L->nslots; i++)
+    if (L->slots[i].number == b)
+      return &L->slots[i];
+  return NULL;
+}
+
+/* Gives slot s the next batch of the epoch (or none). mu held. */
+static void assign(ferry_loader *L, slot *s) {
+  s->number = L->next_assign < L->num_batches ? L->next_assign++ : -1;
+  s->state = SLOT_FILLING;
+  s->done = 0;
+  s->expected = s->number >= 0 ? batch_count(L, s->number) : 0;
+  if (L->gpu)
+    fy_dev_slot_reset(L, s);
+}
+
 int64_t fy_claim_chunk(ferry_loader *L, slot **out, int max, int *n) {
   for (;;) {
     if (L->stop)
       return -1;
     if (L->epoch_active && !L->error && L->next_pos < L->epoch_n) {
       int64_t b = L->next_pos / L->o.batch_size;
-      slot *s = &L->slots[b % L->nslots];
-      if (s->number == b && s->state == SLOT_FILLING) {
+      slot *s = slot_of(L, b);
+      if (s && s->state == SLOT_FILLING) {
         int64_t end = (b + 1) * L->o.batch_size, pos = L->next_pos;
         if (end > L->epoch_n)
           end = L->epoch_n;
@@ -432,16 +453,18 @@ int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
   L->epoch = epoch;
   L->next_pos = 0;
   L->next_batch = 0;
-  L->held = 0;
+  L->next_assign = 0;
   L->error = 0;
   for (int i = 0; i < L->nslots; i++) {
     slot *s = &L->slots[i];
-    s->number = i < L->num_batches ? i : -1;
-    s->state = SLOT_FILLING;
-    s->done = 0;
-    s->expected = s->number >= 0 ? batch_count(L, s->number) : 0;
-    if (L->gpu)
-      fy_dev_slot_reset(L, s);
+    if (s->state == SLOT_HELD) {
+      /* The consumer still holds a batch of the last epoch (its loop
+       * variable does): it stays valid; the slot joins this epoch's ring
+       * when the batch is released. */
+      s->number = -1;
+      continue;
+    }
+    assign(L, s);
   }
   L->epoch_active = 1;
   pthread_cond_broadcast(&L->work_cv);
@@ -465,10 +488,14 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
   } else if (L->held >= L->nslots) {
     rc = fy_error(FERRY_ESTATE, "loader: all %d batches of the ring are held; release one "
                                 "before asking for the next", L->nslots);
+  } else if (!slot_of(L, L->next_batch)) {
+    /* Only when every slot is held: batches are given out in order. */
+    rc = fy_error(FERRY_ESTATE, "loader: all %d batches of the ring are held; release one "
+                                "before asking for the next", L->nslots);
   } else {
-    slot *s = &L->slots[L->next_batch % L->nslots];
+    slot *s = slot_of(L, L->next_batch);
     double t0 = fy_now();
-    while (!L->error && !(s->number == L->next_batch && s->state == SLOT_READY))
+    while (!L->error && s->state != SLOT_READY)
       pthread_cond_wait(&L->ready_cv, &L->mu);
     L->stats.wait_s += fy_now() - t0;
     if (L->error) {
@@ -499,18 +526,12 @@ void ferry_loader_release_on_stream(ferry_loader *L, ferry_batch *b, void *strea
   pthread_mutex_lock(&L->mu);
   for (int i = 0; i < L->nslots; i++) {
     slot *s = &L->slots[i];
-    if (&s->batch != b || s->state != SLOT_HELD || b->epoch != L->epoch)
+    if (&s->batch != b || s->state != SLOT_HELD)
       continue;
     if (L->gpu)
       fy_dev_release(L, s, stream);
     L->held--;
-    int64_t next = s->number + L->nslots;
-    s->number = next < L->num_batches ? next : -1;
-    s->state = SLOT_FILLING;
-    s->done = 0;
-    s->expected = s->number >= 0 ? batch_count(L, s->number) : 0;
-    if (L->gpu)
-      fy_dev_slot_reset(L, s);
+    assign(L, s); /* also a slot held since an earlier epoch */
     pthread_cond_broadcast(&L->work_cv);
     break;
   }

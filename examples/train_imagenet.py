@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Train torchvision's ResNet-50 on an ImageFolder with mixed precision, fed by
+ferry or by torch's DataLoader (--loader), and report images/s and GPU
+utilisation: the two loaders side by side on the same model and settings.
+
+    # one GPU
+    python examples/train_imagenet.py /data/imagenet/train --loader ferry
+    python examples/train_imagenet.py /data/imagenet/train --loader torch --workers 16
+    # several GPUs (ferry takes rank/world size from torchrun's environment)
+    torchrun --nproc-per-node 8 examples/train_imagenet.py /data/imagenet/train --loader ferry
+
+Both loaders do the same augmentation: RandomResizedCrop(224) (antialiased
+bilinear), horizontal flip, ImageNet normalisation. torch: Pillow decoding in
+worker processes, pinned memory, copies to the GPU. ferry: decoding on every
+core in C threads (and on the GPU's JPEG engine with --ferry-device cuda),
+batches straight into the training step without a copy.
+
+Output: one line per --log-every steps, and a last JSON line with the
+images/s (after --warmup steps) and the mean GPU utilisation.
+"""
+import argparse
+import json
+import os
+import sys
+import threading
+import time
+
+import torch
+import torch.nn as nn
+
+MEAN = (0.485, 0.456, 0.406)
+STD = (0.229, 0.224, 0.225)
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data", help="ImageFolder directory (class sub-folders) or a ferry list file")
+    p.add_argument("--loader", choices=["ferry", "torch"], default="ferry")
+    p.add_argument("--arch", default="resnet50", help="a torchvision.models name")
+    p.add_argument("--batch-size", type=int, default=256, help="per GPU")
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--steps", type=int, default=0, help="stop after this many steps (0: all)")
+    p.add_argument("--warmup", type=int, default=10, help="steps left out of images/s")
+    p.add_argument("--workers", type=int, default=0,
+                   help="torch: DataLoader worker processes; ferry: decoding threads "
+                        "(0: every core, shared between the ranks of a node)")
+    p.add_argument("--size", type=int, default=224)
+    p.add_argument("--lr", type=float, default=0.1)
+    p.add_argument("--amp", choices=["fp16", "bf16", "off"], default="fp16")
+    p.add_argument("--channels-last", action="store_true", default=True)
+    p.add_argument("--no-channels-last", dest="channels_last", action="store_false")
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--ferry-device", choices=["cpu", "cuda"], default=None,
+                   help="where ferry makes batches (default: the training device)")
+    p.add_argument("--no-hw-decode", action="store_true",
+                   help="ferry on a GPU: leave the GPU's JPEG engine out")
+    p.add_argument("--prefetch", type=int, default=3)
+    p.add_argument("--log-every", type=int, default=50)
+    p.add_argument("--seed", type=int, default=0)
+    return p.parse_args()
+
+
+class GpuUtilisation:
+    """Samples the GPU's utilisation (NVML) on a thread, 10 times a second."""
+
+    def __init__(self, index):
+        self.samples, self.index, self.stop = [], index, threading.Event()
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            self.handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+            self.nvml = pynvml
+        except Exception:  # no NVML: torch's own reading, if any
+            self.nvml = None
+        self.thread = threading.Thread(target=self.run, daemon=True)
+
+    def read(self):
+        if self.nvml is not None:
+            return self.nvml.nvmlDeviceGetUtilizationRates(self.handle).gpu
+        return torch.cuda.utilization(self.index)
+
+    def run(self):
+        while not self.stop.wait(0.1):
+            try:
+                if self.active:
+                    self.samples.append(self.read())
+            except Exception:
+                return
+
+    def start(self):
+        self.active = False
+        self.thread.start()
+        return self
+
+    def mean(self):
+        return sum(self.samples) / len(self.samples) if self.samples else None
+
+
+def torch_loader(args, rank, world, distributed):
+    import torchvision.datasets as datasets
+    import torchvision.transforms as T
+    tf = T.Compose([T.RandomResizedCrop(args.size, antialias=True), T.RandomHorizontalFlip(),
+                    T.ToTensor(), T.Normalize(MEAN, STD)])
+    ds = datasets.ImageFolder(args.data, tf)
+    sampler = None
+    if distributed:
+        sampler = torch.utils.data.distributed.DistributedSampler(ds, world, rank, shuffle=True,
+                                                                  seed=args.seed, drop_last=True)
+    workers = args.workers or max(1, (os.cpu_count() or 1) // max(1, world))
+    dl = torch.utils.data.DataLoader(ds, batch_size=args.batch_size, shuffle=sampler is None,
+                                     sampler=sampler, num_workers=workers, pin_memory=True,
+                                     drop_last=True, persistent_workers=workers > 0,
+                                     prefetch_factor=4 if workers > 0 else None)
+
+    def epoch(e):
+        if sampler is not None:
+            sampler.set_epoch(e)
+        for images, labels in dl:
+            yield (images.to(args.device, non_blocking=True),
+                   labels.to(args.device, non_blocking=True))
+
+    return epoch, len(dl)
+
+
+def ferry_loader(args, rank, world):
+    import ferry
+    where = args.ferry_device or ("cuda" if str(args.device).startswith("cuda") else "cpu")
+    device = args.device if where == "cuda" else "cpu"
+    loader = ferry.Loader(args.data, args.batch_size, args.size, device=device,
+                          dtype="float16" if args.amp == "fp16" else "float32",
+                          crop="random", flip=True, mean=MEAN, std=STD, shuffle=True,
+                          seed=args.seed, drop_last=True, rank=rank, world_size=world,
+                          workers=args.workers or None, prefetch=args.prefetch,
+                          hw_decode=not args.no_hw_decode, output="torch")
+
+    def epoch(e):
+        loader.set_epoch(e)
+        for images, labels in loader:
+            if images.device.type != torch.device(args.device).type:
+                images = images.to(args.device, non_blocking=True)
+                labels = labels.to(args.device, non_blocking=True)
+            yield images, labels
+
+    return epoch, len(loader)
+
+
+def main():
+    args = parse_args()
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    distributed = world > 1
+    if str(args.device).startswith("cuda"):
+        torch.cuda.set_device(local_rank)
+        args.device = f"cuda:{local_rank}"
+        torch.backends.cudnn.benchmark = True
+    if distributed:
+        import torch.distributed as dist
+        dist.init_process_group("nccl" if args.device.startswith("cuda") else "gloo")
+    torch.manual_seed(args.seed)
+
+    import torchvision.models as models
+    model = getattr(models, args.arch)(num_classes=1000).to(args.device)
+    if args.channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    if distributed:
+        model = nn.parallel.DistributedDataParallel(
+            model, device_ids=[local_rank] if args.device.startswith("cuda") else None)
+    opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)
+    criterion = nn.CrossEntropyLoss()
+    amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.amp)
+    device_type = "cuda" if args.device.startswith("cuda") else "cpu"
+    scaler = torch.amp.GradScaler(device_type, enabled=args.amp == "fp16" and device_type == "cuda")
+
+    if args.loader == "ferry":
+        epoch_iter, steps_per_epoch = ferry_loader(args, rank, world)
+    else:
+        epoch_iter, steps_per_epoch = torch_loader(args, rank, world, distributed)
+    util = GpuUtilisation(local_rank).start() if device_type == "cuda" else None
+
+    step, timed_images, t0 = 0, 0, None
+    done = False
+    start = time.perf_counter()
+    for e in range(args.epochs):
+        model.train()
+        for images, labels in epoch_iter(e):
+            if args.channels_last:
+                images = images.contiguous(memory_format=torch.channels_last)
+            with torch.autocast(device_type, dtype=amp_dtype, enabled=amp_dtype is not None):
+                loss = criterion(model(images), labels)
+            opt.zero_grad(set_to_none=True)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            step += 1
+            if step == args.warmup:
+                if device_type == "cuda":
+                    torch.cuda.synchronize()
+                t0 = time.perf_counter()
+                if util:
+                    util.active = True
+            elif step > args.warmup:
+                timed_images += images.shape[0]
+            if rank == 0 and args.log_every and step % args.log_every == 0:
+                el = time.perf_counter() - (t0 or start)
+                rate = timed_images * world / el if t0 and el > 0 else 0.0
+                print(f"epoch {e} step {step}/{steps_per_epoch} loss {loss.item():.3f} "
+                      f"{rate:.0f} images/s", flush=True)
+            if args.steps and step >= args.steps:
+                done = True
+                break
+        if done:
+            break
+    if device_type == "cuda":
+        torch.cuda.synchronize()
+    elapsed = time.perf_counter() - (t0 or start)
+    if util:
+        util.stop.set()
+    result = {"loader": args.loader, "arch": args.arch, "batch_size": args.batch_size,
+              "world_size": world, "steps": step, "timed_steps": max(0, step - args.warmup),
+              "images_per_s": round(timed_images * world / elapsed, 1) if t0 else None,
+              "gpu_util_mean": round(util.mean(), 1) if util and util.mean() is not None else None,
+              "amp": args.amp, "device": args.device,
+              "ferry_device": (args.ferry_device or device_type) if args.loader == "ferry" else None}
+    if rank == 0:
+        print(json.dumps(result), flush=True)
+    if distributed:
+        torch.distributed.destroy_process_group()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

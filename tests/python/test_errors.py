@@ -1,0 +1,113 @@
+"""C errors become ferry.Error subclasses carrying the C message, which
+names the file and the reason."""
+import warnings
+
+import pytest
+
+import ferry
+from ferry import _ferry
+
+
+def test_hierarchy():
+    pairs = [(ferry.ReadError, OSError, _ferry.EIO), (ferry.CorruptError, None, _ferry.ECORRUPT),
+             (ferry.UnsupportedError, None, _ferry.EUNSUPPORTED),
+             (ferry.TooLargeError, None, _ferry.ETOO_LARGE),
+             (ferry.InvalidArgument, ValueError, _ferry.EINVAL),
+             (ferry.OutOfMemoryError, MemoryError, _ferry.ENOMEM),
+             (ferry.EmptySourceError, None, _ferry.EEMPTY),
+             (ferry.StateError, RuntimeError, _ferry.ESTATE),
+             (ferry.InternalError, None, _ferry.EINTERNAL)]
+    for cls, builtin, status in pairs:
+        assert issubclass(cls, ferry.Error) and issubclass(cls, Exception)
+        if builtin:
+            assert issubclass(cls, builtin)
+        assert cls.status == status and cls.reason == _ferry.strerror(status)
+        assert _ferry.error_class(status) is cls
+        assert cls.__module__ == "ferry"
+    assert ferry.Error.status is None
+
+
+def test_missing_source(tmp_path):
+    missing = tmp_path / "nowhere"
+    with pytest.raises(ferry.ReadError) as e:
+        ferry.Loader(missing, 4, 16)
+    assert str(missing) in str(e.value) and e.value.status == _ferry.EIO
+    assert isinstance(e.value, OSError)
+
+
+def test_empty_source(tmp_path):
+    (tmp_path / "a").mkdir()
+    with pytest.raises(ferry.Error) as e:
+        ferry.Loader(tmp_path, 4, 16)
+    assert str(tmp_path) in str(e.value)
+
+
+def test_bad_list_file_line(tmp_path, sample):
+    lst = tmp_path / "list.txt"
+    lst.write_text(f"{sample}/class0/p0000.jpg,0\n{sample}/class0/p0004.jpg,notanumber\n")
+    with pytest.raises(ferry.Error) as e:
+        ferry.Loader(lst, 4, 16)
+    assert "list.txt" in str(e.value)
+
+
+@pytest.mark.parametrize("name,cls,words", [
+    ("tiny.gif", ferry.UnsupportedError, "GIF"),
+    ("tiny.bmp", ferry.UnsupportedError, "BMP"),
+    ("bomb_65500x65500.png", ferry.TooLargeError, "bomb_65500x65500.png"),
+])
+def test_decode_errors(fixtures, name, cls, words):
+    with pytest.raises(cls) as e:
+        ferry.decode(fixtures / name)
+    assert words in str(e.value) and name in str(e.value)
+
+
+def test_corrupt_file(sample):
+    path = sample / "class3" / "truncated.jpg"
+    with pytest.raises(ferry.CorruptError, match="truncated.jpg: truncated JPEG data") as e:
+        ferry.decode(path)
+    assert e.value.status == _ferry.ECORRUPT and e.value.reason == "corrupt or truncated data"
+
+
+def test_unreadable_file(tmp_path):
+    with pytest.raises(ferry.ReadError, match="missing.jpg"):
+        ferry.decode(tmp_path / "missing.jpg")
+
+
+def test_limits(sample):
+    with pytest.raises(ferry.TooLargeError, match="p0000.jpg"):
+        ferry.decode(sample / "class0" / "p0000.jpg", max_pixels=1000)
+
+
+def test_on_error_fail_raises_during_iteration(sample):
+    loader = ferry.Loader(sample, 8, 16, output="numpy", workers=2, on_error="fail",
+                          shuffle=False)
+    with pytest.raises(ferry.CorruptError, match="truncated.jpg: truncated JPEG data"):
+        for _ in loader:
+            pass
+    # a new epoch starts clean, and fails again at the same file
+    with pytest.raises(ferry.CorruptError):
+        for _ in loader:
+            pass
+
+
+def test_on_error_skip_warns_once(sample):
+    loader = ferry.Loader(sample, 8, 16, output="numpy", workers=2)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for epoch in range(3):
+            n = sum(len(y) for _, y in loader)
+            assert n == 48
+    skipped = [x for x in w if issubclass(x.category, ferry.SkippedFileWarning)]
+    assert len(skipped) == 1
+    assert "ferry: skipped" in str(skipped[0].message)
+    assert "truncated.jpg: truncated JPEG data" in str(skipped[0].message)
+    assert [p for p, _ in loader.skipped] == [str(sample / "class3" / "truncated.jpg")]
+
+
+def test_bad_types():
+    with pytest.raises(TypeError):
+        _ferry.Loader(123)
+    with pytest.raises(TypeError):
+        _ferry.Loader("x", nonsense=1)
+    with pytest.raises(ferry.InvalidArgument, match="seed"):
+        _ferry.Loader("x", seed=-1)

@@ -1,0 +1,112 @@
+"""ferry.hash and ferry.find_duplicates over the C library's hashes and
+Hamming search: imagehash's bits in compatible mode, groups of edited
+copies found."""
+import glob
+import os
+
+import numpy as np
+import pytest
+
+import ferry
+from ferry import _ferry
+
+if not (_ferry.HAVE_HASH and _ferry.HAVE_SEARCH):
+    pytest.skip("this ferry was built without src/hash and src/search", allow_module_level=True)
+
+KINDS = ["ahash", "dhash", "dhash_v", "phash", "whash", "colorhash"]
+
+
+@pytest.fixture(scope="module")
+def photos(sample):
+    return sorted(p for p in glob.glob(str(sample / "*" / "*.jpg")) if "truncated" not in p)
+
+
+def imagehash_of(path_or_image, kind):
+    imagehash = pytest.importorskip("imagehash", reason="imagehash not installed: no reference")
+    from PIL import Image
+    im = path_or_image if isinstance(path_or_image, Image.Image) else Image.open(path_or_image)
+    fn = {"ahash": imagehash.average_hash, "dhash": imagehash.dhash,
+          "dhash_v": imagehash.dhash_vertical, "phash": imagehash.phash,
+          "whash": imagehash.whash, "colorhash": imagehash.colorhash}[kind]
+    return str(fn(im))
+
+
+def test_compatible_mode_is_imagehash(photos):
+    got = ferry.hash(photos[:12], "all", mode="compatible", workers=2)
+    for path, hashes in zip(photos[:12], got):
+        assert set(hashes) == set(KINDS)
+        for kind in KINDS:
+            assert hashes[kind] == imagehash_of(path, kind), (path, kind)
+
+
+def test_pixels_are_imagehash(photos):
+    from PIL import Image
+    im = Image.open(photos[0]).convert("RGB")
+    arr = np.asarray(im)
+    assert ferry.hash(arr, "phash") == imagehash_of(Image.fromarray(arr), "phash")
+    gray = np.asarray(im.convert("L"))
+    assert ferry.hash(gray, "dhash") == imagehash_of(Image.fromarray(gray), "dhash")
+    with pytest.raises(ferry.InvalidArgument, match="uint8"):
+        ferry._Hashers(kinds=1).get().hash_pixels(np.zeros((4, 4), np.float32))
+
+
+def test_single_path_bytes_and_kind_names(photos):
+    p = photos[1]
+    h = ferry.hash(p)
+    assert isinstance(h, str) and len(h) == 16
+    with open(p, "rb") as f:
+        assert ferry.hash(f.read()) == h
+    assert ferry.hash(p, "average_hash") == ferry.hash(p, "ahash")
+    assert set(ferry.hash(p, ["phash", "whash"])) == {"phash", "whash"}
+    assert len(ferry.hash(p, "phash", hash_size=16)) == 64
+    with pytest.raises(ferry.InvalidArgument):
+        ferry.hash(p, "nohash")
+
+
+def test_errors_name_the_file(sample):
+    bad = str(sample / "class3" / "truncated.jpg")
+    with pytest.raises(ferry.CorruptError, match="truncated.jpg"):
+        ferry.hash(bad, mode="compatible")
+    good = str(sample / "class0" / "p0000.jpg")
+    out = ferry.hash([good, bad, good], on_error="skip", workers=2)
+    assert out[1] is None and out[0] == out[2] is not None
+    with pytest.raises(ferry.Error, match="truncated.jpg"):
+        ferry.hash([good, bad], mode="compatible")
+
+
+def test_distance(photos):
+    a, b = ferry.hash(photos[0]), ferry.hash(photos[1])
+    assert ferry.hash_distance(a, a) == 0
+    assert ferry.hash_distance(a, b) == bin(int(a, 16) ^ int(b, 16)).count("1")
+    with pytest.raises(ferry.InvalidArgument):
+        ferry.hash_distance(a, a + "0")
+
+
+def test_find_duplicates_groups_edited_copies(photos, tmp_path):
+    from PIL import Image
+    for i, src in enumerate(photos[:4]):
+        im = Image.open(src).convert("RGB")
+        im.save(tmp_path / f"g{i}_orig.png")
+        im.resize((im.width // 2, im.height // 2)).save(tmp_path / f"g{i}_half.jpg", quality=90)
+        im.save(tmp_path / f"g{i}_q40.jpg", quality=40)
+    for src in photos[4:8]:  # singletons
+        Image.open(src).save(tmp_path / f"single_{os.path.basename(src)}")
+    groups = ferry.find_duplicates(tmp_path, threshold=8, workers=2)
+    names = [[os.path.basename(p) for p in g] for g in groups]
+    assert len(names) == 4
+    for i, g in enumerate(names):
+        assert sorted(g) == sorted([f"g{i}_orig.png", f"g{i}_half.jpg", f"g{i}_q40.jpg"])
+        assert g[0] == f"g{i}_orig.png"  # keeper: the largest resolution, then file
+    detailed = ferry.find_duplicates([tmp_path], threshold=8, details=True)
+    assert detailed[0][0][3] == 0 and all(len(row) == 4 for row in detailed[0])
+    assert ferry.find_duplicates(tmp_path / "g0_orig.png") == []
+
+
+def test_hamming_primitives():
+    codes = np.array([0b0000, 0b0001, 0b0111, 0xFFFF], dtype=np.uint64)
+    pairs = np.asarray(_ferry.hamming_pairs(codes.tobytes(), 1, 2))
+    assert pairs.tolist() == [[0, 1, 1], [1, 2, 2]]
+    group_of, n = _ferry.group_pairs(4, pairs)
+    assert n == 1 and np.asarray(group_of).tolist() == [0, 0, 0, 0xFFFFFFFF]
+    with pytest.raises(ferry.InvalidArgument):
+        _ferry.hamming_pairs(b"123", 1, 2)

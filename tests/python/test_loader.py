@@ -1,0 +1,221 @@
+"""ferry.Loader: shapes, dtypes, values equal to the C pipeline, epochs,
+sharding arguments, options."""
+import numpy as np
+import pytest
+
+import cref
+import ferry
+
+
+def numpy_loader(source, *args, **kw):
+    kw.setdefault("output", "numpy")
+    kw.setdefault("workers", 2)
+    return ferry.Loader(source, *args, **kw)
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [("uint8", np.uint8), ("float16", np.float16),
+                                            ("float32", np.float32), (np.float16, np.float16)])
+@pytest.mark.parametrize("layout", ["chw", "hwc"])
+def test_shapes_and_dtypes(sample, dtype, np_dtype, layout):
+    loader = numpy_loader(sample, 16, (40, 56), dtype=dtype, layout=layout, shuffle=False)
+    assert len(loader) == 4 and loader.num_samples == 49 and loader.source_size == 49
+    counts = []
+    for images, labels in loader:
+        n = images.shape[0]
+        counts.append(n)
+        assert images.shape == ((n, 3, 40, 56) if layout == "chw" else (n, 40, 56, 3))
+        assert images.dtype == np_dtype
+        assert images.flags["C_CONTIGUOUS"]
+        assert labels.dtype == np.int64 and labels.shape == (n,)
+        assert set(labels.tolist()) <= {0, 1, 2, 3}
+    # 49 samples, one truncated file skipped: 16 + 16 + 16 + 1, less one
+    assert sum(counts) == 48 and len(counts) == 4
+
+
+def test_float_range_and_normalisation(sample):
+    plain = numpy_loader(sample, 8, 32, dtype="float32", shuffle=False)
+    x, _ = next(iter(plain))
+    assert 0.0 <= x.min() and x.max() <= 1.0
+    norm = numpy_loader(sample, 8, 32, dtype="float32", shuffle=False, normalize=True)
+    y, _ = next(iter(norm))
+    mean = np.array(ferry.IMAGENET_MEAN, np.float32)[None, :, None, None]
+    std = np.array(ferry.IMAGENET_STD, np.float32)[None, :, None, None]
+    np.testing.assert_allclose(y, (x - mean) / std, rtol=1e-5, atol=1e-5)
+
+
+CONFIGS = [
+    dict(py=dict(batch_size=8, size=48), c=dict(batch_size=8, width=48, height=48)),
+    dict(py=dict(batch_size=5, size=(40, 56), crop="random", flip=True, dtype="float16",
+                 mean=(0.5, 0.4, 0.3), std=(0.2, 0.25, 0.3), seed=7),
+         c=dict(batch_size=5, width=56, height=40, crop=2, flip_prob=0.5, dtype=1, normalize=1,
+                mean=(0.5, 0.4, 0.3), std=(0.2, 0.25, 0.3), seed=7)),
+    dict(py=dict(batch_size=16, size=33, layout="hwc", dtype="float32", crop="none",
+                 filter="bicubic", shuffle=False),
+         c=dict(batch_size=16, width=33, height=33, layout=0, dtype=2, crop=0, filter=3,
+                shuffle=0)),
+    dict(py=dict(batch_size=7, size=32, rank=1, world_size=3, drop_last=True, seed=3),
+         c=dict(batch_size=7, width=32, height=32, rank=1, world_size=3, drop_last=1, seed=3)),
+]
+
+
+@pytest.mark.parametrize("cfg", CONFIGS, ids=["center-u8", "random-f16-norm", "hwc-f32-bicubic",
+                                              "rank1of3-droplast"])
+def test_values_equal_c_pipeline(sample, cfg):
+    """Byte for byte what the C loader gives (libferry.so through ctypes),
+    with a different number of workers: determinism included."""
+    reason = cref.unusable()
+    if reason:
+        pytest.skip(reason)
+    cref.check_layout()
+    want = cref.run_epochs(sample, [0, 1], workers=1, **cfg["c"])
+    loader = numpy_loader(sample, workers=2, **cfg["py"])
+    for epoch, batches in zip([0, 1], want):
+        n = 0
+        for g, (images, labels, indices) in zip(loader.batches(epoch), batches):
+            n += 1
+            assert g.epoch == epoch
+            assert g.images.dtype == images.dtype and g.images.shape == images.shape
+            assert np.array_equal(g.images.view(np.uint8), images.view(np.uint8))
+            assert np.array_equal(g.labels, labels)
+            assert np.array_equal(g.indices, indices)
+        assert n == len(batches) == len(loader)
+
+
+def test_epochs_shuffle_and_determinism(sample):
+    a = numpy_loader(sample, 10, 24, seed=5)
+    b = numpy_loader(sample, 10, 24, seed=5, workers=1)
+    order = lambda L, e: np.concatenate([x.indices for x in L.batches(e)]).tolist()  # noqa: E731
+    e0, e1 = order(a, 0), order(a, 1)
+    assert sorted(e0) == sorted(e1) and e0 != e1
+    assert order(b, 0) == e0 and order(b, 1) == e1
+    c = numpy_loader(sample, 10, 24, seed=6)
+    assert order(c, 0) != e0
+    unshuffled = numpy_loader(sample, 10, 24, shuffle=False)
+    assert order(unshuffled, 0) == sorted(order(unshuffled, 0))
+
+
+def test_set_epoch_and_auto_increment(sample):
+    loader = numpy_loader(sample, 49, 16)
+    first = [b.epoch for b in loader.batches()]
+    second = [b.epoch for b in loader.batches()]
+    assert first == [0] and second == [1]
+    loader.set_epoch(7)
+    assert [b.epoch for b in loader.batches()] == [7]
+    for images, labels in loader:  # epoch 8
+        pass
+    assert [b.epoch for b in loader.batches()] == [9]
+    with pytest.raises(ferry.InvalidArgument):
+        loader.set_epoch(-1)
+
+
+def test_paths_labels_classes(sample):
+    loader = numpy_loader(sample, 8, 16)
+    assert loader.classes == ["class0", "class1", "class2", "class3"]
+    assert loader.num_classes == 4
+    b = next(iter(loader.batches()))
+    for i, label in zip(b.indices.tolist(), b.labels.tolist()):
+        path = loader.path(i)
+        assert path.startswith(str(sample)) and f"class{label}" in path
+        assert loader.label(i) == label
+    with pytest.raises(IndexError):
+        loader.path(10**6)
+
+
+def test_rank_world_size_from_environment(sample, monkeypatch):
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    loader = numpy_loader(sample, 4, 16)
+    assert (loader.rank, loader.world_size) == (1, 4)
+    assert loader.num_samples == 12  # samples 1, 5, ..., 45 of 49
+    explicit = numpy_loader(sample, 4, 16, rank=0, world_size=2)
+    assert (explicit.rank, explicit.world_size) == (0, 2)
+    monkeypatch.setenv("WORLD_SIZE", "two")
+    with pytest.raises(ferry.InvalidArgument, match="WORLD_SIZE"):
+        numpy_loader(sample, 4, 16)
+
+
+def test_workers_default_shares_cores(sample, monkeypatch):
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "64")
+    loader = numpy_loader(sample, 4, 16, workers=None)
+    assert loader._options["workers"] >= 1
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(dtype="int7"), "dtype"), (dict(layout="cwh"), "layout"), (dict(crop="top"), "crop"),
+    (dict(filter="gauss"), "filter"), (dict(on_error="ignore"), "on_error"),
+    (dict(device="tpu"), "device"), (dict(output="jax"), "output"),
+    (dict(mean=(123.7, 116.3, 103.5)), "0..1 units"), (dict(mean=(0.5, 0.5)), "3 values"),
+    (dict(size=(1, 2, 3)), "size"), (dict(batch_size=0), "batch_size"),
+    (dict(prefetch=0), "prefetch"), (dict(rank=2, world_size=2), "rank"),
+    (dict(flip=1.5), "flip"), (dict(crop="random", scale=(0.5, 0.1)), "scale"),
+])
+def test_invalid_arguments(sample, kw, match):
+    with pytest.raises(ferry.InvalidArgument, match=match) as e:
+        numpy_loader(sample, **{"batch_size": 4, **kw})
+    assert isinstance(e.value, ValueError) and e.value.status == -1
+
+
+def test_cache_not_implemented(sample):
+    with pytest.raises(NotImplementedError, match="cache"):
+        ferry.Loader(sample, 4, 16, cache="/tmp/cache")
+
+
+def test_cuda_device_without_a_gpu(sample):
+    """Asking for a GPU where there is none (or a build without CUDA) is a
+    ferry.Error that says why, raised when the loader is made."""
+    try:
+        import torch
+        if torch.cuda.is_available():
+            pytest.skip("a GPU is present: tests/python/test_gpu.py covers it")
+    except ImportError:
+        pass
+    with pytest.raises(ferry.Error) as e:
+        ferry.Loader(sample, 4, 16, device="cuda:0", output="tensor")
+    assert isinstance(e.value, ferry.UnsupportedError)
+    assert "CUDA" in str(e.value) or "GPU" in str(e.value)
+
+
+def test_numpy_output_needs_cpu(sample):
+    with pytest.raises(ferry.InvalidArgument, match="numpy"):
+        ferry.Loader(sample, 4, 16, device="cuda:0", output="numpy")
+
+
+def test_repr_len_context_manager(sample):
+    with numpy_loader(sample, 8, 16) as loader:
+        assert "49 samples" in repr(loader) and len(loader) == 7
+    assert "closed" in repr(loader)
+    with pytest.raises(ferry.StateError, match="closed"):
+        iter(loader)
+    with pytest.raises(ferry.StateError):
+        len(loader)
+
+
+def test_tensor_output_without_numpy_or_torch(sample):
+    loader = ferry.Loader(sample, 8, 16, output="tensor", workers=2, shuffle=False)
+    images, labels = next(iter(loader))
+    assert isinstance(images, ferry.Tensor) and images.shape == (8, 3, 16, 16)
+    assert images.dtype == "uint8" and labels.dtype == "int64" and len(labels) == 8
+    assert memoryview(images).shape == (8, 3, 16, 16)
+
+
+def test_iterate_in_a_thread(sample):
+    import threading
+    loader = numpy_loader(sample, 8, 16)
+    seen = []
+    t = threading.Thread(target=lambda: seen.extend(len(y) for _, y in loader))
+    t.start()
+    t.join(60)
+    assert sum(seen) == 48
+
+
+def test_decode_and_probe(sample, fixtures):
+    img = ferry.decode(sample / "class0" / "exif_orient6.jpg")
+    raw = ferry.decode(sample / "class0" / "exif_orient6.jpg", ignore_orientation=True)
+    info = ferry.probe(sample / "class0" / "exif_orient6.jpg")
+    assert info["format"] == "JPEG" and info["orientation"] == 6
+    assert raw.shape == (info["height"], info["width"], 3)
+    assert img.shape == (info["width"], info["height"], 3)  # rotated upright
+    gray = ferry.decode(fixtures / "rgb8.png", channels=1)
+    assert gray.ndim == 3 and gray.shape[2] == 1 and gray.dtype == np.uint8
+    want = np.fromfile(fixtures / "rgb8.png.rgb", np.uint8)
+    assert np.array_equal(ferry.decode(fixtures / "rgb8.png").ravel(), want)
