@@ -55,6 +55,7 @@ struct ferry_loader {
   int epoch_active;
   int64_t next_pos;     /* next sample position to claim */
   int64_t next_batch;   /* next batch the consumer takes */
+  int64_t next_assign;  /* next batch to give a free slot */
   int inflight;         /* samples being processed right now */
   int held;             /* batches handed out, not released */
   int error;            /* on_error = fail: first error of the epoch */
