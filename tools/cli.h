@@ -22,6 +22,7 @@ int cmd_hash(int argc, char **argv);  /* perceptual hashes, catalogs */
 int cmd_index(int argc, char **argv); /* catalog export / info */
 int cmd_dupes(int argc, char **argv); /* near-duplicate groups */
 int cmd_doctor(int argc, char **argv);
+int cmd_pack(int argc, char **argv);
 
 /* Prints "ferry <cmd>: <message>" to stderr and returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...);

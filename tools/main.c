@@ -14,6 +14,7 @@ static const char usage[] =
     "  decode FILE -o OUT.png   decode (optionally crop/resize) and write a PNG\n"
     "  demo             the README's main job on the bundled sample\n"
     "  doctor           GPUs, JPEG engine, NVDEC, and which backends ferry will use\n"
+    "  pack SRC -o DIR  preprocess once into shards that load without decoding\n"
     "\n"
     "`ferry <command> --help` shows a command's options.\n"
     "\n"
@@ -41,6 +42,8 @@ int main(int argc, char **argv) {
     return cmd_demo(argc - 1, argv + 1);
   if (!strcmp(cmd, "doctor"))
     return cmd_doctor(argc - 1, argv + 1);
+  if (!strcmp(cmd, "pack"))
+    return cmd_pack(argc - 1, argv + 1);
   fprintf(stderr, "ferry: unknown command '%s'\n\n%s", cmd, usage);
   return CLI_USAGE;
 }

@@ -39,8 +39,8 @@ def test_killed_pack_always_resumes():
                 complete_at_kill += 1
             else:
                 r = pack(out)
-                r.communicate(timeout=120)
-                assert r.returncode == 0, r.stderr
+                _, err = r.communicate(timeout=120)
+                assert r.returncode == 0, err
                 resumed += 1
             v = subprocess.run([FERRY_BIN, "pack", "--verify", out], capture_output=True,
                                text=True, timeout=60)
