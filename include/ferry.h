@@ -377,6 +377,10 @@ int ferry_hash_to_hex(const ferry_hash *hash, char *out, size_t size);
 /* Parses a hex string of a `bits`-bit hash (imagehash's hex_to_hash for
  * square hashes, hex_to_flathash for colorhash). */
 int ferry_hash_from_hex(const char *hex, int bits, ferry_hash *hash);
+/* The value as ceil(bits / 8) big-endian bytes (bytes.fromhex(str(hash))
+ * for imagehash's 64- and 256-bit hashes). Returns the number of bytes, or
+ * FERRY_EINVAL when `size` is too small (32 bytes always suffice). */
+int ferry_hash_to_bytes(const ferry_hash *hash, uint8_t *out, size_t size);
 /* Hamming distance (imagehash's h1 - h2); -1 when the sizes differ. */
 int ferry_hash_distance(const ferry_hash *a, const ferry_hash *b);
 
@@ -476,7 +480,7 @@ typedef struct ferry_index_progress {
 } ferry_index_progress;
 
 typedef struct ferry_index_options {
-  ferry_hash_options hash; /* default: fast mode, every hash, size 8 */
+  ferry_hash_options hash; /* default: fast mode, every hash, size 16 */
   int threads;             /* 0 = one per core */
   int recursive;           /* default 1 */
   int all_files;           /* 0 (default): only *.jpg *.jpeg *.png *.webp (any
@@ -524,6 +528,9 @@ typedef struct ferry_dupes ferry_dupes;
 
 int ferry_dupes_find(const ferry_catalog *catalog, ferry_hash_kind kind,
                      const ferry_search_options *options, ferry_dupes **dupes);
+/* The default threshold for a hash kind and hash size (8 or 16), chosen on
+ * the near-duplicate ground truth (docs/DEDUP.md). */
+int ferry_dupes_default_threshold(ferry_hash_kind kind, int hash_size);
 size_t ferry_dupes_group_count(const ferry_dupes *dupes);
 /* Members of group g as catalog indices; members[0] is the keeper (largest
  * resolution, then largest file, then first path). Returns the count. */

@@ -13,6 +13,9 @@ static const char usage[] =
     "  info FILE...     format, size, subsampling, progressive, orientation\n"
     "  decode FILE -o OUT.png   decode (optionally crop/resize) and write a PNG\n"
     "  demo             the README's main job on the bundled sample\n"
+    "  hash PATH... [-o CATALOG.fidx]   perceptual hashes (imagehash's), catalog\n"
+    "  index export|info CATALOG        a catalog as CSV/JSON, or a summary\n"
+    "  dupes CATALOG    near-duplicate groups: CSV, JSON or HTML report\n"
     "  doctor           GPUs, JPEG engine, NVDEC, and which backends ferry will use\n"
     "  pack SRC -o DIR  preprocess once into shards that load without decoding\n"
     "\n"
@@ -36,6 +39,12 @@ int main(int argc, char **argv) {
     return cmd_load(argc - 1, argv + 1);
   if (!strcmp(cmd, "info"))
     return cmd_info(argc - 1, argv + 1);
+  if (!strcmp(cmd, "hash"))
+    return cmd_hash(argc - 1, argv + 1);
+  if (!strcmp(cmd, "index"))
+    return cmd_index(argc - 1, argv + 1);
+  if (!strcmp(cmd, "dupes"))
+    return cmd_dupes(argc - 1, argv + 1);
   if (!strcmp(cmd, "decode"))
     return cmd_decode(argc - 1, argv + 1);
   if (!strcmp(cmd, "demo"))

@@ -1,0 +1,263 @@
+/* catalog.c — the in-memory catalog (entries and their strings), and
+ * loading and saving the .fidx file. */
+#include "catalog/catalog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char magic[8] = {'F', 'E', 'R', 'R', 'Y', 'I', 'D', 'X'};
+static const char trailer[8] = {'F', 'I', 'D', 'X', 'E', 'N', 'D', 0};
+#define VERSION 1
+#define HEADER 40 /* magic, version, header bytes, options, count */
+
+/* ------------------------------------------------------------- arena */
+
+const char *fy_arena_strdup(fy_arena *a, const char *s, size_t len) {
+  if (a->nblocks == 0 || a->used + len + 1 > a->cap) {
+    size_t cap = len + 1 > (1u << 20) ? len + 1 : (1u << 20);
+    char **b = realloc(a->blocks, (a->nblocks + 1) * sizeof *b);
+    if (!b)
+      return NULL;
+    a->blocks = b;
+    if (!(b[a->nblocks] = malloc(cap)))
+      return NULL;
+    a->nblocks++;
+    a->used = 0;
+    a->cap = cap;
+  }
+  char *d = a->blocks[a->nblocks - 1] + a->used;
+  memcpy(d, s, len);
+  d[len] = '\0';
+  a->used += len + 1;
+  return d;
+}
+
+void fy_arena_free(fy_arena *a) {
+  for (size_t i = 0; i < a->nblocks; i++)
+    free(a->blocks[i]);
+  free(a->blocks);
+  memset(a, 0, sizeof *a);
+}
+
+/* ----------------------------------------------------------- catalog */
+
+ferry_catalog *fy_catalog_new(const ferry_hash_options *o) {
+  ferry_catalog *c = calloc(1, sizeof *c);
+  if (c)
+    c->options = *o;
+  return c;
+}
+
+static int add_raw(ferry_catalog *c, const ferry_catalog_entry *e, size_t pl, size_t el) {
+  if (c->count == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 256;
+    ferry_catalog_entry *v = realloc(c->entries, cap * sizeof *v);
+    if (!v)
+      return fy_error(FERRY_ENOMEM, "catalog: out of memory");
+    c->entries = v;
+    c->cap = cap;
+  }
+  ferry_catalog_entry *d = &c->entries[c->count];
+  *d = *e;
+  d->path = fy_arena_strdup(&c->strings, e->path, pl);
+  d->error = fy_arena_strdup(&c->strings, e->error ? e->error : "", el);
+  if (!d->path || !d->error)
+    return fy_error(FERRY_ENOMEM, "catalog: out of memory");
+  c->count++;
+  return FERRY_OK;
+}
+
+int fy_catalog_add(ferry_catalog *c, const ferry_catalog_entry *e) {
+  return add_raw(c, e, strlen(e->path), e->error ? strlen(e->error) : 0);
+}
+
+static int by_path(const void *a, const void *b) {
+  return strcmp(((const ferry_catalog_entry *)a)->path, ((const ferry_catalog_entry *)b)->path);
+}
+
+void fy_catalog_sort(ferry_catalog *c) {
+  if (c->count > 1)
+    qsort(c->entries, c->count, sizeof *c->entries, by_path);
+}
+
+size_t ferry_catalog_size(const ferry_catalog *c) { return c ? c->count : 0; }
+
+const ferry_catalog_entry *ferry_catalog_get(const ferry_catalog *c, size_t i) {
+  return c && i < c->count ? &c->entries[i] : NULL;
+}
+
+void ferry_catalog_hash_options(const ferry_catalog *c, ferry_hash_options *o) { *o = c->options; }
+
+void ferry_catalog_free(ferry_catalog *c) {
+  if (!c)
+    return;
+  free(c->entries);
+  fy_arena_free(&c->strings);
+  free(c);
+}
+
+/* -------------------------------------------------------------- load */
+
+static uint64_t le(const uint8_t *p, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; i++)
+    v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+int ferry_catalog_load(const char *path, ferry_catalog **out) {
+  if (!path || !out)
+    return fy_error(FERRY_EINVAL, "ferry_catalog_load: NULL argument");
+  *out = NULL;
+  fy_buf buf = {0};
+  size_t n;
+  int rc = fy_read_file(path, 0, &buf, &n);
+  if (rc)
+    return rc;
+  const uint8_t *d = buf.p;
+  if (n < HEADER + 20 || memcmp(d, magic, 8)) {
+    fy_buf_free(&buf);
+    return fy_error(FERRY_ECORRUPT, "%s: not a ferry catalog (.fidx)", path);
+  }
+  if (le(d + 8, 4) != VERSION) {
+    fy_buf_free(&buf);
+    return fy_error(FERRY_EUNSUPPORTED, "%s: catalog version %u (this ferry reads %d)", path,
+                    (unsigned)le(d + 8, 4), VERSION);
+  }
+  const uint8_t *tail = d + n - 20;
+  if (memcmp(tail, trailer, 8) || fy_crc32(0, d, n - 4) != (uint32_t)le(d + n - 4, 4)) {
+    fy_buf_free(&buf);
+    return fy_error(FERRY_ECORRUPT, "%s: catalog is damaged (checksum mismatch)", path);
+  }
+  ferry_hash_options o;
+  fy_options_decode(d + 16, &o);
+  uint64_t count = le(d + 32, 8);
+  ferry_catalog *c = fy_catalog_new(&o);
+  if (!c) {
+    fy_buf_free(&buf);
+    return fy_error(FERRY_ENOMEM, "%s: out of memory", path);
+  }
+  size_t at = le(d + 12, 4);
+  for (uint64_t i = 0; i < count && rc == FERRY_OK; i++) {
+    if (at + 4 > (size_t)(tail - d)) {
+      rc = FERRY_ECORRUPT;
+      break;
+    }
+    size_t len = le(d + at, 4), pl, el;
+    ferry_catalog_entry e;
+    if (at + 4 + len > (size_t)(tail - d) ||
+        fy_record_decode(d + at + 4, len, &e, &pl, &el) != FERRY_OK) {
+      rc = FERRY_ECORRUPT;
+      break;
+    }
+    rc = add_raw(c, &e, pl, el);
+    at += 4 + len;
+  }
+  if (rc == FERRY_OK && (le(tail + 8, 8) != count || at != (size_t)(tail - d)))
+    rc = FERRY_ECORRUPT;
+  fy_buf_free(&buf);
+  if (rc) {
+    ferry_catalog_free(c);
+    return rc == FERRY_ECORRUPT ? fy_error(rc, "%s: catalog is damaged (bad entry)", path) : rc;
+  }
+  *out = c;
+  return FERRY_OK;
+}
+
+/* -------------------------------------------------------------- save */
+
+int fy_sync_dir(const char *path) {
+  char *dir = strdup(path);
+  if (!dir)
+    return FERRY_ENOMEM;
+  char *slash = strrchr(dir, '/');
+  if (slash == dir)
+    dir[1] = '\0';
+  else if (slash)
+    *slash = '\0';
+  else
+    strcpy(dir, ".");
+  int fd = open(dir, O_RDONLY | O_DIRECTORY);
+  int rc = fd >= 0 && fsync(fd) == 0 ? FERRY_OK : FERRY_EIO;
+  if (fd >= 0)
+    close(fd);
+  free(dir);
+  return rc;
+}
+
+/* Writes the whole file to a FILE*, returning the CRC of what was written. */
+static int write_all(const ferry_catalog *c, FILE *f) {
+  uint8_t head[HEADER];
+  memcpy(head, magic, 8);
+  for (int i = 0; i < 4; i++) {
+    head[8 + i] = (uint8_t)(VERSION >> (8 * i));
+    head[12 + i] = (uint8_t)(HEADER >> (8 * i));
+  }
+  fy_options_encode(&c->options, head + 16);
+  for (int i = 0; i < 8; i++)
+    head[32 + i] = (uint8_t)((uint64_t)c->count >> (8 * i));
+  uint32_t crc = fy_crc32(0, head, HEADER);
+  if (fwrite(head, 1, HEADER, f) != HEADER)
+    return -1;
+  fy_buf rec = {0};
+  for (size_t i = 0; i < c->count; i++) {
+    size_t len = fy_record_size(&c->entries[i]);
+    if (fy_buf_reserve(&rec, len + 4)) {
+      fy_buf_free(&rec);
+      return -1;
+    }
+    uint8_t *p = rec.p;
+    for (int b = 0; b < 4; b++)
+      p[b] = (uint8_t)(len >> (8 * b));
+    fy_record_encode(&c->entries[i], p + 4);
+    crc = fy_crc32(crc, p, len + 4);
+    if (fwrite(p, 1, len + 4, f) != len + 4) {
+      fy_buf_free(&rec);
+      return -1;
+    }
+  }
+  fy_buf_free(&rec);
+  uint8_t tail[20];
+  memcpy(tail, trailer, 8);
+  for (int i = 0; i < 8; i++)
+    tail[8 + i] = (uint8_t)((uint64_t)c->count >> (8 * i));
+  crc = fy_crc32(crc, tail, 16);
+  for (int i = 0; i < 4; i++)
+    tail[16 + i] = (uint8_t)(crc >> (8 * i));
+  return fwrite(tail, 1, 20, f) == 20 ? 0 : -1;
+}
+
+int fy_catalog_save(const ferry_catalog *c, const char *path) {
+  size_t len = strlen(path) + 32;
+  char *tmp = malloc(len);
+  if (!tmp)
+    return fy_error(FERRY_ENOMEM, "%s: out of memory", path);
+  snprintf(tmp, len, "%s.tmp%ld", path, (long)getpid());
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    int rc = fy_error(FERRY_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+    free(tmp);
+    return rc;
+  }
+  FILE *f = fdopen(fd, "wb");
+  int ok = f && write_all(c, f) == 0 && fflush(f) == 0 && fsync(fd) == 0;
+  int err = errno;
+  if (f)
+    ok = fclose(f) == 0 && ok;
+  else
+    close(fd);
+  if (!ok || rename(tmp, path) != 0) {
+    if (ok)
+      err = errno;
+    unlink(tmp);
+    int rc = fy_error(FERRY_EIO, "%s: cannot write the catalog: %s", path, strerror(err));
+    free(tmp);
+    return rc;
+  }
+  free(tmp);
+  fy_sync_dir(path); /* the rename itself must reach the disk */
+  return FERRY_OK;
+}

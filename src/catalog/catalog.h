@@ -1,0 +1,112 @@
+/* catalog.h — internal interface of the catalog index (src/catalog).
+ *
+ * The .fidx file: a header (magic, version, the hash options), the entries
+ * sorted by path, and a trailer with the count and a CRC-32 of everything
+ * before it; a file that fails any check is refused whole. It is only ever
+ * replaced by rename() of a fully written and synced temporary file.
+ *
+ * The journal (INDEX.journal) holds the results of a run in progress, one
+ * CRC-protected record each, appended as files finish; a run that dies
+ * leaves the index as it was plus a journal the next run resumes from. A
+ * torn last record is simply ignored. */
+#ifndef FY_CATALOG_H
+#define FY_CATALOG_H
+
+#include "core/internal.h"
+
+#include <stdio.h>
+
+/* Strings of a catalog, in blocks that never move (entries point in). */
+typedef struct fy_arena {
+  char **blocks;
+  size_t nblocks, used, cap; /* bytes used / capacity of the last block */
+} fy_arena;
+
+/* A copy of s in the arena, or NULL when out of memory. */
+const char *fy_arena_strdup(fy_arena *a, const char *s, size_t len);
+void fy_arena_free(fy_arena *a);
+
+struct ferry_catalog {
+  ferry_hash_options options;
+  ferry_catalog_entry *entries;
+  size_t count, cap;
+  fy_arena strings;
+};
+
+/* An empty catalog with these options. */
+ferry_catalog *fy_catalog_new(const ferry_hash_options *o);
+/* Appends a copy of e (strings copied into the arena). */
+int fy_catalog_add(ferry_catalog *c, const ferry_catalog_entry *e);
+/* Sorts by path (bytewise). */
+void fy_catalog_sort(ferry_catalog *c);
+
+/* CRC-32 (IEEE, as zlib's crc32) of n bytes, continuing from crc. */
+uint32_t fy_crc32(uint32_t crc, const void *data, size_t n);
+
+/* One entry as bytes: fy_record_size() bytes from fy_record_encode(). */
+size_t fy_record_size(const ferry_catalog_entry *e);
+void fy_record_encode(const ferry_catalog_entry *e, uint8_t *out);
+/* Decodes a record of n bytes; strings point into `data` (not
+ * NUL-terminated: the caller copies them). FERRY_ECORRUPT if malformed. */
+int fy_record_decode(const uint8_t *data, size_t n, ferry_catalog_entry *e, size_t *path_len,
+                     size_t *err_len);
+
+/* The hash options as 16 header bytes, and back; whether two option sets
+ * give the same hashes. */
+void fy_options_encode(const ferry_hash_options *o, uint8_t out[16]);
+void fy_options_decode(const uint8_t in[16], ferry_hash_options *o);
+int fy_options_same(const ferry_hash_options *a, const ferry_hash_options *b);
+
+/* Writes the catalog to `path` atomically (temp file, fsync, rename, fsync
+ * of the directory). */
+int fy_catalog_save(const ferry_catalog *c, const char *path);
+
+/* The journal of a run. */
+typedef struct fy_journal {
+  FILE *f;
+  int fd;
+  char *path;
+  double last_sync;
+} fy_journal;
+
+/* Opens INDEX.journal for appending, starting it afresh (header with the
+ * options) unless `keep` is set and it already holds these options. */
+int fy_journal_open(fy_journal *j, const char *index_path, const ferry_hash_options *o, int keep);
+int fy_journal_append(fy_journal *j, const ferry_catalog_entry *e);
+/* fflush + fdatasync. */
+int fy_journal_sync(fy_journal *j);
+void fy_journal_close(fy_journal *j);
+/* Reads a journal's valid records into a catalog (NULL when there is no
+ * journal or it is for other options). */
+int fy_journal_load(const char *index_path, const ferry_hash_options *o, ferry_catalog **out);
+/* Deletes the journal and syncs its directory. */
+void fy_journal_remove(const char *index_path);
+
+/* fsync of the directory that holds `path`. */
+int fy_sync_dir(const char *path);
+
+/* A found file. */
+typedef struct fy_found {
+  char *path;
+  uint64_t size;
+  int64_t mtime_ns;
+} fy_found;
+
+typedef struct fy_found_list {
+  fy_found *v;
+  size_t n, cap;
+} fy_found_list;
+
+/* Walks the roots (directories, recursively if asked, or files), keeping
+ * image files (by extension unless all_files). Paths are absolute; the
+ * list is sorted and has no duplicates. Roots that cannot be read are an
+ * error naming them. *canon receives the canonical roots (free each and
+ * the array). */
+int fy_scan(const char *const *roots, int nroots, int recursive, int all_files, fy_found_list *out,
+            char ***canon);
+void fy_found_free(fy_found_list *l);
+
+/* Whether `path` is `root` or lies under it. */
+int fy_path_under(const char *path, const char *root);
+
+#endif

@@ -1,0 +1,25 @@
+/* dupes.h — the duplicate groups of a catalog (dupes.c) and their reports
+ * (report.c, thumb.c). */
+#ifndef FY_DUPES_H
+#define FY_DUPES_H
+
+#include "catalog/catalog.h"
+
+struct ferry_dupes {
+  const ferry_catalog *cat;
+  ferry_hash_kind kind;
+  int threshold, words;
+  uint32_t *idx;     /* search index -> catalog index */
+  uint64_t *codes;   /* the searched codes */
+  ferry_pair *pairs; /* catalog indices */
+  size_t npairs;
+  size_t ngroups;
+  size_t *gstart;    /* group g: members[gstart[g] .. gstart[g + 1]) */
+  uint32_t *members; /* catalog indices, keeper first in each group */
+};
+
+/* A small JPEG of the picture in `path` (upright, at most `box` pixels on
+ * its long side): *jpeg (malloc'd) and *size, or an error. */
+int fy_thumbnail(const char *path, int box, uint8_t **jpeg, size_t *size);
+
+#endif

@@ -1,0 +1,155 @@
+/* record.c — the byte layout of one catalog entry, shared by the index
+ * file and the journal (little-endian):
+ *
+ *   u64 size, i64 mtime_ns, i32 width, i32 height, u8 format, u8 0,
+ *   i16 status, u32 kinds, u16 path bytes, u16 error bytes, path, error,
+ *   then for each hash in kinds (ascending kind): u16 bits, ceil(bits/64)
+ *   u64 words.
+ *
+ * CRC-32 lives here too. */
+#include "catalog/catalog.h"
+
+#include <pthread.h>
+#include <string.h>
+
+static uint32_t crc_table[8][256];
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT; /* the table is built once, then read-only */
+
+static void crc_init(void) {
+  for (uint32_t i = 0; i < 256; i++) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; k++)
+      c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    crc_table[0][i] = c;
+  }
+  for (uint32_t i = 0; i < 256; i++)
+    for (int s = 1; s < 8; s++)
+      crc_table[s][i] = (crc_table[s - 1][i] >> 8) ^ crc_table[0][crc_table[s - 1][i] & 0xFF];
+}
+
+uint32_t fy_crc32(uint32_t crc, const void *data, size_t n) {
+  pthread_once(&crc_once, crc_init);
+  const uint8_t *p = data;
+  crc = ~crc;
+  while (n >= 8) { /* slicing by 8 */
+    uint32_t a =
+        crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+    crc = crc_table[7][a & 0xFF] ^ crc_table[6][(a >> 8) & 0xFF] ^ crc_table[5][(a >> 16) & 0xFF] ^
+          crc_table[4][a >> 24] ^ crc_table[3][p[4]] ^ crc_table[2][p[5]] ^ crc_table[1][p[6]] ^
+          crc_table[0][p[7]];
+    p += 8;
+    n -= 8;
+  }
+  while (n--)
+    crc = crc_table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
+  return ~crc;
+}
+
+static uint8_t *put(uint8_t *p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; i++)
+    *p++ = (uint8_t)(v >> (8 * i));
+  return p;
+}
+
+static uint64_t get(const uint8_t *p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; i++)
+    v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+static size_t words_of(int bits) { return (size_t)(bits + 63) / 64; }
+
+#define FIXED 40 /* bytes before the strings */
+
+size_t fy_record_size(const ferry_catalog_entry *e) {
+  size_t n = FIXED + strlen(e->path) + (e->error ? strlen(e->error) : 0);
+  for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
+    if (e->kinds & FERRY_HASH_MASK(k))
+      n += 2 + 8 * words_of(e->hash[k].bits);
+  return n;
+}
+
+void fy_record_encode(const ferry_catalog_entry *e, uint8_t *out) {
+  size_t pl = strlen(e->path), el = e->error ? strlen(e->error) : 0;
+  uint8_t *p = out;
+  p = put(p, e->size, 8);
+  p = put(p, (uint64_t)e->mtime_ns, 8);
+  p = put(p, (uint32_t)e->width, 4);
+  p = put(p, (uint32_t)e->height, 4);
+  p = put(p, (uint8_t)e->format, 1);
+  p = put(p, 0, 1);
+  p = put(p, (uint16_t)(int16_t)e->status, 2);
+  p = put(p, e->kinds, 4);
+  p = put(p, pl, 2);
+  p = put(p, el, 2);
+  p = put(p, 0, 4); /* reserved */
+  memcpy(p, e->path, pl);
+  p += pl;
+  if (el)
+    memcpy(p, e->error, el);
+  p += el;
+  for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++) {
+    if (!(e->kinds & FERRY_HASH_MASK(k)))
+      continue;
+    p = put(p, (uint16_t)e->hash[k].bits, 2);
+    for (size_t w = 0; w < words_of(e->hash[k].bits); w++)
+      p = put(p, e->hash[k].w[w], 8);
+  }
+}
+
+int fy_record_decode(const uint8_t *d, size_t n, ferry_catalog_entry *e, size_t *path_len,
+                     size_t *err_len) {
+  memset(e, 0, sizeof *e);
+  if (n < FIXED)
+    return FERRY_ECORRUPT;
+  e->size = get(d, 8);
+  e->mtime_ns = (int64_t)get(d + 8, 8);
+  e->width = (int)(int32_t)get(d + 16, 4);
+  e->height = (int)(int32_t)get(d + 20, 4);
+  e->format = (ferry_format)d[24];
+  e->status = (int)(int16_t)get(d + 26, 2);
+  e->kinds = (unsigned)get(d + 28, 4);
+  size_t pl = get(d + 32, 2), el = get(d + 34, 2), at = FIXED;
+  if (e->kinds & ~FERRY_HASH_ALL || pl == 0 || at + pl + el > n)
+    return FERRY_ECORRUPT;
+  e->path = (const char *)d + at;
+  e->error = (const char *)d + at + pl;
+  *path_len = pl;
+  *err_len = el;
+  at += pl + el;
+  for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++) {
+    if (!(e->kinds & FERRY_HASH_MASK(k)))
+      continue;
+    if (at + 2 > n)
+      return FERRY_ECORRUPT;
+    int bits = (int)get(d + at, 2);
+    at += 2;
+    if (bits < 1 || bits > 256 || at + 8 * words_of(bits) > n)
+      return FERRY_ECORRUPT;
+    e->hash[k].bits = bits;
+    for (size_t w = 0; w < words_of(bits); w++, at += 8)
+      e->hash[k].w[w] = get(d + at, 8);
+  }
+  return at == n ? FERRY_OK : FERRY_ECORRUPT;
+}
+
+void fy_options_encode(const ferry_hash_options *o, uint8_t out[16]) {
+  put(out, (uint32_t)o->mode, 4);
+  put(out + 4, o->kinds, 4);
+  put(out + 8, (uint32_t)o->hash_size, 4);
+  put(out + 12, (uint32_t)o->colorhash_bits, 4);
+}
+
+void fy_options_decode(const uint8_t in[16], ferry_hash_options *o) {
+  ferry_hash_options_default(o);
+  o->mode = (ferry_hash_mode)get(in, 4);
+  o->kinds = (unsigned)get(in + 4, 4);
+  o->hash_size = (int)get(in + 8, 4);
+  o->colorhash_bits = (int)get(in + 12, 4);
+}
+
+int fy_options_same(const ferry_hash_options *a, const ferry_hash_options *b) {
+  return a->mode == b->mode && a->kinds == b->kinds && a->hash_size == b->hash_size &&
+         a->colorhash_bits == b->colorhash_bits;
+}

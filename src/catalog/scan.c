@@ -1,0 +1,136 @@
+/* scan.c — finding the files of a catalog: roots (directories or files)
+ * made absolute and canonical, directories walked (recursively by
+ * default), image files kept by extension (or every regular file, to be
+ * judged by content), symlinked directories not followed (no cycles). */
+#include "catalog/catalog.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+static int image_name(const char *name) {
+  static const char *const ext[] = {".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp"};
+  size_t n = strlen(name);
+  for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
+    size_t e = strlen(ext[i]);
+    if (n > e && !strcasecmp(name + n - e, ext[i]))
+      return 1;
+  }
+  return 0;
+}
+
+static int add(fy_found_list *l, const char *path, const struct stat *st) {
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 1024;
+    fy_found *v = realloc(l->v, cap * sizeof *v);
+    if (!v)
+      return fy_error(FERRY_ENOMEM, "out of memory listing files");
+    l->v = v;
+    l->cap = cap;
+  }
+  char *p = strdup(path);
+  if (!p)
+    return fy_error(FERRY_ENOMEM, "out of memory listing files");
+  l->v[l->n++] = (fy_found){p, (uint64_t)st->st_size,
+                            (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec};
+  return FERRY_OK;
+}
+
+static int walk(const char *dir, int recursive, int all_files, fy_found_list *out) {
+  DIR *d = opendir(dir);
+  if (!d) /* an unreadable subdirectory is skipped, not fatal */
+    return FERRY_OK;
+  size_t dl = strlen(dir);
+  struct dirent *e;
+  int rc = FERRY_OK;
+  while (rc == FERRY_OK && (e = readdir(d)) != NULL) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+      continue;
+    size_t n = dl + strlen(e->d_name) + 2;
+    char *path = malloc(n);
+    if (!path) {
+      rc = fy_error(FERRY_ENOMEM, "out of memory listing files");
+      break;
+    }
+    snprintf(path, n, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", e->d_name);
+    struct stat lst, st;
+    if (lstat(path, &lst) == 0) {
+      if (S_ISDIR(lst.st_mode)) {
+        if (recursive)
+          rc = walk(path, recursive, all_files, out);
+      } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+                 (all_files || image_name(e->d_name))) {
+        rc = add(out, path, &st); /* symlinks to files are followed */
+      }
+    }
+    free(path);
+  }
+  closedir(d);
+  return rc;
+}
+
+static int by_path(const void *a, const void *b) {
+  return strcmp(((const fy_found *)a)->path, ((const fy_found *)b)->path);
+}
+
+int fy_path_under(const char *path, const char *root) {
+  size_t n = strlen(root);
+  if (strncmp(path, root, n))
+    return 0;
+  return path[n] == '\0' || path[n] == '/' || (n && root[n - 1] == '/');
+}
+
+int fy_scan(const char *const *roots, int nroots, int recursive, int all_files, fy_found_list *out,
+            char ***canon) {
+  memset(out, 0, sizeof *out);
+  *canon = calloc((size_t)(nroots > 0 ? nroots : 1), sizeof **canon);
+  if (!*canon)
+    return fy_error(FERRY_ENOMEM, "out of memory");
+  int rc = FERRY_OK;
+  for (int i = 0; i < nroots && rc == FERRY_OK; i++) {
+    char *real = realpath(roots[i], NULL);
+    struct stat st;
+    if (!real || stat(real, &st) != 0) {
+      rc = fy_error(FERRY_EIO, "%s: %s", roots[i], strerror(errno));
+      free(real);
+      break;
+    }
+    (*canon)[i] = real;
+    if (S_ISDIR(st.st_mode))
+      rc = walk(real, recursive, all_files, out);
+    else if (S_ISREG(st.st_mode))
+      rc = add(out, real, &st); /* a file named on the command line: always */
+    else
+      rc = fy_error(FERRY_EINVAL, "%s: not a file or directory", roots[i]);
+  }
+  if (rc == FERRY_OK && out->n > 1) { /* sorted, overlapping roots merged */
+    qsort(out->v, out->n, sizeof *out->v, by_path);
+    size_t k = 1;
+    for (size_t i = 1; i < out->n; i++) {
+      if (!strcmp(out->v[i].path, out->v[k - 1].path))
+        free(out->v[i].path);
+      else
+        out->v[k++] = out->v[i];
+    }
+    out->n = k;
+  }
+  if (rc) {
+    fy_found_free(out);
+    for (int i = 0; i < nroots; i++)
+      free((*canon)[i]);
+    free(*canon);
+    *canon = NULL;
+  }
+  return rc;
+}
+
+void fy_found_free(fy_found_list *l) {
+  for (size_t i = 0; i < l->n; i++)
+    free(l->v[i].path);
+  free(l->v);
+  memset(l, 0, sizeof *l);
+}

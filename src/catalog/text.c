@@ -1,0 +1,103 @@
+/* text.c — writing CSV, JSON and HTML text safely: quoting, escaping of
+ * file names (which may hold any byte but '/' and NUL), base64. */
+#include "catalog/text.h"
+
+#include <string.h>
+
+void fy_csv_field(FILE *f, const char *s) {
+  if (!strpbrk(s, ",\"\n\r")) {
+    fputs(s, f);
+    return;
+  }
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"')
+      fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+/* Length of the valid UTF-8 sequence at s (0 if invalid). */
+static int utf8_len(const unsigned char *s) {
+  if (s[0] < 0x80)
+    return 1;
+  int n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
+  for (int i = 1; i < n; i++)
+    if ((s[i] & 0xC0) != 0x80)
+      return 0;
+  return n;
+}
+
+void fy_json_string(FILE *f, const char *str) {
+  const unsigned char *s = (const unsigned char *)str;
+  fputc('"', f);
+  while (*s) {
+    if (*s == '"' || *s == '\\') {
+      fprintf(f, "\\%c", *s++);
+    } else if (*s < 0x20) {
+      fprintf(f, "\\u%04x", *s++);
+    } else {
+      int n = utf8_len(s);
+      if (n == 0) { /* not UTF-8 (a Latin-1 file name): U+FFFD */
+        fputs("\\ufffd", f);
+        s++;
+      } else {
+        fwrite(s, 1, (size_t)n, f);
+        s += n;
+      }
+    }
+  }
+  fputc('"', f);
+}
+
+void fy_html_text(FILE *f, const char *s) {
+  for (; *s; s++) {
+    switch (*s) {
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '&': fputs("&amp;", f); break;
+    case '"': fputs("&quot;", f); break;
+    case '\'': fputs("&#39;", f); break;
+    default: fputc(*s, f);
+    }
+  }
+}
+
+void fy_base64(FILE *f, const uint8_t *d, size_t n) {
+  static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  size_t i = 0;
+  for (; i + 3 <= n; i += 3) {
+    uint32_t v = (uint32_t)d[i] << 16 | (uint32_t)d[i + 1] << 8 | d[i + 2];
+    fputc(tab[v >> 18], f), fputc(tab[(v >> 12) & 63], f), fputc(tab[(v >> 6) & 63], f),
+        fputc(tab[v & 63], f);
+  }
+  if (n - i == 1) {
+    uint32_t v = (uint32_t)d[i] << 16;
+    fputc(tab[v >> 18], f), fputc(tab[(v >> 12) & 63], f), fputs("==", f);
+  } else if (n - i == 2) {
+    uint32_t v = (uint32_t)d[i] << 16 | (uint32_t)d[i + 1] << 8;
+    fputc(tab[v >> 18], f), fputc(tab[(v >> 12) & 63], f), fputc(tab[(v >> 6) & 63], f),
+        fputc('=', f);
+  }
+}
+
+int fy_open_out(const char *path, FILE **f) {
+  if (!path || !strcmp(path, "-")) {
+    *f = stdout;
+    return FERRY_OK;
+  }
+  *f = fopen(path, "w");
+  if (!*f)
+    return fy_error(FERRY_EIO, "%s: cannot create: %s", path, strerror(errno));
+  return FERRY_OK;
+}
+
+int fy_close_out(const char *path, FILE *f) {
+  int bad = ferror(f);
+  if (f == stdout)
+    bad = fflush(f) != 0 || bad;
+  else
+    bad = fclose(f) != 0 || bad;
+  return bad ? fy_error(FERRY_EIO, "%s: write failed", path ? path : "<stdout>") : FERRY_OK;
+}

@@ -1,0 +1,23 @@
+/* text.h — helpers for the catalog's text outputs (CSV, JSON, HTML). */
+#ifndef FY_TEXT_H
+#define FY_TEXT_H
+
+#include "core/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+/* A CSV field, quoted when it holds a comma, quote or newline. */
+void fy_csv_field(FILE *f, const char *s);
+/* A JSON string literal; bytes that are not UTF-8 become U+FFFD. */
+void fy_json_string(FILE *f, const char *s);
+/* Text escaped for HTML content and attribute values. */
+void fy_html_text(FILE *f, const char *s);
+/* Base64 of n bytes (for data: URIs). */
+void fy_base64(FILE *f, const uint8_t *d, size_t n);
+/* Opens `path` for writing ("-" or NULL: stdout). */
+int fy_open_out(const char *path, FILE **f);
+/* Closes (or flushes stdout), reporting write errors. */
+int fy_close_out(const char *path, FILE *f);
+
+#endif

@@ -1,0 +1,223 @@
+/* hash.h — internal interface of the perceptual hashes (src/hash).
+ *
+ * Two ways to a hash:
+ *   - compatible: the full-resolution image, Pillow's convert("L") and
+ *     Pillow's Lanczos resize (fy_resize_u8), then imagehash's numpy/scipy/
+ *     pywt arithmetic reproduced exactly (dct.c, wavelet.c): bit-identical to
+ *     imagehash 4.3 on the same pixels.
+ *   - fast: a small float luminance image (the JPEG DC coefficients, or a
+ *     box-reduced decode), a float Lanczos to the hash grid and the same
+ *     thresholds: the same hash most of the time, at a fraction of the cost.
+ *
+ * Bits are packed as imagehash flattens its boolean array: element 0 is the
+ * most significant bit of the hash value (ferry_hash.w[] holds the value
+ * little-endian in 64-bit words), so that the hex string is the value. */
+#ifndef FY_HASH_H
+#define FY_HASH_H
+
+#include "codec/codec.h"
+#include "core/internal.h"
+#include "image/image.h"
+
+#define FY_DCT_MAX 64 /* pHash of hash size 16: a 64-point DCT */
+#define FY_HASH_MAX_SIZE 16
+
+/* ------------------------------------------------------------------ DCT */
+
+/* A DCT-II of length n (a power of two, 4..FY_DCT_MAX) as scipy computes
+ * it: the FFT factors, the FFT twiddles and the DCT twiddles. */
+typedef struct fy_dct_plan {
+  int n, nfct;
+  int fct[8];
+  size_t tw[8]; /* offsets of each factor's twiddles */
+  double twmem[2 * FY_DCT_MAX];
+  double twiddle[FY_DCT_MAX];
+} fy_dct_plan;
+
+/* Builds the plan (FERRY_EINVAL when n is not supported). */
+int fy_dct_plan_init(fy_dct_plan *p, int n);
+/* In place: c[k] = 2 sum_j c[j] cos(pi k (2j + 1) / 2n), the rounding of
+ * scipy.fftpack.dct(c) (type 2, norm None). */
+void fy_dct2(const fy_dct_plan *p, double *c);
+/* scipy.fftpack.dct(scipy.fftpack.dct(pixels, axis=0), axis=1)[:keep, :keep]
+ * for an n x n 8-bit image; out is keep x keep, row-major. */
+void fy_dct2_2d_low(const fy_dct_plan *p, const uint8_t *pixels, size_t stride, int keep,
+                    double *out);
+
+/* -------------------------------------------------------------- Haar */
+
+/* Doubles of scratch that fy_haar_remove_ll needs for an n x n array. */
+size_t fy_haar_scratch_doubles(int n);
+/* In place on an n x n array (n a power of two): PyWavelets'
+ * waverec2(wavedec2(x, 'haar', level=log2 n) with the approximation set to
+ * zero), as imagehash's whash(remove_max_haar_ll=True) does. */
+void fy_haar_remove_ll(double *x, int n, double *scratch);
+/* In place: the approximation of `levels` Haar levels (pywt.wavedec2(x,
+ * 'haar', level=levels)[0]), left in the top-left (n >> levels)^2 of x,
+ * row-major and packed. scratch holds n^2 / 2 doubles. */
+void fy_haar_ll(double *x, int n, int levels, double *scratch);
+
+/* ------------------------------------------------------------- bits */
+
+/* An empty hash of `bits` bits. */
+void fy_bits_clear(ferry_hash *h, int bits);
+/* Sets / reads element i of imagehash's flattened array. */
+void fy_bits_set(ferry_hash *h, int i);
+int fy_bits_get(const ferry_hash *h, int i);
+/* h = (v[i] > threshold) for i < n. */
+void fy_bits_above(ferry_hash *h, const double *v, int n, double threshold);
+/* numpy.median of n values (n even: the mean of the middle two, as numpy
+ * computes it). scratch holds n doubles. */
+double fy_median(const double *v, int n, double *scratch);
+
+/* ------------------------------------------------------------ images */
+
+/* An 8-bit gray image (Pillow's "L"). */
+typedef struct fy_gray {
+  const uint8_t *p;
+  int w, h;
+  size_t stride;
+} fy_gray;
+
+/* A float luminance image covering the picture: the picture is the box
+ * [box[0], box[2]) x [box[1], box[3]) in pixel units of p (the last row
+ * and column may be partly outside it). */
+typedef struct fy_fimage {
+  const float *p;
+  int w, h;
+  double box[4];
+} fy_fimage;
+
+/* Separable Lanczos-3 (Pillow's geometry, double weights) / exact-area
+ * average of the box of src to dw x dh. */
+int fy_lanczos_f(const float *src, int sw, int sh, const double box[4], float *dst, int dw, int dh,
+                 fy_buf *scratch);
+int fy_box_f(const float *src, int sw, int sh, const double box[4], float *dst, int dw, int dh,
+             fy_buf *scratch);
+/* Pillow's convert("L") of an RGB image. */
+void fy_rgb_to_l(const uint8_t *rgb, int w, int h, size_t stride, uint8_t *gray, size_t gstride);
+/* Whether image bytes hold a gray picture (JPEG with one component, gray
+ * or gray+alpha PNG), from the header: then decoding to one channel is
+ * Pillow's L without a conversion. */
+int fy_source_is_gray(const uint8_t *data, size_t size, ferry_format f);
+/* Averages f x f cells of an 8-bit image (1 or 3 channels) into a float
+ * luminance image of ceil(w/f) x ceil(h/f) (Pillow's L per pixel, then the
+ * mean) and, when rgb is not NULL, the rounded mean colour of each cell. */
+void fy_reduce_u8(const uint8_t *src, int w, int h, size_t stride, int channels, int f, float *gray,
+                  uint8_t *rgb);
+
+/* --------------------------------------------------------- colorhash */
+
+/* Pixel counts of colorhash's categories. */
+typedef struct fy_color_counts {
+  uint64_t total, black, gray, colors; /* colors: neither black nor gray */
+  uint64_t faint[6], bright[6];        /* by hue bin */
+} fy_color_counts;
+
+/* Saturation class by (max, min) and hue bin by (max channel, distances of
+ * the other two to the max), from Pillow's rgb2hsv. */
+typedef struct fy_color_tables {
+  uint8_t *sat, *hue;
+  int ready;
+} fy_color_tables;
+
+int fy_color_tables_init(fy_color_tables *t);
+void fy_color_tables_free(fy_color_tables *t);
+/* Pillow's RGB -> HSV hue and saturation of one pixel. */
+void fy_pillow_hsv(int r, int g, int b, int *hue, int *sat);
+/* Adds an RGB image's pixels to the counts; writes Pillow's L of every
+ * pixel to `gray` when not NULL. */
+void fy_color_count_rgb(const fy_color_tables *t, const uint8_t *rgb, int w, int h, size_t stride,
+                        uint8_t *gray, size_t gstride, fy_color_counts *c);
+/* The same for a gray image (every pixel is black or gray). */
+void fy_color_count_gray(const uint8_t *gray, int w, int h, size_t stride, fy_color_counts *c);
+/* imagehash.colorhash's bits from the counts. */
+void fy_colorhash_bits(const fy_color_counts *c, int binbits, ferry_hash *out);
+
+/* ------------------------------------------------------- JPEG DC reader */
+
+#define FY_DC_LOOKAHEAD 12 /* bits per AC skip lookup */
+#define FY_DC_LOOKCODE 10  /* bits per symbol lookup (DC, long AC codes) */
+#define FY_DC_FALLBACK 1   /* not an error: decode through libjpeg instead */
+
+typedef struct fy_dc_huff {
+  int defined;
+  uint16_t look[1 << FY_DC_LOOKCODE];  /* len << 8 | symbol; 0: longer code */
+  uint16_t skip[1 << FY_DC_LOOKAHEAD]; /* AC: eob << 10 | coefficients << 4 |
+                                          bits of the whole symbols that fit */
+  int32_t dcfast[1 << FY_DC_LOOKCODE]; /* DC: difference << 8 | code + magnitude
+                                          bits, when both fit; 0: decode */
+  int32_t maxcode[18], valoffset[18];
+  uint8_t vals[256];
+} fy_dc_huff;
+
+typedef struct fy_dc_comp {
+  int id, h, v, tq;
+  int bw, bh;  /* blocks covering the image */
+  int pw, ph;  /* blocks of the MCU-padded grid (row stride pw) */
+  int al;      /* progressive: successive-approximation bit reached; -1 none */
+  int32_t *dc; /* quantised DC values, pw x ph */
+} fy_dc_comp;
+
+typedef struct fy_jpeg_dc {
+  fy_buf mem;
+  int width, height, ncomp, hmax, vmax, progressive, restart;
+  int mcux, mcuy, have_sof, grids, jfif, adobe, adobe_transform;
+  fy_dc_comp comp[4];
+  uint16_t q0[4];
+  int qdef[4];
+  fy_dc_huff dcl[4], ac[4];
+} fy_jpeg_dc;
+
+/* Reads the DC coefficients of every block of component 0 (and of all
+ * components when `color`). FERRY_OK or FY_DC_FALLBACK (never an error
+ * message: libjpeg gives those). Images over max_pixels fall back too. */
+int fy_jpeg_dc_read(fy_jpeg_dc *dc, const uint8_t *data, size_t size, int color,
+                    uint64_t max_pixels);
+/* Component 0 as block means (0..255), averaged over f x f blocks:
+ * ceil(bw / f) x ceil(bh / f) floats. */
+void fy_jpeg_dc_luma(const fy_jpeg_dc *dc, int f, float *out);
+/* Block means as RGB (the chroma block under each luma block), 3 bytes per
+ * luma block. */
+void fy_jpeg_dc_rgb(const fy_jpeg_dc *dc, uint8_t *out);
+
+/* Decodes a YCbCr JPEG to Pillow's L (into *gray, described by *out) a
+ * strip at a time, counting colorhash's categories on the way when counts
+ * is not NULL. FY_DC_FALLBACK for anything else (the codec decodes it). */
+int fy_jpeg_gray(const uint8_t *data, size_t size, uint64_t max_pixels, fy_buf *gray, fy_buf *strip,
+                 const fy_color_tables *t, fy_color_counts *counts, fy_gray *out);
+
+/* ------------------------------------------------------ hash pipelines */
+
+/* Scratch of one hashing thread. */
+typedef struct fy_hash_ctx {
+  fy_decoder dec;
+  fy_buf file, gray, small, work, fgray, fsmall, fscratch, cells, strip;
+  fy_resize_ctx resize;
+  fy_dct_plan dct32, dct64;
+  fy_color_tables colors;
+  fy_jpeg_dc dc;
+} fy_hash_ctx;
+
+int fy_hash_ctx_init(fy_hash_ctx *c);
+void fy_hash_ctx_free(fy_hash_ctx *c);
+
+/* imagehash's whash image_scale for a width x height image. */
+int fy_whash_scale(int width, int height, int hash_size);
+/* Compatible ahash/dhash/dhash_v/phash/whash (as selected in kinds) of an
+ * L image, into r->hash. */
+int fy_compat_gray_hashes(fy_hash_ctx *c, const fy_gray *img, unsigned kinds, int hash_size,
+                          ferry_hash_result *r);
+/* Fast versions of the same from a float luminance image. */
+int fy_fast_gray_hashes(fy_hash_ctx *c, const fy_fimage *img, unsigned kinds, int hash_size,
+                        ferry_hash_result *r);
+
+struct ferry_hasher {
+  ferry_hash_options o;
+  fy_hash_ctx c;
+};
+
+/* Checks hash options: FERRY_OK or FERRY_EINVAL with a message. */
+int fy_hash_options_check(const ferry_hash_options *o);
+
+#endif

@@ -1,0 +1,359 @@
+/* hasher.c — the public hashing calls: options, the per-thread context,
+ * and the two pipelines from file bytes to hashes (compatible: full
+ * decode, Pillow's L; fast: JPEG DC coefficients or a reduced decode). */
+#include "hash/hash.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const kind_names[FERRY_HASH_KIND_COUNT] = {"ahash", "dhash", "dhash_v",
+                                                              "phash", "whash", "colorhash"};
+
+const char *ferry_hash_kind_name(ferry_hash_kind kind) {
+  return (unsigned)kind < FERRY_HASH_KIND_COUNT ? kind_names[kind] : "unknown";
+}
+
+int ferry_hash_kind_parse(const char *name, ferry_hash_kind *kind) {
+  static const struct {
+    const char *name;
+    ferry_hash_kind kind;
+  } alias[] = {{"average", FERRY_HASH_AHASH},          {"average_hash", FERRY_HASH_AHASH},
+               {"dhash_vertical", FERRY_HASH_DHASH_V}, {"dhashv", FERRY_HASH_DHASH_V},
+               {"wavelet", FERRY_HASH_WHASH},          {"color", FERRY_HASH_COLORHASH},
+               {"perceptual", FERRY_HASH_PHASH}};
+  if (!name || !kind)
+    return fy_error(FERRY_EINVAL, "hash kind: NULL argument");
+  for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
+    if (!strcasecmp(name, kind_names[k])) {
+      *kind = (ferry_hash_kind)k;
+      return FERRY_OK;
+    }
+  for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+    if (!strcasecmp(name, alias[i].name)) {
+      *kind = alias[i].kind;
+      return FERRY_OK;
+    }
+  return fy_error(FERRY_EINVAL,
+                  "unknown hash '%s' (ahash, dhash, dhash_v, phash, whash, colorhash)", name);
+}
+
+void ferry_hash_options_default(ferry_hash_options *o) {
+  memset(o, 0, sizeof *o);
+  o->mode = FERRY_HASH_FAST;
+  o->kinds = FERRY_HASH_ALL;
+  o->hash_size = 8;
+  o->colorhash_bits = 3;
+  o->max_pixels = 178956970ull;
+  o->max_bytes = 1ull << 30;
+}
+
+int fy_hash_options_check(const ferry_hash_options *o) {
+  if (!o)
+    return fy_error(FERRY_EINVAL, "hash options: NULL");
+  if (o->mode != FERRY_HASH_FAST && o->mode != FERRY_HASH_COMPATIBLE)
+    return fy_error(FERRY_EINVAL, "hash options: unknown mode %d", (int)o->mode);
+  if (o->hash_size != 8 && o->hash_size != 16)
+    return fy_error(FERRY_EINVAL, "hash options: hash size must be 8 or 16, not %d", o->hash_size);
+  if (!o->kinds || (o->kinds & ~FERRY_HASH_ALL))
+    return fy_error(FERRY_EINVAL, "hash options: no hash selected (kinds 0x%x)", o->kinds);
+  if (o->colorhash_bits < 1 || o->colorhash_bits > 18)
+    return fy_error(FERRY_EINVAL, "hash options: colorhash bits must be 1..18, not %d",
+                    o->colorhash_bits);
+  return FERRY_OK;
+}
+
+int fy_hash_ctx_init(fy_hash_ctx *c) {
+  memset(c, 0, sizeof *c);
+  if (fy_dct_plan_init(&c->dct32, 32) || fy_dct_plan_init(&c->dct64, 64))
+    return fy_error(FERRY_EINTERNAL, "hash: DCT plan");
+  return FERRY_OK;
+}
+
+void fy_hash_ctx_free(fy_hash_ctx *c) {
+  fy_decoder_free(&c->dec);
+  fy_buf *bufs[] = {&c->file,   &c->gray,     &c->small, &c->work,  &c->fgray,
+                    &c->fsmall, &c->fscratch, &c->cells, &c->strip, &c->dc.mem};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+    fy_buf_free(bufs[i]);
+  fy_resize_ctx_free(&c->resize);
+  fy_color_tables_free(&c->colors);
+}
+
+int ferry_hasher_new(const ferry_hash_options *options, ferry_hasher **hasher) {
+  ferry_hash_options def;
+  if (!hasher)
+    return fy_error(FERRY_EINVAL, "ferry_hasher_new: NULL argument");
+  *hasher = NULL;
+  if (!options) {
+    ferry_hash_options_default(&def);
+    options = &def;
+  }
+  int rc = fy_hash_options_check(options);
+  if (rc)
+    return rc;
+  ferry_hasher *h = calloc(1, sizeof *h);
+  if (!h)
+    return fy_error(FERRY_ENOMEM, "ferry_hasher_new: out of memory");
+  h->o = *options;
+  rc = fy_hash_ctx_init(&h->c);
+  if (rc) {
+    free(h);
+    return rc;
+  }
+  *hasher = h;
+  return FERRY_OK;
+}
+
+void ferry_hasher_free(ferry_hasher *h) {
+  if (!h)
+    return;
+  fy_hash_ctx_free(&h->c);
+  free(h);
+}
+
+/* ---------------------------------------------------------- compatible */
+
+static int want(const ferry_hasher *h, ferry_hash_kind k) {
+  return (h->o.kinds & FERRY_HASH_MASK(k)) != 0;
+}
+
+/* Hashes 8-bit pixels (1 or 3 channels) with imagehash's arithmetic. */
+static int compat_pixels(ferry_hasher *h, const uint8_t *px, int w, int hh, size_t stride,
+                         int channels, ferry_hash_result *r) {
+  fy_hash_ctx *c = &h->c;
+  fy_color_counts counts = {0};
+  fy_gray gray = {px, w, hh, stride};
+  int color = want(h, FERRY_HASH_COLORHASH), rc;
+  if (channels == 3) {
+    if (color && (rc = fy_color_tables_init(&c->colors)) != FERRY_OK)
+      return rc;
+    rc = fy_buf_reserve(&c->gray, (size_t)w * hh);
+    if (rc)
+      return fy_error(rc, "hash: out of memory for a %dx%d image", w, hh);
+    if (color)
+      fy_color_count_rgb(&c->colors, px, w, hh, stride, c->gray.p, (size_t)w, &counts);
+    else
+      fy_rgb_to_l(px, w, hh, stride, c->gray.p, (size_t)w);
+    gray = (fy_gray){c->gray.p, w, hh, (size_t)w};
+  } else if (color) {
+    fy_color_count_gray(px, w, hh, stride, &counts);
+  }
+  rc = fy_compat_gray_hashes(c, &gray, h->o.kinds, h->o.hash_size, r);
+  if (rc)
+    return rc;
+  if (color)
+    fy_colorhash_bits(&counts, h->o.colorhash_bits, &r->hash[FERRY_HASH_COLORHASH]);
+  r->width = w;
+  r->height = hh;
+  r->kinds = h->o.kinds;
+  return FERRY_OK;
+}
+
+/* 16-bit PNGs: ferry rounds samples to 8 bits, Pillow does not. */
+static int png_16bit(const uint8_t *d, size_t n) {
+  return n > 24 && !memcmp(d + 12, "IHDR", 4) && d[24] == 16;
+}
+
+/* Colour JPEGs, the common case, streamed to L (jpeg_gray.c). */
+static int compat_jpeg(ferry_hasher *h, const uint8_t *data, size_t size, ferry_hash_result *r) {
+  fy_hash_ctx *c = &h->c;
+  int color = want(h, FERRY_HASH_COLORHASH), rc;
+  if (color && (rc = fy_color_tables_init(&c->colors)) != FERRY_OK)
+    return rc;
+  fy_color_counts counts = {0};
+  fy_gray g;
+  rc = fy_jpeg_gray(data, size, h->o.max_pixels, &c->gray, &c->strip, &c->colors,
+                    color ? &counts : NULL, &g);
+  if (rc)
+    return rc;
+  rc = fy_compat_gray_hashes(c, &g, h->o.kinds, h->o.hash_size, r);
+  if (rc)
+    return rc;
+  if (color)
+    fy_colorhash_bits(&counts, h->o.colorhash_bits, &r->hash[FERRY_HASH_COLORHASH]);
+  r->width = g.w;
+  r->height = g.h;
+  r->kinds = h->o.kinds;
+  r->exact = 1;
+  return FERRY_OK;
+}
+
+static int hash_compat(ferry_hasher *h, const uint8_t *data, size_t size, const char *name,
+                       ferry_format f, ferry_hash_result *r) {
+  if (f == FERRY_FORMAT_JPEG) {
+    int rc = compat_jpeg(h, data, size, r);
+    if (rc != FY_DC_FALLBACK)
+      return rc;
+  }
+  ferry_decode_options o;
+  ferry_decode_options_default(&o);
+  /* Colour pictures are decoded to RGB and converted here (faster than the
+   * codec's row-by-row conversion); gray ones are already Pillow's L. */
+  o.channels = want(h, FERRY_HASH_COLORHASH) || !fy_source_is_gray(data, size, f) ? 3 : 1;
+  o.ignore_orientation = 1; /* imagehash never applies EXIF orientation */
+  o.allow_dct_scaling = 0;
+  o.max_pixels = h->o.max_pixels;
+  o.max_bytes = h->o.max_bytes;
+  fy_decoded d;
+  int rc = fy_decode(&h->c.dec, data, size, name, &o, NULL, NULL, &d);
+  if (rc)
+    return rc;
+  rc = compat_pixels(h, d.image.data, d.image.width, d.image.height, d.image.stride,
+                     d.image.channels, r);
+  r->exact = !(f == FERRY_FORMAT_PNG && png_16bit(data, size));
+  return rc;
+}
+
+/* ---------------------------------------------------------------- fast */
+
+/* The grid the fast hashes resample to, at most: the reduced image keeps
+ * twice that on its short side, so that every hash is a downscale. */
+static int fast_target(const ferry_hasher *h) {
+  int s = h->o.hash_size, g = s;
+  if (h->o.kinds & (FERRY_HASH_MASK(FERRY_HASH_DHASH) | FERRY_HASH_MASK(FERRY_HASH_DHASH_V)))
+    g = s + 1;
+  if (want(h, FERRY_HASH_PHASH))
+    g = 4 * s;
+  return 2 * g;
+}
+
+static int fast_from_dc(ferry_hasher *h, int target, ferry_hash_result *r, fy_fimage *img,
+                        fy_color_counts *counts) {
+  fy_hash_ctx *c = &h->c;
+  const fy_jpeg_dc *dc = &c->dc;
+  const fy_dc_comp *l = &dc->comp[0];
+  /* Blocks are averaged f x f first when there are far more than the
+   * hashes resample from: the Lanczos then runs on a few thousand cells. */
+  int m = l->bw < l->bh ? l->bw : l->bh, f = m / target > 1 ? m / target : 1;
+  int ow = (l->bw + f - 1) / f, oh = (l->bh + f - 1) / f;
+  int rc = fy_buf_reserve(&c->fgray, (size_t)ow * oh * sizeof(float));
+  if (!rc && counts)
+    rc = fy_buf_reserve(&c->cells, (size_t)l->bw * l->bh * 3);
+  if (rc)
+    return fy_error(rc, "hash: out of memory");
+  fy_jpeg_dc_luma(dc, f, c->fgray.p);
+  double sx = 8.0 * dc->hmax / l->h * f, sy = 8.0 * dc->vmax / l->v * f;
+  *img = (fy_fimage){c->fgray.p, ow, oh, {0, 0, dc->width / sx, dc->height / sy}};
+  if (counts) {
+    fy_jpeg_dc_rgb(dc, c->cells.p);
+    fy_color_count_rgb(&c->colors, c->cells.p, l->bw, l->bh, (size_t)l->bw * 3, NULL, 0, counts);
+  }
+  r->width = dc->width;
+  r->height = dc->height;
+  return FERRY_OK;
+}
+
+static int fast_from_decode(ferry_hasher *h, const uint8_t *data, size_t size, const char *name,
+                            int target, ferry_hash_result *r, fy_fimage *img,
+                            fy_color_counts *counts) {
+  fy_hash_ctx *c = &h->c;
+  ferry_decode_options o;
+  ferry_decode_options_default(&o);
+  o.channels = counts ? 3 : 1;
+  o.ignore_orientation = 1;
+  o.min_width = o.min_height = target; /* JPEG: the smallest DCT scale that keeps it */
+  o.max_pixels = h->o.max_pixels;
+  o.max_bytes = h->o.max_bytes;
+  fy_decoded d;
+  int rc = fy_decode(&c->dec, data, size, name, &o, NULL, NULL, &d);
+  if (rc)
+    return rc;
+  const ferry_image *im = &d.image;
+  int m = im->width < im->height ? im->width : im->height;
+  int f = m / target > 1 ? m / target : 1;
+  int ow = (im->width + f - 1) / f, oh = (im->height + f - 1) / f;
+  size_t cells = (size_t)ow * oh;
+  rc = fy_buf_reserve(&c->fgray, cells * sizeof(float));
+  if (!rc && counts)
+    rc = fy_buf_reserve(&c->cells, cells * 3);
+  if (rc)
+    return fy_error(rc, "hash: out of memory");
+  fy_reduce_u8(im->data, im->width, im->height, im->stride, im->channels, f, c->fgray.p,
+               counts ? c->cells.p : NULL);
+  *img = (fy_fimage){c->fgray.p, ow, oh, {0, 0, (double)im->width / f, (double)im->height / f}};
+  if (counts)
+    fy_color_count_rgb(&c->colors, c->cells.p, ow, oh, (size_t)ow * 3, NULL, 0, counts);
+  r->width = d.src_w;
+  r->height = d.src_h;
+  return FERRY_OK;
+}
+
+static int hash_fast(ferry_hasher *h, const uint8_t *data, size_t size, const char *name,
+                     ferry_format f, ferry_hash_result *r) {
+  fy_hash_ctx *c = &h->c;
+  int color = want(h, FERRY_HASH_COLORHASH), target = fast_target(h), rc;
+  if (color && (rc = fy_color_tables_init(&c->colors)) != FERRY_OK)
+    return rc;
+  fy_color_counts counts = {0};
+  fy_fimage img;
+  int done = 0;
+  if (f == FERRY_FORMAT_JPEG &&
+      fy_jpeg_dc_read(&c->dc, data, size, color, h->o.max_pixels) == FERRY_OK &&
+      c->dc.comp[0].bw >= target && c->dc.comp[0].bh >= target) {
+    rc = fast_from_dc(h, target, r, &img, color ? &counts : NULL);
+    if (rc)
+      return rc;
+    done = 1;
+  }
+  if (!done) {
+    rc = fast_from_decode(h, data, size, name, target, r, &img, color ? &counts : NULL);
+    if (rc)
+      return rc;
+  }
+  rc = fy_fast_gray_hashes(c, &img, h->o.kinds, h->o.hash_size, r);
+  if (rc)
+    return rc;
+  if (color)
+    fy_colorhash_bits(&counts, h->o.colorhash_bits, &r->hash[FERRY_HASH_COLORHASH]);
+  r->kinds = h->o.kinds;
+  r->exact = 0;
+  return FERRY_OK;
+}
+
+/* -------------------------------------------------------------- public */
+
+int ferry_hash_memory(ferry_hasher *h, const void *data, size_t size, const char *name,
+                      ferry_hash_result *r) {
+  if (!h || !r || (!data && size))
+    return fy_error(FERRY_EINVAL, "ferry_hash_memory: NULL argument");
+  memset(r, 0, sizeof *r);
+  if (!name)
+    name = "<memory>";
+  if (size == 0)
+    return fy_error(FERRY_ECORRUPT, "%s: empty file", name);
+  ferry_format f = fy_sniff(data, size);
+  r->format = f;
+  int rc = h->o.mode == FERRY_HASH_COMPATIBLE ? hash_compat(h, data, size, name, f, r)
+                                              : hash_fast(h, data, size, name, f, r);
+  if (rc) {
+    ferry_format keep = r->format;
+    memset(r, 0, sizeof *r);
+    r->format = keep;
+  }
+  return rc;
+}
+
+int ferry_hash_file(ferry_hasher *h, const char *path, ferry_hash_result *r) {
+  if (!h || !path || !r)
+    return fy_error(FERRY_EINVAL, "ferry_hash_file: NULL argument");
+  memset(r, 0, sizeof *r);
+  size_t n = 0;
+  int rc = fy_read_file(path, h->o.max_bytes, &h->c.file, &n);
+  if (rc)
+    return rc;
+  return ferry_hash_memory(h, h->c.file.p, n, path, r);
+}
+
+int ferry_hash_pixels(ferry_hasher *h, const ferry_image *im, ferry_hash_result *r) {
+  if (!h || !im || !r || !im->data)
+    return fy_error(FERRY_EINVAL, "ferry_hash_pixels: NULL argument");
+  memset(r, 0, sizeof *r);
+  if (im->width < 1 || im->height < 1 || (im->channels != 1 && im->channels != 3) ||
+      im->stride < (size_t)im->width * im->channels)
+    return fy_error(FERRY_EINVAL, "ferry_hash_pixels: need a 1- or 3-channel image, got %dx%dx%d",
+                    im->width, im->height, im->channels);
+  int rc = compat_pixels(h, im->data, im->width, im->height, im->stride, im->channels, r);
+  r->exact = rc == FERRY_OK;
+  return rc;
+}

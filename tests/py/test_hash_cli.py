@@ -1,0 +1,235 @@
+"""`ferry hash`, `ferry index`, `ferry dupes` from the outside: output
+formats, exit codes, messages, incremental updates, a run killed with
+SIGKILL and resumed, the duplicate ground truth (pair F1 >= 0.95 with the
+default settings), moving duplicates aside (dry run, --apply)."""
+import csv
+import io
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from ferrylib import CORPUS, FERRY_BIN, ROOT
+
+FIX = ROOT / "tests" / "fixtures" / "hash"
+needs_corpus = pytest.mark.skipif(not (CORPUS / "dupes").is_dir(),
+                                  reason=f"shared corpus not found at {CORPUS}")
+
+
+def ferry(*args, **kw):
+    return subprocess.run([FERRY_BIN, *map(str, args)], capture_output=True, text=True,
+                          timeout=kw.pop("timeout", 300), **kw)
+
+
+@pytest.fixture
+def pics(tmp_path):
+    """The hash fixtures, some in a subfolder, plus a broken file."""
+    d = tmp_path / "pics"
+    (d / "sub").mkdir(parents=True)
+    for i, p in enumerate(sorted(FIX.glob("*"))):
+        if p.suffix in (".jpg", ".png", ".webp"):
+            shutil.copy(p, d / ("sub" if i % 3 == 0 else "") / p.name)
+    (d / "broken.jpg").write_bytes(b"\xff\xd8\xff\xe0 not really a JPEG")
+    (d / "readme.txt").write_text("not an image")
+    return d
+
+
+def test_help_and_usage_errors():
+    for cmd in ("hash", "index", "dupes"):
+        r = ferry(cmd, "--help")
+        assert r.returncode == 0 and f"usage: ferry {cmd}" in r.stdout
+    assert "hash PATH" in ferry("--help").stdout
+    r = ferry("hash")
+    assert r.returncode == 2 and "needs at least one file" in r.stderr
+    r = ferry("hash", FIX, "--frob")
+    assert r.returncode == 2 and "unknown option '--frob'" in r.stderr
+    r = ferry("hash", FIX, "--hashes", "phash,sha1")
+    assert r.returncode == 2 and "unknown hash 'sha1'" in r.stderr
+    r = ferry("hash", FIX, "--hash-size", "12")
+    assert r.returncode == 2 and "8 or 16" in r.stderr
+    r = ferry("hash", FIX, "--mode", "exact")
+    assert r.returncode == 2 and "fast or compatible" in r.stderr
+    r = ferry("dupes")
+    assert r.returncode == 2 and "needs a catalog" in r.stderr
+    r = ferry("index", "explode", "x.fidx")
+    assert r.returncode == 2 and "unknown subcommand" in r.stderr
+
+
+def test_hash_prints_imagehash_hex():
+    """Compatible mode on stdout: imagehash's strings (golden.csv)."""
+    r = ferry("hash", FIX / "rgb420.jpg", FIX / "gray.png", "--mode", "compatible",
+              "--hash-size", "8")
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [pathlib.Path(x["path"]).name for x in rows] == ["gray.png", "rgb420.jpg"]
+    gold = {(g["file"], g["kind"]): g["hex"] for g in csv.DictReader(open(FIX / "golden.csv"))
+            if g["size"] in ("8", "3")}
+    for row in rows:
+        name = pathlib.Path(row["path"]).name
+        for kind in ("ahash", "dhash", "dhash_v", "phash", "whash", "colorhash"):
+            assert row[kind] == gold[(name, kind)], (name, kind)
+
+
+def test_bad_files_reported_run_goes_on(pics):
+    r = ferry("hash", pics)
+    assert r.returncode == 3
+    assert "broken.jpg" in r.stderr  # named, with the reason
+    assert len(r.stdout.strip().splitlines()) == 1 + sum(1 for _ in pics.rglob("*.*")) - 2
+    r = ferry("hash", pics / "nope")
+    assert r.returncode == 1 and "nope" in r.stderr
+    empty = pics / "empty"
+    empty.mkdir()
+    r = ferry("hash", empty)
+    assert r.returncode == 1 and "no image files" in r.stderr
+
+
+def test_catalog_incremental_and_export(pics, tmp_path):
+    cat = tmp_path / "c.fidx"
+    r = ferry("hash", pics, "-o", cat)
+    assert r.returncode == 3 and "1 failed" in r.stderr, r.stderr
+    n = sum(1 for p in pics.rglob("*") if p.suffix in (".jpg", ".png", ".webp"))
+    assert f"{n} files ({n} hashed" in r.stderr
+    r = ferry("hash", pics, "-o", cat)
+    assert f"0 hashed, {n} unchanged" in r.stderr
+    (pics / "new.jpg").write_bytes((FIX / "rgb444.jpg").read_bytes())
+    (pics / "rgb.png").unlink()
+    r = ferry("hash", pics, "-o", cat)
+    assert "1 hashed" in r.stderr and "1 removed" in r.stderr, r.stderr
+    r = ferry("index", "info", cat)
+    assert r.returncode == 0 and f"{n} files, 1 failed" in r.stdout and "mode fast" in r.stdout
+    r = ferry("index", "export", cat)
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert len(rows) == n and {"phash", "colorhash", "mtime_ns"} <= set(rows[0])
+    assert len(rows[1]["phash"]) == 64  # 256-bit by default for catalogs
+    out = tmp_path / "c.json"
+    assert ferry("index", "export", cat, "--format", "json", "-o", out).returncode == 0
+    j = json.loads(out.read_text())
+    assert len(j["entries"]) == n and j["options"]["hash_size"] == 16
+    bad = [e for e in j["entries"] if e["error"]]
+    assert len(bad) == 1 and "broken.jpg" in bad[0]["path"]
+    r = ferry("index", "export", pics / "broken.jpg")
+    assert r.returncode == 1 and "not a ferry catalog" in r.stderr
+
+
+def test_killed_run_resumes(tmp_path):
+    """SIGKILL in the middle of a run: the previous catalog is untouched,
+    the journal keeps what was done, the next run resumes from it and gives
+    the same catalog as an uninterrupted run."""
+    src = CORPUS / "photos" if (CORPUS / "photos").is_dir() else FIX
+    pics = tmp_path / "pics"
+    pics.mkdir()
+    files = sorted(p for p in src.iterdir() if p.suffix in (".jpg", ".png", ".webp"))
+    reps = 1 if len(files) > 300 else 20
+    for k in range(reps):
+        for p in files:
+            shutil.copy(p, pics / f"{k}_{p.name}")
+    cat, clean = tmp_path / "c.fidx", tmp_path / "clean.fidx"
+    first = files[: len(files) // 4]
+    sub = tmp_path / "first"
+    sub.mkdir()
+    assert ferry("hash", pics, "-o", cat, "--threads", "1", "--hashes", "phash", "-q",
+                 "--mode", "compatible").returncode in (0, 3)
+    before = cat.read_bytes()
+    for p in list(pics.iterdir())[::2]:  # change half of them: the next run has work to do
+        os.utime(p, ns=(0, 1))
+    proc = subprocess.Popen([FERRY_BIN, "hash", pics, "-o", cat, "--threads", "1", "--hashes",
+                             "phash", "--mode", "compatible", "-q"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    journal = pathlib.Path(str(cat) + ".journal")
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None:
+        if journal.exists() and journal.stat().st_size > 400:
+            break
+        time.sleep(0.02)
+    if proc.poll() is not None:
+        pytest.skip("the run finished before it could be killed (machine too fast)")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert cat.read_bytes() == before  # the old catalog, intact
+    assert journal.exists()
+    r = ferry("hash", pics, "-o", cat, "--threads", "2", "--hashes", "phash", "--mode",
+              "compatible")
+    assert r.returncode in (0, 3), r.stderr
+    resumed = int(r.stderr.split(" resumed")[0].rsplit(", ", 1)[1])
+    print(r.stderr.strip())
+    assert resumed > 0, r.stderr
+    assert not journal.exists()
+    assert ferry("hash", pics, "-o", clean, "--hashes", "phash", "--mode", "compatible",
+                 "-q").returncode in (0, 3)
+    a = ferry("index", "export", cat).stdout
+    b = ferry("index", "export", clean).stdout
+    strip = lambda s: [(r["path"], r["phash"], r["status"]) for r in csv.DictReader(io.StringIO(s))]
+    assert strip(a) == strip(b)
+
+
+def pair_f1(rows, truth_groups):
+    pred, truth = set(), set()
+    by_group = {}
+    for r in rows:
+        by_group.setdefault(r["group"], []).append(os.path.basename(r["path"]))
+    for members in by_group.values():
+        pred |= {tuple(sorted((a, b))) for a in members for b in members if a < b}
+    tg = {}
+    for f, g in truth_groups.items():
+        if g >= 0:
+            tg.setdefault(g, []).append(f)
+    for members in tg.values():
+        truth |= {tuple(sorted((a, b))) for a in members for b in members if a < b}
+    tp = len(pred & truth)
+    p, r = tp / max(1, len(pred)), tp / len(truth)
+    return 2 * p * r / (p + r), p, r
+
+
+@needs_corpus
+@pytest.mark.parametrize("mode", ["fast", "compatible"])
+def test_dupes_ground_truth_default_settings(tmp_path, mode):
+    """Default settings on ../shared/corpus/dupes: pair F1 >= 0.95."""
+    cat = tmp_path / "d.fidx"
+    r = ferry("hash", CORPUS / "dupes", "-o", cat, "--mode", mode, "-q")
+    assert r.returncode == 0, r.stderr
+    r = ferry("dupes", cat)  # defaults: pHash, its threshold
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    truth = {row["file"]: int(row["group"])
+             for row in csv.DictReader(open(CORPUS / "dupes" / "GROUND_TRUTH.csv"))}
+    f1, p, rec = pair_f1(rows, truth)
+    print(f"{mode}: pair F1 {f1:.3f} (precision {p:.3f}, recall {rec:.3f})")
+    assert f1 >= 0.95
+    keepers = [r for r in rows if r["keeper"] == "1"]
+    assert len(keepers) == len({r["group"] for r in rows})
+    j = json.loads(ferry("dupes", cat, "--format", "json", "-q").stdout)
+    assert j["hash"] == "phash" and len(j["groups"]) == len(keepers)
+    assert all(g["members"][0]["keeper"] for g in j["groups"])
+
+
+def test_move_dupes_dry_run_and_apply(tmp_path):
+    pics = tmp_path / "pics"
+    pics.mkdir()
+    for i in range(3):  # three copies of a picture: one group of three
+        shutil.copy(FIX / "rgb420.jpg", pics / f"copy{i}.jpg")
+    shutil.copy(FIX / "rgb444.jpg", pics / "big.jpg")  # same picture, larger file
+    shutil.copy(FIX / "palette.png", pics / "other.png")
+    cat, aside = tmp_path / "c.fidx", tmp_path / "aside"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside)
+    assert r.returncode == 0 and "dry run" in r.stderr
+    assert r.stdout.count("would move") == 3 and not aside.exists()
+    assert len(list(pics.iterdir())) == 5
+    r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
+    assert r.returncode == 0, r.stderr
+    left = sorted(p.name for p in pics.iterdir())
+    assert left == ["big.jpg", "other.png"]  # the keeper (largest file) and the odd one stay
+    moved = list(aside.rglob("*.jpg"))
+    assert len(moved) == 3 and all(str(pics)[1:] in str(m) for m in moved)
+    log = list(csv.DictReader(open(aside / "ferry-moves.csv")))
+    assert len(log) == 3 and all(pathlib.Path(x["to"]).exists() for x in log)
+    # again: the files are gone, nothing is moved twice, the user is told
+    r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
+    assert r.returncode == 3 and "not moved" in r.stderr
+    r = ferry("dupes", cat, "--apply")
+    assert r.returncode == 2 and "--move-dupes-to" in r.stderr

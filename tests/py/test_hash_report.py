@@ -1,0 +1,94 @@
+"""The HTML duplicate report opened in headless Chromium (Debian's
+chromium): it loads offline, shows the expected groups with every thumbnail
+decoded, and the keeper of each group marked first."""
+import html.parser
+import shutil
+import subprocess
+
+import pytest
+
+from ferrylib import CORPUS, FERRY_BIN, ROOT
+
+FIX = ROOT / "tests" / "fixtures" / "hash"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None,
+                                    reason="chromium not installed (apt-get install chromium; "
+                                           "scripts/setup.sh does it)")
+
+
+class Dom(html.parser.HTMLParser):
+    """Collects the body's attributes and, per group section, its figures."""
+
+    def __init__(self):
+        super().__init__()
+        self.body, self.groups = {}, []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "body":
+            self.body = a
+        elif tag == "section" and "group" in a.get("class", ""):
+            self.groups.append({"size": int(a["data-size"]), "members": []})
+        elif tag == "figure" and self.groups:
+            self.groups[-1]["members"].append(
+                (a["data-path"], "keeper" in a.get("class", ""), int(a["data-distance"])))
+        elif tag == "img" and self.groups and self.groups[-1]["members"]:
+            assert a["src"].startswith("data:image/jpeg;base64,")  # offline: embedded
+
+
+def render(path):
+    """The DOM after load (scripts run), from headless Chromium."""
+    r = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                        "--virtual-time-budget=10000", "--dump-dom", path.as_uri()],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    dom = Dom()
+    dom.feed(r.stdout)
+    return dom
+
+
+def make_report(tmp_path, pics):
+    cat, page = tmp_path / "c.fidx", tmp_path / "report.html"
+    r = subprocess.run([FERRY_BIN, "hash", pics, "-o", cat, "-q"], capture_output=True, text=True)
+    assert r.returncode in (0, 3), r.stderr
+    r = subprocess.run([FERRY_BIN, "dupes", cat, "--format", "html", "-o", page],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return page, r.stderr
+
+
+@needs_chromium
+def test_report_shows_groups_with_thumbnails(tmp_path):
+    pics = tmp_path / "pics"
+    pics.mkdir()
+    for i in range(3):
+        shutil.copy(FIX / "rgb420.jpg", pics / f"a{i}.jpg")
+    shutil.copy(FIX / "rgb444.jpg", pics / "a_big.jpg")
+    shutil.copy(FIX / "progressive.jpg", pics / "b0.jpg")
+    shutil.copy(FIX / "progressive.jpg", pics / "b1.jpg")
+    shutil.copy(FIX / "palette.png", pics / "alone.png")
+    page, _ = make_report(tmp_path, pics)
+    dom = render(page)
+    assert dom.body["data-groups"] == "2"
+    assert [g["size"] for g in dom.groups] == [4, 2]
+    figures = sum(len(g["members"]) for g in dom.groups)
+    assert dom.body.get("data-thumbs-loaded") == str(figures)  # every thumbnail decoded
+    assert dom.body.get("data-thumbs-broken") == "0"
+    for g in dom.groups:
+        assert g["members"][0][1] and not any(m[1] for m in g["members"][1:])
+        assert g["members"][0][2] == 0
+    assert dom.groups[0]["members"][0][0].endswith("a_big.jpg")  # largest file keeps
+
+
+@needs_chromium
+@pytest.mark.skipif(not (CORPUS / "dupes").is_dir(), reason=f"shared corpus not found at {CORPUS}")
+def test_report_on_the_dupes_corpus(tmp_path):
+    page, summary = make_report(tmp_path, CORPUS / "dupes")
+    dom = render(page)
+    groups = int(summary.split(" groups")[0].split()[-1])
+    assert len(dom.groups) == groups == int(dom.body["data-groups"])
+    figures = sum(len(g["members"]) for g in dom.groups)
+    assert dom.body.get("data-thumbs-loaded") == str(figures)
+    # the groups are the ground truth's: every group holds one original
+    originals = [sum("_orig" in m[0] for m in g["members"]) for g in dom.groups]
+    assert originals.count(1) >= 0.95 * len(originals)

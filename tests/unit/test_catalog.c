@@ -1,0 +1,336 @@
+/* test_catalog.c — the .fidx catalog: records and files round-trip, damage
+ * is detected and refused, updates hash only what changed, a bad file is
+ * recorded without stopping the run, an interrupted run (a journal with a
+ * torn tail) is resumed, exports are complete. */
+#include "catalog/catalog.h"
+#include "check.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char tmp[1024];
+
+static void copy_file(const char *from, const char *to) {
+  fy_buf b = {0};
+  size_t n;
+  if (fy_read_file(from, 0, &b, &n) != FERRY_OK)
+    return;
+  FILE *f = fopen(to, "wb");
+  if (f) {
+    fwrite(b.p, 1, n, f);
+    fclose(f);
+  }
+  fy_buf_free(&b);
+}
+
+/* tmp/pics with the fixture images, plus a broken one. */
+static int make_tree(void) {
+  char dir[8192], from[8192], to[8192];
+  snprintf(dir, sizeof dir, "%s/pics/sub", tmp);
+  snprintf(from, sizeof from, "%s/pics", tmp);
+  mkdir(from, 0755);
+  mkdir(dir, 0755);
+  snprintf(from, sizeof from, "%s/hash", check_fixtures());
+  DIR *d = opendir(from);
+  if (!d)
+    return 0;
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d)) != NULL) {
+    const char *x = strrchr(e->d_name, '.');
+    if (!x || (strcmp(x, ".jpg") && strcmp(x, ".png") && strcmp(x, ".webp")))
+      continue;
+    snprintf(from, sizeof from, "%s/hash/%s", check_fixtures(), e->d_name);
+    snprintf(to, sizeof to, "%s/pics/%s%s", tmp, n % 3 ? "" : "sub/", e->d_name);
+    copy_file(from, to);
+    n++;
+  }
+  closedir(d);
+  snprintf(to, sizeof to, "%s/pics/broken.jpg", tmp);
+  FILE *f = fopen(to, "wb");
+  fputs("\xff\xd8\xff\xe0 not really a JPEG", f);
+  fclose(f);
+  snprintf(to, sizeof to, "%s/pics/notes.txt", tmp); /* not an image name: ignored */
+  f = fopen(to, "wb");
+  fputs("hello", f);
+  fclose(f);
+  return n + 1;
+}
+
+static void test_records(void) {
+  ferry_catalog_entry e = {0}, back;
+  e.path = "/a/b,c\"d.jpg";
+  e.size = 123456789012ull;
+  e.mtime_ns = -5;
+  e.width = 4000;
+  e.height = 3000;
+  e.format = FERRY_FORMAT_JPEG;
+  e.status = FERRY_ECORRUPT;
+  e.error = "x.jpg: truncated";
+  e.kinds = FERRY_HASH_MASK(FERRY_HASH_PHASH) | FERRY_HASH_MASK(FERRY_HASH_COLORHASH);
+  ferry_hash_from_hex("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", 256,
+                      &e.hash[FERRY_HASH_PHASH]);
+  ferry_hash_from_hex("30000000001", 42, &e.hash[FERRY_HASH_COLORHASH]);
+  size_t n = fy_record_size(&e), pl, el;
+  uint8_t *buf = malloc(n);
+  fy_record_encode(&e, buf);
+  CHECK(fy_record_decode(buf, n, &back, &pl, &el) == FERRY_OK);
+  CHECK(pl == strlen(e.path) && !memcmp(back.path, e.path, pl));
+  CHECK(el == strlen(e.error) && !memcmp(back.error, e.error, el));
+  CHECK(back.size == e.size && back.mtime_ns == e.mtime_ns && back.width == 4000 &&
+        back.status == FERRY_ECORRUPT && back.kinds == e.kinds);
+  CHECK(ferry_hash_distance(&back.hash[FERRY_HASH_PHASH], &e.hash[FERRY_HASH_PHASH]) == 0);
+  CHECK(back.hash[FERRY_HASH_COLORHASH].bits == 42);
+  for (size_t cut = 0; cut < n; cut++) /* every truncation is refused */
+    CHECK(fy_record_decode(buf, cut, &back, &pl, &el) == FERRY_ECORRUPT);
+  free(buf);
+  CHECK(fy_crc32(0, "123456789", 9) == 0xCBF43926u); /* the standard check value */
+}
+
+static size_t file_size(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+static void flip_byte(const char *p, size_t at) {
+  FILE *f = fopen(p, "r+b");
+  fseek(f, (long)at, SEEK_SET);
+  int c = fgetc(f);
+  fseek(f, (long)at, SEEK_SET);
+  fputc(c ^ 0x20, f);
+  fclose(f);
+}
+
+static int errors;
+static void count_error(void *user, const char *path, int status, const char *msg) {
+  (void)user, (void)status;
+  CHECK_MSG(strstr(msg, path) != NULL, "error message '%s' does not name %s", msg, path);
+  errors++;
+}
+
+static void test_update(int images) {
+  char index[2048], root[2048], path[8192];
+  snprintf(index, sizeof index, "%s/cat.fidx", tmp);
+  snprintf(root, sizeof root, "%s/pics", tmp);
+  const char *roots[] = {root};
+  ferry_index_options o;
+  ferry_index_options_default(&o);
+  o.on_error = count_error;
+  o.threads = 2;
+  ferry_index_stats st;
+  errors = 0;
+  CHECK_MSG(ferry_index_update(index, roots, 1, &o, &st) == FERRY_OK, "%s", ferry_last_error());
+  CHECK_MSG(st.files == (size_t)images && st.hashed == (size_t)images && st.failed == 1,
+            "first run: %zu files, %zu hashed, %zu failed", st.files, st.hashed, st.failed);
+  CHECK(errors == 1);
+  snprintf(path, sizeof path, "%s.journal", index);
+  CHECK(access(path, F_OK) != 0); /* gone after a complete run */
+
+  ferry_catalog *c;
+  CHECK(ferry_catalog_load(index, &c) == FERRY_OK);
+  CHECK(ferry_catalog_size(c) == (size_t)images);
+  for (size_t i = 1; i < ferry_catalog_size(c); i++) /* sorted */
+    CHECK(strcmp(ferry_catalog_get(c, i - 1)->path, ferry_catalog_get(c, i)->path) < 0);
+  int bad_found = 0;
+  for (size_t i = 0; i < ferry_catalog_size(c); i++) {
+    const ferry_catalog_entry *e = ferry_catalog_get(c, i);
+    if (strstr(e->path, "broken.jpg")) {
+      bad_found = 1;
+      CHECK(e->status != FERRY_OK && strstr(e->error, "broken.jpg"));
+    } else {
+      CHECK_MSG(e->status == FERRY_OK && e->kinds == FERRY_HASH_ALL &&
+                    e->hash[FERRY_HASH_PHASH].bits == 256,
+                "%s: %s", e->path, e->error);
+    }
+  }
+  CHECK(bad_found);
+  ferry_catalog_free(c);
+
+  /* nothing changed: nothing hashed, the failure remembered */
+  errors = 0;
+  CHECK(ferry_index_update(index, roots, 1, &o, &st) == FERRY_OK);
+  CHECK_MSG(st.hashed == 0 && st.reused == (size_t)images && st.failed == 1,
+            "second run: %zu hashed %zu reused", st.hashed, st.reused);
+  CHECK(errors == 0);
+
+  /* a changed file, a new one, a removed one */
+  snprintf(path, sizeof path, "%s/pics/rgb.png", tmp);
+  struct timespec ts[2] = {{0, UTIME_NOW}, {1000000, 0}};
+  utimensat(AT_FDCWD, path, ts, 0);
+  char from[4096];
+  snprintf(from, sizeof from, "%s/hash/rgb420.jpg", check_fixtures());
+  snprintf(path, sizeof path, "%s/pics/sub/new.jpg", tmp);
+  copy_file(from, path);
+  snprintf(path, sizeof path, "%s/pics/lossy.webp", tmp);
+  int removed = unlink(path) == 0;
+  CHECK(ferry_index_update(index, roots, 1, &o, &st) == FERRY_OK);
+  CHECK_MSG(st.hashed == 2 && st.removed == (size_t)removed &&
+                st.files == (size_t)images + 1 - (size_t)removed,
+            "third run: %zu hashed, %zu removed, %zu files", st.hashed, st.removed, st.files);
+
+  /* entries outside the roots stay; a second root adds its files */
+  char other[4096];
+  snprintf(other, sizeof other, "%s/pics/sub", tmp);
+  const char *sub[] = {other};
+  CHECK(ferry_index_update(index, sub, 1, &o, &st) == FERRY_OK);
+  CHECK(st.kept > 0 && st.hashed == 0);
+
+  /* other hash settings: everything hashed again */
+  o.hash.mode = FERRY_HASH_COMPATIBLE;
+  CHECK(ferry_index_update(index, roots, 1, &o, &st) == FERRY_OK);
+  CHECK(st.hashed == st.files && st.reused == 0);
+  o.hash.mode = FERRY_HASH_FAST;
+
+  /* damage: a flipped byte or a cut file is refused, never half-read */
+  size_t n = file_size(index);
+  char copy[8192];
+  snprintf(copy, sizeof copy, "%s/copy.fidx", tmp);
+  copy_file(index, copy);
+  flip_byte(copy, n / 2);
+  CHECK(ferry_catalog_load(copy, &c) == FERRY_ECORRUPT && strstr(ferry_last_error(), "copy.fidx"));
+  copy_file(index, copy);
+  CHECK(truncate(copy, (off_t)(n - 1)) == 0);
+  CHECK(ferry_catalog_load(copy, &c) == FERRY_ECORRUPT);
+  CHECK(ferry_catalog_load(root, &c) != FERRY_OK); /* a directory */
+  snprintf(path, sizeof path, "%s/pics/broken.jpg", tmp);
+  CHECK(ferry_catalog_load(path, &c) == FERRY_ECORRUPT &&
+        strstr(ferry_last_error(), "not a ferry catalog"));
+  /* an update refuses to build on a damaged index (and leaves it be) */
+  flip_byte(copy, 100);
+  CHECK(ferry_index_update(copy, roots, 1, &o, &st) == FERRY_ECORRUPT);
+}
+
+/* An interrupted run: its journal holds some results, the last record torn.
+ * The next run takes the whole records, hashes the rest, and the result is
+ * the same catalog as an uninterrupted run's. */
+static void test_resume(void) {
+  char index[2048], root[2048], clean[2048];
+  snprintf(index, sizeof index, "%s/resume.fidx", tmp);
+  snprintf(clean, sizeof clean, "%s/clean.fidx", tmp);
+  snprintf(root, sizeof root, "%s/pics", tmp);
+  const char *roots[] = {root};
+  ferry_index_options o;
+  ferry_index_options_default(&o);
+  o.on_error = count_error;
+  ferry_index_stats st;
+  CHECK(ferry_index_update(clean, roots, 1, &o, &st) == FERRY_OK);
+  ferry_catalog *want;
+  CHECK(ferry_catalog_load(clean, &want) == FERRY_OK);
+  /* a journal with the first five entries of a run, the fifth cut short */
+  fy_journal j;
+  CHECK(fy_journal_open(&j, index, &o.hash, 0) == FERRY_OK);
+  for (size_t i = 0; i < 5 && i < ferry_catalog_size(want); i++)
+    CHECK(fy_journal_append(&j, ferry_catalog_get(want, i)) == FERRY_OK);
+  CHECK(fy_journal_sync(&j) == FERRY_OK);
+  /* a second ferry on the same index is refused while this one runs */
+  CHECK(ferry_index_update(index, roots, 1, &o, &st) == FERRY_ESTATE);
+  fy_journal_close(&j);
+  char jpath[4096];
+  snprintf(jpath, sizeof jpath, "%s.journal", index);
+  CHECK(truncate(jpath, (off_t)(file_size(jpath) - 3)) == 0);
+  CHECK(ferry_index_update(index, roots, 1, &o, &st) == FERRY_OK);
+  CHECK_MSG(st.resumed == 4 && st.hashed == st.files - 4, "resumed %zu, hashed %zu of %zu",
+            st.resumed, st.hashed, st.files);
+  ferry_catalog *got;
+  CHECK(ferry_catalog_load(index, &got) == FERRY_OK);
+  int same = ferry_catalog_size(got) == ferry_catalog_size(want);
+  for (size_t i = 0; same && i < ferry_catalog_size(got); i++) {
+    const ferry_catalog_entry *a = ferry_catalog_get(got, i), *b = ferry_catalog_get(want, i);
+    same = !strcmp(a->path, b->path) && a->size == b->size && a->kinds == b->kinds &&
+           a->status == b->status;
+    for (int k = 0; same && k < FERRY_HASH_KIND_COUNT; k++)
+      same = !(a->kinds & (1u << k)) || ferry_hash_distance(&a->hash[k], &b->hash[k]) == 0;
+  }
+  CHECK_MSG(same, "resumed catalog differs from an uninterrupted run's");
+  ferry_catalog_free(got);
+  ferry_catalog_free(want);
+}
+
+static void test_export(void) {
+  char index[2048], out[8192];
+  snprintf(index, sizeof index, "%s/cat.fidx", tmp);
+  ferry_catalog *c;
+  CHECK(ferry_catalog_load(index, &c) == FERRY_OK);
+  const char *formats[] = {"csv", "json"};
+  for (int f = 0; f < 2; f++) {
+    snprintf(out, sizeof out, "%s/export.%s", tmp, formats[f]);
+    CHECK(ferry_catalog_export(c, out, formats[f]) == FERRY_OK);
+    fy_buf b = {0};
+    size_t n;
+    CHECK(fy_read_file(out, 0, &b, &n) == FERRY_OK);
+    int lines = 0;
+    for (size_t i = 0; i < n; i++)
+      lines += ((char *)b.p)[i] == '\n';
+    CHECK_MSG(lines >= (int)ferry_catalog_size(c), "%s: %d lines", formats[f], lines);
+    fy_buf_free(&b);
+  }
+  CHECK(ferry_catalog_export(c, out, "xml") == FERRY_EINVAL);
+  snprintf(out, sizeof out, "%s/no/such/dir/x.csv", tmp);
+  CHECK(ferry_catalog_export(c, out, "csv") == FERRY_EIO);
+  ferry_catalog_free(c);
+}
+
+static void test_dupes(void) {
+  char index[2048];
+  snprintf(index, sizeof index, "%s/cat.fidx", tmp);
+  ferry_catalog *c;
+  CHECK(ferry_catalog_load(index, &c) == FERRY_OK);
+  ferry_search_options so;
+  ferry_search_options_default(&so);
+  so.threshold = 256; /* everything that hashed is one group */
+  ferry_dupes *d;
+  CHECK(ferry_dupes_find(c, FERRY_HASH_PHASH, &so, &d) == FERRY_OK);
+  CHECK(ferry_dupes_group_count(d) == 1);
+  if (ferry_dupes_group_count(d) != 1) {
+    ferry_dupes_free(d);
+    ferry_catalog_free(c);
+    return;
+  }
+  const uint32_t *m;
+  size_t n = ferry_dupes_group(d, 0, &m);
+  CHECK(n == ferry_catalog_size(c) - 1); /* all but the broken file */
+  /* the keeper: the largest picture */
+  uint64_t best = 0;
+  for (size_t k = 0; k < n; k++) {
+    const ferry_catalog_entry *e = ferry_catalog_get(c, m[k]);
+    uint64_t px = (uint64_t)e->width * e->height;
+    best = px > best ? px : best;
+  }
+  const ferry_catalog_entry *keeper = ferry_catalog_get(c, m[0]);
+  CHECK((uint64_t)keeper->width * keeper->height == best);
+  CHECK(ferry_dupes_distance(d, m[0], m[0]) == 0);
+  char out[8192];
+  const char *formats[] = {"csv", "json", "html"};
+  for (int f = 0; f < 3; f++) {
+    snprintf(out, sizeof out, "%s/dupes.%s", tmp, formats[f]);
+    CHECK_MSG(ferry_dupes_write(d, formats[f], out) == FERRY_OK, "%s", ferry_last_error());
+  }
+  ferry_dupes_free(d);
+  CHECK(ferry_dupes_find(c, FERRY_HASH_PHASH, NULL, &d) == FERRY_OK);
+  ferry_dupes_free(d);
+  CHECK(ferry_dupes_default_threshold(FERRY_HASH_PHASH, 16) == 72);
+  ferry_catalog_free(c);
+}
+
+int main(void) {
+  snprintf(tmp, sizeof tmp, "/tmp/ferry_test_catalog_%d", (int)getpid());
+  mkdir(tmp, 0755);
+  int images = make_tree();
+  CHECK_MSG(images > 10, "fixtures missing (%d): FERRY_FIXTURES=%s", images, check_fixtures());
+  if (images <= 10)
+    return check_done();
+  test_records();
+  test_update(images);
+  test_resume();
+  test_export();
+  test_dupes();
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+  if (system(cmd) != 0)
+    fprintf(stderr, "could not remove %s\n", tmp);
+  return check_done();
+}

@@ -1,0 +1,186 @@
+/* test_hash_api.c — the hashing API beyond bit-exactness: fast mode on
+ * every fixture (sizes right, close to compatible mode), crafted pictures
+ * with known hashes, options, limits, and bad input (each error names the
+ * file and the reason, in both modes). */
+#include "core/internal.h"
+#include "hash_check.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static ferry_hasher *make(ferry_hash_mode mode, int size) {
+  ferry_hash_options o;
+  ferry_hash_options_default(&o);
+  o.mode = mode;
+  o.hash_size = size;
+  ferry_hasher *h = NULL;
+  CHECK(ferry_hasher_new(&o, &h) == FERRY_OK);
+  return h;
+}
+
+static void test_fast_vs_compat(void) {
+  const char *names[] = {"rgb420.jpg",    "rgb444.jpg", "rgb422.jpg",  "progressive.jpg",
+                         "gray.jpg",      "cmyk.jpg",   "orient6.jpg", "rgb.png",
+                         "rgba.png",      "gray.png",   "palette.png", "lossy.webp",
+                         "lossless.webp", "restart.jpg"};
+  ferry_hasher *fast = make(FERRY_HASH_FAST, 8), *compat = make(FERRY_HASH_COMPATIBLE, 8);
+  int total = 0, bits = 0;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/hash/%s", check_fixtures(), names[i]);
+    ferry_hash_result a, b;
+    CHECK_MSG(ferry_hash_file(fast, path, &a) == FERRY_OK, "%s", ferry_last_error());
+    CHECK_MSG(ferry_hash_file(compat, path, &b) == FERRY_OK, "%s", ferry_last_error());
+    CHECK(a.width == b.width && a.height == b.height && a.format == b.format);
+    CHECK(a.kinds == FERRY_HASH_ALL && b.exact == 1 && a.exact == 0);
+    for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++) {
+      CHECK(a.hash[k].bits == b.hash[k].bits);
+      bits += ferry_hash_distance(&a.hash[k], &b.hash[k]);
+      total++;
+    }
+  }
+  /* small crafted pictures decode almost fully in fast mode: close */
+  CHECK_MSG(bits <= 2 * total, "fast vs compatible: %d bits over %d hashes", bits, total);
+  ferry_hasher_free(fast);
+  ferry_hasher_free(compat);
+}
+
+/* A gray image whose brightness rises to the right: every horizontal
+ * difference is positive, every vertical one zero. */
+static void test_crafted(void) {
+  ferry_hasher *h = make(FERRY_HASH_COMPATIBLE, 8);
+  int w = 64, ht = 48;
+  uint8_t *px = malloc((size_t)w * ht);
+  for (int y = 0; y < ht; y++)
+    for (int x = 0; x < w; x++)
+      px[y * w + x] = (uint8_t)(x * 4);
+  ferry_image im = {px, w, ht, 1, (size_t)w};
+  ferry_hash_result r;
+  char hex[80];
+  CHECK(ferry_hash_pixels(h, &im, &r) == FERRY_OK);
+  ferry_hash_to_hex(&r.hash[FERRY_HASH_DHASH], hex, sizeof hex);
+  CHECK_MSG(!strcmp(hex, "ffffffffffffffff"), "dhash of a ramp: %s", hex);
+  ferry_hash_to_hex(&r.hash[FERRY_HASH_DHASH_V], hex, sizeof hex);
+  CHECK_MSG(!strcmp(hex, "0000000000000000"), "vertical dhash of a ramp: %s", hex);
+  ferry_hash_to_hex(&r.hash[FERRY_HASH_AHASH], hex, sizeof hex);
+  CHECK_MSG(!strcmp(hex, "0f0f0f0f0f0f0f0f"), "ahash of a ramp: %s", hex);
+  /* a flat picture: nothing is above the mean; colorhash: all gray */
+  memset(px, 128, (size_t)w * ht);
+  CHECK(ferry_hash_pixels(h, &im, &r) == FERRY_OK);
+  ferry_hash_to_hex(&r.hash[FERRY_HASH_AHASH], hex, sizeof hex);
+  CHECK(!strcmp(hex, "0000000000000000"));
+  ferry_hash_to_hex(&r.hash[FERRY_HASH_COLORHASH], hex, sizeof hex);
+  CHECK_MSG(!strcmp(hex, "07000000000"), "colorhash of gray: %s", hex); /* gray bin full */
+  /* black: the first bin full */
+  memset(px, 0, (size_t)w * ht);
+  CHECK(ferry_hash_pixels(h, &im, &r) == FERRY_OK);
+  ferry_hash_to_hex(&r.hash[FERRY_HASH_COLORHASH], hex, sizeof hex);
+  CHECK_MSG(!strcmp(hex, "38000000000"), "colorhash of black: %s", hex);
+  /* bad images */
+  ferry_image bad = {px, w, ht, 2, (size_t)w * 2};
+  CHECK(ferry_hash_pixels(h, &bad, &r) == FERRY_EINVAL);
+  bad = (ferry_image){px, w, ht, 3, (size_t)w};
+  CHECK(ferry_hash_pixels(h, &bad, &r) == FERRY_EINVAL);
+  free(px);
+  ferry_hasher_free(h);
+}
+
+static void test_options(void) {
+  ferry_hash_options o;
+  ferry_hash_options_default(&o);
+  CHECK(o.mode == FERRY_HASH_FAST && o.hash_size == 8 && o.kinds == FERRY_HASH_ALL &&
+        o.colorhash_bits == 3);
+  ferry_hasher *h;
+  o.hash_size = 12;
+  CHECK(ferry_hasher_new(&o, &h) == FERRY_EINVAL && strstr(ferry_last_error(), "8 or 16"));
+  o.hash_size = 8;
+  o.kinds = 0;
+  CHECK(ferry_hasher_new(&o, &h) == FERRY_EINVAL);
+  o.kinds = FERRY_HASH_MASK(FERRY_HASH_PHASH) | FERRY_HASH_MASK(FERRY_HASH_WHASH);
+  o.colorhash_bits = 0;
+  CHECK(ferry_hasher_new(&o, &h) == FERRY_EINVAL);
+  o.colorhash_bits = 3;
+  CHECK(ferry_hasher_new(&o, &h) == FERRY_OK);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/hash/rgb420.jpg", check_fixtures());
+  ferry_hash_result r;
+  CHECK(ferry_hash_file(h, path, &r) == FERRY_OK);
+  CHECK(r.kinds == o.kinds && r.hash[FERRY_HASH_AHASH].bits == 0);
+  ferry_hasher_free(h);
+  CHECK(ferry_hasher_new(NULL, &h) == FERRY_OK);
+  ferry_hasher_free(h);
+  CHECK(ferry_hasher_new(NULL, NULL) == FERRY_EINVAL);
+  ferry_hasher_free(NULL);
+}
+
+static void test_bad_input(void) {
+  char tmp[256], path[300];
+  snprintf(tmp, sizeof tmp, "/tmp/ferry_test_hash_api_%d", (int)getpid());
+  const struct {
+    const char *name, *bytes, *expect;
+    size_t len;
+  } cases[] = {
+      {"empty.jpg", "", "empty file", 0},
+      {"random.jpg", "\x12\x34\x56\x78\x9a\xbc\xde\xf0", "unsupported format", 8},
+      {"gif.jpg", "GIF89a\x01\x00\x01\x00", "unsupported format: GIF", 10},
+      {"header_only.jpg", "\xff\xd8\xff\xdb\x00\x43\x00", "", 7},
+  };
+  for (int mode = 0; mode < 2; mode++) {
+    ferry_hasher *h = make((ferry_hash_mode)mode, 8);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+      snprintf(path, sizeof path, "%s_%s", tmp, cases[i].name);
+      FILE *f = fopen(path, "wb");
+      fwrite(cases[i].bytes, 1, cases[i].len, f);
+      fclose(f);
+      ferry_hash_result r;
+      int rc = ferry_hash_file(h, path, &r);
+      CHECK_MSG(rc != FERRY_OK && strstr(ferry_last_error(), path) &&
+                    strstr(ferry_last_error(), cases[i].expect),
+                "mode %d %s: rc %d '%s'", mode, cases[i].name, rc, ferry_last_error());
+      CHECK(r.kinds == 0);
+      remove(path);
+    }
+    /* a truncated JPEG, every way: an error, never a crash */
+    char src[4096];
+    snprintf(src, sizeof src, "%s/hash/progressive.jpg", check_fixtures());
+    fy_buf b = {0};
+    size_t n;
+    CHECK(fy_read_file(src, 0, &b, &n) == FERRY_OK);
+    int accepted = 0;
+    for (size_t cut = 2; cut + 2 < n; cut += HC_SANITIZED ? 97 : 13) {
+      ferry_hash_result r;
+      accepted += ferry_hash_memory(h, b.p, cut, "cut.jpg", &r) == FERRY_OK;
+      CHECK(strstr(ferry_last_error(), "cut.jpg") || accepted);
+    }
+    CHECK_MSG(accepted == 0, "mode %d: %d truncated files hashed", mode, accepted);
+    /* limits */
+    ferry_hash_options o;
+    ferry_hash_options_default(&o);
+    o.mode = (ferry_hash_mode)mode;
+    o.max_pixels = 1000;
+    ferry_hasher *lim;
+    CHECK(ferry_hasher_new(&o, &lim) == FERRY_OK);
+    ferry_hash_result r;
+    CHECK(ferry_hash_memory(lim, b.p, n, "big.jpg", &r) == FERRY_ETOO_LARGE &&
+          strstr(ferry_last_error(), "big.jpg"));
+    ferry_hasher_free(lim);
+    o.max_pixels = 0;
+    o.max_bytes = 100;
+    CHECK(ferry_hasher_new(&o, &lim) == FERRY_OK);
+    CHECK(ferry_hash_file(lim, src, &r) == FERRY_ETOO_LARGE);
+    ferry_hasher_free(lim);
+    CHECK(ferry_hash_file(h, "/no/such/file.jpg", &r) == FERRY_EIO &&
+          strstr(ferry_last_error(), "/no/such/file.jpg"));
+    fy_buf_free(&b);
+    ferry_hasher_free(h);
+  }
+}
+
+int main(void) {
+  test_fast_vs_compat();
+  test_crafted();
+  test_options();
+  test_bad_input();
+  return check_done();
+}

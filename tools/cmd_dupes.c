@@ -1,0 +1,149 @@
+/* cmd_dupes.c — `ferry dupes CATALOG`: near-duplicate groups of a catalog as
+ * CSV, JSON or an HTML page; optionally moves the non-keepers aside. */
+#include "cli.h"
+#include "core/internal.h"
+#include "dupes_move.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* pHash: the best pair F1 on the near-duplicate ground truth (DEDUP.md). */
+#define DEFAULT_HASH FERRY_HASH_PHASH
+
+static const char help[] =
+    "usage: ferry dupes CATALOG.fidx [--hash H] [--threshold N]\n"
+    "                   [--format csv|json|html] [-o OUT]\n"
+    "                   [--move-dupes-to DIR [--apply]]\n"
+    "\n"
+    "Finds the groups of near-duplicate pictures of a catalog (made by `ferry\n"
+    "hash -o`): every pair within Hamming distance N of the hash H, joined into\n"
+    "groups (union-find), each with a keeper: the largest picture, then the\n"
+    "largest file. Writes the groups to OUT or stdout.\n"
+    "\n"
+    "options:\n"
+    "  --hash H                ahash, dhash, dhash_v, phash (default), whash,\n"
+    "                          colorhash\n"
+    "  --threshold N           largest Hamming distance of a duplicate; default\n"
+    "                          per hash and size, from docs/DEDUP.md (pHash: 72\n"
+    "                          of 256 bits, 10 of 64)\n"
+    "  --format csv|json|html  csv (default): group,keeper,path,distance,width,\n"
+    "                          height,size; html: a page with thumbnails side by\n"
+    "                          side, distances, the keeper outlined (offline)\n"
+    "  -o, --output FILE       where to write (default stdout)\n"
+    "  --move-dupes-to DIR     move every non-keeper under DIR (its absolute\n"
+    "                          path mirrored below DIR; listed in\n"
+    "                          DIR/ferry-moves.csv). Dry run unless --apply.\n"
+    "  --apply                 really move. ferry never deletes anything.\n"
+    "  --method auto|brute|mih search method (default auto: measured per run)\n"
+    "  --threads N             search threads (default: one per core)\n"
+    "  -q, --quiet             no summary line\n"
+    "\n"
+    "exit codes: 0 success, 1 failure, 2 bad command line, 3 some files could\n"
+    "not be moved\n";
+
+int cmd_dupes(int argc, char **argv) {
+  for (int k = 1; k < argc; k++)
+    if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+      fputs(help, stdout);
+      return CLI_OK;
+    }
+  const char *catalog = NULL, *format = "csv", *out = NULL, *move_to = NULL;
+  ferry_hash_kind kind = DEFAULT_HASH;
+  int threshold = -1, apply = 0, quiet = 0;
+  ferry_search_options so;
+  ferry_search_options_default(&so);
+  for (int k = 1; k < argc; k++) {
+    const char *s = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
+    int takes = !strcmp(s, "--hash") || !strcmp(s, "--threshold") || !strcmp(s, "--format") ||
+                !strcmp(s, "-o") || !strcmp(s, "--output") || !strcmp(s, "--move-dupes-to") ||
+                !strcmp(s, "--method") || !strcmp(s, "--threads");
+    if (takes && !v)
+      return cli_usage_error("dupes", "%s needs a value", s);
+    if (takes)
+      k++;
+    if (!strcmp(s, "--hash")) {
+      if (ferry_hash_kind_parse(v, &kind) != FERRY_OK)
+        return cli_usage_error("dupes", "--hash: %s", ferry_last_error());
+    } else if (!strcmp(s, "--threshold")) {
+      if (cli_int("dupes", s, v, 0, 256, &threshold))
+        return CLI_USAGE;
+    } else if (!strcmp(s, "--format")) {
+      format = v;
+      if (strcmp(v, "csv") && strcmp(v, "json") && strcmp(v, "html"))
+        return cli_usage_error("dupes", "--format must be csv, json or html, not '%s'", v);
+    } else if (!strcmp(s, "-o") || !strcmp(s, "--output")) {
+      out = v;
+    } else if (!strcmp(s, "--move-dupes-to")) {
+      move_to = v;
+    } else if (!strcmp(s, "--method")) {
+      if (!strcmp(v, "auto"))
+        so.method = FERRY_SEARCH_AUTO;
+      else if (!strcmp(v, "brute"))
+        so.method = FERRY_SEARCH_BRUTE;
+      else if (!strcmp(v, "mih"))
+        so.method = FERRY_SEARCH_MIH;
+      else
+        return cli_usage_error("dupes", "--method must be auto, brute or mih, not '%s'", v);
+    } else if (!strcmp(s, "--threads")) {
+      if (cli_int("dupes", s, v, 1, 1024, &so.threads))
+        return CLI_USAGE;
+    } else if (!strcmp(s, "--apply")) {
+      apply = 1;
+    } else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
+      quiet = 1;
+    } else if (s[0] == '-' && s[1]) {
+      return cli_usage_error("dupes", "unknown option '%s'", s);
+    } else if (!catalog) {
+      catalog = s;
+    } else {
+      return cli_usage_error("dupes", "one catalog at a time ('%s' is one too many)", s);
+    }
+  }
+  if (!catalog)
+    return cli_usage_error("dupes", "needs a catalog (.fidx, from `ferry hash -o`)");
+  if (apply && !move_to)
+    return cli_usage_error("dupes", "--apply goes with --move-dupes-to DIR");
+  ferry_catalog *c;
+  if (ferry_catalog_load(catalog, &c)) {
+    fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());
+    return CLI_FAIL;
+  }
+  ferry_hash_options ho;
+  ferry_catalog_hash_options(c, &ho);
+  int bits = kind == FERRY_HASH_COLORHASH ? 14 * ho.colorhash_bits : ho.hash_size * ho.hash_size;
+  so.threshold = threshold >= 0 ? threshold : ferry_dupes_default_threshold(kind, ho.hash_size);
+  if (so.threshold > bits) {
+    ferry_catalog_free(c);
+    return cli_usage_error("dupes", "--threshold %d is more than the %d bits of %s", so.threshold,
+                           bits, ferry_hash_kind_name(kind));
+  }
+  ferry_dupes *d;
+  double t0 = fy_now();
+  if (ferry_dupes_find(c, kind, &so, &d)) {
+    fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());
+    ferry_catalog_free(c);
+    return CLI_FAIL;
+  }
+  double dt = fy_now() - t0;
+  int rc = CLI_OK;
+  if (ferry_dupes_write(d, format, out)) {
+    fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());
+    rc = CLI_FAIL;
+  }
+  if (!quiet) {
+    size_t members = 0;
+    for (size_t g = 0; g < ferry_dupes_group_count(d); g++)
+      members += ferry_dupes_group(d, g, NULL);
+    fprintf(stderr,
+            "ferry dupes: %zu groups, %zu files, %zu pairs within %d bits of %s among %zu "
+            "files (%s search, %s, %.2f s)\n",
+            ferry_dupes_group_count(d), members, ferry_dupes_pairs(d, NULL), so.threshold,
+            ferry_hash_kind_name(kind), ferry_catalog_size(c), ferry_search_last_method(),
+            ferry_search_isa(), dt);
+  }
+  if (rc == CLI_OK && move_to)
+    rc = cli_move_dupes(c, d, move_to, apply, quiet);
+  ferry_dupes_free(d);
+  ferry_catalog_free(c);
+  return rc;
+}
