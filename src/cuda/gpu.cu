@@ -96,6 +96,7 @@ struct fy_gpu {
     cudaStream_t stream;
   } eng[FY_GPU_MAX_ENGINES];
   int hw;
+  int prio; /* stream priority of the loader's streams */
   struct pin_cache *pins;
 };
 
@@ -379,7 +380,8 @@ static int open_nvjpeg(fy_gpu *g) {
         return jpeg_fail(s, "state creation");
     if ((s = nvj.nvjpegJpegStreamCreate(g->jh, &e->jstream)) != NVJPEG_STATUS_SUCCESS)
       return jpeg_fail(s, "stream creation");
-    CU(cudaStreamCreateWithFlags(&e->stream, cudaStreamNonBlocking), "creating a stream");
+    CU(cudaStreamCreateWithPriority(&e->stream, cudaStreamNonBlocking, g->prio),
+       "creating a stream");
   }
   g->hw = 1;
   return FERRY_OK;
@@ -424,7 +426,13 @@ extern "C" int fy_gpu_open(const fy_gpu_params *p, fy_gpu **out) {
   g->slots = (struct fy_gpu::slot *)calloc((size_t)p->nslots, sizeof *g->slots);
   int rc = g->slots ? FERRY_OK : fy_error(FERRY_ENOMEM, "out of memory");
   if (rc == FERRY_OK) {
-    cudaError_t se = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking);
+    /* The loader's kernels and copies are small and latency-bound: at the
+     * highest priority they run as soon as SMs free up, instead of queuing
+     * behind the training step's kernels. */
+    int lo = 0, hi = 0;
+    cudaDeviceGetStreamPriorityRange(&lo, &hi);
+    g->prio = getenv("FERRY_GPU_NO_PRIORITY") ? lo : hi;
+    cudaError_t se = cudaStreamCreateWithPriority(&g->stream, cudaStreamNonBlocking, g->prio);
     rc = se == cudaSuccess ? open_nvjpeg(g) : cuda_fail(se, "creating a stream");
   }
   for (int i = 0; rc == FERRY_OK && i < p->nslots; i++)

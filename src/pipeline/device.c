@@ -55,7 +55,8 @@ int fy_dev_open(ferry_loader *L) {
     L->slots[i].batch.data = fy_gpu_output(L->gpu, i);
   pthread_mutex_init(&L->dev_mu, NULL);
   L->dev_mu_init = 1;
-  for (int i = 0; fy_gpu_hw_decode(L->gpu) && i < p.decoders; i++) {
+  /* A pack needs no decoding: the CPU workers copy its samples. */
+  for (int i = 0; fy_gpu_hw_decode(L->gpu) && !L->pack && i < p.decoders; i++) {
     L->dec_args[i].L = L;
     L->dec_args[i].engine = i;
     if (pthread_create(&L->gpu_tid[i], NULL, fy_dev_decoder_main, &L->dec_args[i]) != 0)

@@ -202,12 +202,14 @@ static void *worker_run(void *arg) {
   for (;;) {
     slot *s = NULL;
     int n;
-    int64_t pos = fy_claim_chunk(L, &s, 1, &n);
+    /* Pack samples are a copy each: claim several per lock. */
+    int64_t pos = fy_claim_chunk(L, &s, L->pack ? 16 : 1, &n);
     if (pos < 0)
       break;
     int epoch = L->epoch;
     pthread_mutex_unlock(&L->mu);
-    run_sample(L, w, s, pos, epoch);
+    for (int i = 0; i < n; i++)
+      run_sample(L, w, s, pos + i, epoch);
     pthread_mutex_lock(&L->mu);
   }
   pthread_mutex_unlock(&L->mu);
