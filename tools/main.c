@@ -25,6 +25,9 @@ static const char usage[] =
     "            2 bad command line, 3 finished but some files were skipped\n";
 
 int main(int argc, char **argv) {
+  /* Reports and skip warnings interleave in the order they happen, also in
+   * a log file. */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
       !strcmp(argv[1], "help")) {
     fputs(usage, argc < 2 ? stderr : stdout);
