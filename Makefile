@@ -3,10 +3,13 @@
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
+BUILD_TSAN ?= build-tsan
+# the tests that run threads, under ThreadSanitizer in `make test`
+TSAN_TESTS ?= test_loader test_pack
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build build-asan demo test test-unit test-asan test-corpus bench clean format install
+.PHONY: all deps build build-asan build-tsan test-tsan demo test test-unit test-asan test-corpus bench clean format install
 
 all: build
 
@@ -25,6 +28,17 @@ $(BUILD_ASAN)/Makefile: CMakeLists.txt
 build-asan: deps $(BUILD_ASAN)/Makefile
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 
+$(BUILD_TSAN)/Makefile: CMakeLists.txt
+	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_TSAN=ON -DFERRY_CUDA=OFF $(CMAKE_ARGS)
+
+build-tsan: deps $(BUILD_TSAN)/Makefile
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target $(TSAN_TESTS)
+
+# ThreadSanitizer over the thread tests; any report fails the run.
+test-tsan: build-tsan
+	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --output-on-failure -j $(JOBS) -R '^($(subst $(eval) ,|,$(TSAN_TESTS)))$$'
+
 demo: build
 	$(BUILD)/ferry demo
 
@@ -38,6 +52,8 @@ test: build build-asan
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 	FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q -rs tests/py
 	FERRY_PY_CMAKE_BUILD=$(BUILD) python3 setup.py -q build_ext --inplace && python3 -m pytest -q -rs tests/python
+	$(MAKE) --no-print-directory test-tsan
+	$(MAKE) --no-print-directory fuzz-test
 
 bench: build
 	python3 bench/bench_cpu.py --ferry $(BUILD)/ferry
@@ -46,7 +62,9 @@ install: build
 	cmake --install $(BUILD)
 
 format:
-	clang-format -i include/*.h src/*/*.[ch] tools/*.[ch] tests/unit/*.[ch]
+	clang-format -i include/*.h src/*/*.[ch] tools/*.[ch] tests/unit/*.[ch] fuzz/*.[ch]
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(FUZZ_BUILD)
+
+include fuzz/fuzz.mk

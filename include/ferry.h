@@ -408,6 +408,9 @@ typedef struct ferry_search_options {
   int threads;                /* 0 (default) = one per core */
   ferry_search_method method; /* default FERRY_SEARCH_AUTO */
   size_t max_pairs;           /* fail with FERRY_ETOO_LARGE past this; 0 = none */
+  int device;                 /* -1 (default): the CPU; N >= 0: all-pairs brute force
+                                 on CUDA device N (same pairs, same order; top-k
+                                 with k <= 32; `method` and `threads` ignored) */
 } ferry_search_options;
 
 void ferry_search_options_default(ferry_search_options *options);
@@ -431,7 +434,7 @@ int ferry_hamming_topk(const uint64_t *codes, size_t n, int words, int k,
 const char *ferry_search_isa(void);
 
 /* The method the calling thread's last ferry_hamming_pairs used: "brute",
- * "mih" ("none" before any). */
+ * "mih", "cuda" (options->device >= 0) ("none" before any). */
 const char *ferry_search_last_method(void);
 
 /* Union-find over the pairs: group_of[i] is the group of item i (0 ..
@@ -578,6 +581,108 @@ int ferry_pack_build(const ferry_pack_options *options);
  * FERRY_OK, or FERRY_ECORRUPT with the last error naming the first damaged
  * shard and sample; *bad (may be NULL) gets the number of damaged samples. */
 int ferry_pack_verify(const char *dir, int64_t *bad);
+
+/* ==================================================================== */
+/* Video: sampled frames of video files as batches.                     */
+/* (src/video; `ferry video`) — begin                                   */
+/* ==================================================================== */
+
+/* What a video file's best video stream is. */
+typedef struct ferry_video_info {
+  char codec[16];          /* "h264", "hevc", "vp9", "av1", ... */
+  int width, height;       /* stored frame size */
+  int rotation;            /* clockwise degrees (0, 90, 180, 270) that make
+                              stored frames upright (display matrix) */
+  int upright_width, upright_height; /* size after rotation */
+  int bit_depth;           /* bits per sample: 8, 10, 12 */
+  double fps;              /* average frame rate; 0 when unknown */
+  double start_s;          /* first timestamp, seconds; 0 when unknown */
+  double duration_s;       /* 0 when unknown */
+  int64_t frames;          /* frames the container declares; 0 when unknown */
+} ferry_video_info;
+
+/* Opens a video file just to describe it. Errors name the file. */
+int ferry_video_probe_file(const char *path, ferry_video_info *info);
+
+typedef struct ferry_video_options {
+  int width, height;       /* output size; 0 x 0 (default) = upright frame size */
+  ferry_crop crop;         /* FERRY_CROP_NONE (default): the whole frame,
+                              stretched; FERRY_CROP_CENTER: short side to the
+                              output size, centre taken (crop_ratio 1) */
+  ferry_filter filter;     /* default FERRY_FILTER_TRIANGLE */
+  /* Sampling. Timestamps are seconds of stream time (ffprobe's pts_time).
+   * Frames with start_s <= t < end_s are considered (end_s <= 0: to the
+   * end; start_s > 0 seeks); of those, every `stride`-th is kept (the first
+   * one included), or, with rate > 0, one frame per 1/rate seconds (the
+   * first at or after each point of a grid anchored at the first frame).
+   * stride > 1 and rate > 0 exclude each other. */
+  int stride;              /* default 1 */
+  double rate;             /* default 0 (off) */
+  double start_s, end_s;   /* default 0, 0 */
+  int batch_size;          /* frames per batch; default 8 */
+  ferry_layout layout;     /* default FERRY_LAYOUT_CHW */
+  ferry_dtype dtype;       /* default FERRY_U8 */
+  int normalize;           /* as for the loader; default 0 */
+  float mean[3], std[3];   /* default ImageNet */
+  int ignore_rotation;     /* 1: keep frames as stored */
+  int threads;             /* decoder threads; 0 = one per core */
+  int device;              /* -1 = host memory (default). GPU decoding
+                              (NVDEC) is not implemented yet: >= 0 gives
+                              FERRY_EUNSUPPORTED */
+} ferry_video_options;
+
+void ferry_video_options_default(ferry_video_options *options);
+
+typedef struct ferry_video_reader ferry_video_reader;
+
+/* A batch of frames, owned by the reader: valid until the next
+ * ferry_video_next() or ferry_video_close(). `data` is [count, C, H, W]
+ * (CHW) or [count, H, W, C] (HWC) of `dtype`, upright RGB. */
+typedef struct ferry_video_batch {
+  void *data;
+  const double *timestamps;     /* count presentation times, seconds */
+  const int64_t *frame_indices; /* count frame numbers, presentation order
+                                   from 0 (after a seek: from timestamps) */
+  int count;                    /* frames in this batch (the last may be short) */
+  int index;                    /* batch number */
+  int channels, height, width;
+  ferry_layout layout;
+  ferry_dtype dtype;
+  size_t nbytes;                /* bytes of frame data for `count` frames */
+  int device;                   /* -1: host memory */
+} ferry_video_batch;
+
+typedef struct ferry_video_stats {
+  uint64_t decoded;        /* frames decoded */
+  uint64_t kept;           /* frames sampled into batches */
+  double decode_s;         /* demuxing + decoding */
+  double convert_s;        /* YUV -> RGB of kept frames */
+  double resize_s;         /* resize, rotation and store of kept frames */
+} ferry_video_stats;
+
+/* Opens a video file (container and codec found from the bytes by
+ * libavformat). Errors name the file: FERRY_EIO (cannot open),
+ * FERRY_ECORRUPT (no readable container or stream), FERRY_EUNSUPPORTED (no
+ * decoder for the codec, or built without libavcodec). */
+int ferry_video_open(const char *path, const ferry_video_options *options,
+                     ferry_video_reader **reader);
+void ferry_video_get_info(const ferry_video_reader *reader, ferry_video_info *info);
+/* The next batch: FERRY_OK, FERRY_END after the last, or an error. A
+ * truncated or damaged file gives every frame that decodes, in batches
+ * (the last one short), and then the error (FERRY_ECORRUPT, naming the
+ * file); later calls repeat it. */
+int ferry_video_next(ferry_video_reader *reader, ferry_video_batch **batch);
+/* The next sampled frame instead, upright 8-bit RGB at full size (not
+ * resized), owned by the reader until the next call: FERRY_OK, FERRY_END or
+ * an error as above. Do not mix with ferry_video_next() on one reader. */
+int ferry_video_next_frame(ferry_video_reader *reader, ferry_image *frame, double *timestamp,
+                           int64_t *frame_index);
+void ferry_video_get_stats(const ferry_video_reader *reader, ferry_video_stats *stats);
+void ferry_video_close(ferry_video_reader *reader);
+
+/* ==================================================================== */
+/* Video — end                                                          */
+/* ==================================================================== */
 
 #ifdef __cplusplus
 }

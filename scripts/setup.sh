@@ -8,6 +8,11 @@ set -euo pipefail
 debs=(build-essential cmake pkg-config libjpeg62-turbo-dev libpng-dev libwebp-dev python3 python3-pip)
 # headless Chromium opens the duplicate report in tests/py/test_hash_report.py
 debs+=(chromium)
+# clang's libFuzzer and sanitizer runtimes: the fuzz targets (fuzz/) and TSan
+debs+=(clang-14 libclang-rt-14-dev)
+# video (src/video): libavformat/libavcodec/libswscale; ffmpeg's ffprobe is
+# the tests' reference for frame counts and timestamps
+debs+=(libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg)
 pips=(numpy pillow pytest)
 # setuptools builds the Python extension (setup.py). torch is never installed
 # here (it is huge): the PyTorch tests skip, saying so, when it is absent.
@@ -27,6 +32,12 @@ if [ ${#missing_debs[@]} -gt 0 ]; then
       python3-pip) python3 -m pip --version >/dev/null 2>&1 || still+=("$p") ;;
       cmake) command -v cmake >/dev/null || still+=("$p") ;;
       chromium) command -v chromium >/dev/null || still+=("$p") ;;
+      ffmpeg) command -v ffprobe >/dev/null || still+=("$p") ;;
+      clang-14) command -v clang-14 >/dev/null || command -v clang >/dev/null || still+=("$p") ;;
+      libclang-rt-14-dev)
+        # any clang whose libFuzzer runtime is there will do
+        ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
+          still+=("$p") ;;
       build-essential) command -v cc >/dev/null && command -v make >/dev/null || still+=("$p") ;;
       *) still+=("$p") ;;
     esac

@@ -23,6 +23,7 @@ int cmd_index(int argc, char **argv); /* catalog export / info */
 int cmd_dupes(int argc, char **argv); /* near-duplicate groups */
 int cmd_doctor(int argc, char **argv);
 int cmd_pack(int argc, char **argv);
+int cmd_video(int argc, char **argv); /* video frames as batches */
 
 /* Prints "ferry <cmd>: <message>" to stderr and returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...);

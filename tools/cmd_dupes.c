@@ -36,6 +36,8 @@ static const char help[] =
     "  --apply                 really move. ferry never deletes anything.\n"
     "  --method auto|brute|mih search method (default auto: measured per run)\n"
     "  --threads N             search threads (default: one per core)\n"
+    "  --device cpu|cuda[:N]   where the pair search runs (default cpu); cuda:\n"
+    "                          brute force over all pairs on GPU N, same groups\n"
     "  -q, --quiet             no summary line\n"
     "\n"
     "exit codes: 0 success, 1 failure, 2 bad command line, 3 some files could\n"
@@ -56,7 +58,7 @@ int cmd_dupes(int argc, char **argv) {
     const char *s = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
     int takes = !strcmp(s, "--hash") || !strcmp(s, "--threshold") || !strcmp(s, "--format") ||
                 !strcmp(s, "-o") || !strcmp(s, "--output") || !strcmp(s, "--move-dupes-to") ||
-                !strcmp(s, "--method") || !strcmp(s, "--threads");
+                !strcmp(s, "--method") || !strcmp(s, "--threads") || !strcmp(s, "--device");
     if (takes && !v)
       return cli_usage_error("dupes", "%s needs a value", s);
     if (takes)
@@ -87,6 +89,16 @@ int cmd_dupes(int argc, char **argv) {
     } else if (!strcmp(s, "--threads")) {
       if (cli_int("dupes", s, v, 1, 1024, &so.threads))
         return CLI_USAGE;
+    } else if (!strcmp(s, "--device")) {
+      if (!strcmp(v, "cpu")) {
+        so.device = -1;
+      } else if (!strncmp(v, "cuda", 4) && (v[4] == '\0' || v[4] == ':')) {
+        so.device = 0;
+        if (v[4] && cli_int("dupes", "--device cuda:N", v + 5, 0, 255, &so.device))
+          return CLI_USAGE;
+      } else {
+        return cli_usage_error("dupes", "--device must be cpu or cuda:N, not '%s'", v);
+      }
     } else if (!strcmp(s, "--apply")) {
       apply = 1;
     } else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
@@ -139,7 +151,7 @@ int cmd_dupes(int argc, char **argv) {
             "files (%s search, %s, %.2f s)\n",
             ferry_dupes_group_count(d), members, ferry_dupes_pairs(d, NULL), so.threshold,
             ferry_hash_kind_name(kind), ferry_catalog_size(c), ferry_search_last_method(),
-            ferry_search_isa(), dt);
+            so.device >= 0 ? "GPU" : ferry_search_isa(), dt);
   }
   if (rc == CLI_OK && move_to)
     rc = cli_move_dupes(c, d, move_to, apply, quiet);

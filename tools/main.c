@@ -18,6 +18,7 @@ static const char usage[] =
     "  dupes CATALOG    near-duplicate groups: CSV, JSON or HTML report\n"
     "  doctor           GPUs, JPEG engine, NVDEC, and which backends ferry will use\n"
     "  pack SRC -o DIR  preprocess once into shards that load without decoding\n"
+    "  video FILE...    sampled video frames as batches; prints frames/s\n"
     "\n"
     "`ferry <command> --help` shows a command's options.\n"
     "\n"
@@ -56,6 +57,8 @@ int main(int argc, char **argv) {
     return cmd_doctor(argc - 1, argv + 1);
   if (!strcmp(cmd, "pack"))
     return cmd_pack(argc - 1, argv + 1);
+  if (!strcmp(cmd, "video"))
+    return cmd_video(argc - 1, argv + 1);
   fprintf(stderr, "ferry: unknown command '%s'\n\n%s", cmd, usage);
   return CLI_USAGE;
 }

@@ -122,10 +122,11 @@ int ferry_catalog_load(const char *path, ferry_catalog **out) {
     fy_buf_free(&buf);
     return fy_error(FERRY_ECORRUPT, "%s: not a ferry catalog (.fidx)", path);
   }
-  if (le(d + 8, 4) != VERSION) {
-    fy_buf_free(&buf);
+  unsigned version = (unsigned)le(d + 8, 4);
+  if (version != VERSION) {
+    fy_buf_free(&buf); /* d is gone from here on */
     return fy_error(FERRY_EUNSUPPORTED, "%s: catalog version %u (this ferry reads %d)", path,
-                    (unsigned)le(d + 8, 4), VERSION);
+                    version, VERSION);
   }
   const uint8_t *tail = d + n - 20;
   if (memcmp(tail, trailer, 8) || fy_crc32(0, d, n - 4) != (uint32_t)le(d + n - 4, 4)) {

@@ -7,6 +7,7 @@
  * memory stays flat over a long training run. */
 #include "core/internal.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -28,9 +29,34 @@ static void release(void *p, size_t cap, int mapped) {
     free(p);
 }
 
+/* -1 until the environment is read; then the failing allocation's number */
+static atomic_long fail_at = -1;
+static atomic_long alloc_count;
+
+void fy_fail_alloc_set(long n) {
+  atomic_store(&alloc_count, 0);
+  atomic_store(&fail_at, n > 0 ? n : 0);
+}
+
+int fy_fail_alloc_now(void) {
+  long at = atomic_load(&fail_at);
+  if (at < 0) {
+    const char *e = getenv("FERRY_FAIL_ALLOC");
+    long n = e ? strtol(e, NULL, 10) : 0;
+    long expect = -1;
+    atomic_compare_exchange_strong(&fail_at, &expect, n > 0 ? n : 0);
+    at = atomic_load(&fail_at);
+  }
+  return at > 0 && atomic_fetch_add(&alloc_count, 1) + 1 == at;
+}
+
+void *fy_malloc(size_t n) { return fy_fail_alloc_now() ? NULL : malloc(n); }
+
 int fy_buf_reserve(fy_buf *buf, size_t size) {
   if (size <= buf->cap)
     return FERRY_OK;
+  if (fy_fail_alloc_now())
+    return fy_error(FERRY_ENOMEM, "out of memory allocating %zu bytes (injected)", size);
   void *p;
   size_t cap;
   int mapped = !buf->heap_only && size >= FY_MMAP_MIN / 2;

@@ -34,6 +34,16 @@ typedef struct fy_buf {
 int fy_buf_reserve(fy_buf *buf, size_t size);
 void fy_buf_free(fy_buf *buf);
 
+/* Fault injection (tests): with FERRY_FAIL_ALLOC=N in the environment, or
+ * after fy_fail_alloc_set(N), the Nth allocation through fy_buf_reserve or
+ * fy_malloc (counted from 1, all threads together) fails as if memory ran
+ * out; 0 = never. fy_fail_alloc_set also restarts the count. */
+void fy_fail_alloc_set(long n);
+/* 1 when the injected failure is due now (counts one allocation). */
+int fy_fail_alloc_now(void);
+/* malloc(n), or NULL when an injected failure is due. */
+void *fy_malloc(size_t n);
+
 /* Overflow-checked size arithmetic: 0 on overflow. */
 int fy_mul_size(size_t a, size_t b, size_t *out);
 

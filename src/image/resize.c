@@ -291,7 +291,7 @@ static int resize_alloc(const ferry_image *src, const ferry_rect *box, ferry_ima
   fy_box fbox = {0, 0, src->width, src->height};
   if (box)
     fbox = (fy_box){box->x, box->y, (double)box->x + box->width, (double)box->y + box->height};
-  uint8_t *data = malloc(bytes);
+  uint8_t *data = fy_malloc(bytes);
   if (!data)
     return fy_error(FERRY_ENOMEM, "ferry_resize: out of memory for %dx%d", out_w, out_h);
   fy_resize_ctx ctx = {{0}, {0}};

@@ -75,12 +75,14 @@ static int open_shard(fy_pack *p, fy_pack_shard *s, uint32_t want_count) {
     return fy_error(FERRY_ECORRUPT, "%s: index checksum mismatch", path);
   s->index = ix;
   s->strings = (const char *)ix + (size_t)s->count * 32;
-  size_t sample = (size_t)p->height * p->width * p->channels, slen = ilen - 4 - s->count * 32;
+  size_t sample = (size_t)p->height * p->width * p->channels,
+         slen = ilen - 4 - (size_t)s->count * 32;
   for (uint32_t k = 0; k < s->count; k++) {
     fy_pack_entry e;
     fy_pack_entry_get(s, k, &e);
-    if (e.length != sample || e.offset < FY_PACK_HEADER || e.offset + e.length > index_off ||
-        (uint64_t)e.path_off + e.path_len > slen)
+    /* offset > index_off first: offset + length must not wrap around */
+    if (e.length != sample || e.offset < FY_PACK_HEADER || e.offset > index_off ||
+        e.length > index_off - e.offset || (uint64_t)e.path_off + e.path_len > slen)
       return fy_error(FERRY_ECORRUPT, "%s: index entry %u out of bounds", path, k);
   }
   return FERRY_OK;

@@ -7,6 +7,7 @@
  * real queries is timed. The faster of the two extrapolations runs. Real
  * catalogs are far from uniform (near-duplicates crowd a few buckets), which
  * is why the sample runs on the data itself. */
+#include "cuda/hamming.h"
 #include "search/search.h"
 
 #include <stdatomic.h>
@@ -20,6 +21,7 @@ void ferry_search_options_default(ferry_search_options *o) {
   memset(o, 0, sizeof *o);
   o->threshold = 8;
   o->method = FERRY_SEARCH_AUTO;
+  o->device = -1;
 }
 
 void ferry_pairs_free(ferry_pair *pairs) { free(pairs); }
@@ -116,6 +118,11 @@ int ferry_hamming_pairs(const uint64_t *codes, size_t n, int words,
   int t = options->threshold, bits = 64 * words;
   if (t < 0 || t > bits)
     return fy_error(FERRY_EINVAL, "ferry_hamming_pairs: threshold %d not in 0..%d", t, bits);
+  if (options->device >= 0) { /* src/cuda/hamming.cu: sorted by (i, j) like below */
+    last_method = "cuda";
+    return fy_gpu_hamming_pairs(options->device, codes, n, words, t, options->max_pairs, 0,
+                                pairs, count, NULL);
+  }
   if (n < 2)
     return FERRY_OK;
   int threads = fy_search_threads(options->threads);

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Fills fuzz/corpus/<target>/ (git-ignored) with small seeds: the repo's
+# fixtures, ../shared/corpus when present, and the structured seeds that
+# mkseeds writes (pack shards, catalog indexes). Existing files are kept, so
+# what earlier runs found stays in the corpus. Usage: seed.sh CORPUS MKSEEDS
+set -euo pipefail
+corpus=$1
+mkseeds=$2
+root=$(cd "$(dirname "$0")/.." && pwd)
+shared=${FERRY_CORPUS:-$root/../shared/corpus}
+mkdir -p "$corpus"/{decode,probe,pack,list,catalog}
+
+# Images up to 64 KiB: big inputs make slow fuzzing.
+images=()
+for d in "$root/tests/fixtures" "$shared/bad" "$shared/formats"; do
+  [ -d "$d" ] || continue
+  while IFS= read -r -d '' f; do images+=("$f"); done < <(
+    find "$d" -type f -size -64k \( -iname '*.jpg' -o -iname '*.jpeg' -o -iname '*.png' \
+      -o -iname '*.webp' -o -iname '*.gif' -o -iname '*.bmp' -o -iname '*.tiff' \) -print0)
+done
+for f in "${images[@]}"; do
+  name=$(printf '%s' "$f" | cksum | cut -d' ' -f1)
+  [ -e "$corpus/probe/$name" ] || cp "$f" "$corpus/probe/$name"
+  # decode: a mode byte (options) first; 0 = defaults, 0x97 = crop + scaling
+  for mode in 00 97; do
+    out="$corpus/decode/$name-$mode"
+    [ -e "$out" ] || { printf "\\x$mode"; cat "$f"; } >"$out"
+  done
+done
+
+lists=(
+  $'a.jpg\nb/c.png,1\n# comment\n\n/abs/d.webp,0\n'
+  $'x.jpg,2\r\ny.jpg,  3\nz.jpg,-1\n'
+  $'dir with space/e.JPEG,12\n,5\nf.png,\n'
+)
+for i in "${!lists[@]}"; do printf '%s' "${lists[$i]}" >"$corpus/list/seed-$i"; done
+
+"$mkseeds" "$corpus"
+echo "fuzz: corpus in $corpus: $(find "$corpus" -type f | wc -l) files"

@@ -1,0 +1,35 @@
+/* hamming_stub.c — the GPU Hamming search when ferry is built without
+ * CUDA: every call refuses with that reason (see hamming.h). */
+#ifndef FERRY_HAVE_CUDA
+#include "cuda/hamming.h"
+
+#include <string.h>
+
+int fy_gpu_hamming_available(int device) {
+  (void)device;
+  return fy_error(FERRY_EUNSUPPORTED,
+                  "this ferry was built without CUDA (nvcc or nvJPEG headers were not found "
+                  "when it was configured)");
+}
+
+int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n, int words, int t,
+                         size_t max_pairs, size_t buffer_pairs, ferry_pair **pairs,
+                         size_t *count, fy_gpu_hamming_stats *stats) {
+  (void)codes, (void)n, (void)words, (void)t, (void)max_pairs, (void)buffer_pairs;
+  if (stats)
+    memset(stats, 0, sizeof *stats);
+  if (pairs)
+    *pairs = NULL;
+  if (count)
+    *count = 0;
+  return fy_gpu_hamming_available(device);
+}
+
+int fy_gpu_hamming_topk(int device, const uint64_t *codes, size_t n, int words, int k,
+                        ferry_neighbor *out) {
+  (void)codes, (void)n, (void)words, (void)k, (void)out;
+  return fy_gpu_hamming_available(device);
+}
+#else
+typedef int fy_hamming_stub_unused; /* ISO C: no empty translation unit */
+#endif

@@ -1,0 +1,355 @@
+/* decode_av.c — the CPU video decoder: libavformat demuxes, libavcodec
+ * decodes (H.264, HEVC, VP9, AV1, ... whatever this libavcodec has),
+ * libswscale turns the frame (8/10/12-bit YUV or planar RGB) into 8-bit
+ * RGB. A read or decode error stops demuxing; the frames still inside the
+ * decoder are drained and returned before the error. */
+#include "video/video.h"
+
+#ifdef FERRY_HAVE_AV
+
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/display.h>
+#include <libavutil/pixdesc.h>
+#include <libswscale/swscale.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fy_vdec {
+  char *path;
+  AVFormatContext *fmt;
+  AVCodecContext *cc;
+  AVPacket *pkt;
+  AVFrame *frame;
+  int stream;
+  double tb, fps, start, duration;
+  int64_t declared;
+  int64_t next_index;  /* frame number of the next frame out */
+  int index_from_time; /* after a seek: number from the timestamp */
+  double last_t;
+  int64_t returned; /* frames returned since open */
+  int sought;
+  int flushing;   /* the decoder was sent its end */
+  int pending;    /* error to report once drained (0: none) */
+  int bad_run;    /* packets refused in a row */
+  int bad_frames; /* frames the decoder failed */
+  char pending_msg[256];
+  struct SwsContext *sws;
+  fy_buf rgb;
+};
+
+static const char *av_reason(int e, char *buf, size_t n) {
+  av_strerror(e, buf, n);
+  return buf;
+}
+
+static int rotation_of(const AVStream *st) {
+  const int32_t *m = NULL;
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 29, 100)
+  const AVPacketSideData *sd = av_packet_side_data_get(
+      st->codecpar->coded_side_data, st->codecpar->nb_coded_side_data, AV_PKT_DATA_DISPLAYMATRIX);
+  if (sd && sd->size >= 9 * sizeof(int32_t))
+    m = (const int32_t *)sd->data;
+#else
+  size_t size = 0;
+  const uint8_t *p = av_stream_get_side_data(st, AV_PKT_DATA_DISPLAYMATRIX, &size);
+  if (p && size >= 9 * sizeof(int32_t))
+    m = (const int32_t *)p;
+#endif
+  if (!m)
+    return 0;
+  double r = -av_display_rotation_get(m); /* counter-clockwise -> clockwise */
+  if (isnan(r))
+    return 0;
+  long q = lround(r / 90.0);
+  return (int)(((q % 4) + 4) % 4) * 90;
+}
+
+static void fill_info(fy_vdec *d, const AVStream *st, const AVCodec *codec,
+                      ferry_video_info *info) {
+  memset(info, 0, sizeof *info);
+  snprintf(info->codec, sizeof info->codec, "%s", avcodec_get_name(st->codecpar->codec_id));
+  info->width = st->codecpar->width;
+  info->height = st->codecpar->height;
+  info->rotation = rotation_of(st);
+  info->upright_width = info->rotation % 180 ? info->height : info->width;
+  info->upright_height = info->rotation % 180 ? info->width : info->height;
+  const AVPixFmtDescriptor *pd = av_pix_fmt_desc_get(st->codecpar->format);
+  info->bit_depth = pd ? pd->comp[0].depth : 8;
+  AVRational fr = st->avg_frame_rate.num ? st->avg_frame_rate : st->r_frame_rate;
+  info->fps = fr.num && fr.den ? av_q2d(fr) : 0;
+  info->start_s = st->start_time != AV_NOPTS_VALUE ? st->start_time * d->tb : 0;
+  if (st->duration != AV_NOPTS_VALUE && st->duration > 0)
+    info->duration_s = st->duration * d->tb;
+  else if (d->fmt->duration > 0)
+    info->duration_s = d->fmt->duration / (double)AV_TIME_BASE;
+  info->frames = st->nb_frames > 0 ? st->nb_frames : 0;
+  d->fps = info->fps;
+  d->start = info->start_s;
+  d->duration = info->duration_s;
+  d->declared = info->frames;
+}
+
+/* Whether the file starts with an MP4/QuickTime ftyp box. */
+static int is_mp4(const char *path) {
+  unsigned char b[8] = {0};
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return 0;
+  size_t n = fread(b, 1, sizeof b, f);
+  fclose(f);
+  return n == sizeof b && !memcmp(b + 4, "ftyp", 4);
+}
+
+/* libav* log to stderr at "info" by default; ferry reports errors itself.
+ * Left alone when the application set a level of its own. */
+static void quiet_libav(void) {
+  if (av_log_get_level() == AV_LOG_INFO && !getenv("FERRY_AV_LOG"))
+    av_log_set_level(AV_LOG_FATAL);
+}
+
+int fy_vdec_open(const char *path, int threads, fy_vdec **out, ferry_video_info *info) {
+  *out = NULL;
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, quiet_libav);
+  fy_vdec *d = calloc(1, sizeof *d);
+  if (!d || !(d->path = strdup(path))) {
+    free(d);
+    return fy_error(FERRY_ENOMEM, "%s: out of memory", path);
+  }
+  char eb[128];
+  int e = avformat_open_input(&d->fmt, path, NULL, NULL);
+  if (e < 0) {
+    int st = e == AVERROR(ENOENT) || e == AVERROR(EACCES) || e == AVERROR(EISDIR) ? FERRY_EIO
+                                                                                  : FERRY_ECORRUPT;
+    const char *hint = st == FERRY_EIO ? ""
+                       : is_mp4(path)  ? " (an MP4 without its index: the moov box was at the "
+                                         "end of the file and is cut off, so no frame can be "
+                                         "decoded)"
+                                       : " (not a video file, or damaged)";
+    fy_vdec_close(d);
+    return fy_error(st, "%s: cannot open video: %s%s", path, av_reason(e, eb, sizeof eb), hint);
+  }
+  if ((e = avformat_find_stream_info(d->fmt, NULL)) < 0) {
+    fy_vdec_close(d);
+    return fy_error(FERRY_ECORRUPT, "%s: cannot read the streams: %s", path,
+                    av_reason(e, eb, sizeof eb));
+  }
+  const AVCodec *codec = NULL;
+  d->stream = av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+  if (d->stream == AVERROR_STREAM_NOT_FOUND) {
+    fy_vdec_close(d);
+    return fy_error(FERRY_EUNSUPPORTED, "%s: no video stream", path);
+  }
+  AVStream *st = d->fmt->streams[d->stream < 0 ? 0 : d->stream];
+  if (d->stream < 0 || !codec) {
+    const char *name = d->stream < 0 ? "?" : avcodec_get_name(st->codecpar->codec_id);
+    fy_vdec_close(d);
+    return fy_error(FERRY_EUNSUPPORTED, "%s: no decoder for video codec %s in this libavcodec",
+                    path, name);
+  }
+  for (unsigned i = 0; i < d->fmt->nb_streams; i++)
+    d->fmt->streams[i]->discard = (int)i == d->stream ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
+  d->tb = av_q2d(st->time_base);
+  if (!(d->cc = avcodec_alloc_context3(codec)) || !(d->pkt = av_packet_alloc()) ||
+      !(d->frame = av_frame_alloc())) {
+    fy_vdec_close(d);
+    return fy_error(FERRY_ENOMEM, "%s: out of memory", path);
+  }
+  if ((e = avcodec_parameters_to_context(d->cc, st->codecpar)) < 0) {
+    fy_vdec_close(d);
+    return fy_error(FERRY_ECORRUPT, "%s: bad codec parameters: %s", path,
+                    av_reason(e, eb, sizeof eb));
+  }
+  d->cc->thread_count = threads > 0 ? threads : 0;
+  d->cc->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+  d->cc->pkt_timebase = st->time_base;
+  if ((e = avcodec_open2(d->cc, codec, NULL)) < 0) {
+    fy_vdec_close(d);
+    return fy_error(FERRY_EUNSUPPORTED, "%s: cannot open the %s decoder: %s", path, codec->name,
+                    av_reason(e, eb, sizeof eb));
+  }
+  fill_info(d, st, codec, info);
+  d->last_t = d->start - (d->fps > 0 ? 1 / d->fps : 0);
+  *out = d;
+  return FERRY_OK;
+}
+
+void fy_vdec_close(fy_vdec *d) {
+  if (!d)
+    return;
+  sws_freeContext(d->sws);
+  av_frame_free(&d->frame);
+  av_packet_free(&d->pkt);
+  avcodec_free_context(&d->cc);
+  avformat_close_input(&d->fmt);
+  fy_buf_free(&d->rgb);
+  free(d->path);
+  free(d);
+}
+
+int fy_vdec_seek(fy_vdec *d, double t) {
+  int64_t ts = (int64_t)floor(t / d->tb);
+  int e = av_seek_frame(d->fmt, d->stream, ts, AVSEEK_FLAG_BACKWARD);
+  if (e < 0) {
+    char eb[128];
+    return fy_error(FERRY_ECORRUPT, "%s: cannot seek to %.3f s: %s", d->path, t,
+                    av_reason(e, eb, sizeof eb));
+  }
+  avcodec_flush_buffers(d->cc);
+  d->index_from_time = 1;
+  d->sought = 1;
+  return FERRY_OK;
+}
+
+/* Records the first read or decode error; it is reported once every frame
+ * that still decodes has been returned. */
+static void note_error(fy_vdec *d, const char *what, int e) {
+  if (!d->pending) {
+    char eb[128];
+    d->pending = FERRY_ECORRUPT;
+    snprintf(d->pending_msg, sizeof d->pending_msg, "%s at %.3f s: %s", what, d->last_t,
+             av_reason(e, eb, sizeof eb));
+  }
+}
+
+static void finish_input(fy_vdec *d) {
+  avcodec_send_packet(d->cc, NULL);
+  d->flushing = 1;
+}
+
+/* Sends the next packet of our stream (or the end) to the decoder. A read
+ * error ends the input (a truncated file); a packet the decoder refuses is
+ * skipped (damaged data), up to MAX_BAD_PACKETS in a row. */
+#define MAX_BAD_PACKETS 64
+static void feed(fy_vdec *d) {
+  for (;;) {
+    int e = av_read_frame(d->fmt, d->pkt);
+    if (e < 0) {
+      if (e != AVERROR_EOF)
+        note_error(d, "read error", e);
+      finish_input(d);
+      return;
+    }
+    if (d->pkt->stream_index != d->stream) {
+      av_packet_unref(d->pkt);
+      continue;
+    }
+    e = avcodec_send_packet(d->cc, d->pkt);
+    av_packet_unref(d->pkt);
+    if (e < 0 && e != AVERROR(EAGAIN)) {
+      note_error(d, "decode error", e);
+      if (++d->bad_run >= MAX_BAD_PACKETS)
+        finish_input(d);
+      continue;
+    }
+    d->bad_run = 0;
+    return;
+  }
+}
+
+/* At the end of a stream that stopped without an error: did the container
+ * promise more? (A truncated Matroska/WebM file just ends.) */
+static int ended_early(const fy_vdec *d) {
+  if (d->sought)
+    return 0;
+  if (d->declared > 0)
+    return d->returned < d->declared;
+  if (d->duration > 0 && d->fps > 0)
+    return d->last_t + 1.5 / d->fps < d->start + d->duration - 1e-6;
+  return 0;
+}
+
+int fy_vdec_next(fy_vdec *d, double *t, int64_t *index) {
+  for (;;) {
+    int e = avcodec_receive_frame(d->cc, d->frame);
+    if (e == 0)
+      break;
+    if (e == AVERROR(EAGAIN) && !d->flushing) {
+      feed(d);
+      continue;
+    }
+    if (e != AVERROR_EOF && e != AVERROR(EAGAIN)) {
+      /* a frame that failed (frame threads report errors here): note it,
+       * go on with the next ones */
+      note_error(d, "decode error", e);
+      if (++d->bad_frames <= 4 * MAX_BAD_PACKETS)
+        continue;
+      return fy_error(FERRY_ECORRUPT, "%s: truncated or damaged: %s (%lld frames decoded)", d->path,
+                      d->pending_msg, (long long)d->returned);
+    }
+    if (d->pending)
+      return fy_error(d->pending, "%s: truncated or damaged: %s (%lld frames decoded)", d->path,
+                      d->pending_msg, (long long)d->returned);
+    if (ended_early(d)) {
+      if (d->declared > 0)
+        return fy_error(FERRY_ECORRUPT, "%s: truncated or damaged: %lld of %lld frames decoded",
+                        d->path, (long long)d->returned, (long long)d->declared);
+      return fy_error(FERRY_ECORRUPT,
+                      "%s: truncated or damaged: ends at %.3f s of %.3f s (%lld "
+                      "frames decoded)",
+                      d->path, d->last_t, d->start + d->duration, (long long)d->returned);
+    }
+    return FERRY_END;
+  }
+  int64_t pts = d->frame->best_effort_timestamp;
+  double ft = pts != AV_NOPTS_VALUE ? pts * d->tb : d->last_t + (d->fps > 0 ? 1 / d->fps : 0);
+  if (d->index_from_time) {
+    d->next_index = d->fps > 0 ? llround((ft - d->start) * d->fps) : 0;
+    d->index_from_time = 0;
+  }
+  *t = d->last_t = ft;
+  *index = d->next_index++;
+  d->returned++;
+  return FERRY_OK;
+}
+
+static int is_rgb(enum AVPixelFormat f) {
+  const AVPixFmtDescriptor *pd = av_pix_fmt_desc_get(f);
+  return pd && (pd->flags & AV_PIX_FMT_FLAG_RGB);
+}
+
+int fy_vdec_rgb(fy_vdec *d, const uint8_t **px, int *w, int *h, size_t *stride) {
+  AVFrame *f = d->frame;
+  size_t row = (size_t)f->width * 3;
+  size_t bytes;
+  if (f->width <= 0 || f->height <= 0 || !fy_mul_size(row, (size_t)f->height, &bytes))
+    return fy_error(FERRY_ECORRUPT, "%s: frame of size %dx%d", d->path, f->width, f->height);
+  if (fy_buf_reserve(&d->rgb, bytes) != FERRY_OK)
+    return fy_error(FERRY_ENOMEM, "%s: out of memory for a %dx%d frame", d->path, f->width,
+                    f->height);
+  /* bicubic as ffmpeg's command line uses: for 8-bit 4:2:0 and the
+   * fixtures' 10-bit, the pixels equal `ffmpeg -pix_fmt rgb24`'s */
+  d->sws = sws_getCachedContext(d->sws, f->width, f->height, f->format, f->width, f->height,
+                                AV_PIX_FMT_RGB24, SWS_BICUBIC, NULL, NULL, NULL);
+  if (!d->sws)
+    return fy_error(FERRY_EUNSUPPORTED, "%s: cannot convert pixel format %s to RGB", d->path,
+                    av_get_pix_fmt_name(f->format));
+  if (!is_rgb(f->format)) {
+    /* colour matrix and range from the stream; unspecified: BT.709 for HD,
+     * BT.601 below 720 lines (what players assume) */
+    int cs = f->colorspace;
+    if (cs == AVCOL_SPC_UNSPECIFIED || cs == AVCOL_SPC_RESERVED)
+      cs = f->height >= 720 ? AVCOL_SPC_BT709 : AVCOL_SPC_BT470BG;
+    int full = f->color_range == AVCOL_RANGE_JPEG || f->format == AV_PIX_FMT_YUVJ420P ||
+               f->format == AV_PIX_FMT_YUVJ422P || f->format == AV_PIX_FMT_YUVJ444P;
+    const int *coef = sws_getCoefficients(cs);
+    sws_setColorspaceDetails(d->sws, coef, full, coef, 1, 0, 1 << 16, 1 << 16);
+  }
+  uint8_t *dst[4] = {d->rgb.p, NULL, NULL, NULL};
+  int dst_stride[4] = {(int)row, 0, 0, 0};
+  sws_scale(d->sws, (const uint8_t *const *)f->data, f->linesize, 0, f->height, dst, dst_stride);
+  *px = d->rgb.p;
+  *w = f->width;
+  *h = f->height;
+  *stride = row;
+  return FERRY_OK;
+}
+
+#else
+typedef int fy_video_av_unused; /* ISO C: no empty translation unit */
+#endif

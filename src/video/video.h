@@ -1,0 +1,68 @@
+/* video.h — internals of the video reader (src/video).
+ *
+ * reader.c (public ferry_video_* calls: sampling, resize, rotation, store,
+ * batches) sits on a small decoder interface, fy_vdec: decode_av.c
+ * implements it with libavformat + libavcodec + libswscale, decode_stub.c
+ * answers "built without libavcodec" when those were not found. */
+#ifndef FY_VIDEO_H
+#define FY_VIDEO_H
+
+#include "core/internal.h"
+
+typedef struct fy_vdec fy_vdec;
+
+/* Opens the best video stream of `path` with `threads` decoder threads
+ * (0 = libavcodec's choice) and fills *info. Errors name the file. */
+int fy_vdec_open(const char *path, int threads, fy_vdec **out, ferry_video_info *info);
+void fy_vdec_close(fy_vdec *d);
+
+/* Seeks to the last keyframe at or before time t (seconds, stream time).
+ * Frame numbers after a seek are estimated from timestamps and the frame
+ * rate (exact for constant-rate video). */
+int fy_vdec_seek(fy_vdec *d, double t);
+
+/* Decodes the next frame in presentation order: *t its timestamp in
+ * seconds (ffprobe's pts_time), *index its frame number. FERRY_OK,
+ * FERRY_END after the last frame, or an error naming the file once the
+ * frames before damage have all been returned. The frame stays current
+ * until the next call. */
+int fy_vdec_next(fy_vdec *d, double *t, int64_t *index);
+
+/* The current frame as 8-bit RGB, stored orientation: pixels owned by the
+ * decoder, valid until the next call. */
+int fy_vdec_rgb(fy_vdec *d, const uint8_t **px, int *w, int *h, size_t *stride);
+
+/* Frame sampling: time range, then every Nth frame or a fixed rate. */
+typedef struct fy_vsampler {
+  int stride;        /* >= 1 */
+  double rate;       /* frames per second kept; 0 = off */
+  double start, end; /* [start, end); end <= 0: no end */
+  int64_t in_range;  /* frames seen inside the range */
+  int have_first;
+  double first_t, next_t;
+} fy_vsampler;
+
+void fy_vsampler_init(fy_vsampler *s, int stride, double rate, double start, double end);
+/* 1: keep the frame at time t; 0: drop it; -1: past the range (stop). */
+int fy_vsample(fy_vsampler *s, double t);
+
+/* EXIF orientation (codec/orient.c) that shows a frame stored with
+ * `rotation` (clockwise degrees 0/90/180/270) upright. */
+int fy_video_orientation(int rotation);
+
+/* One codec / bit depth as the GPU's video decoder reports it. */
+typedef struct fy_nvdec_cap {
+  const char *codec; /* "h264", "hevc", "vp9", "av1" */
+  int bit_depth;     /* 8 or 10 (4:2:0) */
+  int supported;
+  int engines; /* NVDEC engines that decode it */
+  int max_width, max_height;
+  int error; /* CUresult of the query, 0 when it answered */
+} fy_nvdec_cap;
+
+/* Asks the driver (libcuda + libnvcuvid, loaded at run time) what NVDEC on
+ * CUDA device `device` decodes: FERRY_OK with *n entries, or
+ * FERRY_EUNSUPPORTED with the reason in `why`. No error message is set. */
+int fy_nvdec_probe(int device, fy_nvdec_cap *caps, int cap, int *n, char *why, size_t whylen);
+
+#endif

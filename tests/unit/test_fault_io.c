@@ -1,0 +1,266 @@
+/* test_fault_io.c — I/O faults: a full disk while writing a pack shard and a
+ * catalog (tmpfs of 256 KiB when root can mount one, else RLIMIT_FSIZE),
+ * files deleted or truncated during an epoch, and permission denied. Each
+ * must give a clear error naming the file and lose nothing already written. */
+#include "catalog/catalog.h"
+#include "check.h"
+#include "pack/pack.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *d = malloc(len > 0 ? (size_t)len : 1);
+  *n = d && len > 0 ? fread(d, 1, (size_t)len, f) : 0;
+  fclose(f);
+  return d;
+}
+
+static int same_file(const char *path, const char *want, size_t n) {
+  size_t m = 0;
+  char *got = slurp(path, &m);
+  int same = got && m == n && memcmp(got, want, n) == 0;
+  free(got);
+  return same;
+}
+
+/* A small filesystem: tmpfs mounted on dir (1), or the file size limit (0). */
+static int full_disk_start(const char *dir, struct rlimit *old) {
+  if (mount("tmpfs", dir, "tmpfs", 0, "size=256k") == 0)
+    return 1;
+  signal(SIGXFSZ, SIG_IGN);
+  getrlimit(RLIMIT_FSIZE, old);
+  struct rlimit small = {64 << 10, old->rlim_max};
+  setrlimit(RLIMIT_FSIZE, &small);
+  return 0;
+}
+
+static void full_disk_end(const char *dir, int mounted, const struct rlimit *old) {
+  if (mounted)
+    umount(dir);
+  else
+    setrlimit(RLIMIT_FSIZE, old);
+}
+
+static void pack_full_disk(const char *dir) {
+  static uint8_t data[2 * 300 * 300 * 3];
+  for (size_t i = 0; i < sizeof data; i++)
+    data[i] = (uint8_t)(i * 7);
+  int32_t labels[2] = {0, 1};
+  const char *paths[2] = {"a.jpg", "b.jpg"};
+  struct rlimit old;
+  int mounted = full_disk_start(dir, &old);
+  /* shard 0: small, fits */
+  CHECK(fy_pack_write_shard(dir, 0, 8, 8, 3, 2, data, labels, paths) == FERRY_OK);
+  char s0[4200], s1[4200], tmp[4300];
+  snprintf(s0, sizeof s0, "%s/shard-00000.fpk", dir);
+  snprintf(s1, sizeof s1, "%s/shard-00001.fpk", dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", s1);
+  size_t n0 = 0;
+  char *before = slurp(s0, &n0);
+  /* shard 1: 540 KB, does not */
+  int rc = fy_pack_write_shard(dir, 1, 300, 300, 3, 2, data, labels, paths);
+  const char *why = mounted ? "No space left" : "File too large";
+  CHECK_MSG(rc == FERRY_EIO, "full disk: %s", ferry_strerror(rc));
+  CHECK_MSG(strstr(ferry_last_error(), why) && strstr(ferry_last_error(), "shard-00001"), "%s",
+            ferry_last_error());
+  printf("full disk (%s): %s\n", mounted ? "tmpfs" : "RLIMIT_FSIZE", ferry_last_error());
+  CHECK(before && same_file(s0, before, n0));
+  CHECK(access(s1, F_OK) != 0 && access(tmp, F_OK) != 0);
+  free(before);
+
+  /* a catalog saved again onto the full disk keeps the old one */
+  ferry_hash_options o;
+  ferry_hash_options_default(&o);
+  ferry_catalog *c = fy_catalog_new(&o);
+  char idx[4200], longpath[2048];
+  snprintf(idx, sizeof idx, "%s/cat.fidx", dir);
+  ferry_catalog_entry e;
+  memset(&e, 0, sizeof e);
+  e.path = "/x/first.jpg";
+  e.error = "";
+  CHECK(c && fy_catalog_add(c, &e) == FERRY_OK && fy_catalog_save(c, idx) == FERRY_OK);
+  size_t ni = 0;
+  char *cat_before = slurp(idx, &ni);
+  memset(longpath, 'p', sizeof longpath - 1);
+  longpath[0] = '/';
+  longpath[sizeof longpath - 1] = '\0';
+  e.path = longpath;
+  for (int i = 0; i < 300 && c; i++) {
+    longpath[1] = (char)('a' + i % 26), longpath[2] = (char)('a' + i / 26);
+    fy_catalog_add(c, &e);
+  }
+  rc = c ? fy_catalog_save(c, idx) : FERRY_ENOMEM;
+  CHECK_MSG(rc != FERRY_OK, "catalog save on a full disk succeeded");
+  printf("full disk, catalog: %s: %s\n", ferry_strerror(rc), ferry_last_error());
+  CHECK(cat_before && same_file(idx, cat_before, ni));
+  ferry_catalog *back = NULL;
+  CHECK(ferry_catalog_load(idx, &back) == FERRY_OK && back && ferry_catalog_size(back) == 1);
+  ferry_catalog_free(back);
+  ferry_catalog_free(c);
+  free(cat_before);
+  unlink(s0);
+  unlink(idx);
+  full_disk_end(dir, mounted, &old);
+}
+
+typedef struct {
+  int count, named;
+} skips;
+
+static void on_skip(void *user, const char *path, int status, const char *msg) {
+  skips *s = user;
+  s->count++;
+  if (strstr(msg, path) || strstr(msg, "No such file") || strstr(msg, "truncated"))
+    s->named++;
+}
+
+/* 12 copies of a JPEG; after the first batch each file is deleted (mode 0)
+ * or truncated (mode 1); the rest of the epoch is skipped or fails. */
+static void vanishing_files(const char *dir, const char *jpeg, int mode, ferry_on_error policy) {
+  size_t n = 0;
+  char *img = slurp(jpeg, &n);
+  CHECK(img && n > 100);
+  if (!img)
+    return;
+  char list[4200], path[4300];
+  snprintf(list, sizeof list, "%s/list.txt", dir);
+  FILE *lf = fopen(list, "w");
+  CHECK(lf != NULL);
+  if (!lf) {
+    free(img);
+    return;
+  }
+  for (int i = 0; i < 12; i++) {
+    snprintf(path, sizeof path, "%s/img%02d.jpg", dir, i);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(img, 1, n, f) == n);
+    if (f)
+      fclose(f);
+    fprintf(lf, "img%02d.jpg,%d\n", i, i % 3);
+  }
+  fclose(lf);
+  ferry_loader_options o;
+  ferry_loader_options_default(&o);
+  o.source = list;
+  o.batch_size = 2, o.workers = 1, o.prefetch = 1, o.shuffle = 0;
+  o.width = o.height = 32;
+  o.on_error = policy;
+  skips sk = {0, 0};
+  o.on_skip = on_skip, o.on_skip_user = &sk;
+  ferry_loader *L = NULL;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  if (!L) {
+    free(img);
+    return;
+  }
+  CHECK(ferry_loader_start_epoch(L, 0) == FERRY_OK);
+  ferry_batch *b;
+  int rc = ferry_loader_next(L, &b), images = 0;
+  CHECK(rc == FERRY_OK);
+  if (rc == FERRY_OK) {
+    images += b->count;
+    for (int i = 0; i < 12; i++) {
+      snprintf(path, sizeof path, "%s/img%02d.jpg", dir, i);
+      if (mode == 0)
+        unlink(path);
+      else
+        CHECK(truncate(path, (off_t)n / 3) == 0);
+    }
+    ferry_loader_release(L, b);
+  }
+  while ((rc = ferry_loader_next(L, &b)) == FERRY_OK) {
+    images += b->count;
+    ferry_loader_release(L, b);
+  }
+  if (policy == FERRY_ON_ERROR_SKIP) {
+    CHECK_MSG(rc == FERRY_END, "%s", ferry_strerror(rc));
+    CHECK_MSG(images + sk.count == 12 && sk.count >= 8, "images %d skipped %d", images, sk.count);
+    CHECK(sk.named == sk.count);
+  } else {
+    CHECK_MSG(rc != FERRY_END && rc != FERRY_OK, "epoch with missing files did not fail");
+    CHECK_MSG(strstr(ferry_last_error(), "img"), "error does not name the file: %s",
+              ferry_last_error());
+    printf("%s during an epoch, on_error=fail: %s\n", mode ? "truncated" : "deleted",
+           ferry_last_error());
+  }
+  ferry_loader_close(L);
+  for (int i = 0; i < 12; i++) {
+    snprintf(path, sizeof path, "%s/img%02d.jpg", dir, i);
+    unlink(path);
+  }
+  unlink(list);
+  free(img);
+}
+
+/* Unreadable files. Root reads anything, so the check drops to an
+ * unprivileged file-system uid for this thread (setfsuid). */
+static void permission_denied(const char *dir, const char *jpeg) {
+  char path[4200], list[4200];
+  snprintf(path, sizeof path, "%s/secret.jpg", dir);
+  snprintf(list, sizeof list, "%s/secret.txt", dir);
+  size_t n = 0;
+  char *img = slurp(jpeg, &n);
+  FILE *f = fopen(path, "wb");
+  CHECK(f && img && fwrite(img, 1, n, f) == n);
+  if (f)
+    fclose(f);
+  f = fopen(list, "w");
+  CHECK(f && fputs("secret.jpg,0\n", f) >= 0);
+  if (f)
+    fclose(f);
+  chmod(path, 0);
+  chmod(list, 0);
+  chmod(dir, 0755);
+  int root = geteuid() == 0;
+  if (root)
+    setfsuid(65534);
+  ferry_image im = {0};
+  int rc = ferry_decode_file(path, NULL, &im);
+  CHECK_MSG(rc == FERRY_EIO && strstr(ferry_last_error(), "Permission denied") &&
+                strstr(ferry_last_error(), "secret.jpg"),
+            "%s: %s", ferry_strerror(rc), ferry_last_error());
+  printf("permission denied: %s\n", ferry_last_error());
+  ferry_loader_options o;
+  ferry_loader_options_default(&o);
+  o.source = list;
+  ferry_loader *L = NULL;
+  rc = ferry_loader_open(&o, &L);
+  CHECK_MSG(rc != FERRY_OK && strstr(ferry_last_error(), "secret.txt"), "%s", ferry_last_error());
+  if (L)
+    ferry_loader_close(L);
+  if (root)
+    setfsuid(0);
+  unlink(path);
+  unlink(list);
+  free(img);
+}
+
+int main(void) {
+  const char *fx = getenv("FERRY_FIXTURES");
+  char jpeg[4096];
+  snprintf(jpeg, sizeof jpeg, "%s/hash/rgb420.jpg", fx ? fx : "tests/fixtures");
+  char dir[] = "/tmp/ferry-faults-XXXXXX";
+  CHECK(mkdtemp(dir) != NULL);
+  pack_full_disk(dir);
+  for (int mode = 0; mode < 2; mode++) {
+    vanishing_files(dir, jpeg, mode, FERRY_ON_ERROR_SKIP);
+    vanishing_files(dir, jpeg, mode, FERRY_ON_ERROR_FAIL);
+  }
+  permission_denied(dir, jpeg);
+  rmdir(dir);
+  return check_done();
+}

@@ -1,0 +1,232 @@
+/* test_gpu_hamming.c — the GPU all-pairs Hamming search (src/cuda/hamming.cu)
+ * against the CPU search: identical pair sets (same order, same distances)
+ * for 64- and 256-bit codes, random and clustered, at thresholds on both
+ * sides of real distances, with both GPU kernels (lower-bound filter and
+ * exact); output-buffer overflow (more pairs than the buffer holds, down to
+ * a one-pair buffer) without loss; max_pairs; the public API with
+ * options.device; top-k against the CPU's. Without CUDA or a GPU every part is SKIPPED with the
+ * reason. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
+#include "check.h"
+#include "cuda/hamming.h"
+
+#include <ferry.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint64_t next64(void) { /* splitmix64 */
+  uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* n codes of `words` words: `clusters` > 0 makes near-duplicates (a base
+ * code with 0..spread random bit flips), so that many pairs lie at every
+ * distance near the thresholds tested; 0 gives uniform codes. */
+static uint64_t *make_codes(size_t n, int words, size_t clusters, int spread) {
+  uint64_t *c = malloc(n * words * sizeof *c);
+  uint64_t *base = malloc((clusters ? clusters : 1) * words * sizeof *base);
+  for (size_t k = 0; k < (clusters ? clusters : 1) * words; k++)
+    base[k] = next64();
+  for (size_t i = 0; i < n; i++) {
+    for (int w = 0; w < words; w++)
+      c[i * words + w] = clusters ? base[(next64() % clusters) * words + w] : next64();
+    if (clusters) {
+      int flips = (int)(next64() % (spread + 1));
+      for (int f = 0; f < flips; f++) {
+        unsigned bit = (unsigned)(next64() % (64u * words));
+        c[i * words + bit / 64] ^= 1ull << (bit % 64);
+      }
+    }
+  }
+  free(base);
+  return c;
+}
+
+static int cpu_pairs(const uint64_t *c, size_t n, int words, int t, ferry_pair **p, size_t *np) {
+  ferry_search_options o;
+  ferry_search_options_default(&o);
+  o.threshold = t;
+  o.method = FERRY_SEARCH_BRUTE;
+  return ferry_hamming_pairs(c, n, words, &o, p, np);
+}
+
+/* GPU with a given buffer against the CPU; returns 1 when identical. */
+static int compare(const char *what, const uint64_t *c, size_t n, int words, int t,
+                   size_t buffer, fy_gpu_hamming_stats *st) {
+  ferry_pair *ref = NULL, *got = NULL;
+  size_t nref = 0, ngot = 0;
+  int ok = 0;
+  if (cpu_pairs(c, n, words, t, &ref, &nref) != FERRY_OK) {
+    fprintf(stderr, "%s: CPU: %s\n", what, ferry_last_error());
+  } else if (fy_gpu_hamming_pairs(0, c, n, words, t, 0, buffer, &got, &ngot, st) != FERRY_OK) {
+    fprintf(stderr, "%s: GPU: %s\n", what, ferry_last_error());
+  } else if (ngot != nref) {
+    fprintf(stderr, "%s: GPU %zu pairs, CPU %zu\n", what, ngot, nref);
+  } else if (nref && memcmp(got, ref, nref * sizeof *ref)) {
+    for (size_t k = 0; k < nref; k++)
+      if (memcmp(&got[k], &ref[k], sizeof *ref)) {
+        fprintf(stderr, "%s: pair %zu: GPU (%u,%u,%u) CPU (%u,%u,%u)\n", what, k, got[k].i,
+                got[k].j, got[k].distance, ref[k].i, ref[k].j, ref[k].distance);
+        break;
+      }
+  } else {
+    ok = 1;
+  }
+  printf("  %-44s n=%-6zu t=%-3d pairs=%-8zu %s\n", what, n, t, nref, ok ? "same" : "DIFFERENT");
+  ferry_pairs_free(ref);
+  free(got);
+  return ok;
+}
+
+static void test_identical(void) {
+  static const struct {
+    int words;
+    size_t n, clusters;
+    int spread;
+    int t[6];
+  } cases[] = {
+      /* n not a multiple of the 2048 (64-bit) / 1024 (256-bit) tile */
+      {1, 5000, 0, 0, {0, 8, 16, 24, 32, -1}},    /* uniform: the random-code tails */
+      {1, 5003, 300, 12, {0, 3, 8, 10, 12, -1}},  /* clustered: many pairs at each t */
+      {1, 4500, 40, 40, {20, 28, 33, 64, -1}},    /* t = 64: every pair */
+      {4, 2600, 0, 0, {0, 72, 100, 110, 128, -1}},
+      {4, 2601, 150, 50, {0, 10, 40, 72, 90, -1}},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+    uint64_t *c = make_codes(cases[k].n, cases[k].words, cases[k].clusters, cases[k].spread);
+    for (int x = 0; x < 6 && cases[k].t[x] >= 0; x++)
+      for (int filter = -1; filter <= 1; filter++) { /* -1: the automatic choice */
+        char what[96];
+        if (filter >= 0)
+          setenv("FERRY_GPU_HAMMING_FILTER", filter ? "1" : "0", 1);
+        else
+          unsetenv("FERRY_GPU_HAMMING_FILTER");
+        snprintf(what, sizeof what, "%d-bit %s, %s", 64 * cases[k].words,
+                 cases[k].clusters ? "clustered" : "uniform",
+                 filter < 0 ? "auto" : filter ? "bound first" : "exact");
+        fy_gpu_hamming_stats st;
+        CHECK_MSG(compare(what, c, cases[k].n, cases[k].words, cases[k].t[x], 0, &st), "%s t=%d",
+                  what, cases[k].t[x]);
+      }
+    unsetenv("FERRY_GPU_HAMMING_FILTER");
+    free(c);
+  }
+}
+
+static void test_overflow(void) {
+  /* 40 clusters of ~100 near-identical codes: ~200,000 pairs within 6 bits,
+   * through buffers of 1,000 and 7 pairs: re-run in halves, nothing lost */
+  uint64_t *c = make_codes(4000, 1, 40, 3);
+  size_t buffers[] = {1000, 7};
+  for (int b = 0; b < 2; b++) {
+    fy_gpu_hamming_stats st;
+    char what[64];
+    snprintf(what, sizeof what, "overflow, buffer of %zu pairs", buffers[b]);
+    CHECK(compare(what, c, 4000, 1, 6, buffers[b], &st));
+    CHECK_MSG(st.reruns > 0, "%s: no re-run (%zu launches)", what, st.launches);
+    printf("    %zu launches, %zu re-runs\n", st.launches, st.reruns);
+  }
+  free(c);
+  /* all identical: every pair at distance 0, a buffer of one pair */
+  uint64_t *same = calloc(200 * 4, sizeof *same);
+  for (int k = 0; k < 200 * 4; k++)
+    same[k] = 0x0123456789ABCDEFull;
+  fy_gpu_hamming_stats st;
+  CHECK(compare("identical codes, buffer of 1 pair", same, 200, 4, 0, 1, &st));
+  CHECK(st.reruns > 0);
+  free(same);
+}
+
+static void test_api(void) {
+  uint64_t *c = make_codes(3000, 1, 100, 10);
+  ferry_search_options o;
+  ferry_search_options_default(&o);
+  CHECK(o.device == -1);
+  o.threshold = 7;
+  o.device = 0;
+  ferry_pair *got = NULL, *ref = NULL;
+  size_t ngot = 0, nref = 0;
+  CHECK_MSG(ferry_hamming_pairs(c, 3000, 1, &o, &got, &ngot) == FERRY_OK, "%s",
+            ferry_last_error());
+  CHECK(!strcmp(ferry_search_last_method(), "cuda"));
+  CHECK(cpu_pairs(c, 3000, 1, 7, &ref, &nref) == FERRY_OK);
+  CHECK(ngot == nref && (!nref || !memcmp(got, ref, nref * sizeof *ref)));
+  ferry_pairs_free(got);
+  /* max_pairs: refused past the bound, as on the CPU */
+  o.max_pairs = nref > 1 ? nref - 1 : 1;
+  got = NULL;
+  CHECK(ferry_hamming_pairs(c, 3000, 1, &o, &got, &ngot) == FERRY_ETOO_LARGE && !got);
+  /* bad arguments */
+  o.max_pairs = 0;
+  o.threshold = 65;
+  CHECK(ferry_hamming_pairs(c, 3000, 1, &o, &got, &ngot) == FERRY_EINVAL);
+  o.threshold = 3;
+  CHECK(ferry_hamming_pairs(c, 3000, 2, &o, &got, &ngot) == FERRY_EINVAL);
+  o.device = 4096;
+  CHECK(ferry_hamming_pairs(c, 3000, 1, &o, &got, &ngot) == FERRY_EUNSUPPORTED);
+  /* tiny inputs */
+  o.device = 0;
+  CHECK(ferry_hamming_pairs(c, 1, 1, &o, &got, &ngot) == FERRY_OK && ngot == 0 && !got);
+  CHECK(ferry_hamming_pairs(c, 2, 1, &o, &got, &ngot) == FERRY_OK);
+  ferry_pairs_free(got);
+  ferry_pairs_free(ref);
+  free(c);
+}
+
+/* top-k: the same neighbours, in the same order, as the CPU (ties between
+ * equal distances are frequent in clustered codes: lower index first). */
+static void test_topk(void) {
+  static const struct {
+    int words;
+    size_t n;
+    int k;
+  } cases[] = {{1, 3000, 1}, {1, 2500, 7}, {1, 20, 32}, {4, 1500, 5}, {4, 5, 8}};
+  for (size_t x = 0; x < sizeof cases / sizeof *cases; x++) {
+    size_t n = cases[x].n;
+    int k = cases[x].k, words = cases[x].words;
+    uint64_t *c = make_codes(n, words, n / 10 + 1, 6);
+    ferry_neighbor *ref = malloc(n * k * sizeof *ref), *got = malloc(n * k * sizeof *got);
+    ferry_search_options o;
+    ferry_search_options_default(&o);
+    CHECK(ferry_hamming_topk(c, n, words, k, &o, ref) == FERRY_OK);
+    o.device = 0;
+    int rc = ferry_hamming_topk(c, n, words, k, &o, got);
+    CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
+    int ok = rc == FERRY_OK && !memcmp(got, ref, n * k * sizeof *ref);
+    CHECK_MSG(ok, "top-k %d-bit n=%zu k=%d", 64 * words, n, k);
+    printf("  top-k %d-bit n=%zu k=%d: %s\n", 64 * words, n, k, ok ? "same" : "DIFFERENT");
+    free(ref);
+    free(got);
+    free(c);
+  }
+  uint64_t c[2] = {0, 1};
+  ferry_neighbor nb[33];
+  ferry_search_options o;
+  ferry_search_options_default(&o);
+  o.device = 0;
+  CHECK(ferry_hamming_topk(c, 2, 1, 33, &o, nb) == FERRY_EUNSUPPORTED); /* k <= 32 on a GPU */
+}
+
+int main(void) {
+  if (fy_gpu_hamming_available(0) != FERRY_OK) {
+    SKIP("GPU Hamming search: %s", ferry_last_error());
+    /* the refusal is a clean error, through the public API too */
+    uint64_t c[4] = {1, 2, 3, 4};
+    ferry_search_options o;
+    ferry_search_options_default(&o);
+    o.device = 0;
+    ferry_pair *p = NULL;
+    size_t n = 0;
+    CHECK(ferry_hamming_pairs(c, 4, 1, &o, &p, &n) == FERRY_EUNSUPPORTED && !p && !n);
+    return check_done();
+  }
+  test_identical();
+  test_overflow();
+  test_api();
+  test_topk();
+  return check_done();
+}

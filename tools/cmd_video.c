@@ -1,0 +1,307 @@
+/* cmd_video.c — `ferry video FILE...`: sampled frames of videos as batches;
+ * prints frames/s, can write the sampled frames as PNGs to look at. */
+#include "cli.h"
+#include "image/image.h"
+#include "video/video.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const char help[] =
+    "usage: ferry video FILE... [options]\n"
+    "\n"
+    "Decodes video files (H.264, HEVC, VP9, AV1, ... through libavcodec), samples\n"
+    "frames, resizes them upright (rotation metadata applied) into batches, and\n"
+    "prints frames/s. A truncated or damaged file gives the frames that decode,\n"
+    "then the error.\n"
+    "\n"
+    "options:\n"
+    "  --size N|WxH          output size (default: the frame size)\n"
+    "  --crop none|center    whole frame stretched (default) or centre crop\n"
+    "  --filter NAME         resize filter (triangle)\n"
+    "  --stride N            keep every Nth frame (default 1)\n"
+    "  --rate FPS            keep FPS frames per second instead\n"
+    "  --start S, --end S    time range in seconds (stream time, as ffprobe)\n"
+    "  --batch N             frames per batch (default 8)\n"
+    "  --dtype u8|f16|f32, --layout chw|hwc, --normalize, --mean, --std\n"
+    "  --threads N           decoder threads (default: one per core)\n"
+    "  --ignore-rotation     keep frames as stored\n"
+    "  --device cpu|cuda:N   where batches should live (GPU decoding is not\n"
+    "                        implemented yet: cuda falls back to the CPU, saying so)\n"
+    "  --save-frames DIR     write each sampled frame as DIR/NAME_FRAME.png\n"
+    "  --timestamps          print each sampled frame's number and time\n"
+    "  --quiet               only the summary line\n"
+    "  --nvdec-caps          print what the GPU's video decoder (NVDEC) of the\n"
+    "                        --device decodes, as its driver says, and exit\n";
+
+enum {
+  OPT_STRIDE = 256,
+  OPT_RATE,
+  OPT_START,
+  OPT_END,
+  OPT_BATCH,
+  OPT_DTYPE,
+  OPT_LAYOUT,
+  OPT_NORM,
+  OPT_MEAN,
+  OPT_STD,
+  OPT_THREADS,
+  OPT_NOROT,
+  OPT_DEVICE,
+  OPT_SAVE,
+  OPT_TS,
+  OPT_QUIET,
+  OPT_CAPS,
+  OPT_CROP,
+  OPT_FILTER,
+  OPT_SIZE
+};
+
+typedef struct video_args {
+  ferry_video_options o;
+  const char *save_dir;
+  int timestamps, quiet, want_device, caps;
+} video_args;
+
+static int parse_seconds(const char *opt, const char *s, double *out) {
+  char *end;
+  double v = strtod(s, &end);
+  if (!*s || *end || !isfinite(v) || v < 0)
+    return cli_usage_error("video", "%s needs seconds >= 0, got '%s'", opt, s), -1;
+  *out = v;
+  return 0;
+}
+
+static int parse_opt(int c, const char *arg, video_args *a) {
+  ferry_video_options *o = &a->o;
+  switch (c) {
+  case OPT_SIZE: return cli_size("video", arg, &o->width, &o->height);
+  case OPT_CROP: {
+    ferry_crop crop;
+    if (cli_crop("video", arg, &crop))
+      return -1;
+    if (crop == FERRY_CROP_RANDOM)
+      return cli_usage_error("video", "--crop must be none or center"), -1;
+    o->crop = crop;
+    return 0;
+  }
+  case OPT_FILTER: return cli_filter("video", arg, &o->filter);
+  case OPT_STRIDE: return cli_int("video", "--stride", arg, 1, 1 << 30, &o->stride);
+  case OPT_RATE: return parse_seconds("--rate", arg, &o->rate);
+  case OPT_START: return parse_seconds("--start", arg, &o->start_s);
+  case OPT_END: return parse_seconds("--end", arg, &o->end_s);
+  case OPT_BATCH: return cli_int("video", "--batch", arg, 1, 65536, &o->batch_size);
+  case OPT_DTYPE: return cli_dtype("video", arg, &o->dtype);
+  case OPT_LAYOUT: return cli_layout("video", arg, &o->layout);
+  case OPT_NORM: o->normalize = 1; return 0;
+  case OPT_MEAN: return cli_floats3("video", "--mean", arg, o->mean);
+  case OPT_STD: return cli_floats3("video", "--std", arg, o->std);
+  case OPT_THREADS: return cli_int("video", "--threads", arg, 0, 256, &o->threads);
+  case OPT_NOROT: o->ignore_rotation = 1; return 0;
+  case OPT_DEVICE:
+    if (!strcmp(arg, "cpu"))
+      return a->want_device = -1, 0;
+    if (!strncmp(arg, "cuda", 4) && (!arg[4] || arg[4] == ':')) {
+      a->want_device = 0;
+      return arg[4] ? cli_int("video", "--device cuda:N", arg + 5, 0, 255, &a->want_device) : 0;
+    }
+    return cli_usage_error("video", "--device must be cpu or cuda:N, not '%s'", arg), -1;
+  case OPT_SAVE: a->save_dir = arg; return 0;
+  case OPT_TS: a->timestamps = 1; return 0;
+  case OPT_QUIET: a->quiet = 1; return 0;
+  case OPT_CAPS: a->caps = 1; return 0;
+  default: return -1;
+  }
+}
+
+/* Sample k of a batch back to u8 HWC (undoing normalisation) for a PNG. */
+static void sample_to_rgb(const ferry_video_batch *b, const ferry_video_options *o, int k,
+                          uint8_t *rgb) {
+  size_t n = (size_t)b->width * b->height, es = ferry_dtype_size(b->dtype);
+  const uint8_t *base = (const uint8_t *)b->data + (size_t)k * n * 3 * es;
+  for (size_t p = 0; p < n; p++)
+    for (int c = 0; c < 3; c++) {
+      size_t i = b->layout == FERRY_LAYOUT_CHW ? c * n + p : p * 3 + c;
+      float v;
+      if (b->dtype == FERRY_U8) {
+        v = base[i]; /* with --normalize these are the stored codes */
+      } else {
+        v = b->dtype == FERRY_F32 ? ((const float *)base)[i]
+                                  : fy_f16_to_f32(((const uint16_t *)base)[i]);
+        v = (o->normalize ? v * o->std[c] + o->mean[c] : v) * 255.0f;
+      }
+      rgb[p * 3 + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : lrintf(v));
+    }
+}
+
+static int save_batch(const char *dir, const char *file, const ferry_video_batch *b,
+                      const ferry_video_options *o, uint8_t *rgb) {
+  const char *base = strrchr(file, '/');
+  base = base ? base + 1 : file;
+  for (int k = 0; k < b->count; k++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s_%06lld.png", dir, base, (long long)b->frame_indices[k]);
+    sample_to_rgb(b, o, k, rgb);
+    ferry_image im = {rgb, b->width, b->height, 3, (size_t)b->width * 3};
+    if (ferry_write_png(path, &im) != FERRY_OK) {
+      fprintf(stderr, "ferry video: %s\n", ferry_last_error());
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Prints NVDEC's answer for `device`; returns 1 when NVDEC answered. */
+static int print_nvdec(int device) {
+  fy_nvdec_cap caps[16];
+  int n;
+  char why[256];
+  if (fy_nvdec_probe(device, caps, 16, &n, why, sizeof why) != FERRY_OK) {
+    printf("NVDEC on cuda:%d: not available: %s\n", device, why);
+    return 0;
+  }
+  printf("NVDEC on cuda:%d (4:2:0):\n", device);
+  for (int i = 0; i < n; i++) {
+    if (caps[i].error)
+      printf("  %-5s %2d-bit: query failed (CUresult %d)\n", caps[i].codec, caps[i].bit_depth,
+             caps[i].error);
+    else if (!caps[i].supported)
+      printf("  %-5s %2d-bit: no\n", caps[i].codec, caps[i].bit_depth);
+    else
+      printf("  %-5s %2d-bit: yes, up to %dx%d, %d engine%s\n", caps[i].codec, caps[i].bit_depth,
+             caps[i].max_width, caps[i].max_height, caps[i].engines,
+             caps[i].engines == 1 ? "" : "s");
+  }
+  return 1;
+}
+
+/* One file: returns FERRY_OK or the error (already printed). */
+static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *decoded,
+                    double *secs) {
+  ferry_video_reader *r;
+  double t0 = fy_now();
+  int st = ferry_video_open(file, &a->o, &r);
+  if (st != FERRY_OK) {
+    fprintf(stderr, "ferry video: %s\n", ferry_last_error());
+    return st;
+  }
+  ferry_video_info info;
+  ferry_video_get_info(r, &info);
+  if (!a->quiet)
+    printf("%s: %s %dx%d, %d-bit, rotation %d, %.3f fps, %.3f s, %lld frames declared\n", file,
+           info.codec, info.width, info.height, info.bit_depth, info.rotation, info.fps,
+           info.duration_s, (long long)info.frames);
+  uint8_t *rgb = NULL;
+  ferry_video_batch *b;
+  int batches = 0, out_w = 0, out_h = 0;
+  while ((st = ferry_video_next(r, &b)) == FERRY_OK) {
+    batches++;
+    out_w = b->width, out_h = b->height;
+    if (a->timestamps)
+      for (int k = 0; k < b->count; k++)
+        printf("frame %lld t=%.6f\n", (long long)b->frame_indices[k], b->timestamps[k]);
+    if (a->save_dir) {
+      if (!rgb && !(rgb = malloc((size_t)b->width * b->height * 3))) {
+        st = FERRY_ENOMEM;
+        fprintf(stderr, "ferry video: out of memory\n");
+        break;
+      }
+      if (save_batch(a->save_dir, file, b, &a->o, rgb)) {
+        st = FERRY_EIO;
+        break;
+      }
+    }
+  }
+  double dt = fy_now() - t0;
+  if (st != FERRY_END && st != FERRY_EIO && st != FERRY_ENOMEM)
+    fprintf(stderr, "ferry video: %s\n", ferry_last_error());
+  ferry_video_stats s;
+  ferry_video_get_stats(r, &s);
+  if (!a->quiet)
+    printf("%s: %llu frames sampled of %llu decoded in %d batches of %dx%d, %.2f s: "
+           "%.1f decoded frames/s, %.1f sampled frames/s (decode %.2f s, convert %.2f s, "
+           "resize %.2f s)\n",
+           file, (unsigned long long)s.kept, (unsigned long long)s.decoded, batches, out_w, out_h,
+           dt, s.decoded / (dt > 0 ? dt : 1e-9), s.kept / (dt > 0 ? dt : 1e-9), s.decode_s,
+           s.convert_s, s.resize_s);
+  *kept += s.kept;
+  *decoded += s.decoded;
+  *secs += dt;
+  free(rgb);
+  ferry_video_close(r);
+  return st == FERRY_END ? FERRY_OK : st;
+}
+
+int cmd_video(int argc, char **argv) {
+  static const struct option opts[] = {{"size", required_argument, 0, OPT_SIZE},
+                                       {"crop", required_argument, 0, OPT_CROP},
+                                       {"filter", required_argument, 0, OPT_FILTER},
+                                       {"stride", required_argument, 0, OPT_STRIDE},
+                                       {"rate", required_argument, 0, OPT_RATE},
+                                       {"start", required_argument, 0, OPT_START},
+                                       {"end", required_argument, 0, OPT_END},
+                                       {"batch", required_argument, 0, OPT_BATCH},
+                                       {"dtype", required_argument, 0, OPT_DTYPE},
+                                       {"layout", required_argument, 0, OPT_LAYOUT},
+                                       {"normalize", no_argument, 0, OPT_NORM},
+                                       {"mean", required_argument, 0, OPT_MEAN},
+                                       {"std", required_argument, 0, OPT_STD},
+                                       {"threads", required_argument, 0, OPT_THREADS},
+                                       {"ignore-rotation", no_argument, 0, OPT_NOROT},
+                                       {"device", required_argument, 0, OPT_DEVICE},
+                                       {"save-frames", required_argument, 0, OPT_SAVE},
+                                       {"timestamps", no_argument, 0, OPT_TS},
+                                       {"quiet", no_argument, 0, OPT_QUIET},
+                                       {"nvdec-caps", no_argument, 0, OPT_CAPS},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+  video_args a;
+  memset(&a, 0, sizeof a);
+  ferry_video_options_default(&a.o);
+  a.want_device = -1;
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    if (c == 'h') {
+      fputs(help, stdout);
+      return CLI_OK;
+    }
+    if (c == '?')
+      return cli_usage_error("video", "unknown or incomplete option '%s'", argv[optind - 1]);
+    if (parse_opt(c, optarg, &a))
+      return CLI_USAGE;
+  }
+  if (a.caps)
+    return print_nvdec(a.want_device < 0 ? 0 : a.want_device) ? CLI_OK : CLI_FAIL;
+  if (optind >= argc)
+    return cli_usage_error("video", "no video file given");
+  if (a.o.stride > 1 && a.o.rate > 0)
+    return cli_usage_error("video", "--stride and --rate exclude each other");
+  if (a.save_dir && mkdir(a.save_dir, 0777) && errno != EEXIST) {
+    fprintf(stderr, "ferry video: %s: cannot create: %s\n", a.save_dir, strerror(errno));
+    return CLI_FAIL;
+  }
+  if (a.want_device >= 0) {
+    if (!a.quiet)
+      print_nvdec(a.want_device);
+    printf("ferry video: cuda:%d requested, but ferry does not decode video on the GPU yet: "
+           "decoding on the CPU, batches in host memory\n",
+           a.want_device);
+  }
+  uint64_t kept = 0, decoded = 0;
+  double secs = 0;
+  int bad = 0, files = argc - optind;
+  for (int i = optind; i < argc; i++)
+    if (run_file(argv[i], &a, &kept, &decoded, &secs) != FERRY_OK)
+      bad++;
+  printf("%d files (%d failed): %llu frames sampled, %llu decoded, %.2f s: %.1f decoded "
+         "frames/s, %.1f sampled frames/s\n",
+         files, bad, (unsigned long long)kept, (unsigned long long)decoded, secs,
+         decoded / (secs > 0 ? secs : 1e-9), kept / (secs > 0 ? secs : 1e-9));
+  return bad == 0 ? CLI_OK : bad < files ? CLI_PARTIAL : CLI_FAIL;
+}
