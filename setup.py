@@ -141,7 +141,12 @@ class BuildExt(build_ext):
                    os.environ.get("PKG_CONFIG_PATH", ""))
         link = []
         # ferry.pc's libdir is its install prefix's: only the other flags.
-        for flag in pkg_config(["--static", "--libs", "ferry"], env=env):
+        # The codec and video libraries are linked as shared objects, so
+        # their own private dependencies (`--static`) are not needed: only
+        # ferry's direct requirements and its Libs.private.
+        reqs = [r.split()[0] for r in pkg_config(["--print-requires-private", "ferry"], env=env)
+                if r.strip() and not r[0] in "<>=!0123456789"]
+        for flag in (pkg_config(["--libs", *reqs]) if reqs else []) + ["-lpthread", "-lm"]:
             if flag == "-lferry" or flag.startswith("-L" + bdir):
                 continue
             link.append(flag)
