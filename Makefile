@@ -50,10 +50,10 @@ test: build build-asan
 	@grep -h "^SKIPPED" $(BUILD)/Testing/Temporary/LastTest.log | sort -u || true
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
-	FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q -rs tests/py
-	FERRY_PY_CMAKE_BUILD=$(BUILD) python3 setup.py -q build_ext --inplace && python3 -m pytest -q -rs tests/python
 	$(MAKE) --no-print-directory test-tsan
 	$(MAKE) --no-print-directory fuzz-test
+	FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q -rs tests/py
+	FERRY_PY_CMAKE_BUILD=$(BUILD) python3 setup.py -q build_ext --inplace && python3 -m pytest -q -rs tests/python
 
 bench: build
 	python3 bench/bench_cpu.py --ferry $(BUILD)/ferry
