@@ -410,9 +410,13 @@ extern "C" int fy_gpu_open(const fy_gpu_params *p, fy_gpu **out) {
   *out = NULL;
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
+  int driver = 0;
+  cudaDriverGetVersion(&driver);
   if (e != cudaSuccess || n == 0)
-    return fy_error(FERRY_EUNSUPPORTED, "no CUDA device available (%s)",
-                    e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    return fy_error(FERRY_EUNSUPPORTED, "no CUDA device available (%s); `ferry doctor` says more",
+                    driver == 0            ? "no NVIDIA driver found"
+                    : e != cudaSuccess ? cudaGetErrorString(e)
+                                       : "0 devices");
   if (p->device < 0 || p->device >= n)
     return fy_error(FERRY_EINVAL, "cuda:%d does not exist (%d device%s)", p->device, n,
                     n == 1 ? "" : "s");
