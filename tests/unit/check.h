@@ -61,6 +61,23 @@ static inline const char *check_corpus(const char *what) {
   return c;
 }
 
+/* A whole file in malloc()ed memory (NULL when it cannot be read). */
+static inline void *check_slurp(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  *n = 0;
+  if (!f)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  long len = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *d = malloc(len > 0 ? (size_t)len + 1 : 1);
+  *n = d && len > 0 ? fread(d, 1, (size_t)len, f) : 0;
+  if (d)
+    d[*n] = 0;
+  fclose(f);
+  return d;
+}
+
 static inline const char *check_fixtures(void) {
   const char *f = getenv("FERRY_FIXTURES");
   return f ? f : "tests/fixtures";

@@ -9,18 +9,7 @@
 
 #include <string.h>
 
-static uint8_t *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *d = malloc(len > 0 ? (size_t)len : 1);
-  *n = d && len > 0 ? fread(d, 1, (size_t)len, f) : 0;
-  fclose(f);
-  return d;
-}
+#define slurp(path, n) check_slurp(path, n)
 
 /* Sweeps N over one decode; returns the number of injected failures seen. */
 static int sweep(const char *path, const uint8_t *data, size_t n, const ferry_decode_options *o,

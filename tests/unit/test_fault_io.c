@@ -16,18 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *d = malloc(len > 0 ? (size_t)len : 1);
-  *n = d && len > 0 ? fread(d, 1, (size_t)len, f) : 0;
-  fclose(f);
-  return d;
-}
+#define slurp(path, n) check_slurp(path, n)
 
 static int same_file(const char *path, const char *want, size_t n) {
   size_t m = 0;

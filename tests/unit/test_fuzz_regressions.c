@@ -36,18 +36,7 @@ static const struct {
                {"list", fuzz_list_one},
                {"catalog", fuzz_catalog_one}};
 
-static uint8_t *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long len = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *d = malloc(len > 0 ? (size_t)len : 1);
-  *n = d && len > 0 ? fread(d, 1, (size_t)len, f) : 0;
-  fclose(f);
-  return d;
-}
+#define slurp(path, n) check_slurp(path, n)
 
 static int run_dir(const char *root, const char *name, int (*one)(const uint8_t *, size_t)) {
   char dir[4096];

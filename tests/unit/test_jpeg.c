@@ -15,21 +15,7 @@ static const char *sample_file(const char *rel) {
   return path_buf;
 }
 
-static uint8_t *slurp(const char *path, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  *n = (size_t)ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *d = malloc(*n);
-  if (fread(d, 1, *n, f) != *n) {
-    free(d);
-    d = NULL;
-  }
-  fclose(f);
-  return d;
-}
+#define slurp(path, n) check_slurp(path, n)
 
 static void test_probe(void) {
   ferry_info i;
