@@ -7,36 +7,37 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* atomic updates: callbacks run CHECK from worker threads */
 static int check_passed, check_failed, check_skipped;
 
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    if (cond) {                                                                  \
-      check_passed++;                                                            \
-    } else {                                                                     \
-      check_failed++;                                                            \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);   \
-    }                                                                            \
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (cond) {                                                                                    \
+      __atomic_fetch_add(&check_passed, 1, __ATOMIC_RELAXED);                                      \
+    } else {                                                                                       \
+      __atomic_fetch_add(&check_failed, 1, __ATOMIC_RELAXED);                                      \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);                     \
+    }                                                                                              \
   } while (0)
 
-#define CHECK_MSG(cond, ...)                                                     \
-  do {                                                                           \
-    if (cond) {                                                                  \
-      check_passed++;                                                            \
-    } else {                                                                     \
-      check_failed++;                                                            \
-      fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);   \
-      fprintf(stderr, __VA_ARGS__);                                              \
-      fputc('\n', stderr);                                                       \
-    }                                                                            \
+#define CHECK_MSG(cond, ...)                                                                       \
+  do {                                                                                             \
+    if (cond) {                                                                                    \
+      __atomic_fetch_add(&check_passed, 1, __ATOMIC_RELAXED);                                      \
+    } else {                                                                                       \
+      __atomic_fetch_add(&check_failed, 1, __ATOMIC_RELAXED);                                      \
+      fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);                     \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fputc('\n', stderr);                                                                         \
+    }                                                                                              \
   } while (0)
 
-#define SKIP(...)                                                                \
-  do {                                                                           \
-    check_skipped++;                                                             \
-    printf("SKIPPED: ");                                                         \
-    printf(__VA_ARGS__);                                                         \
-    printf("\n");                                                                \
+#define SKIP(...)                                                                                  \
+  do {                                                                                             \
+    __atomic_fetch_add(&check_skipped, 1, __ATOMIC_RELAXED);                                       \
+    printf("SKIPPED: ");                                                                           \
+    printf(__VA_ARGS__);                                                                           \
+    printf("\n");                                                                                  \
   } while (0)
 
 static inline int check_done(void) {
