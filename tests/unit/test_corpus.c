@@ -58,6 +58,39 @@ static void run_dir(const char *corpus, const char *sub, expect want) {
   printf("%s: %d files\n", sub, files);
 }
 
+/* The documented error of every file in bad/ (docs/ERRORS.md). */
+static void check_documented_errors(const char *corpus) {
+  static const struct {
+    const char *file;
+    int status;
+    const char *says;
+  } want[] = {
+      {"bad_crc.png", FERRY_ECORRUPT, "PNG: "},
+      {"bomb_65500x65500.jpg", FERRY_ETOO_LARGE, "65500x65500 (4290250000 pixels), over the"},
+      {"corrupt_scan.jpg", FERRY_ECORRUPT, "corrupt JPEG: Corrupt JPEG data"},
+      {"empty.jpg", FERRY_ECORRUPT, "empty file"},
+      {"random_bytes.jpg", FERRY_EUNSUPPORTED, "unsupported format: not a JPEG, PNG or WebP"},
+      {"text.jpg", FERRY_EUNSUPPORTED, "unsupported format: not a JPEG, PNG or WebP"},
+      {"truncated.png", FERRY_ECORRUPT, "truncated PNG data"},
+      {"truncated_0.jpg", FERRY_ECORRUPT, "truncated JPEG data"},
+      {"truncated_1.jpg", FERRY_ECORRUPT, "truncated JPEG data"},
+      {"truncated_2.jpg", FERRY_ECORRUPT, "truncated JPEG data"},
+      {"truncated_3.jpg", FERRY_ECORRUPT, "truncated JPEG data"},
+  };
+  char path[4096];
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    snprintf(path, sizeof path, "%s/bad/%s", corpus, want[i].file);
+    ferry_image im;
+    int rc = ferry_decode_file(path, NULL, &im);
+    if (rc == FERRY_OK)
+      ferry_image_free(&im);
+    CHECK_MSG(rc == want[i].status, "%s: status %d, documented %d", want[i].file, rc,
+              want[i].status);
+    CHECK_MSG(strstr(ferry_last_error(), want[i].file) && strstr(ferry_last_error(), want[i].says),
+              "%s: '%s' lacks '%s'", want[i].file, ferry_last_error(), want[i].says);
+  }
+}
+
 int main(void) {
   const char *c = check_corpus("corpus decode");
   if (c) {
@@ -65,6 +98,7 @@ int main(void) {
     run_dir(c, "hires", EXPECT_OK);
     run_dir(c, "formats", EXPECT_OK);
     run_dir(c, "bad", EXPECT_FAIL);
+    check_documented_errors(c);
   }
   return check_done();
 }
