@@ -34,16 +34,16 @@ extern "C" {
 
 enum ferry_status {
   FERRY_OK = 0,
-  FERRY_END = 1,               /* not an error: the epoch has no more batches */
-  FERRY_EINVAL = -1,           /* a bad argument or option */
-  FERRY_EIO = -2,              /* a file could not be opened or read */
-  FERRY_EUNSUPPORTED = -3,     /* a format or feature ferry does not decode */
-  FERRY_ECORRUPT = -4,         /* the data is damaged or truncated */
-  FERRY_ETOO_LARGE = -5,       /* over a configured limit (pixels, bytes) */
-  FERRY_ENOMEM = -6,           /* an allocation failed */
-  FERRY_EEMPTY = -7,           /* a source holds no images */
-  FERRY_ESTATE = -8,           /* a call made in the wrong state */
-  FERRY_EINTERNAL = -9         /* a bug in ferry: please report it */
+  FERRY_END = 1,           /* not an error: the epoch has no more batches */
+  FERRY_EINVAL = -1,       /* a bad argument or option */
+  FERRY_EIO = -2,          /* a file could not be opened or read */
+  FERRY_EUNSUPPORTED = -3, /* a format or feature ferry does not decode */
+  FERRY_ECORRUPT = -4,     /* the data is damaged or truncated */
+  FERRY_ETOO_LARGE = -5,   /* over a configured limit (pixels, bytes) */
+  FERRY_ENOMEM = -6,       /* an allocation failed */
+  FERRY_EEMPTY = -7,       /* a source holds no images */
+  FERRY_ESTATE = -8,       /* a call made in the wrong state */
+  FERRY_EINTERNAL = -9     /* a bug in ferry: please report it */
 };
 
 /* A short, static description of a status code ("corrupt data"). */
@@ -75,12 +75,12 @@ const char *ferry_format_name(ferry_format format);
 /* What the header of an image file says, without decoding the pixels. */
 typedef struct ferry_info {
   ferry_format format;
-  int width, height;   /* as stored, before orientation */
-  int channels;        /* stored components: 1 gray, 3 color, 4 CMYK/alpha */
-  int bit_depth;       /* bits per sample (8 or 16) */
-  int orientation;     /* EXIF orientation 1..8 (1 when absent) */
-  int progressive;     /* JPEG: progressive; PNG: interlaced */
-  int arithmetic;      /* JPEG: arithmetic coding */
+  int width, height; /* as stored, before orientation */
+  int channels;      /* stored components: 1 gray, 3 color, 4 CMYK/alpha */
+  int bit_depth;     /* bits per sample (8 or 16) */
+  int orientation;   /* EXIF orientation 1..8 (1 when absent) */
+  int progressive;   /* JPEG: progressive; PNG: interlaced */
+  int arithmetic;    /* JPEG: arithmetic coding */
   int has_alpha;
   int lossless;        /* WebP: lossless bitstream */
   char colorspace[16]; /* "YCbCr", "Gray", "CMYK", "YCCK", "RGB", "RGBA", ... */
@@ -97,7 +97,7 @@ int ferry_probe_file(const char *path, ferry_info *info);
 typedef struct ferry_image {
   uint8_t *data;
   int width, height;
-  int channels; /* 1, 3 or 4 */
+  int channels;  /* 1, 3 or 4 */
   size_t stride; /* bytes per row */
 } ferry_image;
 
@@ -109,15 +109,15 @@ typedef struct ferry_rect {
 } ferry_rect;
 
 typedef struct ferry_decode_options {
-  int channels;            /* output channels: 3 (RGB, default) or 1 (gray) */
-  int ignore_orientation;  /* 1: do not apply EXIF orientation */
-  uint64_t max_pixels;     /* refuse larger images before allocating; 0 = none.
-                              default 178956970 (Pillow's limit) */
-  uint64_t max_bytes;      /* refuse larger files; 0 = none. default 1 GiB */
+  int channels;           /* output channels: 3 (RGB, default) or 1 (gray) */
+  int ignore_orientation; /* 1: do not apply EXIF orientation */
+  uint64_t max_pixels;    /* refuse larger images before allocating; 0 = none.
+                             default 178956970 (Pillow's limit) */
+  uint64_t max_bytes;     /* refuse larger files; 0 = none. default 1 GiB */
   /* Size hint: when both > 0, a JPEG may be decoded at a reduced DCT scale
    * (M/8) as long as the result stays at least this large (after crop). */
   int min_width, min_height;
-  int allow_dct_scaling;   /* default 1 */
+  int allow_dct_scaling; /* default 1 */
   /* Optional crop (width/height 0 = whole image). Decoded as a region of
    * interest where the codec allows, else cropped after decoding. */
   ferry_rect crop;
@@ -135,8 +135,7 @@ void ferry_decode_options_default(ferry_decode_options *options);
  * the image's size. */
 int ferry_decode(const void *data, size_t size, const char *name,
                  const ferry_decode_options *options, ferry_image *image);
-int ferry_decode_file(const char *path, const ferry_decode_options *options,
-                      ferry_image *image);
+int ferry_decode_file(const char *path, const ferry_decode_options *options, ferry_image *image);
 
 /* Writes an 8-bit image as PNG (so a person can look at a result). */
 int ferry_write_png(const char *path, const ferry_image *image);
@@ -154,10 +153,10 @@ typedef enum ferry_filter {
 } ferry_filter;
 
 typedef enum ferry_crop {
-  FERRY_CROP_NONE = 0,   /* resize the whole image to the output size */
-  FERRY_CROP_CENTER,     /* resize the short side to size/crop_ratio, then
-                            take the centre (torchvision Resize+CenterCrop) */
-  FERRY_CROP_RANDOM      /* torchvision RandomResizedCrop */
+  FERRY_CROP_NONE = 0, /* resize the whole image to the output size */
+  FERRY_CROP_CENTER,   /* resize the short side to size/crop_ratio, then
+                          take the centre (torchvision Resize+CenterCrop) */
+  FERRY_CROP_RANDOM    /* torchvision RandomResizedCrop */
 } ferry_crop;
 
 typedef enum ferry_layout { FERRY_LAYOUT_HWC = 0, FERRY_LAYOUT_CHW } ferry_layout;
@@ -169,8 +168,8 @@ size_t ferry_dtype_size(ferry_dtype dtype);
 /* Resamples an 8-bit image to out_w x out_h with `filter`, reading only the
  * source box `box` (NULL = whole image). Pillow's algorithm: for the
  * antialiased filters, results are identical to Pillow's Image.resize. */
-int ferry_resize(const ferry_image *src, const ferry_rect *box, ferry_image *dst,
-                 int out_w, int out_h, ferry_filter filter);
+int ferry_resize(const ferry_image *src, const ferry_rect *box, ferry_image *dst, int out_w,
+                 int out_h, ferry_filter filter);
 
 /* ---------------------------------------------------------------- loader */
 
@@ -180,29 +179,29 @@ typedef enum ferry_on_error {
 } ferry_on_error;
 
 typedef struct ferry_loader_options {
-  const char *source;   /* a directory (ImageFolder) or a list file */
-  int batch_size;       /* default 256 */
-  int width, height;    /* output size; default 224 x 224 */
-  int workers;          /* decode threads; 0 = one per core */
-  int prefetch;         /* batches in flight; default 3 */
-  ferry_crop crop;      /* default FERRY_CROP_CENTER */
-  float crop_ratio;     /* centre crop: output/resized short side (0.875) */
+  const char *source;         /* a directory (ImageFolder) or a list file */
+  int batch_size;             /* default 256 */
+  int width, height;          /* output size; default 224 x 224 */
+  int workers;                /* decode threads; 0 = one per core */
+  int prefetch;               /* batches in flight; default 3 */
+  ferry_crop crop;            /* default FERRY_CROP_CENTER */
+  float crop_ratio;           /* centre crop: output/resized short side (0.875) */
   float scale_min, scale_max; /* random crop area range (0.08, 1.0) */
   float ratio_min, ratio_max; /* random crop aspect range (3/4, 4/3) */
-  ferry_filter filter;  /* default FERRY_FILTER_TRIANGLE */
-  float flip_prob;      /* horizontal flip probability; default 0 */
-  int normalize;        /* 1: (x/255 - mean) / std; default 0 (for u8: 0) */
-  float mean[3], std[3];/* default ImageNet */
-  ferry_layout layout;  /* default FERRY_LAYOUT_CHW */
-  ferry_dtype dtype;    /* default FERRY_U8 */
-  int shuffle;          /* default 1 */
-  uint64_t seed;        /* default 0 */
-  int rank, world_size; /* sharding; default 0 / 1 */
-  int drop_last;        /* default 0 */
+  ferry_filter filter;        /* default FERRY_FILTER_TRIANGLE */
+  float flip_prob;            /* horizontal flip probability; default 0 */
+  int normalize;              /* 1: (x/255 - mean) / std; default 0 (for u8: 0) */
+  float mean[3], std[3];      /* default ImageNet */
+  ferry_layout layout;        /* default FERRY_LAYOUT_CHW */
+  ferry_dtype dtype;          /* default FERRY_U8 */
+  int shuffle;                /* default 1 */
+  uint64_t seed;              /* default 0 */
+  int rank, world_size;       /* sharding; default 0 / 1 */
+  int drop_last;              /* default 0 */
   ferry_on_error on_error;
   int ignore_orientation;
-  uint64_t max_pixels;  /* per image; default as for decoding */
-  int allow_dct_scaling;/* default 1 */
+  uint64_t max_pixels;   /* per image; default as for decoding */
+  int allow_dct_scaling; /* default 1 */
   /* Where batches live: -1 = host memory (default); N = CUDA device N.
    * On a GPU, JPEGs the hardware engine accepts are decoded there (while
    * the CPU workers decode the rest), and resizing, flipping,
@@ -236,15 +235,15 @@ typedef struct ferry_batch {
   int channels, height, width;
   ferry_layout layout;
   ferry_dtype dtype;
-  size_t nbytes;          /* bytes of image data for `count` images */
-  int device;             /* -1: host memory; N: memory of CUDA device N */
+  size_t nbytes; /* bytes of image data for `count` images */
+  int device;    /* -1: host memory; N: memory of CUDA device N */
 } ferry_batch;
 
 /* Per-stage time summed over workers, in seconds, and counters. */
 typedef struct ferry_stats {
   double read_s, decode_s, transform_s, wait_s;
   uint64_t images, skipped, batches;
-  uint64_t gpu_decoded;   /* images decoded by the GPU's JPEG engine */
+  uint64_t gpu_decoded; /* images decoded by the GPU's JPEG engine */
 } ferry_stats;
 
 int ferry_loader_open(const ferry_loader_options *options, ferry_loader **loader);
@@ -325,11 +324,11 @@ typedef struct ferry_hash {
 
 typedef struct ferry_hash_options {
   ferry_hash_mode mode;
-  unsigned kinds;         /* FERRY_HASH_MASK() bits; default FERRY_HASH_ALL */
-  int hash_size;          /* 8 (64-bit hashes, default) or 16 (256-bit) */
-  int colorhash_bits;     /* colorhash's binbits, 1..18; default 3 (42 bits) */
-  uint64_t max_pixels;    /* refuse larger images; default as decoding */
-  uint64_t max_bytes;     /* refuse larger files; default 1 GiB */
+  unsigned kinds;      /* FERRY_HASH_MASK() bits; default FERRY_HASH_ALL */
+  int hash_size;       /* 8 (64-bit hashes, default) or 16 (256-bit) */
+  int colorhash_bits;  /* colorhash's binbits, 1..18; default 3 (42 bits) */
+  uint64_t max_pixels; /* refuse larger images; default as decoding */
+  uint64_t max_bytes;  /* refuse larger files; default 1 GiB */
 } ferry_hash_options;
 
 void ferry_hash_options_default(ferry_hash_options *options);
@@ -393,7 +392,7 @@ typedef struct ferry_pair {
 } ferry_pair;
 
 typedef struct ferry_neighbor {
-  uint32_t index;    /* UINT32_MAX when there are fewer than k others */
+  uint32_t index; /* UINT32_MAX when there are fewer than k others */
   uint32_t distance;
 } ferry_neighbor;
 
@@ -447,14 +446,14 @@ int ferry_group_pairs(size_t n, const ferry_pair *pairs, size_t npairs, uint32_t
 
 /* One file of a catalog (.fidx). */
 typedef struct ferry_catalog_entry {
-  const char *path;   /* absolute */
-  uint64_t size;      /* bytes */
-  int64_t mtime_ns;   /* modification time, ns since the epoch */
-  int width, height;  /* as stored; 0 when the file failed */
+  const char *path;  /* absolute */
+  uint64_t size;     /* bytes */
+  int64_t mtime_ns;  /* modification time, ns since the epoch */
+  int width, height; /* as stored; 0 when the file failed */
   ferry_format format;
-  int status;         /* FERRY_OK, or the error the file gave */
-  const char *error;  /* the message when status != FERRY_OK, else "" */
-  unsigned kinds;     /* hashes present */
+  int status;        /* FERRY_OK, or the error the file gave */
+  const char *error; /* the message when status != FERRY_OK, else "" */
+  unsigned kinds;    /* hashes present */
   ferry_hash hash[FERRY_HASH_KIND_COUNT];
 } ferry_catalog_entry;
 
@@ -476,8 +475,8 @@ void ferry_catalog_free(ferry_catalog *catalog);
 int ferry_catalog_export(const ferry_catalog *catalog, const char *out_path, const char *format);
 
 typedef struct ferry_index_progress {
-  size_t total;   /* files found */
-  size_t done;    /* files finished (hashed, reused or failed) */
+  size_t total; /* files found */
+  size_t done;  /* files finished (hashed, reused or failed) */
   size_t hashed, reused, failed;
   double elapsed_s;
 } ferry_index_progress;
@@ -502,13 +501,13 @@ typedef struct ferry_index_options {
 void ferry_index_options_default(ferry_index_options *options);
 
 typedef struct ferry_index_stats {
-  size_t files;     /* entries under the roots after the update */
-  size_t hashed;    /* hashed in this run */
-  size_t reused;    /* unchanged (same size and mtime), kept from before */
-  size_t resumed;   /* taken from an interrupted run's journal */
-  size_t failed;    /* files that could not be hashed (kept with the error) */
-  size_t removed;   /* entries under the roots whose file is gone */
-  size_t kept;      /* entries outside the roots, left as they were */
+  size_t files;   /* entries under the roots after the update */
+  size_t hashed;  /* hashed in this run */
+  size_t reused;  /* unchanged (same size and mtime), kept from before */
+  size_t resumed; /* taken from an interrupted run's journal */
+  size_t failed;  /* files that could not be hashed (kept with the error) */
+  size_t removed; /* entries under the roots whose file is gone */
+  size_t kept;    /* entries outside the roots, left as they were */
   double seconds;
 } ferry_index_stats;
 
@@ -555,14 +554,14 @@ void ferry_dupes_free(ferry_dupes *dupes);
  * crop = FERRY_CROP_CENTER means "as packed" there, FERRY_CROP_RANDOM
  * crops the packed samples again, other sizes are resampled. */
 typedef struct ferry_pack_options {
-  const char *source;    /* directory or list file, as for the loader */
-  const char *output;    /* the pack directory (created) */
-  int width, height;     /* sample size; default 224 x 224 */
-  ferry_crop crop;       /* FERRY_CROP_CENTER (default) or FERRY_CROP_NONE */
-  float crop_ratio;      /* default 0.875 */
-  ferry_filter filter;   /* default FERRY_FILTER_TRIANGLE */
-  int shard_size;        /* samples per shard; default 1024 */
-  int workers;           /* 0 = one per core */
+  const char *source;  /* directory or list file, as for the loader */
+  const char *output;  /* the pack directory (created) */
+  int width, height;   /* sample size; default 224 x 224 */
+  ferry_crop crop;     /* FERRY_CROP_CENTER (default) or FERRY_CROP_NONE */
+  float crop_ratio;    /* default 0.875 */
+  ferry_filter filter; /* default FERRY_FILTER_TRIANGLE */
+  int shard_size;      /* samples per shard; default 1024 */
+  int workers;         /* 0 = one per core */
   ferry_on_error on_error;
   /* Called after each shard with samples done and total (may be NULL). */
   void (*progress)(void *user, int64_t done, int64_t total);
@@ -589,46 +588,46 @@ int ferry_pack_verify(const char *dir, int64_t *bad);
 
 /* What a video file's best video stream is. */
 typedef struct ferry_video_info {
-  char codec[16];          /* "h264", "hevc", "vp9", "av1", ... */
-  int width, height;       /* stored frame size */
-  int rotation;            /* clockwise degrees (0, 90, 180, 270) that make
-                              stored frames upright (display matrix) */
+  char codec[16];                    /* "h264", "hevc", "vp9", "av1", ... */
+  int width, height;                 /* stored frame size */
+  int rotation;                      /* clockwise degrees (0, 90, 180, 270) that make
+                                        stored frames upright (display matrix) */
   int upright_width, upright_height; /* size after rotation */
-  int bit_depth;           /* bits per sample: 8, 10, 12 */
-  double fps;              /* average frame rate; 0 when unknown */
-  double start_s;          /* first timestamp, seconds; 0 when unknown */
-  double duration_s;       /* 0 when unknown */
-  int64_t frames;          /* frames the container declares; 0 when unknown */
+  int bit_depth;                     /* bits per sample: 8, 10, 12 */
+  double fps;                        /* average frame rate; 0 when unknown */
+  double start_s;                    /* first timestamp, seconds; 0 when unknown */
+  double duration_s;                 /* 0 when unknown */
+  int64_t frames;                    /* frames the container declares; 0 when unknown */
 } ferry_video_info;
 
 /* Opens a video file just to describe it. Errors name the file. */
 int ferry_video_probe_file(const char *path, ferry_video_info *info);
 
 typedef struct ferry_video_options {
-  int width, height;       /* output size; 0 x 0 (default) = upright frame size */
-  ferry_crop crop;         /* FERRY_CROP_NONE (default): the whole frame,
-                              stretched; FERRY_CROP_CENTER: short side to the
-                              output size, centre taken (crop_ratio 1) */
-  ferry_filter filter;     /* default FERRY_FILTER_TRIANGLE */
+  int width, height;   /* output size; 0 x 0 (default) = upright frame size */
+  ferry_crop crop;     /* FERRY_CROP_NONE (default): the whole frame,
+                          stretched; FERRY_CROP_CENTER: short side to the
+                          output size, centre taken (crop_ratio 1) */
+  ferry_filter filter; /* default FERRY_FILTER_TRIANGLE */
   /* Sampling. Timestamps are seconds of stream time (ffprobe's pts_time).
    * Frames with start_s <= t < end_s are considered (end_s <= 0: to the
    * end; start_s > 0 seeks); of those, every `stride`-th is kept (the first
    * one included), or, with rate > 0, one frame per 1/rate seconds (the
    * first at or after each point of a grid anchored at the first frame).
    * stride > 1 and rate > 0 exclude each other. */
-  int stride;              /* default 1 */
-  double rate;             /* default 0 (off) */
-  double start_s, end_s;   /* default 0, 0 */
-  int batch_size;          /* frames per batch; default 8 */
-  ferry_layout layout;     /* default FERRY_LAYOUT_CHW */
-  ferry_dtype dtype;       /* default FERRY_U8 */
-  int normalize;           /* as for the loader; default 0 */
-  float mean[3], std[3];   /* default ImageNet */
-  int ignore_rotation;     /* 1: keep frames as stored */
-  int threads;             /* decoder threads; 0 = one per core */
-  int device;              /* -1 = host memory (default). GPU decoding
-                              (NVDEC) is not implemented yet: >= 0 gives
-                              FERRY_EUNSUPPORTED */
+  int stride;            /* default 1 */
+  double rate;           /* default 0 (off) */
+  double start_s, end_s; /* default 0, 0 */
+  int batch_size;        /* frames per batch; default 8 */
+  ferry_layout layout;   /* default FERRY_LAYOUT_CHW */
+  ferry_dtype dtype;     /* default FERRY_U8 */
+  int normalize;         /* as for the loader; default 0 */
+  float mean[3], std[3]; /* default ImageNet */
+  int ignore_rotation;   /* 1: keep frames as stored */
+  int threads;           /* decoder threads; 0 = one per core */
+  int device;            /* -1 = host memory (default). GPU decoding
+                            (NVDEC) is not implemented yet: >= 0 gives
+                            FERRY_EUNSUPPORTED */
 } ferry_video_options;
 
 void ferry_video_options_default(ferry_video_options *options);
@@ -648,16 +647,16 @@ typedef struct ferry_video_batch {
   int channels, height, width;
   ferry_layout layout;
   ferry_dtype dtype;
-  size_t nbytes;                /* bytes of frame data for `count` frames */
-  int device;                   /* -1: host memory */
+  size_t nbytes; /* bytes of frame data for `count` frames */
+  int device;    /* -1: host memory */
 } ferry_video_batch;
 
 typedef struct ferry_video_stats {
-  uint64_t decoded;        /* frames decoded */
-  uint64_t kept;           /* frames sampled into batches */
-  double decode_s;         /* demuxing + decoding */
-  double convert_s;        /* YUV -> RGB of kept frames */
-  double resize_s;         /* resize, rotation and store of kept frames */
+  uint64_t decoded; /* frames decoded */
+  uint64_t kept;    /* frames sampled into batches */
+  double decode_s;  /* demuxing + decoding */
+  double convert_s; /* YUV -> RGB of kept frames */
+  double resize_s;  /* resize, rotation and store of kept frames */
 } ferry_video_stats;
 
 /* Opens a video file (container and codec found from the bytes by

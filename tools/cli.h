@@ -8,10 +8,10 @@
 
 /* Exit codes, documented in `ferry --help`. */
 enum {
-  CLI_OK = 0,      /* everything worked */
-  CLI_FAIL = 1,    /* a file or run failed (the message says which and why) */
-  CLI_USAGE = 2,   /* bad command line */
-  CLI_PARTIAL = 3  /* finished, but some inputs were bad and skipped */
+  CLI_OK = 0,     /* everything worked */
+  CLI_FAIL = 1,   /* a file or run failed (the message says which and why) */
+  CLI_USAGE = 2,  /* bad command line */
+  CLI_PARTIAL = 3 /* finished, but some inputs were bad and skipped */
 };
 
 int cmd_load(int argc, char **argv);
@@ -31,8 +31,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...);
 /* Parsers for option values; each returns 0 on success, else prints a
  * usage error naming the option and returns -1. */
 int cli_int(const char *cmd, const char *opt, const char *s, long lo, long hi, int *out);
-int cli_float(const char *cmd, const char *opt, const char *s, double lo, double hi,
-              float *out);
+int cli_float(const char *cmd, const char *opt, const char *s, double lo, double hi, float *out);
 int cli_size(const char *cmd, const char *s, int *w, int *h); /* "224" or "320x240" */
 int cli_dtype(const char *cmd, const char *s, ferry_dtype *out);
 int cli_layout(const char *cmd, const char *s, ferry_layout *out);

@@ -4,7 +4,6 @@
 #include "cuda/gpu.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +23,8 @@ static float half_to_float(uint16_t h) {
 }
 
 /* One element of a sample, back to 0..255 for display. */
-static uint8_t pixel(const ferry_batch *b, const ferry_loader_options *o, const void *sample,
-                     int y, int x, int c) {
+static uint8_t pixel(const ferry_batch *b, const ferry_loader_options *o, const void *sample, int y,
+                     int x, int c) {
   size_t i = b->layout == FERRY_LAYOUT_CHW ? ((size_t)c * b->height + y) * b->width + x
                                            : ((size_t)y * b->width + x) * 3 + c;
   float v;
@@ -68,7 +67,8 @@ static int save_grid(const char *path, const ferry_batch *b_in, const ferry_load
     for (int y = 0; y < b->height; y++)
       for (int x = 0; x < b->width; x++)
         for (int c = 0; c < 3; c++)
-          im.data[(size_t)(oy + y) * im.stride + (size_t)(ox + x) * 3 + c] = pixel(b, o, s, y, x, c);
+          im.data[(size_t)(oy + y) * im.stride + (size_t)(ox + x) * 3 + c] =
+              pixel(b, o, s, y, x, c);
   }
   int rc = ferry_write_png(path, &im);
   free(im.data);

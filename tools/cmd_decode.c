@@ -83,8 +83,7 @@ int cmd_decode(int argc, char **argv) {
     }
     case 'h': fputs(help, stdout); return CLI_OK;
     default:
-      return cli_usage_error("decode", "unknown option or missing value: '%s'",
-                             argv[optind - 1]);
+      return cli_usage_error("decode", "unknown option or missing value: '%s'", argv[optind - 1]);
     }
   }
   if (optind != argc - 1)

@@ -57,7 +57,8 @@ int cmd_doctor(int argc, char **argv) {
            p.dev[d].total_mem / 1073741824.0, p.dev[d].free_mem / 1073741824.0);
     if (p.dev[d].hw_jpeg)
       printf("  JPEG: hardware engine usable: `--device cuda:%d` decodes baseline JPEGs on it, "
-             "the CPU workers take the rest (progressive, CMYK, PNG, WebP, rotated)\n", d);
+             "the CPU workers take the rest (progressive, CMYK, PNG, WebP, rotated)\n",
+             d);
     else
       printf("  JPEG: %s: the CPU workers decode, the GPU resizes and normalizes\n",
              p.dev[d].hw_jpeg_why);

@@ -45,44 +45,63 @@ static const char help[] =
     "  --quiet               no progress line\n";
 
 enum {
-  OPT_CROP_RATIO = 256, OPT_SCALE, OPT_FILTER, OPT_DTYPE, OPT_LAYOUT, OPT_NORMALIZE, OPT_MEAN,
-  OPT_STD, OPT_EPOCHS, OPT_SEED, OPT_NO_SHUFFLE, OPT_RANK, OPT_WORLD, OPT_DROP_LAST,
-  OPT_ON_ERROR, OPT_NO_DCT, OPT_IGNORE_ORIENT, OPT_SAVE_GRID, OPT_PREFETCH, OPT_FLIP,
-  OPT_DEVICE, OPT_NO_HW, OPT_DEVMEM, OPT_CONSUME
+  OPT_CROP_RATIO = 256,
+  OPT_SCALE,
+  OPT_FILTER,
+  OPT_DTYPE,
+  OPT_LAYOUT,
+  OPT_NORMALIZE,
+  OPT_MEAN,
+  OPT_STD,
+  OPT_EPOCHS,
+  OPT_SEED,
+  OPT_NO_SHUFFLE,
+  OPT_RANK,
+  OPT_WORLD,
+  OPT_DROP_LAST,
+  OPT_ON_ERROR,
+  OPT_NO_DCT,
+  OPT_IGNORE_ORIENT,
+  OPT_SAVE_GRID,
+  OPT_PREFETCH,
+  OPT_FLIP,
+  OPT_DEVICE,
+  OPT_NO_HW,
+  OPT_DEVMEM,
+  OPT_CONSUME
 };
 
-static const struct option longopts[] = {
-    {"size", required_argument, 0, 's'},
-    {"batch", required_argument, 0, 'b'},
-    {"workers", required_argument, 0, 'j'},
-    {"prefetch", required_argument, 0, OPT_PREFETCH},
-    {"crop", required_argument, 0, 'c'},
-    {"crop-ratio", required_argument, 0, OPT_CROP_RATIO},
-    {"scale", required_argument, 0, OPT_SCALE},
-    {"flip", optional_argument, 0, OPT_FLIP},
-    {"filter", required_argument, 0, OPT_FILTER},
-    {"dtype", required_argument, 0, OPT_DTYPE},
-    {"layout", required_argument, 0, OPT_LAYOUT},
-    {"normalize", no_argument, 0, OPT_NORMALIZE},
-    {"mean", required_argument, 0, OPT_MEAN},
-    {"std", required_argument, 0, OPT_STD},
-    {"epochs", required_argument, 0, OPT_EPOCHS},
-    {"seed", required_argument, 0, OPT_SEED},
-    {"no-shuffle", no_argument, 0, OPT_NO_SHUFFLE},
-    {"rank", required_argument, 0, OPT_RANK},
-    {"world-size", required_argument, 0, OPT_WORLD},
-    {"drop-last", no_argument, 0, OPT_DROP_LAST},
-    {"on-error", required_argument, 0, OPT_ON_ERROR},
-    {"no-dct-scale", no_argument, 0, OPT_NO_DCT},
-    {"ignore-orientation", no_argument, 0, OPT_IGNORE_ORIENT},
-    {"save-grid", required_argument, 0, OPT_SAVE_GRID},
-    {"device", required_argument, 0, OPT_DEVICE},
-    {"no-hw-decode", no_argument, 0, OPT_NO_HW},
-    {"device-memory", required_argument, 0, OPT_DEVMEM},
-    {"consume-ms", required_argument, 0, OPT_CONSUME},
-    {"quiet", no_argument, 0, 'q'},
-    {"help", no_argument, 0, 'h'},
-    {0, 0, 0, 0}};
+static const struct option longopts[] = {{"size", required_argument, 0, 's'},
+                                         {"batch", required_argument, 0, 'b'},
+                                         {"workers", required_argument, 0, 'j'},
+                                         {"prefetch", required_argument, 0, OPT_PREFETCH},
+                                         {"crop", required_argument, 0, 'c'},
+                                         {"crop-ratio", required_argument, 0, OPT_CROP_RATIO},
+                                         {"scale", required_argument, 0, OPT_SCALE},
+                                         {"flip", optional_argument, 0, OPT_FLIP},
+                                         {"filter", required_argument, 0, OPT_FILTER},
+                                         {"dtype", required_argument, 0, OPT_DTYPE},
+                                         {"layout", required_argument, 0, OPT_LAYOUT},
+                                         {"normalize", no_argument, 0, OPT_NORMALIZE},
+                                         {"mean", required_argument, 0, OPT_MEAN},
+                                         {"std", required_argument, 0, OPT_STD},
+                                         {"epochs", required_argument, 0, OPT_EPOCHS},
+                                         {"seed", required_argument, 0, OPT_SEED},
+                                         {"no-shuffle", no_argument, 0, OPT_NO_SHUFFLE},
+                                         {"rank", required_argument, 0, OPT_RANK},
+                                         {"world-size", required_argument, 0, OPT_WORLD},
+                                         {"drop-last", no_argument, 0, OPT_DROP_LAST},
+                                         {"on-error", required_argument, 0, OPT_ON_ERROR},
+                                         {"no-dct-scale", no_argument, 0, OPT_NO_DCT},
+                                         {"ignore-orientation", no_argument, 0, OPT_IGNORE_ORIENT},
+                                         {"save-grid", required_argument, 0, OPT_SAVE_GRID},
+                                         {"device", required_argument, 0, OPT_DEVICE},
+                                         {"no-hw-decode", no_argument, 0, OPT_NO_HW},
+                                         {"device-memory", required_argument, 0, OPT_DEVMEM},
+                                         {"consume-ms", required_argument, 0, OPT_CONSUME},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
 
 static int parse_scale(const char *s, ferry_loader_options *o) {
   float v[2];
@@ -178,8 +197,7 @@ int cmd_load(int argc, char **argv) {
   int c;
   while ((c = getopt_long(argc, argv, "s:b:j:c:qh", longopts, NULL)) != -1) {
     if (c == '?')
-      return cli_usage_error("load", "unknown option or missing value: '%s'",
-                             argv[optind - 1]);
+      return cli_usage_error("load", "unknown option or missing value: '%s'", argv[optind - 1]);
     int r = parse_opt(c, optarg, &a);
     if (r)
       return r > 0 ? CLI_OK : CLI_USAGE;

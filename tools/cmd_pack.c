@@ -58,16 +58,12 @@ static int verify(const char *dir) {
 }
 
 int cmd_pack(int argc, char **argv) {
-  static const struct option opts[] = {{"output", required_argument, 0, 'o'},
-                                       {"size", required_argument, 0, 's'},
-                                       {"crop", required_argument, 0, 'c'},
-                                       {"shard-size", required_argument, 0, 'n'},
-                                       {"workers", required_argument, 0, 'j'},
-                                       {"on-error", required_argument, 0, 'e'},
-                                       {"verify", required_argument, 0, 'v'},
-                                       {"quiet", no_argument, 0, 'q'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+  static const struct option opts[] = {
+      {"output", required_argument, 0, 'o'},  {"size", required_argument, 0, 's'},
+      {"crop", required_argument, 0, 'c'},    {"shard-size", required_argument, 0, 'n'},
+      {"workers", required_argument, 0, 'j'}, {"on-error", required_argument, 0, 'e'},
+      {"verify", required_argument, 0, 'v'},  {"quiet", no_argument, 0, 'q'},
+      {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
   ferry_pack_options o;
   ferry_pack_options_default(&o);
   int c, quiet = 0;

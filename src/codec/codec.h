@@ -12,14 +12,14 @@ ferry_format fy_sniff(const uint8_t *data, size_t size);
  * size) before any pixel is decoded. It fills *crop (upright coordinates,
  * width 0 = whole image) and may adjust *min_w / *min_h, the size the
  * decoded crop must keep (DCT scaling hint). Returns FERRY_OK or an error. */
-typedef int (*fy_plan_fn)(void *user, int upright_w, int upright_h, ferry_rect *crop,
-                          int *min_w, int *min_h);
+typedef int (*fy_plan_fn)(void *user, int upright_w, int upright_h, ferry_rect *crop, int *min_w,
+                          int *min_h);
 
 /* What a decode produced, beyond the pixels. */
 typedef struct fy_decoded {
-  ferry_image image;  /* points into the caller's buffer; upright */
-  int src_w, src_h;   /* size of the whole source image: stored as the codecs
-                       * return it, upright once fy_decode is done */
+  ferry_image image; /* points into the caller's buffer; upright */
+  int src_w, src_h;  /* size of the whole source image: stored as the codecs
+                      * return it, upright once fy_decode is done */
   /* The decoded image covers the upright source region starting at
    * (x0, y0), sampled at scale (sx, sy) = decoded px per source px. It may
    * cover more than the requested crop (JPEG iMCU alignment); the caller
@@ -41,8 +41,7 @@ void fy_decoder_free(fy_decoder *dec);
  * unless opts->ignore_orientation. `plan` may be NULL (then opts->crop and
  * opts->min_width/min_height are used). `name` names the file in errors. */
 int fy_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
-              const ferry_decode_options *opts, fy_plan_fn plan, void *plan_user,
-              fy_decoded *out);
+              const ferry_decode_options *opts, fy_plan_fn plan, void *plan_user, fy_decoded *out);
 
 /* Per-format parts, called by fy_decode / ferry_probe after sniffing. Each
  * returns pixels in stored orientation covering `crop` (stored coordinates,
@@ -53,18 +52,18 @@ int fy_webp_probe(const uint8_t *data, size_t size, const char *name, ferry_info
 
 /* Decode request after planning, in stored (un-oriented) coordinates. */
 typedef struct fy_codec_req {
-  int channels;           /* 1 or 3 */
-  uint64_t max_pixels;    /* 0 = no limit; checked before allocating */
-  ferry_rect crop;        /* stored coordinates; width 0 = whole image */
-  int min_w, min_h;       /* stored orientation; 0 = full resolution */
+  int channels;        /* 1 or 3 */
+  uint64_t max_pixels; /* 0 = no limit; checked before allocating */
+  ferry_rect crop;     /* stored coordinates; width 0 = whole image */
+  int min_w, min_h;    /* stored orientation; 0 = full resolution */
   int allow_dct_scaling;
-  int fast_upsampling;    /* JPEG: box chroma upsampling */
+  int fast_upsampling; /* JPEG: box chroma upsampling */
   /* Optional planning after the header is read (JPEG calls it before any
    * pixel is decoded; see fy_codec_plan). */
   fy_plan_fn plan;
   void *plan_user;
-  int orientation;        /* of the source, for planning in upright terms */
-  int planned;            /* set by fy_codec_plan */
+  int orientation; /* of the source, for planning in upright terms */
+  int planned;     /* set by fy_codec_plan */
 } fy_codec_req;
 
 /* Runs req->plan (if any) for a source of stored size sw x sh: fills

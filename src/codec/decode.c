@@ -28,10 +28,9 @@ void fy_decoder_free(fy_decoder *dec) {
 
 static int unsupported(ferry_format f, const char *name) {
   if (f == FERRY_FORMAT_UNKNOWN)
-    return fy_error(FERRY_EUNSUPPORTED,
-                    "%s: unsupported format: not a JPEG, PNG or WebP image", name);
-  return fy_error(FERRY_EUNSUPPORTED, "%s: unsupported format: %s", name,
-                  ferry_format_name(f));
+    return fy_error(FERRY_EUNSUPPORTED, "%s: unsupported format: not a JPEG, PNG or WebP image",
+                    name);
+  return fy_error(FERRY_EUNSUPPORTED, "%s: unsupported format: %s", name, ferry_format_name(f));
 }
 
 static int orientation_of(ferry_format f, const uint8_t *d, size_t n) {
@@ -104,12 +103,27 @@ static void orient_region(fy_decoded *d, int o) {
   double ux0 = x0, uy0 = y0;
   switch (o) {
   case 2: ux0 = sw - x1; break;
-  case 3: ux0 = sw - x1; uy0 = sh - y1; break;
+  case 3:
+    ux0 = sw - x1;
+    uy0 = sh - y1;
+    break;
   case 4: uy0 = sh - y1; break;
-  case 5: ux0 = y0; uy0 = x0; break;
-  case 6: ux0 = sh - y1; uy0 = x0; break;
-  case 7: ux0 = sh - y1; uy0 = sw - x1; break;
-  case 8: ux0 = y0; uy0 = sw - x1; break;
+  case 5:
+    ux0 = y0;
+    uy0 = x0;
+    break;
+  case 6:
+    ux0 = sh - y1;
+    uy0 = x0;
+    break;
+  case 7:
+    ux0 = sh - y1;
+    uy0 = sw - x1;
+    break;
+  case 8:
+    ux0 = y0;
+    uy0 = sw - x1;
+    break;
   default: break;
   }
   d->x0 = ux0;
@@ -133,8 +147,7 @@ static int apply_orientation(fy_decoder *dec, fy_decoded *d, int o, const char *
   if (rc)
     return fy_error(rc, "%s: out of memory applying orientation", name);
   int ow, oh;
-  fy_orient(im->data, im->width, im->height, im->channels, im->stride, o, dec->temp2.p, &ow,
-            &oh);
+  fy_orient(im->data, im->width, im->height, im->channels, im->stride, o, dec->temp2.p, &ow, &oh);
   /* The upright pixels become the decoder's output buffer. */
   fy_buf t = dec->pixels;
   dec->pixels = dec->temp2;
@@ -148,8 +161,7 @@ static int apply_orientation(fy_decoder *dec, fy_decoded *d, int o, const char *
 }
 
 int fy_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
-              const ferry_decode_options *opts, fy_plan_fn plan, void *plan_user,
-              fy_decoded *out) {
+              const ferry_decode_options *opts, fy_plan_fn plan, void *plan_user, fy_decoded *out) {
   if (!name)
     name = "<memory>";
   if (size == 0)
@@ -290,8 +302,7 @@ int ferry_decode(const void *data, size_t size, const char *name,
   return rc;
 }
 
-int ferry_decode_file(const char *path, const ferry_decode_options *options,
-                      ferry_image *image) {
+int ferry_decode_file(const char *path, const ferry_decode_options *options, ferry_image *image) {
   if (!path || !image)
     return fy_error(FERRY_EINVAL, "ferry_decode_file: NULL argument");
   ferry_decode_options def;

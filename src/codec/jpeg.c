@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 static const char *colorspace_name(J_COLOR_SPACE cs) {
   switch (cs) {
   case JCS_GRAYSCALE: return "Gray";
@@ -137,9 +136,8 @@ static void read_rows(jpeg_job *j, conv_kind conv, uint8_t *dst, size_t dstride,
 }
 
 /* The body of the decode; any libjpeg error longjmps out of it. */
-static int jpeg_decode_body(jpeg_job *volatile j, fy_decoder *dec, const uint8_t *data,
-                            size_t size, const char *name, fy_codec_req *req,
-                            fy_decoded *out) {
+static int jpeg_decode_body(jpeg_job *volatile j, fy_decoder *dec, const uint8_t *data, size_t size,
+                            const char *name, fy_codec_req *req, fy_decoded *out) {
   struct jpeg_decompress_struct *c = &j->cinfo;
   jpeg_mem_src(c, data, (unsigned long)size);
   jpeg_read_header(c, TRUE);
@@ -153,8 +151,9 @@ static int jpeg_decode_body(jpeg_job *volatile j, fy_decoder *dec, const uint8_t
   ferry_rect crop = req->crop;
   if (crop.width <= 0 || crop.height <= 0)
     crop = (ferry_rect){0, 0, sw, sh};
-  int m = req->allow_dct_scaling ? fy_jpeg_pick_scale(crop.width, crop.height, req->min_w, req->min_h)
-                                 : 8;
+  int m = req->allow_dct_scaling
+              ? fy_jpeg_pick_scale(crop.width, crop.height, req->min_w, req->min_h)
+              : 8;
   c->scale_num = (unsigned)m;
   c->scale_denom = 8;
   c->dct_method = JDCT_ISLOW; /* Pillow's default: results match it */

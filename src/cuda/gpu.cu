@@ -4,10 +4,10 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
-#include <pthread.h>
-#include <stdlib.h>
 #include <nvjpeg.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern "C" {
@@ -19,12 +19,13 @@ extern "C" {
 
 /* nvJPEG is loaded at run time, so that libferry works (on the CPU, or
  * with the GPU but without the JPEG engine) where libnvjpeg is absent. */
-#define NVJ_FUNCS(X)                                                                             \
-  X(nvjpegGetProperty) X(nvjpegCreateEx) X(nvjpegDestroy) X(nvjpegJpegStateCreate)               \
-  X(nvjpegJpegStateDestroy) X(nvjpegJpegStreamCreate) X(nvjpegJpegStreamDestroy)                 \
-  X(nvjpegJpegStreamParseHeader) X(nvjpegDecodeBatchedSupported)                                 \
-  X(nvjpegJpegStreamGetFrameDimensions) X(nvjpegJpegStreamGetComponentsNum)                      \
-  X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched) X(nvjpegCreateExV2)
+#define NVJ_FUNCS(X)                                                                               \
+  X(nvjpegGetProperty)                                                                             \
+  X(nvjpegCreateEx) X(nvjpegDestroy) X(nvjpegJpegStateCreate) X(nvjpegJpegStateDestroy)            \
+      X(nvjpegJpegStreamCreate) X(nvjpegJpegStreamDestroy) X(nvjpegJpegStreamParseHeader)          \
+          X(nvjpegDecodeBatchedSupported) X(nvjpegJpegStreamGetFrameDimensions)                    \
+              X(nvjpegJpegStreamGetComponentsNum) X(nvjpegDecodeBatchedInitialize)                 \
+                  X(nvjpegDecodeBatched) X(nvjpegCreateExV2)
 
 static struct {
   int tried, ok;
@@ -44,9 +45,9 @@ static int nvj_load(void) {
     h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
   if (!h)
     return 0;
-#define NVJ_SYM(f)                                                                               \
-  nvj.f = (decltype(nvj.f))dlsym(h, #f);                                                         \
-  if (!nvj.f)                                                                                    \
+#define NVJ_SYM(f)                                                                                 \
+  nvj.f = (decltype(nvj.f))dlsym(h, #f);                                                           \
+  if (!nvj.f)                                                                                      \
     return 0;
   NVJ_FUNCS(NVJ_SYM)
   nvj.ok = 1;
@@ -54,15 +55,15 @@ static int nvj_load(void) {
 }
 
 static int cuda_fail(cudaError_t e, const char *what) {
-  return fy_error(e == cudaErrorMemoryAllocation ? FERRY_ENOMEM : FERRY_EIO, "CUDA: %s: %s",
-                  what, cudaGetErrorString(e));
+  return fy_error(e == cudaErrorMemoryAllocation ? FERRY_ENOMEM : FERRY_EIO, "CUDA: %s: %s", what,
+                  cudaGetErrorString(e));
 }
 
-#define CU(call, what)                                                                           \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess)                                                                       \
-      return cuda_fail(e_, what);                                                                \
+#define CU(call, what)                                                                             \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess)                                                                         \
+      return cuda_fail(e_, what);                                                                  \
   } while (0)
 
 struct fy_gpu {
@@ -70,18 +71,18 @@ struct fy_gpu {
   cudaStream_t stream;
   size_t out_bytes, stage_bytes;
   struct slot {
-    void *out;             /* device: output batch */
-    uint8_t *stage_h;      /* pinned: staged u8 images */
-    uint8_t *stage_d;      /* device copy of them */
-    fy_gpu_sample *smp_h;  /* pinned */
+    void *out;            /* device: output batch */
+    uint8_t *stage_h;     /* pinned: staged u8 images */
+    uint8_t *stage_d;     /* device copy of them */
+    fy_gpu_sample *smp_h; /* pinned */
     fy_gpu_sample *smp_d;
-    int32_t *tab_h;        /* pinned */
+    int32_t *tab_h; /* pinned */
     int32_t *tab_d;
-    uint8_t *arena;        /* device: decoded images */
-    uint8_t *temp;         /* device: horizontal-pass results */
+    uint8_t *arena; /* device: decoded images */
+    uint8_t *temp;  /* device: horizontal-pass results */
     cudaEvent_t ready, released;
     int release_pending;
-  } *slots;
+  } * slots;
   nvjpegHandle_t jh;
   /* one per decoder thread: the engine works on several batches at once */
   /* nvJPEG's batched decoder must be re-initialised whenever the batch size
@@ -214,8 +215,8 @@ __device__ __forceinline__ void put(void *out, size_t i, int v, int c, const sto
 
 /* Vertical pass (or the staged image as it is) + flip + normalize + layout
  * + dtype, into the output batch. */
-__global__ void k_vertical_store(const fy_gpu_sample *smp, const int32_t *tab,
-                                 const uint8_t *temp, void *out, store_params p) {
+__global__ void k_vertical_store(const fy_gpu_sample *smp, const int32_t *tab, const uint8_t *temp,
+                                 void *out, store_params p) {
   fy_gpu_sample s = smp[blockIdx.z];
   int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;
   if (x >= p.w || y >= p.h)
@@ -414,7 +415,7 @@ extern "C" int fy_gpu_open(const fy_gpu_params *p, fy_gpu **out) {
   cudaDriverGetVersion(&driver);
   if (e != cudaSuccess || n == 0)
     return fy_error(FERRY_EUNSUPPORTED, "no CUDA device available (%s); `ferry doctor` says more",
-                    driver == 0            ? "no NVIDIA driver found"
+                    driver == 0        ? "no NVIDIA driver found"
                     : e != cudaSuccess ? cudaGetErrorString(e)
                                        : "0 devices");
   if (p->device < 0 || p->device >= n)
@@ -571,8 +572,7 @@ extern "C" int fy_gpu_jpeg_decode(fy_gpu *g, int engine, const uint8_t *const *d
 
 /* --------------------------------------------------------------- batches */
 
-extern "C" int fy_gpu_finish(fy_gpu *g, int slot, int count, int table_used,
-                             int staged_images) {
+extern "C" int fy_gpu_finish(fy_gpu *g, int slot, int count, int table_used, int staged_images) {
   struct fy_gpu::slot *s = &g->slots[slot];
   const fy_gpu_params *p = &g->p;
   CU(cudaSetDevice(p->device), "selecting the device");
@@ -581,12 +581,12 @@ extern "C" int fy_gpu_finish(fy_gpu *g, int slot, int count, int table_used,
     s->release_pending = 0;
   }
   if (count > 0) {
-    CU(cudaMemcpyAsync(s->smp_d, s->smp_h, sizeof(fy_gpu_sample) * count,
-                       cudaMemcpyHostToDevice, g->stream),
+    CU(cudaMemcpyAsync(s->smp_d, s->smp_h, sizeof(fy_gpu_sample) * count, cudaMemcpyHostToDevice,
+                       g->stream),
        "uploading samples");
     if (table_used > 0)
-      CU(cudaMemcpyAsync(s->tab_d, s->tab_h, sizeof(int32_t) * table_used,
-                         cudaMemcpyHostToDevice, g->stream),
+      CU(cudaMemcpyAsync(s->tab_d, s->tab_h, sizeof(int32_t) * table_used, cudaMemcpyHostToDevice,
+                         g->stream),
          "uploading tables");
     if (staged_images > 0)
       CU(cudaMemcpyAsync(s->stage_d, s->stage_h, g->stage_bytes / p->batch * staged_images,
@@ -596,7 +596,11 @@ extern "C" int fy_gpu_finish(fy_gpu *g, int slot, int count, int table_used,
       dim3 hb(32, 8), hg((p->width + 31) / 32, 32, count);
       k_horizontal<<<hg, hb, 0, g->stream>>>(s->smp_d, s->tab_d, s->temp, p->width);
     }
-    store_params sp = {p->width, p->height, (int)p->layout, (int)p->dtype, p->normalize,
+    store_params sp = {p->width,
+                       p->height,
+                       (int)p->layout,
+                       (int)p->dtype,
+                       p->normalize,
                        {p->mean[0], p->mean[1], p->mean[2]},
                        {p->std[0], p->std[1], p->std[2]}};
     dim3 vb(32, 8), vg((p->width + 31) / 32, (p->height + 7) / 8, count);

@@ -11,12 +11,12 @@ typedef struct fy_gpu_probe {
   int built_with_cuda;
   int driver_version, runtime_version; /* e.g. 13000 */
   int device_count;
-  char error[256];                     /* why no GPU can be used, if none */
+  char error[256]; /* why no GPU can be used, if none */
   struct {
     char name[256];
     int major, minor, sms;
     size_t total_mem, free_mem;
-    int hw_jpeg;      /* nvJPEG's hardware backend can be created */
+    int hw_jpeg; /* nvJPEG's hardware backend can be created */
     char hw_jpeg_why[128];
   } dev[8];
   int nvjpeg_version; /* major*1000 + minor*10 + patch, 0 if unavailable */
@@ -31,20 +31,20 @@ void fy_gpu_probe_run(fy_gpu_probe *p);
  * decoded image in device memory with fixed-point tables, horizontal pass
  * then vertical, exactly as the CPU resizer does. */
 typedef struct fy_gpu_sample {
-  uint64_t src;        /* device pointer to u8 RGB interleaved pixels */
-  int32_t pitch;       /* bytes per source row */
-  int32_t out_index;   /* position in the output batch */
+  uint64_t src;      /* device pointer to u8 RGB interleaved pixels */
+  int32_t pitch;     /* bytes per source row */
+  int32_t out_index; /* position in the output batch */
   int32_t flip;
-  int32_t staged;      /* 1: src is a final out_w x out_h image */
+  int32_t staged; /* 1: src is a final out_w x out_h image */
   /* resampling (staged = 0): tables in the slot's table arena */
   int32_t xs, xk, xtaps; /* x window starts at tab[xs..], weights tab[xk..] */
   int32_t ys, yk, ytaps;
-  int32_t row0, rows;  /* source rows the vertical pass reads */
-  int64_t temp;        /* byte offset of this sample's horizontal result */
+  int32_t row0, rows; /* source rows the vertical pass reads */
+  int64_t temp;       /* byte offset of this sample's horizontal result */
 } fy_gpu_sample;
 
-#define FY_GPU_MAX_ENGINES 8  /* decoder threads feeding the JPEG engine */
-#define FY_GPU_MAX_CHUNK 256   /* images per engine call */
+#define FY_GPU_MAX_ENGINES 8 /* decoder threads feeding the JPEG engine */
+#define FY_GPU_MAX_CHUNK 256 /* images per engine call */
 
 typedef struct fy_gpu_params {
   int device;
@@ -54,11 +54,11 @@ typedef struct fy_gpu_params {
   ferry_dtype dtype;
   int normalize;
   float mean[3], std[3];
-  size_t arena_bytes;  /* per slot: decoded images on the device */
-  size_t temp_bytes;   /* per slot: horizontal-pass results */
-  int table_entries;   /* per slot: int32 entries of resampling tables */
-  int hw_decode;       /* use nvJPEG's hardware engine */
-  int decoders;        /* decoder contexts (threads), 1..FY_GPU_MAX_ENGINES */
+  size_t arena_bytes; /* per slot: decoded images on the device */
+  size_t temp_bytes;  /* per slot: horizontal-pass results */
+  int table_entries;  /* per slot: int32 entries of resampling tables */
+  int hw_decode;      /* use nvJPEG's hardware engine */
+  int decoders;       /* decoder contexts (threads), 1..FY_GPU_MAX_ENGINES */
 } fy_gpu_params;
 
 typedef struct fy_gpu fy_gpu;

@@ -50,7 +50,9 @@ int fy_gpu_finish(fy_gpu *g, int slot, int count, int table_used, int staged) {
 }
 
 int fy_gpu_wait(fy_gpu *g, int slot) { return (void)g, (void)slot, no_cuda(); }
-int fy_gpu_release(fy_gpu *g, int slot, void *st) { return (void)g, (void)slot, (void)st, no_cuda(); }
+int fy_gpu_release(fy_gpu *g, int slot, void *st) {
+  return (void)g, (void)slot, (void)st, no_cuda();
+}
 int fy_gpu_busy(int device, double ms, void *st) {
   return (void)device, (void)ms, (void)st, no_cuda();
 }

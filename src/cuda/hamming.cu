@@ -24,7 +24,7 @@ extern "C" {
 #include "cuda/hamming.h"
 }
 
-#define HT 256                                /* threads per block */
+#define HT 256                                 /* threads per block */
 #define DEFAULT_BUFFER_PAIRS ((size_t)4 << 20) /* 4M pairs: 48 MB */
 #define CHUNK_PAIRS ((double)(1ull << 37))     /* pairs per top-level launch */
 
@@ -33,11 +33,11 @@ static int cuda_fail(cudaError_t e, const char *what) {
                   "CUDA Hamming search: %s: %s", what, cudaGetErrorString(e));
 }
 
-#define CU(call, what)                                                                           \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess)                                                                       \
-      return cuda_fail(e_, what);                                                                \
+#define CU(call, what)                                                                             \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess)                                                                         \
+      return cuda_fail(e_, what);                                                                  \
   } while (0)
 
 /* Query rows per block for W-word codes: R codes per thread. */
@@ -46,7 +46,8 @@ template <> struct tile_shape<1> { static constexpr int R = 8; };
 template <> struct tile_shape<4> { static constexpr int R = 4; };
 
 /* Distance of query r to target b, exactly. */
-template <int W> __device__ __forceinline__ int distance(const uint64_t (&q)[W], const uint64_t (&b)[W]) {
+template <int W>
+__device__ __forceinline__ int distance(const uint64_t (&q)[W], const uint64_t (&b)[W]) {
   int s = 0;
 #pragma unroll
   for (int w = 0; w < W; w++)
@@ -57,7 +58,8 @@ template <int W> __device__ __forceinline__ int distance(const uint64_t (&q)[W],
 /* A lower bound of the distance with half the popcounts: for each word x of
  * q ^ b, popc(low half | high half) <= popc(x). One 32-bit POPC per word
  * instead of two; a pair whose bound is over the threshold is not a pair. */
-template <int W> __device__ __forceinline__ int bound(const uint64_t (&q)[W], const uint64_t (&b)[W]) {
+template <int W>
+__device__ __forceinline__ int bound(const uint64_t (&q)[W], const uint64_t (&b)[W]) {
   int s = 0;
 #pragma unroll
   for (int w = 0; w < W; w++) {
@@ -163,11 +165,11 @@ static int use_filter(int words, int t) {
 /* One search: device buffers, pinned staging, the pairs gathered so far. */
 typedef struct search {
   int words, t, filter;
-  const uint64_t *codes;        /* device */
-  uint32_t *out;                /* device: cap triplets */
-  unsigned long long *counter;  /* device */
-  unsigned long long *count_h;  /* pinned */
-  uint32_t *stage;              /* pinned: cap triplets */
+  const uint64_t *codes;       /* device */
+  uint32_t *out;               /* device: cap triplets */
+  unsigned long long *counter; /* device */
+  unsigned long long *count_h; /* pinned */
+  uint32_t *stage;             /* pinned: cap triplets */
   size_t cap, max_pairs;
   cudaStream_t stream;
   ferry_pair *pairs; /* host, grown as chunks finish */
@@ -177,11 +179,12 @@ typedef struct search {
 
 static int launch(search *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32_t j1) {
   int b = s->words == 1 ? HT * tile_shape<1>::R : HT * tile_shape<4>::R;
-  dim3 grid((unsigned)(((uint64_t)j1 - j0 + b - 1) / b), (unsigned)(((uint64_t)i1 - i0 + b - 1) / b));
+  dim3 grid((unsigned)(((uint64_t)j1 - j0 + b - 1) / b),
+            (unsigned)(((uint64_t)i1 - i0 + b - 1) / b));
   CU(cudaMemsetAsync(s->counter, 0, sizeof *s->counter, s->stream), "clearing the counter");
-#define FY_LAUNCH(W, F)                                                                          \
-  pairs_kernel<W, F><<<grid, HT, 0, s->stream>>>(s->codes, i0, i1, j0, j1, s->t, s->out,          \
-                                                 s->counter, s->cap)
+#define FY_LAUNCH(W, F)                                                                            \
+  pairs_kernel<W, F>                                                                               \
+      <<<grid, HT, 0, s->stream>>>(s->codes, i0, i1, j0, j1, s->t, s->out, s->counter, s->cap)
   if (s->words == 1 && s->filter)
     FY_LAUNCH(1, true);
   else if (s->words == 1)
@@ -192,8 +195,7 @@ static int launch(search *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32_t j1)
     FY_LAUNCH(4, false);
 #undef FY_LAUNCH
   CU(cudaGetLastError(), "launching the pair kernel");
-  CU(cudaMemcpyAsync(s->count_h, s->counter, sizeof *s->count_h, cudaMemcpyDeviceToHost,
-                     s->stream),
+  CU(cudaMemcpyAsync(s->count_h, s->counter, sizeof *s->count_h, cudaMemcpyDeviceToHost, s->stream),
      "reading the pair count");
   CU(cudaStreamSynchronize(s->stream), "running the pair kernel");
   s->st->launches++;
@@ -288,10 +290,9 @@ extern "C" int fy_gpu_hamming_available(int device) {
   return FERRY_OK;
 }
 
-extern "C" int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n, int words,
-                                    int t, size_t max_pairs, size_t buffer_pairs,
-                                    ferry_pair **pairs, size_t *count,
-                                    fy_gpu_hamming_stats *stats) {
+extern "C" int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n, int words, int t,
+                                    size_t max_pairs, size_t buffer_pairs, ferry_pair **pairs,
+                                    size_t *count, fy_gpu_hamming_stats *stats) {
   fy_gpu_hamming_stats dummy;
   search s;
   int rc, prev = -1;
@@ -310,8 +311,7 @@ extern "C" int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n,
   if (n >= UINT32_MAX)
     return fy_error(FERRY_ETOO_LARGE, "GPU Hamming search: %zu codes (at most 2^32 - 2)", n);
   if (t < 0 || t > 64 * words)
-    return fy_error(FERRY_EINVAL, "GPU Hamming search: threshold %d not in 0..%d", t,
-                    64 * words);
+    return fy_error(FERRY_EINVAL, "GPU Hamming search: threshold %d not in 0..%d", t, 64 * words);
   if ((rc = fy_gpu_hamming_available(device)))
     return rc;
   if (n < 2)
@@ -329,13 +329,13 @@ extern "C" int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n,
   bytes = n * (size_t)words * sizeof(uint64_t);
   cudaGetDevice(&prev);
 
-#define CK(call, what)                                                                           \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess) {                                                                     \
-      rc = cuda_fail(e_, what);                                                                  \
-      goto done;                                                                                 \
-    }                                                                                            \
+#define CK(call, what)                                                                             \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      rc = cuda_fail(e_, what);                                                                    \
+      goto done;                                                                                   \
+    }                                                                                              \
   } while (0)
 
   CK(cudaSetDevice(device), "selecting the device");

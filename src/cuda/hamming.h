@@ -39,8 +39,8 @@ typedef struct fy_gpu_hamming_stats {
  * Errors: FERRY_EINVAL, FERRY_ENOMEM, FERRY_ETOO_LARGE, FERRY_EIO (CUDA),
  * FERRY_EUNSUPPORTED (no CUDA / no such device). */
 int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n, int words, int t,
-                         size_t max_pairs, size_t buffer_pairs, ferry_pair **pairs,
-                         size_t *count, fy_gpu_hamming_stats *stats);
+                         size_t max_pairs, size_t buffer_pairs, ferry_pair **pairs, size_t *count,
+                         fy_gpu_hamming_stats *stats);
 
 /* The k nearest other codes of every code (k = 1..32, else
  * FERRY_EUNSUPPORTED) into out[n * k], nearest first, ties to the lower

@@ -13,8 +13,8 @@ int fy_gpu_hamming_available(int device) {
 }
 
 int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n, int words, int t,
-                         size_t max_pairs, size_t buffer_pairs, ferry_pair **pairs,
-                         size_t *count, fy_gpu_hamming_stats *stats) {
+                         size_t max_pairs, size_t buffer_pairs, ferry_pair **pairs, size_t *count,
+                         fy_gpu_hamming_stats *stats) {
   (void)codes, (void)n, (void)words, (void)t, (void)max_pairs, (void)buffer_pairs;
   if (stats)
     memset(stats, 0, sizeof *stats);

@@ -17,7 +17,7 @@ extern "C" {
 
 #define TK_THREADS 128
 #define TK_MAX_K 32
-#define TK_TILE 1024                 /* targets per shared-memory tile */
+#define TK_TILE 1024                       /* targets per shared-memory tile */
 #define TK_CHUNK_BYTES ((size_t)256 << 20) /* results per chunk */
 
 static int cuda_fail(cudaError_t e, const char *what) {
@@ -87,8 +87,7 @@ extern "C" int fy_gpu_hamming_topk(int device, const uint64_t *codes, size_t n, 
   if (words != 1 && words != 4)
     return fy_error(FERRY_EINVAL, "GPU Hamming top-k: words must be 1 or 4, not %d", words);
   if (k < 1 || k > TK_MAX_K)
-    return fy_error(FERRY_EUNSUPPORTED, "GPU Hamming top-k: k must be 1..%d, not %d", TK_MAX_K,
-                    k);
+    return fy_error(FERRY_EUNSUPPORTED, "GPU Hamming top-k: k must be 1..%d, not %d", TK_MAX_K, k);
   if (n >= UINT32_MAX)
     return fy_error(FERRY_ETOO_LARGE, "GPU Hamming top-k: %zu codes (at most 2^32 - 2)", n);
   if ((rc = fy_gpu_hamming_available(device)))
@@ -102,13 +101,13 @@ extern "C" int fy_gpu_hamming_topk(int device, const uint64_t *codes, size_t n, 
     chunk = n;
   cudaGetDevice(&prev);
 
-#define CK(call, what)                                                                           \
-  do {                                                                                           \
-    cudaError_t e_ = (call);                                                                     \
-    if (e_ != cudaSuccess) {                                                                     \
-      rc = cuda_fail(e_, what);                                                                  \
-      goto done;                                                                                 \
-    }                                                                                            \
+#define CK(call, what)                                                                             \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      rc = cuda_fail(e_, what);                                                                    \
+      goto done;                                                                                   \
+    }                                                                                              \
   } while (0)
 
   CK(cudaSetDevice(device), "selecting the device");

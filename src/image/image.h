@@ -7,8 +7,8 @@
 /* Scratch memory of one resizing thread, reused from image to image.
  * Zero-initialise; release with fy_resize_ctx_free(). */
 typedef struct fy_resize_ctx {
-  fy_buf coeffs;   /* filter weights and bounds, both passes */
-  fy_buf temp;     /* intermediate image between the two passes */
+  fy_buf coeffs; /* filter weights and bounds, both passes */
+  fy_buf temp;   /* intermediate image between the two passes */
 } fy_resize_ctx;
 
 void fy_resize_ctx_free(fy_resize_ctx *ctx);
@@ -33,9 +33,9 @@ int fy_resize_u8(const uint8_t *src, int sw, int sh, size_t sstride, int channel
 typedef struct fy_store_params {
   ferry_layout layout;
   ferry_dtype dtype;
-  int flip;          /* mirror horizontally */
-  int normalize;     /* out = (x / 255 - mean[c]) / std[c]; else out = x
-                        (u8) or x / 255 (f16/f32) */
+  int flip;      /* mirror horizontally */
+  int normalize; /* out = (x / 255 - mean[c]) / std[c]; else out = x
+                    (u8) or x / 255 (f16/f32) */
   float mean[3], std[3];
 } fy_store_params;
 

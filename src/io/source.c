@@ -170,8 +170,7 @@ static char *trim(char *p) {
   return p;
 }
 
-static int parse_line(fy_source *s, const char *list, long lineno, char *line,
-                      const char *base) {
+static int parse_line(fy_source *s, const char *list, long lineno, char *line, const char *base) {
   char *p = trim(line);
   if (!*p || *p == '#')
     return FERRY_OK;
@@ -239,8 +238,8 @@ int fy_source_open(fy_source *s, const char *path) {
     return fy_error(FERRY_EIO, "%s: %s", path, strerror(errno));
   int rc = S_ISDIR(st.st_mode) ? open_dir(s, path) : open_list(s, path);
   if (rc == FERRY_OK && s->count == 0)
-    rc = fy_error(FERRY_EEMPTY, "%s: no images found (looked for .jpg .jpeg .png .webp%s)",
-                  path, S_ISDIR(st.st_mode) ? " in it and its sub-folders" : " lines");
+    rc = fy_error(FERRY_EEMPTY, "%s: no images found (looked for .jpg .jpeg .png .webp%s)", path,
+                  S_ISDIR(st.st_mode) ? " in it and its sub-folders" : " lines");
   if (rc)
     fy_source_free(s);
   return rc;

@@ -7,10 +7,10 @@
 
 typedef struct fy_source {
   int64_t count;
-  char *paths;        /* all paths, NUL-separated */
+  char *paths; /* all paths, NUL-separated */
   size_t paths_len, paths_cap;
-  int64_t *offsets;   /* count offsets into paths */
-  int32_t *labels;    /* count labels, -1 when unlabelled */
+  int64_t *offsets; /* count offsets into paths */
+  int32_t *labels;  /* count labels, -1 when unlabelled */
   int64_t cap;
   int num_classes;
   char **class_names; /* num_classes names (ImageFolder) or NULL */

@@ -7,10 +7,10 @@
 static uint32_t crc_sw(uint32_t crc, const uint8_t *p, size_t n) {
   /* bitwise form of the reflected polynomial 0x82F63B78; computed per byte
    * with a small nibble table to stay short and table-init free */
-  static const uint32_t nib[16] = {
-      0x00000000, 0x105EC76F, 0x20BD8EDE, 0x30E349B1, 0x417B1DBC, 0x5125DAD3,
-      0x61C69362, 0x7198540D, 0x82F63B78, 0x92A8FC17, 0xA24BB5A6, 0xB21572C9,
-      0xC38D26C4, 0xD3D3E1AB, 0xE330A81A, 0xF36E6F75};
+  static const uint32_t nib[16] = {0x00000000, 0x105EC76F, 0x20BD8EDE, 0x30E349B1,
+                                   0x417B1DBC, 0x5125DAD3, 0x61C69362, 0x7198540D,
+                                   0x82F63B78, 0x92A8FC17, 0xA24BB5A6, 0xB21572C9,
+                                   0xC38D26C4, 0xD3D3E1AB, 0xE330A81A, 0xF36E6F75};
   for (size_t i = 0; i < n; i++) {
     crc ^= p[i];
     crc = (crc >> 4) ^ nib[crc & 15];
@@ -20,8 +20,7 @@ static uint32_t crc_sw(uint32_t crc, const uint8_t *p, size_t n) {
 }
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p,
-                                                         size_t n) {
+__attribute__((target("sse4.2"))) static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t n) {
   uint64_t c = crc;
   for (; n >= 8; n -= 8, p += 8) {
     uint64_t v;

@@ -49,7 +49,7 @@ typedef struct fy_pack {
   int nshards;
   fy_pack_shard *shards;
   int64_t count;
-  int32_t *sample_shard; /* per sample: shard */
+  int32_t *sample_shard;  /* per sample: shard */
   uint32_t *sample_index; /* per sample: entry within the shard */
 } fy_pack;
 

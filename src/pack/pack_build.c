@@ -58,8 +58,9 @@ static int check_plan(const ferry_pack_options *o, int64_t n) {
   have[k] = '\0';
   fclose(f);
   if (strcmp(have, want) != 0)
-    return fy_error(FERRY_EINVAL, "%s: holds a pack made with other settings (see its PLAN); "
-                                  "remove it or choose another directory",
+    return fy_error(FERRY_EINVAL,
+                    "%s: holds a pack made with other settings (see its PLAN); "
+                    "remove it or choose another directory",
                     o->output);
   return FERRY_OK;
 }
@@ -128,8 +129,8 @@ static int write_manifest(const ferry_pack_options *o, int nshards) {
   char *t = malloc(cap);
   if (!t)
     return fy_error(FERRY_ENOMEM, "out of memory");
-  size_t k = (size_t)snprintf(t, cap, "ferry-pack %d\nshape %d %d 3\nshards %d\n",
-                              FY_PACK_VERSION, o->height, o->width, nshards);
+  size_t k = (size_t)snprintf(t, cap, "ferry-pack %d\nshape %d %d 3\nshards %d\n", FY_PACK_VERSION,
+                              o->height, o->width, nshards);
   uint64_t total = 0;
   for (int i = 0; i < nshards; i++) {
     uint32_t c = 0;
@@ -267,7 +268,6 @@ int ferry_pack_verify(const char *dir, int64_t *bad_out) {
   if (bad_out)
     *bad_out = bad;
   if (bad)
-    return fy_error(FERRY_ECORRUPT, "%s%s", first,
-                    bad > 1 ? " (and more damaged samples)" : "");
+    return fy_error(FERRY_ECORRUPT, "%s%s", first, bad > 1 ? " (and more damaged samples)" : "");
   return FERRY_OK;
 }

@@ -58,8 +58,8 @@ static int open_shard(fy_pack *p, fy_pack_shard *s, uint32_t want_count) {
   if (get32(h + 60) != fy_crc32c(0, h, 60))
     return fy_error(FERRY_ECORRUPT, "%s: shard header checksum mismatch", path);
   if (get32(h + 8) != FY_PACK_VERSION)
-    return fy_error(FERRY_EUNSUPPORTED, "%s: shard format version %u, this ferry reads %d",
-                    path, get32(h + 8), FY_PACK_VERSION);
+    return fy_error(FERRY_EUNSUPPORTED, "%s: shard format version %u, this ferry reads %d", path,
+                    get32(h + 8), FY_PACK_VERSION);
   if (get32(h + 12) != FY_PACK_KIND_U8 || (int)get32(h + 16) != p->height ||
       (int)get32(h + 20) != p->width || (int)get32(h + 24) != p->channels)
     return fy_error(FERRY_ECORRUPT, "%s: shard shape differs from the MANIFEST's", path);

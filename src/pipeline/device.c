@@ -12,12 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK 128 /* most samples per call to the JPEG engine */
+#define CHUNK 128        /* most samples per call to the JPEG engine */
 #define DEFAULT_CHUNK 64 /* measured best on an H200 with 16 cores */
 
-static size_t stage_bytes(const ferry_loader *L) {
-  return (size_t)3 * L->o.width * L->o.height;
-}
+static size_t stage_bytes(const ferry_loader *L) { return (size_t)3 * L->o.width * L->o.height; }
 
 int fy_dev_open(ferry_loader *L) {
   int n = L->nslots, B = L->o.batch_size;
@@ -168,12 +166,12 @@ static int plan_locked(ferry_loader *L, slot *s, int epoch, int64_t idx, int w, 
   fy_box box = *bx;
   int used = L->table_used[s->id], cap = L->o.batch_size * 12000;
   fy_axis_table tx, ty;
-  if (fy_resize_axis_table(L->o.filter, w, box.x0, box.x1, L->o.width, tab + used, cap - used,
-                           &tx, scratch) != FERRY_OK)
+  if (fy_resize_axis_table(L->o.filter, w, box.x0, box.x1, L->o.width, tab + used, cap - used, &tx,
+                           scratch) != FERRY_OK)
     return 0;
   int yat = used + tx.entries;
-  if (fy_resize_axis_table(L->o.filter, h, box.y0, box.y1, L->o.height, tab + yat, cap - yat,
-                           &ty, scratch) != FERRY_OK)
+  if (fy_resize_axis_table(L->o.filter, h, box.y0, box.y1, L->o.height, tab + yat, cap - yat, &ty,
+                           scratch) != FERRY_OK)
     return 0;
   size_t temp = (size_t)(ty.last - ty.first) * L->o.width * 3;
   temp = (temp + 255) & ~(size_t)255;
@@ -198,8 +196,7 @@ static int plan_locked(ferry_loader *L, slot *s, int epoch, int64_t idx, int w, 
 
 /* Whether the engine should take this file: a baseline JPEG it accepts,
  * upright as stored, within the limits. */
-static int engine_wants(ferry_loader *L, int engine, const uint8_t *d, size_t n, int *w,
-                        int *h) {
+static int engine_wants(ferry_loader *L, int engine, const uint8_t *d, size_t n, int *w, int *h) {
   if (fy_sniff(d, n) != FERRY_FORMAT_JPEG || L->o.filter == FERRY_FILTER_NEAREST)
     return 0;
   if (!L->o.ignore_orientation && fy_jpeg_orientation(d, n) != 1)
@@ -217,8 +214,10 @@ static void run_engine(ferry_loader *L, int engine, fy_worker_state *w, slot *s,
     return;
   int rc = fy_gpu_jpeg_decode(L->gpu, engine, j->data, j->len, j->w, j->dst, j->n);
   if (rc != FERRY_OK && !__atomic_exchange_n(&L->engine_warned, 1, __ATOMIC_RELAXED))
-    fprintf(stderr, "ferry: GPU JPEG engine failed on a chunk of %d images (%s); the CPU "
-                    "decodes them\n", j->n, ferry_last_error());
+    fprintf(stderr,
+            "ferry: GPU JPEG engine failed on a chunk of %d images (%s); the CPU "
+            "decodes them\n",
+            j->n, ferry_last_error());
   for (int i = 0; i < j->n; i++) {
     int k = (int)(j->pos[i] - s->number * L->o.batch_size);
     if (rc != FERRY_OK) { /* the CPU decodes them, and names any bad file */
@@ -250,8 +249,8 @@ static uint8_t *arena_take(ferry_loader *L, slot *s, size_t n) {
 
 /* Reads and sorts a chunk: engine candidates into the job, the rest to the
  * CPU path right here. */
-static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf *scratch,
-                         slot *s, int64_t pos0, int n, int epoch) {
+static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf *scratch, slot *s,
+                         int64_t pos0, int n, int epoch) {
   engine_job j;
   j.n = 0;
   for (int i = 0; i < n; i++) {

@@ -166,13 +166,12 @@ static void run_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos
     rc = FERRY_ECORRUPT; /* known bad: reported already, not read again */
   } else if (L->pack) {
     void *dst = L->gpu ? fy_dev_sample_dst(L, s, k) : (char *)s->data + (size_t)k * L->sample_bytes;
-    rc = fy_process_pack_sample(w, &L->o, L->gpu ? &L->stage_store : &L->store, L->pack, epoch,
-                                idx, dst);
+    rc = fy_process_pack_sample(w, &L->o, L->gpu ? &L->stage_store : &L->store, L->pack, epoch, idx,
+                                dst);
     if (rc == FERRY_OK && L->gpu)
       fy_dev_sample_done(L, s, k, idx, epoch);
   } else if (L->gpu) {
-    rc = fy_process_sample(w, &L->o, &L->stage_store, path, epoch, idx,
-                           fy_dev_sample_dst(L, s, k));
+    rc = fy_process_sample(w, &L->o, &L->stage_store, path, epoch, idx, fy_dev_sample_dst(L, s, k));
     if (rc == FERRY_OK)
       fy_dev_sample_done(L, s, k, idx, epoch);
   } else {
@@ -246,8 +245,7 @@ static int validate(const ferry_loader_options *o) {
   if (!o->source || !*o->source)
     return fy_error(FERRY_EINVAL, "loader: no source given");
   if (o->batch_size < 1 || o->batch_size > 1 << 20)
-    return fy_error(FERRY_EINVAL, "loader: batch size %d out of range (1..1048576)",
-                    o->batch_size);
+    return fy_error(FERRY_EINVAL, "loader: batch size %d out of range (1..1048576)", o->batch_size);
   if (o->width < 1 || o->height < 1 || o->width > 16384 || o->height > 16384)
     return fy_error(FERRY_EINVAL, "loader: output size %dx%d out of range (1..16384)", o->width,
                     o->height);
@@ -256,13 +254,13 @@ static int validate(const ferry_loader_options *o) {
   if (o->prefetch < 1 || o->prefetch > 64)
     return fy_error(FERRY_EINVAL, "loader: prefetch %d out of range (1..64)", o->prefetch);
   if (o->world_size < 1 || o->rank < 0 || o->rank >= o->world_size)
-    return fy_error(FERRY_EINVAL, "loader: rank %d not in 0..world_size-1 (world_size %d)",
-                    o->rank, o->world_size);
+    return fy_error(FERRY_EINVAL, "loader: rank %d not in 0..world_size-1 (world_size %d)", o->rank,
+                    o->world_size);
   if (o->crop == FERRY_CROP_CENTER && !(o->crop_ratio > 0 && o->crop_ratio <= 1))
     return fy_error(FERRY_EINVAL, "loader: crop ratio %g not in (0, 1]", o->crop_ratio);
   if (o->crop == FERRY_CROP_RANDOM &&
-      !(o->scale_min > 0 && o->scale_min <= o->scale_max && o->scale_max <= 1 &&
-        o->ratio_min > 0 && o->ratio_min <= o->ratio_max))
+      !(o->scale_min > 0 && o->scale_min <= o->scale_max && o->scale_max <= 1 && o->ratio_min > 0 &&
+        o->ratio_min <= o->ratio_max))
     return fy_error(FERRY_EINVAL, "loader: random crop needs 0 < scale_min <= scale_max <= 1 "
                                   "and 0 < ratio_min <= ratio_max");
   if (o->flip_prob < 0 || o->flip_prob > 1)
@@ -271,8 +269,7 @@ static int validate(const ferry_loader_options *o) {
       (unsigned)o->filter > FERRY_FILTER_NEAREST || (unsigned)o->crop > FERRY_CROP_RANDOM)
     return fy_error(FERRY_EINVAL, "loader: unknown layout, dtype, filter or crop value");
   if (o->device < -1 || o->device > 255)
-    return fy_error(FERRY_EINVAL, "loader: device %d not valid (-1 = CPU, N = cuda:N)",
-                    o->device);
+    return fy_error(FERRY_EINVAL, "loader: device %d not valid (-1 = CPU, N = cuda:N)", o->device);
   for (int c = 0; c < 3 && o->normalize; c++)
     if (!(o->std[c] > 0))
       return fy_error(FERRY_EINVAL, "loader: std[%d] must be > 0", c);
@@ -298,8 +295,8 @@ static int alloc_slots(ferry_loader *L) {
     s->labels = calloc(B, sizeof *s->labels);
     s->indices = calloc(B, sizeof *s->indices);
     if ((!s->data && L->o.device < 0) || !s->failed || !s->labels || !s->indices)
-      return fy_error(FERRY_ENOMEM, "loader: out of memory for %d batches of %zu bytes",
-                      L->nslots, bytes);
+      return fy_error(FERRY_ENOMEM, "loader: out of memory for %d batches of %zu bytes", L->nslots,
+                      bytes);
     ferry_batch *bt = &s->batch;
     bt->data = s->data;
     bt->labels = s->labels;
@@ -379,15 +376,18 @@ int ferry_loader_open(const ferry_loader_options *options, ferry_loader **out) {
   pthread_mutex_init(&L->report_mu, NULL);
   pthread_cond_init(&L->work_cv, NULL);
   pthread_cond_init(&L->ready_cv, NULL);
-  L->store = (fy_store_params){L->o.layout, L->o.dtype, 0, L->o.normalize,
+  L->store = (fy_store_params){L->o.layout,
+                               L->o.dtype,
+                               0,
+                               L->o.normalize,
                                {L->o.mean[0], L->o.mean[1], L->o.mean[2]},
                                {L->o.std[0], L->o.std[1], L->o.std[2]}};
   L->stage_store = (fy_store_params){FERRY_LAYOUT_HWC, FERRY_U8, 0, 0, {0, 0, 0}, {1, 1, 1}};
   L->sample_bytes = (size_t)3 * L->o.width * L->o.height * ferry_dtype_size(L->o.dtype);
   L->nslots = L->o.prefetch;
-  rc = !L->source_path ? FERRY_ENOMEM
+  rc = !L->source_path           ? FERRY_ENOMEM
        : fy_pack_is(L->o.source) ? open_pack(L)
-                                : fy_source_open(&L->src, L->o.source);
+                                 : fy_source_open(&L->src, L->o.source);
   if (rc == FERRY_OK) {
     L->order = malloc((size_t)L->src.count * sizeof *L->order);
     L->bad = calloc((size_t)L->src.count, 1);
@@ -488,12 +488,16 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
   if (L->next_batch >= L->num_batches) {
     rc = FERRY_END;
   } else if (L->held >= L->nslots) {
-    rc = fy_error(FERRY_ESTATE, "loader: all %d batches of the ring are held; release one "
-                                "before asking for the next", L->nslots);
+    rc = fy_error(FERRY_ESTATE,
+                  "loader: all %d batches of the ring are held; release one "
+                  "before asking for the next",
+                  L->nslots);
   } else if (!slot_of(L, L->next_batch)) {
     /* Only when every slot is held: batches are given out in order. */
-    rc = fy_error(FERRY_ESTATE, "loader: all %d batches of the ring are held; release one "
-                                "before asking for the next", L->nslots);
+    rc = fy_error(FERRY_ESTATE,
+                  "loader: all %d batches of the ring are held; release one "
+                  "before asking for the next",
+                  L->nslots);
   } else {
     slot *s = slot_of(L, L->next_batch);
     double t0 = fy_now();

@@ -13,15 +13,15 @@ enum slot_state { SLOT_FILLING, SLOT_READY, SLOT_HELD };
 
 typedef struct slot {
   ferry_batch batch;
-  int64_t number;   /* batch of the epoch assigned to this slot, -1 none */
+  int64_t number; /* batch of the epoch assigned to this slot, -1 none */
   int state;
-  int done;         /* samples finished (ok or failed) */
-  int expected;     /* samples in this batch */
-  uint8_t *failed;  /* per position: 1 when the file was skipped */
+  int done;        /* samples finished (ok or failed) */
+  int expected;    /* samples in this batch */
+  uint8_t *failed; /* per position: 1 when the file was skipped */
   int32_t *labels;
   int64_t *indices;
   void *data;
-  int id;           /* index in the ring */
+  int id; /* index in the ring */
 } slot;
 
 typedef struct fy_dec_arg {
@@ -36,10 +36,10 @@ struct ferry_loader {
   fy_store_params store;
   fy_store_params stage_store; /* device mode: CPU workers write u8 HWC */
   size_t sample_bytes;
-  int64_t *order;       /* this epoch's positions -> source indices */
-  int64_t epoch_n;      /* samples in this rank's epoch */
+  int64_t *order;  /* this epoch's positions -> source indices */
+  int64_t epoch_n; /* samples in this rank's epoch */
   int64_t num_batches;
-  uint8_t *bad;         /* per source index: known bad file */
+  uint8_t *bad; /* per source index: known bad file */
 
   pthread_mutex_t mu;
   pthread_cond_t work_cv;  /* workers: a slot or an epoch became available */
@@ -53,30 +53,29 @@ struct ferry_loader {
   int stop;
   int epoch;
   int epoch_active;
-  int64_t next_pos;     /* next sample position to claim */
-  int64_t next_batch;   /* next batch the consumer takes */
-  int64_t next_assign;  /* next batch to give a free slot */
-  int inflight;         /* samples being processed right now */
-  int held;             /* batches handed out, not released */
-  int error;            /* on_error = fail: first error of the epoch */
+  int64_t next_pos;    /* next sample position to claim */
+  int64_t next_batch;  /* next batch the consumer takes */
+  int64_t next_assign; /* next batch to give a free slot */
+  int inflight;        /* samples being processed right now */
+  int held;            /* batches handed out, not released */
+  int error;           /* on_error = fail: first error of the epoch */
   char error_msg[1024];
   ferry_stats stats;
-  fy_pack *pack;           /* the source is a pack (memory-mapped shards) */
+  fy_pack *pack; /* the source is a pack (memory-mapped shards) */
   /* device mode (o.device >= 0) */
   fy_gpu *gpu;
-  int gpu_threads;         /* decoder threads feeding the JPEG engine */
+  int gpu_threads; /* decoder threads feeding the JPEG engine */
   int engine_warned;
   pthread_t gpu_tid[FY_GPU_MAX_ENGINES];
   fy_dec_arg dec_args[FY_GPU_MAX_ENGINES];
-  pthread_mutex_t dev_mu;  /* the slots' device arenas and tables */
+  pthread_mutex_t dev_mu; /* the slots' device arenas and tables */
   int dev_mu_init;
-  fy_buf *gpu_files;       /* per slot: file bytes of engine-decoded samples */
-  size_t *arena_used;      /* per slot */
-  size_t *temp_used;       /* per slot */
-  int *table_used;         /* per slot */
-  int *any_staged;         /* per slot */
+  fy_buf *gpu_files;  /* per slot: file bytes of engine-decoded samples */
+  size_t *arena_used; /* per slot */
+  size_t *temp_used;  /* per slot */
+  int *table_used;    /* per slot */
+  int *any_staged;    /* per slot */
 };
-
 
 /* device.c */
 int fy_dev_open(ferry_loader *L);

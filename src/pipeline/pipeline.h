@@ -19,8 +19,8 @@ int64_t fy_epoch_order(int64_t n, int shuffle, uint64_t seed, int epoch, int ran
 enum { FY_STREAM_SHUFFLE = 1, FY_STREAM_CROP = 2, FY_STREAM_FLIP = 3 };
 
 /* Crop box (fractional, upright source coordinates) for a sample. */
-void fy_plan_box(const ferry_loader_options *o, uint64_t seed, int epoch, int64_t index,
-                 int src_w, int src_h, fy_box *box);
+void fy_plan_box(const ferry_loader_options *o, uint64_t seed, int epoch, int64_t index, int src_w,
+                 int src_h, fy_box *box);
 /* Whether a sample is flipped. */
 int fy_plan_flip(const ferry_loader_options *o, uint64_t seed, int epoch, int64_t index);
 
@@ -38,13 +38,13 @@ void fy_worker_state_free(fy_worker_state *w);
 /* Reads, decodes, crops, resizes and stores sample `index` (path) into
  * dst (one sample of the output tensor). Errors name the file. */
 int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
-                      const fy_store_params *store, const char *path, int epoch,
-                      int64_t index, void *dst);
+                      const fy_store_params *store, const char *path, int epoch, int64_t index,
+                      void *dst);
 
 /* The same for sample `index` of a pack: no decoding; resampled only when
  * the output size differs or a random crop is asked for. */
 int fy_process_pack_sample(fy_worker_state *w, const ferry_loader_options *o,
-                           const fy_store_params *store, const fy_pack *p, int epoch,
-                           int64_t index, void *dst);
+                           const fy_store_params *store, const fy_pack *p, int epoch, int64_t index,
+                           void *dst);
 
 #endif

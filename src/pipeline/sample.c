@@ -39,8 +39,8 @@ static void random_resized_crop(const ferry_loader_options *o, uint64_t seed, in
   *box = (fy_box){x, y, x + cw, y + ch};
 }
 
-void fy_plan_box(const ferry_loader_options *o, uint64_t seed, int epoch, int64_t index,
-                 int w, int h, fy_box *box) {
+void fy_plan_box(const ferry_loader_options *o, uint64_t seed, int epoch, int64_t index, int w,
+                 int h, fy_box *box) {
   if (o->crop == FERRY_CROP_RANDOM) {
     random_resized_crop(o, seed, epoch, index, w, h, box);
   } else if (o->crop == FERRY_CROP_CENTER) {
@@ -101,7 +101,7 @@ static int plan_cb(void *user, int w, int h, ferry_rect *crop, int *min_w, int *
  * pixels), then resamples the exact crop box to the output size. Times the
  * two stages. */
 static int decode_crop_resize(fy_worker_state *w, const ferry_loader_options *o, const char *path,
-                        size_t n, plan_ctx *pc) {
+                              size_t n, plan_ctx *pc) {
   ferry_decode_options dopt;
   ferry_decode_options_default(&dopt);
   dopt.ignore_orientation = o->ignore_orientation;
@@ -115,8 +115,8 @@ static int decode_crop_resize(fy_worker_state *w, const ferry_loader_options *o,
   if (rc)
     return rc;
   /* The crop box in the decoded pixels' coordinates. */
-  fy_box b = {(pc->box.x0 - d.x0) * d.sx, (pc->box.y0 - d.y0) * d.sy,
-              (pc->box.x1 - d.x0) * d.sx, (pc->box.y1 - d.y0) * d.sy};
+  fy_box b = {(pc->box.x0 - d.x0) * d.sx, (pc->box.y0 - d.y0) * d.sy, (pc->box.x1 - d.x0) * d.sx,
+              (pc->box.y1 - d.y0) * d.sy};
   b.x0 = fmax(b.x0, 0);
   b.y0 = fmax(b.y0, 0);
   b.x1 = fmin(b.x1, d.image.width);
@@ -124,9 +124,9 @@ static int decode_crop_resize(fy_worker_state *w, const ferry_loader_options *o,
   size_t out_bytes = (size_t)o->width * o->height * 3;
   rc = fy_buf_reserve(&w->resized, out_bytes);
   if (rc == FERRY_OK)
-    rc = fy_resize_u8(d.image.data, d.image.width, d.image.height, d.image.stride,
-                      d.image.channels, &b, w->resized.p, o->width, o->height,
-                      (size_t)o->width * 3, o->filter, &w->rs);
+    rc = fy_resize_u8(d.image.data, d.image.width, d.image.height, d.image.stride, d.image.channels,
+                      &b, w->resized.p, o->width, o->height, (size_t)o->width * 3, o->filter,
+                      &w->rs);
   w->transform_s += fy_now() - t1;
   if (rc)
     return fy_error(rc, "%s: %s", path, ferry_last_error());
@@ -134,8 +134,8 @@ static int decode_crop_resize(fy_worker_state *w, const ferry_loader_options *o,
 }
 
 int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
-                      const fy_store_params *store, const char *path, int epoch,
-                      int64_t index, void *dst) {
+                      const fy_store_params *store, const char *path, int epoch, int64_t index,
+                      void *dst) {
   double t0 = fy_now();
   size_t n = 0;
   int rc = fy_read_file(path, 1ull << 30, &w->file, &n);
@@ -156,8 +156,8 @@ int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
 }
 
 int fy_process_pack_sample(fy_worker_state *w, const ferry_loader_options *o,
-                           const fy_store_params *store, const fy_pack *p, int epoch,
-                           int64_t index, void *dst) {
+                           const fy_store_params *store, const fy_pack *p, int epoch, int64_t index,
+                           void *dst) {
   double t0 = fy_now();
   const uint8_t *px = fy_pack_sample(p, index, NULL);
   int pw = p->width, ph = p->height;

@@ -120,8 +120,8 @@ int ferry_hamming_pairs(const uint64_t *codes, size_t n, int words,
     return fy_error(FERRY_EINVAL, "ferry_hamming_pairs: threshold %d not in 0..%d", t, bits);
   if (options->device >= 0) { /* src/cuda/hamming.cu: sorted by (i, j) like below */
     last_method = "cuda";
-    return fy_gpu_hamming_pairs(options->device, codes, n, words, t, options->max_pairs, 0,
-                                pairs, count, NULL);
+    return fy_gpu_hamming_pairs(options->device, codes, n, words, t, options->max_pairs, 0, pairs,
+                                count, NULL);
   }
   if (n < 2)
     return FERRY_OK;

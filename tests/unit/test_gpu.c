@@ -21,11 +21,21 @@ static const char *sample_file(const char *rel) {
 
 static fy_gpu *open_gpu(int w, int h, ferry_layout layout, ferry_dtype dtype, int normalize,
                         int hw) {
-  fy_gpu_params p = {.device = 0, .nslots = 1, .batch = 4, .width = w, .height = h,
-                     .layout = layout, .dtype = dtype, .normalize = normalize,
-                     .mean = {0.485f, 0.456f, 0.406f}, .std = {0.229f, 0.224f, 0.225f},
-                     .arena_bytes = 64u << 20, .temp_bytes = 16u << 20,
-                     .table_entries = 200000, .hw_decode = hw, .decoders = 1};
+  fy_gpu_params p = {.device = 0,
+                     .nslots = 1,
+                     .batch = 4,
+                     .width = w,
+                     .height = h,
+                     .layout = layout,
+                     .dtype = dtype,
+                     .normalize = normalize,
+                     .mean = {0.485f, 0.456f, 0.406f},
+                     .std = {0.229f, 0.224f, 0.225f},
+                     .arena_bytes = 64u << 20,
+                     .temp_bytes = 16u << 20,
+                     .table_entries = 200000,
+                     .hw_decode = hw,
+                     .decoders = 1};
   fy_gpu *g = NULL;
   CHECK_MSG(fy_gpu_open(&p, &g) == FERRY_OK, "%s", ferry_last_error());
   return g;
@@ -64,8 +74,8 @@ static void test_resample_vs_cpu(const char *file, int ow, int oh, ferry_filter 
   uint8_t *gpu = malloc(n), *cpu = malloc(n);
   CHECK(fy_gpu_download(0, fy_gpu_output(g, 0), gpu, n) == FERRY_OK);
   fy_resize_ctx ctx = {0};
-  CHECK(fy_resize_u8(im.data, im.width, im.height, im.stride, 3, &box, cpu, ow, oh,
-                     (size_t)ow * 3, f, &ctx) == FERRY_OK);
+  CHECK(fy_resize_u8(im.data, im.width, im.height, im.stride, 3, &box, cpu, ow, oh, (size_t)ow * 3,
+                     f, &ctx) == FERRY_OK);
   int maxd = 0, diff = 0;
   for (size_t i = 0; i < n; i++) {
     int d = abs(gpu[i] - cpu[i]);
@@ -73,8 +83,8 @@ static void test_resample_vs_cpu(const char *file, int ow, int oh, ferry_filter 
     diff += d != 0;
   }
   CHECK_MSG(maxd <= 1, "%s %dx%d filter %d: GPU vs CPU max diff %d", file, ow, oh, f, maxd);
-  printf("resample %s -> %dx%d filter %d: max diff %d, %d of %zu values differ\n", file, ow, oh,
-         f, maxd, diff, n);
+  printf("resample %s -> %dx%d filter %d: max diff %d, %d of %zu values differ\n", file, ow, oh, f,
+         maxd, diff, n);
   fy_resize_ctx_free(&ctx);
   fy_buf_free(&scratch);
   free(gpu);
@@ -107,8 +117,8 @@ static void test_store_vs_cpu(ferry_layout layout, ferry_dtype dtype, int normal
   size_t per = (size_t)w * h * 3 * ferry_dtype_size(dtype);
   uint8_t *gpu = malloc(2 * per), *cpu = malloc(2 * per);
   CHECK(fy_gpu_download(0, fy_gpu_output(g, 0), gpu, 2 * per) == FERRY_OK);
-  fy_store_params sp = {layout, dtype, 0, normalize, {0.485f, 0.456f, 0.406f},
-                        {0.229f, 0.224f, 0.225f}};
+  fy_store_params sp = {
+      layout, dtype, 0, normalize, {0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
   double maxd = 0;
   for (int k = 0; k < 2; k++) {
     sp.flip = k;
@@ -126,8 +136,8 @@ static void test_store_vs_cpu(ferry_layout layout, ferry_dtype dtype, int normal
     maxd = fmax(maxd, fabs(a - b));
   }
   double tol = dtype == FERRY_U8 ? 1 : 1e-3;
-  CHECK_MSG(maxd <= tol, "store layout %d dtype %d norm %d: max diff %g", layout, dtype,
-            normalize, maxd);
+  CHECK_MSG(maxd <= tol, "store layout %d dtype %d norm %d: max diff %g", layout, dtype, normalize,
+            maxd);
   free(gpu);
   free(cpu);
   fy_gpu_close(g);
@@ -197,8 +207,7 @@ static void test_hw_decode_psnr(const char *dir) {
     }
     CHECK_MSG(p2[0] >= 40, "%s: PSNR %.1f dB", path, p2[0]);
     if (p2[0] < 42 || p2[1] < 40)
-      printf("  %s: PSNR %.2f dB (box upsampling), %.2f dB (fancy)\n", e->d_name, p2[0],
-             p2[1]);
+      printf("  %s: PSNR %.2f dB (box upsampling), %.2f dB (fancy)\n", e->d_name, p2[0], p2[1]);
     worst = fmin(worst, p2[0]);
     worst_fancy = fmin(worst_fancy, p2[1]);
     tested++;
@@ -283,8 +292,8 @@ int main(void) {
     SKIP("GPU tests: %s", p.built_with_cuda ? p.error : "built without CUDA");
     return check_done();
   }
-  printf("GPU: %s (cc %d.%d), hardware JPEG %s\n", p.dev[0].name, p.dev[0].major,
-         p.dev[0].minor, p.dev[0].hw_jpeg ? "yes" : p.dev[0].hw_jpeg_why);
+  printf("GPU: %s (cc %d.%d), hardware JPEG %s\n", p.dev[0].name, p.dev[0].major, p.dev[0].minor,
+         p.dev[0].hw_jpeg ? "yes" : p.dev[0].hw_jpeg_why);
   test_resample_vs_cpu("class0/p0004.jpg", 224, 224, FERRY_FILTER_TRIANGLE);
   test_resample_vs_cpu("class0/p0000.jpg", 160, 96, FERRY_FILTER_BILINEAR);
   test_resample_vs_cpu("class1/p0001.jpg", 300, 200, FERRY_FILTER_LANCZOS);

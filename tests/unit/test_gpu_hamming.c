@@ -55,8 +55,8 @@ static int cpu_pairs(const uint64_t *c, size_t n, int words, int t, ferry_pair *
 }
 
 /* GPU with a given buffer against the CPU; returns 1 when identical. */
-static int compare(const char *what, const uint64_t *c, size_t n, int words, int t,
-                   size_t buffer, fy_gpu_hamming_stats *st) {
+static int compare(const char *what, const uint64_t *c, size_t n, int words, int t, size_t buffer,
+                   fy_gpu_hamming_stats *st) {
   ferry_pair *ref = NULL, *got = NULL;
   size_t nref = 0, ngot = 0;
   int ok = 0;
@@ -90,11 +90,10 @@ static void test_identical(void) {
     int t[6];
   } cases[] = {
       /* n not a multiple of the 2048 (64-bit) / 1024 (256-bit) tile */
-      {1, 5000, 0, 0, {0, 8, 16, 24, 32, -1}},    /* uniform: the random-code tails */
-      {1, 5003, 300, 12, {0, 3, 8, 10, 12, -1}},  /* clustered: many pairs at each t */
-      {1, 4500, 40, 40, {20, 28, 33, 64, -1}},    /* t = 64: every pair */
-      {4, 2600, 0, 0, {0, 72, 100, 110, 128, -1}},
-      {4, 2601, 150, 50, {0, 10, 40, 72, 90, -1}},
+      {1, 5000, 0, 0, {0, 8, 16, 24, 32, -1}},   /* uniform: the random-code tails */
+      {1, 5003, 300, 12, {0, 3, 8, 10, 12, -1}}, /* clustered: many pairs at each t */
+      {1, 4500, 40, 40, {20, 28, 33, 64, -1}},   /* t = 64: every pair */
+      {4, 2600, 0, 0, {0, 72, 100, 110, 128, -1}}, {4, 2601, 150, 50, {0, 10, 40, 72, 90, -1}},
   };
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
     uint64_t *c = make_codes(cases[k].n, cases[k].words, cases[k].clusters, cases[k].spread);
@@ -107,7 +106,9 @@ static void test_identical(void) {
           unsetenv("FERRY_GPU_HAMMING_FILTER");
         snprintf(what, sizeof what, "%d-bit %s, %s", 64 * cases[k].words,
                  cases[k].clusters ? "clustered" : "uniform",
-                 filter < 0 ? "auto" : filter ? "bound first" : "exact");
+                 filter < 0 ? "auto"
+                 : filter   ? "bound first"
+                            : "exact");
         fy_gpu_hamming_stats st;
         CHECK_MSG(compare(what, c, cases[k].n, cases[k].words, cases[k].t[x], 0, &st), "%s t=%d",
                   what, cases[k].t[x]);
@@ -150,8 +151,7 @@ static void test_api(void) {
   o.device = 0;
   ferry_pair *got = NULL, *ref = NULL;
   size_t ngot = 0, nref = 0;
-  CHECK_MSG(ferry_hamming_pairs(c, 3000, 1, &o, &got, &ngot) == FERRY_OK, "%s",
-            ferry_last_error());
+  CHECK_MSG(ferry_hamming_pairs(c, 3000, 1, &o, &got, &ngot) == FERRY_OK, "%s", ferry_last_error());
   CHECK(!strcmp(ferry_search_last_method(), "cuda"));
   CHECK(cpu_pairs(c, 3000, 1, 7, &ref, &nref) == FERRY_OK);
   CHECK(ngot == nref && (!nref || !memcmp(got, ref, nref * sizeof *ref)));
