@@ -210,6 +210,11 @@ typedef struct ferry_loader_options {
   int hw_decode;          /* use the GPU's JPEG engine (default 1) */
   uint64_t device_memory; /* bound on device scratch for decoding, all
                              slots together (default 2 GiB) */
+  /* Keep each transformed sample in RAM the first time it is made, up to
+   * this many bytes (0 = off), and serve it from there in later epochs.
+   * Only for deterministic pipelines: crop != FERRY_CROP_RANDOM and
+   * flip_prob == 0 (else ferry_loader_open refuses). */
+  uint64_t cache_bytes;
   /* Called (from a worker thread, serialised) once per bad file; NULL
    * prints "ferry: skipped <file>: <reason>" to stderr. */
   void (*on_skip)(void *user, const char *path, int status, const char *msg);
@@ -244,6 +249,7 @@ typedef struct ferry_stats {
   double read_s, decode_s, transform_s, wait_s;
   uint64_t images, skipped, batches;
   uint64_t gpu_decoded; /* images decoded by the GPU's JPEG engine */
+  uint64_t cached;      /* images served from the memory cache */
 } ferry_stats;
 
 int ferry_loader_open(const ferry_loader_options *options, ferry_loader **loader);

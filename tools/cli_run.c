@@ -90,6 +90,9 @@ static void report(int epoch, const ferry_stats *d, double secs, int workers) {
   printf("  per image (summed over %d workers): read %.3f ms, decode %.3f ms, "
          "transform %.3f ms; consumer waited %.2f s\n",
          workers, d->read_s * per, d->decode_s * per, d->transform_s * per, d->wait_s);
+  if (d->cached)
+    printf("  %llu of %llu images served from the memory cache\n", (unsigned long long)d->cached,
+           (unsigned long long)d->images);
   if (d->gpu_decoded)
     printf("  GPU JPEG engine decoded %llu of %llu images\n", (unsigned long long)d->gpu_decoded,
            (unsigned long long)d->images);
@@ -105,6 +108,7 @@ static void diff_stats(const ferry_stats *a, const ferry_stats *b, ferry_stats *
   d->skipped = a->skipped - b->skipped;
   d->batches = a->batches - b->batches;
   d->gpu_decoded = a->gpu_decoded - b->gpu_decoded;
+  d->cached = a->cached - b->cached;
 }
 
 static int run_epoch(ferry_loader *L, cli_load_args *a, int e, int tty, int *grid_done) {

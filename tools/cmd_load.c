@@ -41,6 +41,8 @@ static const char help[] =
     "  --device-memory MiB   GPU: bound on decode scratch (default 2048)\n"
     "  --consume-ms MS       GPU: queue MS of stand-in work per batch and report how\n"
     "                        long the consumer waited on ferry\n"
+    "  --cache-mb N          keep transformed samples in RAM (up to N MiB) and serve\n"
+    "                        later epochs from there (deterministic pipelines only)\n"
     "  --save-grid OUT.png   write the first batch as a contact sheet\n"
     "  --quiet               no progress line\n";
 
@@ -68,7 +70,8 @@ enum {
   OPT_DEVICE,
   OPT_NO_HW,
   OPT_DEVMEM,
-  OPT_CONSUME
+  OPT_CONSUME,
+  OPT_CACHE
 };
 
 static const struct option longopts[] = {{"size", required_argument, 0, 's'},
@@ -99,6 +102,7 @@ static const struct option longopts[] = {{"size", required_argument, 0, 's'},
                                          {"no-hw-decode", no_argument, 0, OPT_NO_HW},
                                          {"device-memory", required_argument, 0, OPT_DEVMEM},
                                          {"consume-ms", required_argument, 0, OPT_CONSUME},
+                                         {"cache-mb", required_argument, 0, OPT_CACHE},
                                          {"quiet", no_argument, 0, 'q'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -168,6 +172,11 @@ static int parse_opt(int c, const char *arg, cli_load_args *a) {
       return arg[4] ? cli_int(cmd, "--device cuda:N", arg + 5, 0, 255, &o->device) : 0;
     }
     return cli_usage_error(cmd, "--device must be cpu or cuda:N, not '%s'", arg), -1;
+  case OPT_CACHE:
+    if (cli_int(cmd, "--cache-mb", arg, 1, 1 << 30, &v))
+      return -1;
+    o->cache_bytes = (uint64_t)v << 20;
+    return 0;
   case OPT_NO_HW: o->hw_decode = 0; return 0;
   case OPT_DEVMEM:
     if (cli_int(cmd, "--device-memory", arg, 64, 1 << 20, &v))

@@ -309,7 +309,9 @@ class Loader:
         divided by $LOCAL_WORLD_SIZE.
       prefetch: batches prepared ahead of the one you hold (the ring has
         prefetch + 1 buffers).
-      cache: not available yet (NotImplementedError).
+      cache: "memory" (up to a quarter of RAM) or a number of bytes: transformed samples are
+          kept after they are first made and later epochs are served from RAM; needs a
+          deterministic pipeline (crop="center" or "none", no flip).
       output: "auto" (torch tensors when torch can be imported, else NumPy
         arrays), "torch", "numpy", or "tensor" (ferry.Tensor objects that
         any DLPack consumer takes).
@@ -337,10 +339,16 @@ class Loader:
                  max_pixels: Optional[int] = None, dct_scaling: bool = True,
                  hw_decode: bool = True, device_memory: Optional[int] = None):
         self._core = None  # so that close() and __del__ work after a failed __init__
+        cache_bytes = None
         if cache not in (None, False):
-            raise NotImplementedError(
-                "ferry.Loader(cache=...) needs the C library's tensor cache, which ferry does not "
-                "have yet: leave cache unset")
+            # "memory": up to a quarter of the machine's RAM; an int: that many bytes
+            if cache == "memory":
+                cache_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
+            elif isinstance(cache, int) and not isinstance(cache, bool) and cache > 0:
+                cache_bytes = cache
+            else:
+                raise InvalidArgument(f"cache must be None, 'memory' or a number of bytes, "
+                                      f"not {cache!r}")
         if not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidArgument(f"batch_size must be a positive int, not {batch_size!r}")
         if not isinstance(prefetch, int) or not 1 <= prefetch <= 63:
@@ -387,7 +395,7 @@ class Loader:
             drop_last=bool(drop_last), on_error=_choice(_ON_ERROR, on_error, "on_error"),
             ignore_orientation=bool(ignore_orientation), max_pixels=max_pixels,
             dct_scaling=bool(dct_scaling), device=dev, hw_decode=bool(hw_decode),
-            device_memory=device_memory)
+            device_memory=device_memory, cache_bytes=cache_bytes)
         self._source = os.fspath(source)
         self._options = {k: v for k, v in options.items() if v is not None}
         self._output = output

@@ -155,34 +155,61 @@ void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
   pthread_mutex_unlock(&L->mu);
 }
 
+/* Serves sample idx from the memory cache into dst: 1 if it was there. */
+static int cache_get(ferry_loader *L, int64_t idx, void *dst) {
+  const uint8_t *c = L->cache ? __atomic_load_n(&L->cache[idx], __ATOMIC_ACQUIRE) : NULL;
+  if (!c)
+    return 0;
+  memcpy(dst, c, L->cache_item);
+  return 1;
+}
+
+/* Keeps a copy of a freshly made sample while the budget allows. */
+static void cache_put(ferry_loader *L, int64_t idx, const void *src) {
+  if (!L->cache || __atomic_load_n(&L->cache[idx], __ATOMIC_ACQUIRE))
+    return;
+  uint64_t n = L->cache_item;
+  if (__atomic_add_fetch(&L->cache_used, n, __ATOMIC_RELAXED) > L->o.cache_bytes) {
+    __atomic_sub_fetch(&L->cache_used, n, __ATOMIC_RELAXED);
+    return; /* full: later samples are made each epoch */
+  }
+  uint8_t *c = malloc(n);
+  if (!c) {
+    __atomic_sub_fetch(&L->cache_used, n, __ATOMIC_RELAXED);
+    return;
+  }
+  memcpy(c, src, n);
+  __atomic_store_n(&L->cache[idx], c, __ATOMIC_RELEASE);
+}
+
 static void run_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch) {
   int k = (int)(pos - s->number * L->o.batch_size);
   int64_t idx = L->order[pos];
   const char *path = fy_source_path(&L->src, idx);
   s->labels[k] = L->src.labels[idx];
   s->indices[k] = idx;
-  int rc;
+  /* On a GPU the CPU side makes the staged u8 image; else the sample. */
+  void *dst = L->gpu ? fy_dev_sample_dst(L, s, k) : (char *)s->data + (size_t)k * L->sample_bytes;
+  const fy_store_params *store = L->gpu ? &L->stage_store : &L->store;
+  int rc, cached = 0;
   if (__atomic_load_n(&L->bad[idx], __ATOMIC_ACQUIRE)) {
     rc = FERRY_ECORRUPT; /* known bad: reported already, not read again */
-  } else if (L->pack) {
-    void *dst = L->gpu ? fy_dev_sample_dst(L, s, k) : (char *)s->data + (size_t)k * L->sample_bytes;
-    rc = fy_process_pack_sample(w, &L->o, L->gpu ? &L->stage_store : &L->store, L->pack, epoch, idx,
-                                dst);
-    if (rc == FERRY_OK && L->gpu)
-      fy_dev_sample_done(L, s, k, idx, epoch);
-  } else if (L->gpu) {
-    rc = fy_process_sample(w, &L->o, &L->stage_store, path, epoch, idx, fy_dev_sample_dst(L, s, k));
-    if (rc == FERRY_OK)
-      fy_dev_sample_done(L, s, k, idx, epoch);
+  } else if ((cached = cache_get(L, idx, dst))) {
+    rc = FERRY_OK;
   } else {
-    void *dst = (char *)s->data + (size_t)k * L->sample_bytes;
-    rc = fy_process_sample(w, &L->o, &L->store, path, epoch, idx, dst);
+    rc = L->pack ? fy_process_pack_sample(w, &L->o, store, L->pack, epoch, idx, dst)
+                 : fy_process_sample(w, &L->o, store, path, epoch, idx, dst);
+    if (rc == FERRY_OK)
+      cache_put(L, idx, dst);
   }
+  if (rc == FERRY_OK && L->gpu)
+    fy_dev_sample_done(L, s, k, idx, epoch);
   pthread_mutex_lock(&L->mu);
   /* Stage times move to the loader's totals under the lock. */
   L->stats.read_s += w->read_s;
   L->stats.decode_s += w->decode_s;
   L->stats.transform_s += w->transform_s;
+  L->stats.cached += cached;
   w->read_s = w->decode_s = w->transform_s = 0;
   pthread_mutex_unlock(&L->mu);
   fy_sample_finished(L, s, pos, rc);
@@ -268,6 +295,9 @@ static int validate(const ferry_loader_options *o) {
   if ((unsigned)o->layout > FERRY_LAYOUT_CHW || (unsigned)o->dtype > FERRY_F32 ||
       (unsigned)o->filter > FERRY_FILTER_NEAREST || (unsigned)o->crop > FERRY_CROP_RANDOM)
     return fy_error(FERRY_EINVAL, "loader: unknown layout, dtype, filter or crop value");
+  if (o->cache_bytes && (o->crop == FERRY_CROP_RANDOM || o->flip_prob > 0))
+    return fy_error(FERRY_EINVAL, "loader: the memory cache keeps samples as first made: it "
+                                  "needs a deterministic pipeline (no random crop, no flip)");
   if (o->device < -1 || o->device > 255)
     return fy_error(FERRY_EINVAL, "loader: device %d not valid (-1 = CPU, N = cuda:N)", o->device);
   for (int c = 0; c < 3 && o->normalize; c++)
@@ -401,6 +431,12 @@ int ferry_loader_open(const ferry_loader_options *options, ferry_loader **out) {
     if (L->o.drop_last)
       L->epoch_n = L->num_batches * L->o.batch_size;
     rc = alloc_slots(L);
+  }
+  if (rc == FERRY_OK && L->o.cache_bytes) {
+    L->cache_item = L->o.device >= 0 ? (size_t)3 * L->o.width * L->o.height : L->sample_bytes;
+    L->cache = calloc((size_t)L->src.count, sizeof *L->cache);
+    if (!L->cache)
+      rc = fy_error(FERRY_ENOMEM, "loader: out of memory");
   }
   if (rc == FERRY_OK && L->o.device >= 0)
     rc = fy_dev_open(L);
@@ -578,6 +614,9 @@ void ferry_loader_close(ferry_loader *L) {
   free(L->threads);
   free(L->order);
   free(L->bad);
+  for (int64_t i = 0; L->cache && i < L->src.count; i++)
+    free(L->cache[i]);
+  free(L->cache);
   fy_source_free(&L->src);
   if (L->pack) {
     fy_pack_close(L->pack);

@@ -61,7 +61,10 @@ struct ferry_loader {
   int error;           /* on_error = fail: first error of the epoch */
   char error_msg[1024];
   ferry_stats stats;
-  fy_pack *pack; /* the source is a pack (memory-mapped shards) */
+  fy_pack *pack;       /* the source is a pack (memory-mapped shards) */
+  uint8_t **cache;     /* per source index: the sample as stored, or NULL */
+  size_t cache_item;   /* bytes of one cached sample */
+  uint64_t cache_used; /* bytes held (atomic) */
   /* device mode (o.device >= 0) */
   fy_gpu *gpu;
   int gpu_threads; /* decoder threads feeding the JPEG engine */

@@ -28,6 +28,7 @@ class Options(ctypes.Structure):
         ("ignore_orientation", ctypes.c_int), ("max_pixels", ctypes.c_uint64),
         ("allow_dct_scaling", ctypes.c_int), ("device", ctypes.c_int),
         ("hw_decode", ctypes.c_int), ("device_memory", ctypes.c_uint64),
+        ("cache_bytes", ctypes.c_uint64),
         ("on_skip", SKIP_CB), ("on_skip_user", ctypes.c_void_p),
         ("_reserve", ctypes.c_char * 512),  # room for fields added later
     ]

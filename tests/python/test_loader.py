@@ -155,8 +155,19 @@ def test_invalid_arguments(sample, kw, match):
     assert isinstance(e.value, ValueError) and e.value.status == -1
 
 
-def test_cache_not_implemented(sample):
-    with pytest.raises(NotImplementedError, match="cache"):
+def test_memory_cache(sample):
+    """cache="memory": the second epoch comes from RAM, equal to the first;
+    random pipelines and nonsense values are refused."""
+    kw = dict(batch_size=8, size=24, shuffle=False, workers=2, cache="memory")
+    loader = numpy_loader(sample, **kw)
+    first = [x.copy() for x, _ in loader]
+    loader.set_epoch(1)
+    second = [x.copy() for x, _ in loader]
+    assert len(first) == len(second) > 0
+    assert all(np.array_equal(a, b) for a, b in zip(first, second))
+    with pytest.raises(ferry.InvalidArgument, match="deterministic"):
+        numpy_loader(sample, **{**kw, "crop": "random"})
+    with pytest.raises(ferry.InvalidArgument, match="cache"):
         ferry.Loader(sample, 4, 16, cache="/tmp/cache")
 
 

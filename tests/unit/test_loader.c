@@ -207,6 +207,34 @@ static void test_fast_path_close_to_exact(void) {
   }
 }
 
+/* cache_bytes: later epochs come from RAM, bit for bit the same; the budget
+ * bounds what is kept; random pipelines are refused. */
+static void test_memory_cache(void) {
+  size_t per = 3 * 48 * 40;
+  uint8_t *a = malloc(64 * per), *b = malloc(64 * per);
+  int64_t ia[64], ib[64];
+  ferry_loader_options o;
+  base_opts(&o);
+  o.on_skip = NULL;
+  o.shuffle = 0;
+  o.cache_bytes = 30 * per; /* room for 30 of the 48 samples */
+  ferry_loader *L;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  CHECK(run_epoch(L, 0, a, ia, per) == 48);
+  CHECK(run_epoch(L, 1, b, ib, per) == 48);
+  ferry_stats st;
+  ferry_loader_get_stats(L, &st);
+  CHECK_MSG(st.cached == 30, "served from the cache: %llu", (unsigned long long)st.cached);
+  CHECK(memcmp(ia, ib, sizeof(int64_t) * 48) == 0);
+  CHECK(memcmp(a, b, 48 * per) == 0);
+  ferry_loader_close(L);
+  o.crop = FERRY_CROP_RANDOM;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_EINVAL);
+  CHECK(strstr(ferry_last_error(), "deterministic") != NULL);
+  free(a);
+  free(b);
+}
+
 static void test_fail_policy_and_ring(void) {
   ferry_loader_options o;
   base_opts(&o);
@@ -288,6 +316,7 @@ int main(void) {
   test_sharding();
   test_equals_direct_path();
   test_fast_path_close_to_exact();
+  test_memory_cache();
   test_fail_policy_and_ring();
   test_validation();
   test_list_file();
