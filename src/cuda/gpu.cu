@@ -13,6 +13,8 @@
 extern "C" {
 #include "cuda/gpu.h"
 }
+#define FY_CUDA_CONTEXT "CUDA"
+#include "cuda/cuda_check.h"
 
 #define FY_PREC 22
 #define FY_GPU_POW2 9 /* batch sizes 1, 2, 4, ..., 256 */
@@ -21,11 +23,11 @@ extern "C" {
  * with the GPU but without the JPEG engine) where libnvjpeg is absent. */
 #define NVJ_FUNCS(X)                                                                               \
   X(nvjpegGetProperty)                                                                             \
-  X(nvjpegCreateEx) X(nvjpegDestroy) X(nvjpegJpegStateCreate) X(nvjpegJpegStateDestroy)            \
-      X(nvjpegJpegStreamCreate) X(nvjpegJpegStreamDestroy) X(nvjpegJpegStreamParseHeader)          \
-          X(nvjpegDecodeBatchedSupported) X(nvjpegJpegStreamGetFrameDimensions)                    \
-              X(nvjpegJpegStreamGetComponentsNum) X(nvjpegDecodeBatchedInitialize)                 \
-                  X(nvjpegDecodeBatched) X(nvjpegCreateExV2)
+  X(nvjpegCreateEx)                                                                                \
+  X(nvjpegDestroy) X(nvjpegJpegStateCreate) X(nvjpegJpegStateDestroy) X(nvjpegJpegStreamCreate)    \
+      X(nvjpegJpegStreamDestroy) X(nvjpegJpegStreamParseHeader) X(nvjpegDecodeBatchedSupported)    \
+          X(nvjpegJpegStreamGetFrameDimensions) X(nvjpegJpegStreamGetComponentsNum)                \
+              X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched) X(nvjpegCreateExV2)
 
 static struct {
   int tried, ok;
@@ -53,18 +55,6 @@ static int nvj_load(void) {
   nvj.ok = 1;
   return 1;
 }
-
-static int cuda_fail(cudaError_t e, const char *what) {
-  return fy_error(e == cudaErrorMemoryAllocation ? FERRY_ENOMEM : FERRY_EIO, "CUDA: %s: %s", what,
-                  cudaGetErrorString(e));
-}
-
-#define CU(call, what)                                                                             \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess)                                                                         \
-      return cuda_fail(e_, what);                                                                  \
-  } while (0)
 
 struct fy_gpu {
   fy_gpu_params p;
@@ -438,7 +428,7 @@ extern "C" int fy_gpu_open(const fy_gpu_params *p, fy_gpu **out) {
     cudaDeviceGetStreamPriorityRange(&lo, &hi);
     g->prio = getenv("FERRY_GPU_NO_PRIORITY") ? lo : hi;
     cudaError_t se = cudaStreamCreateWithPriority(&g->stream, cudaStreamNonBlocking, g->prio);
-    rc = se == cudaSuccess ? open_nvjpeg(g) : cuda_fail(se, "creating a stream");
+    rc = se == cudaSuccess ? open_nvjpeg(g) : fy_cuda_fail(se, "creating a stream");
   }
   for (int i = 0; rc == FERRY_OK && i < p->nslots; i++)
     rc = alloc_slot(g, &g->slots[i]);

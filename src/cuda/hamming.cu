@@ -23,22 +23,12 @@
 extern "C" {
 #include "cuda/hamming.h"
 }
+#define FY_CUDA_CONTEXT "CUDA Hamming search"
+#include "cuda/cuda_check.h"
 
 #define HT 256                                 /* threads per block */
 #define DEFAULT_BUFFER_PAIRS ((size_t)4 << 20) /* 4M pairs: 48 MB */
 #define CHUNK_PAIRS ((double)(1ull << 37))     /* pairs per top-level launch */
-
-static int cuda_fail(cudaError_t e, const char *what) {
-  return fy_error(e == cudaErrorMemoryAllocation ? FERRY_ENOMEM : FERRY_EIO,
-                  "CUDA Hamming search: %s: %s", what, cudaGetErrorString(e));
-}
-
-#define CU(call, what)                                                                             \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess)                                                                         \
-      return cuda_fail(e_, what);                                                                  \
-  } while (0)
 
 /* Query rows per block for W-word codes: R codes per thread. */
 template <int W> struct tile_shape;
@@ -329,15 +319,6 @@ extern "C" int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n,
   bytes = n * (size_t)words * sizeof(uint64_t);
   cudaGetDevice(&prev);
 
-#define CK(call, what)                                                                             \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) {                                                                       \
-      rc = cuda_fail(e_, what);                                                                    \
-      goto done;                                                                                   \
-    }                                                                                              \
-  } while (0)
-
   CK(cudaSetDevice(device), "selecting the device");
   CK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "creating a stream");
   t0 = fy_now();
@@ -356,7 +337,6 @@ extern "C" int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n,
   stats->search_s = fy_now() - t0;
   if (rc == FERRY_OK && s.npairs)
     qsort(s.pairs, s.npairs, sizeof *s.pairs, cmp_pair);
-#undef CK
 done:
   if (s.stream)
     cudaStreamSynchronize(s.stream); /* nothing in flight before the frees */

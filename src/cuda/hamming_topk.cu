@@ -14,16 +14,13 @@
 extern "C" {
 #include "cuda/hamming.h"
 }
+#define FY_CUDA_CONTEXT "CUDA Hamming top-k"
+#include "cuda/cuda_check.h"
 
 #define TK_THREADS 128
 #define TK_MAX_K 32
 #define TK_TILE 1024                       /* targets per shared-memory tile */
 #define TK_CHUNK_BYTES ((size_t)256 << 20) /* results per chunk */
-
-static int cuda_fail(cudaError_t e, const char *what) {
-  return fy_error(e == cudaErrorMemoryAllocation ? FERRY_ENOMEM : FERRY_EIO,
-                  "CUDA Hamming top-k: %s: %s", what, cudaGetErrorString(e));
-}
 
 /* Neighbours of queries [q0, q1) among all n codes, as ferry_neighbor
  * pairs (index, distance) at out[(q - q0) * k ...]; UINT32_MAX pads. */
@@ -101,15 +98,6 @@ extern "C" int fy_gpu_hamming_topk(int device, const uint64_t *codes, size_t n, 
     chunk = n;
   cudaGetDevice(&prev);
 
-#define CK(call, what)                                                                             \
-  do {                                                                                             \
-    cudaError_t e_ = (call);                                                                       \
-    if (e_ != cudaSuccess) {                                                                       \
-      rc = cuda_fail(e_, what);                                                                    \
-      goto done;                                                                                   \
-    }                                                                                              \
-  } while (0)
-
   CK(cudaSetDevice(device), "selecting the device");
   CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
   CK(cudaMalloc((void **)&codes_d, n * (size_t)words * sizeof(uint64_t)), "allocating the codes");
@@ -132,7 +120,6 @@ extern "C" int fy_gpu_hamming_topk(int device, const uint64_t *codes, size_t n, 
        "copying neighbours to the host");
     CK(cudaStreamSynchronize(stream), "running the top-k kernel");
   }
-#undef CK
 done:
   if (stream) {
     cudaStreamSynchronize(stream);

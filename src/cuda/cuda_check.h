@@ -1,0 +1,36 @@
+/* cuda_check.h — CUDA runtime errors turned into ferry status codes with a
+ * message, for the .cu files. Define FY_CUDA_CONTEXT (the subsystem named
+ * in messages, e.g. "CUDA") before including this. */
+#ifndef FY_CUDA_CHECK_H
+#define FY_CUDA_CHECK_H
+
+#include <cuda_runtime.h>
+
+extern "C" {
+#include "core/internal.h"
+}
+
+static inline int fy_cuda_fail(cudaError_t e, const char *what) {
+  return fy_error(e == cudaErrorMemoryAllocation ? FERRY_ENOMEM : FERRY_EIO, "%s: %s: %s",
+                  FY_CUDA_CONTEXT, what, cudaGetErrorString(e));
+}
+
+/* Returns the error from the enclosing function. */
+#define CU(call, what)                                                                             \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess)                                                                         \
+      return fy_cuda_fail(e_, what);                                                               \
+  } while (0)
+
+/* Sets `rc` and jumps to the enclosing function's `done:` clean-up. */
+#define CK(call, what)                                                                             \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) {                                                                       \
+      rc = fy_cuda_fail(e_, what);                                                                 \
+      goto done;                                                                                   \
+    }                                                                                              \
+  } while (0)
+
+#endif
