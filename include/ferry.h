@@ -219,6 +219,28 @@ typedef struct ferry_loader_options {
    * prints "ferry: skipped <file>: <reason>" to stderr. */
   void (*on_skip)(void *user, const char *path, int status, const char *msg);
   void *on_skip_user;
+  /* 0 (default): where a JPEG is downscaled after decoding (its decoded
+   * region is larger than the output in both axes), decode it with fast
+   * settings (box chroma upsampling fused with colour conversion, the fast
+   * integer IDCT), and resample u8 RGB with 14-bit instead of 22-bit
+   * weights (each value within 1 of the exact result). The 224x224 outputs
+   * stay within about 1 level of the exact path (PSNR figures in
+   * docs/ARCHITECTURE.md). 1: Pillow's decoder settings and resampling
+   * arithmetic throughout. allow_dct_scaling = 0 implies 1: the loader then
+   * equals ferry_decode + ferry_resize byte for byte. */
+  int exact_decode;
+  /* Bound on the batch ring: prefetch x batch_size x one sample's bytes
+   * (page-rounded per batch), host or device memory. ferry_loader_open
+   * refuses a larger ring with FERRY_ETOO_LARGE before allocating it.
+   * 0 = the default, 4 GiB. */
+  uint64_t max_batch_bytes;
+  /* Longest wait, in ms, for a source file that is a FIFO, a character
+   * device or a socket (poll()): past it the sample fails with FERRY_EIO,
+   * "FILE: timed out after N ms reading", and is skipped or stops the
+   * epoch as on_error says. 0 = the default, 30000; < 0 = wait for ever.
+   * Regular files do not hang on a local disk; on a hung network mount
+   * read() itself blocks, which no time-out can interrupt. */
+  int read_timeout_ms;
 } ferry_loader_options;
 
 void ferry_loader_options_default(ferry_loader_options *options);
@@ -604,6 +626,9 @@ typedef struct ferry_video_info {
   double start_s;                    /* first timestamp, seconds; 0 when unknown */
   double duration_s;                 /* 0 when unknown */
   int64_t frames;                    /* frames the container declares; 0 when unknown */
+  int nvdec; /* 1: a GPU reader decodes on NVDEC; 0: libavcodec on the CPU (device -1, or
+                a stream NVDEC does not take: then frames are decoded on the CPU and
+                uploaded, and the reader still gives GPU batches) */
 } ferry_video_info;
 
 /* Opens a video file just to describe it. Errors name the file. */
@@ -631,9 +656,18 @@ typedef struct ferry_video_options {
   float mean[3], std[3]; /* default ImageNet */
   int ignore_rotation;   /* 1: keep frames as stored */
   int threads;           /* decoder threads; 0 = one per core */
-  int device;            /* -1 = host memory (default). GPU decoding
-                            (NVDEC) is not implemented yet: >= 0 gives
-                            FERRY_EUNSUPPORTED */
+  int device;            /* -1 (default): libavcodec decodes on the CPU,
+                            batches in host memory. N >= 0: the GPU's
+                            video engines (NVDEC) decode H.264, HEVC, VP9
+                            (AV1 where the GPU has it) 4:2:0 8/10-bit on
+                            CUDA device N; conversion, resize and store run
+                            there too and batches are in its memory (valid
+                            until the call after next; the consumer's work
+                            on the default stream queued before that call is
+                            waited for). FERRY_EUNSUPPORTED, naming the
+                            reason, where NVDEC or the codec is missing.
+                            `threads` does not apply; nearest filter not
+                            supported */
 } ferry_video_options;
 
 void ferry_video_options_default(ferry_video_options *options);
@@ -641,8 +675,9 @@ void ferry_video_options_default(ferry_video_options *options);
 typedef struct ferry_video_reader ferry_video_reader;
 
 /* A batch of frames, owned by the reader: valid until the next
- * ferry_video_next() or ferry_video_close(). `data` is [count, C, H, W]
- * (CHW) or [count, H, W, C] (HWC) of `dtype`, upright RGB. */
+ * ferry_video_next() (GPU readers: the one after) or ferry_video_close().
+ * `data` is [count, C, H, W] (CHW) or [count, H, W, C] (HWC) of `dtype`,
+ * upright RGB, in host memory (device -1) or on CUDA device `device`. */
 typedef struct ferry_video_batch {
   void *data;
   const double *timestamps;     /* count presentation times, seconds */
@@ -663,6 +698,7 @@ typedef struct ferry_video_stats {
   double decode_s;  /* demuxing + decoding */
   double convert_s; /* YUV -> RGB of kept frames */
   double resize_s;  /* resize, rotation and store of kept frames */
+  double open_s;    /* opening: container, decoder, buffers */
 } ferry_video_stats;
 
 /* Opens a video file (container and codec found from the bytes by

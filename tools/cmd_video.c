@@ -1,12 +1,14 @@
 /* cmd_video.c — `ferry video FILE...`: sampled frames of videos as batches;
  * prints frames/s, can write the sampled frames as PNGs to look at. */
 #include "cli.h"
+#include "cuda/gpu.h"
 #include "image/image.h"
 #include "video/video.h"
 
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,8 +32,10 @@ static const char help[] =
     "  --dtype u8|f16|f32, --layout chw|hwc, --normalize, --mean, --std\n"
     "  --threads N           decoder threads (default: one per core)\n"
     "  --ignore-rotation     keep frames as stored\n"
-    "  --device cpu|cuda:N   where batches should live (GPU decoding is not\n"
-    "                        implemented yet: cuda falls back to the CPU, saying so)\n"
+    "  --device cpu|cuda:N   cpu (default): libavcodec decodes, batches in host\n"
+    "                        memory; cuda:N: the GPU's video engines (NVDEC) decode,\n"
+    "                        convert, resize and store on GPU N\n"
+    "  --jobs N              files decoded at once, one thread each (default 1)\n"
     "  --save-frames DIR     write each sampled frame as DIR/NAME_FRAME.png\n"
     "  --timestamps          print each sampled frame's number and time\n"
     "  --quiet               only the summary line\n"
@@ -58,13 +62,14 @@ enum {
   OPT_CAPS,
   OPT_CROP,
   OPT_FILTER,
-  OPT_SIZE
+  OPT_SIZE,
+  OPT_JOBS
 };
 
 typedef struct video_args {
   ferry_video_options o;
   const char *save_dir;
-  int timestamps, quiet, want_device, caps;
+  int timestamps, quiet, want_device, caps, jobs;
 } video_args;
 
 static int parse_seconds(const char *opt, const char *s, double *out) {
@@ -114,6 +119,7 @@ static int parse_opt(int c, const char *arg, video_args *a) {
   case OPT_TS: a->timestamps = 1; return 0;
   case OPT_QUIET: a->quiet = 1; return 0;
   case OPT_CAPS: a->caps = 1; return 0;
+  case OPT_JOBS: return cli_int("video", "--jobs", arg, 1, 256, &a->jobs);
   default: return -1;
   }
 }
@@ -138,8 +144,20 @@ static void sample_to_rgb(const ferry_video_batch *b, const ferry_video_options 
     }
 }
 
-static int save_batch(const char *dir, const char *file, const ferry_video_batch *b,
-                      const ferry_video_options *o, uint8_t *rgb) {
+static int save_batch(const char *dir, const char *file, const ferry_video_batch *gb,
+                      const ferry_video_options *o, uint8_t *rgb, fy_buf *host) {
+  ferry_video_batch copy = *gb;
+  const ferry_video_batch *b = gb;
+  if (gb->device >= 0) { /* frames on the GPU: copy them back first */
+    if (fy_buf_reserve(host, gb->nbytes) != FERRY_OK ||
+        fy_gpu_download(gb->device, gb->data, host->p, gb->nbytes) != FERRY_OK) {
+      fprintf(stderr, "ferry video: %s: cannot copy frames from the GPU: %s\n", file,
+              ferry_last_error());
+      return -1;
+    }
+    copy.data = host->p;
+    b = &copy;
+  }
   const char *base = strrchr(file, '/');
   base = base ? base + 1 : file;
   for (int k = 0; k < b->count; k++) {
@@ -196,6 +214,7 @@ static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *d
            info.codec, info.width, info.height, info.bit_depth, info.rotation, info.fps,
            info.duration_s, (long long)info.frames);
   uint8_t *rgb = NULL;
+  fy_buf host = {0}; /* a GPU batch copied back, for --save-frames */
   ferry_video_batch *b;
   int batches = 0, out_w = 0, out_h = 0;
   while ((st = ferry_video_next(r, &b)) == FERRY_OK) {
@@ -210,7 +229,7 @@ static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *d
         fprintf(stderr, "ferry video: out of memory\n");
         break;
       }
-      if (save_batch(a->save_dir, file, b, &a->o, rgb)) {
+      if (save_batch(a->save_dir, file, b, &a->o, rgb, &host)) {
         st = FERRY_EIO;
         break;
       }
@@ -223,17 +242,49 @@ static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *d
   ferry_video_get_stats(r, &s);
   if (!a->quiet)
     printf("%s: %llu frames sampled of %llu decoded in %d batches of %dx%d, %.2f s: "
-           "%.1f decoded frames/s, %.1f sampled frames/s (decode %.2f s, convert %.2f s, "
-           "resize %.2f s)\n",
+           "%.1f decoded frames/s, %.1f sampled frames/s (open %.2f s, decode %.2f s, convert "
+           "%.2f s, resize %.2f s)\n",
            file, (unsigned long long)s.kept, (unsigned long long)s.decoded, batches, out_w, out_h,
-           dt, s.decoded / (dt > 0 ? dt : 1e-9), s.kept / (dt > 0 ? dt : 1e-9), s.decode_s,
-           s.convert_s, s.resize_s);
+           dt, s.decoded / (dt > 0 ? dt : 1e-9), s.kept / (dt > 0 ? dt : 1e-9), s.open_s,
+           s.decode_s, s.convert_s, s.resize_s);
   *kept += s.kept;
   *decoded += s.decoded;
   *secs += dt;
   free(rgb);
+  fy_buf_free(&host);
   ferry_video_close(r);
   return st == FERRY_END ? FERRY_OK : st;
+}
+
+/* Files shared out to --jobs threads. */
+typedef struct jobs_state {
+  video_args *a;
+  char **argv;
+  int next, end;
+  pthread_mutex_t mu;
+  uint64_t kept, decoded;
+  double secs;
+  int bad;
+} jobs_state;
+
+static void *job_main(void *arg) {
+  jobs_state *js = arg;
+  for (;;) {
+    pthread_mutex_lock(&js->mu);
+    int i = js->next < js->end ? js->next++ : -1;
+    pthread_mutex_unlock(&js->mu);
+    if (i < 0)
+      return NULL;
+    uint64_t kept = 0, decoded = 0;
+    double secs = 0;
+    int st = run_file(js->argv[i], js->a, &kept, &decoded, &secs);
+    pthread_mutex_lock(&js->mu);
+    js->kept += kept;
+    js->decoded += decoded;
+    js->secs += secs;
+    js->bad += st != FERRY_OK;
+    pthread_mutex_unlock(&js->mu);
+  }
 }
 
 int cmd_video(int argc, char **argv) {
@@ -257,12 +308,14 @@ int cmd_video(int argc, char **argv) {
                                        {"timestamps", no_argument, 0, OPT_TS},
                                        {"quiet", no_argument, 0, OPT_QUIET},
                                        {"nvdec-caps", no_argument, 0, OPT_CAPS},
+                                       {"jobs", required_argument, 0, OPT_JOBS},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   video_args a;
   memset(&a, 0, sizeof a);
   ferry_video_options_default(&a.o);
   a.want_device = -1;
+  a.jobs = 1;
   optind = 1;
   opterr = 0;
   int c;
@@ -286,22 +339,27 @@ int cmd_video(int argc, char **argv) {
     fprintf(stderr, "ferry video: %s: cannot create: %s\n", a.save_dir, strerror(errno));
     return CLI_FAIL;
   }
-  if (a.want_device >= 0) {
-    if (!a.quiet)
-      print_nvdec(a.want_device);
-    printf("ferry video: cuda:%d requested, but ferry does not decode video on the GPU yet: "
-           "decoding on the CPU, batches in host memory\n",
-           a.want_device);
-  }
-  uint64_t kept = 0, decoded = 0;
-  double secs = 0;
-  int bad = 0, files = argc - optind;
-  for (int i = optind; i < argc; i++)
-    if (run_file(argv[i], &a, &kept, &decoded, &secs) != FERRY_OK)
-      bad++;
-  printf("%d files (%d failed): %llu frames sampled, %llu decoded, %.2f s: %.1f decoded "
-         "frames/s, %.1f sampled frames/s\n",
-         files, bad, (unsigned long long)kept, (unsigned long long)decoded, secs,
-         decoded / (secs > 0 ? secs : 1e-9), kept / (secs > 0 ? secs : 1e-9));
+  a.o.device = a.want_device;
+  jobs_state js = {.a = &a, .argv = argv, .next = optind, .end = argc};
+  pthread_mutex_init(&js.mu, NULL);
+  int files = argc - optind, nt = a.jobs < files ? a.jobs : files;
+  double t0 = fy_now();
+  pthread_t tid[256];
+  int started = 0;
+  for (; started < nt - 1; started++)
+    if (pthread_create(&tid[started], NULL, job_main, &js) != 0)
+      break;
+  job_main(&js);
+  for (int i = 0; i < started; i++)
+    pthread_join(tid[i], NULL);
+  pthread_mutex_destroy(&js.mu);
+  /* one file at a time: decoding time; several: wall time */
+  double secs = nt > 1 ? fy_now() - t0 : js.secs;
+  printf("%d files (%d failed), %d at a time on %s: %llu frames sampled, %llu decoded, %.2f s: "
+         "%.1f decoded frames/s, %.1f sampled frames/s\n",
+         files, js.bad, nt, a.o.device >= 0 ? "the GPU (NVDEC)" : "the CPU",
+         (unsigned long long)js.kept, (unsigned long long)js.decoded, secs,
+         js.decoded / (secs > 0 ? secs : 1e-9), js.kept / (secs > 0 ? secs : 1e-9));
+  int bad = js.bad;
   return bad == 0 ? CLI_OK : bad < files ? CLI_PARTIAL : CLI_FAIL;
 }

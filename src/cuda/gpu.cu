@@ -378,20 +378,48 @@ static int open_nvjpeg(fy_gpu *g) {
   return FERRY_OK;
 }
 
+/* Device buffers come from the device's stream-ordered pool, which keeps
+ * freed memory for the next loader or video reader: opening and closing one
+ * then costs no cudaMalloc/cudaFree (a cudaFree waits for the whole GPU). */
+static int pool_alloc(fy_gpu *g, void **p, size_t n, const char *what) {
+  *p = NULL;
+  if (n == 0)
+    return FERRY_OK;
+  CU(cudaMallocAsync(p, n, g->stream), what);
+  return FERRY_OK;
+}
+
+static void keep_pool_memory(int device) {
+  cudaMemPool_t pool;
+  if (cudaDeviceGetDefaultMemPool(&pool, device) == cudaSuccess) {
+    uint64_t keep = UINT64_MAX;
+    cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+  }
+}
+
 static int alloc_slot(fy_gpu *g, struct fy_gpu::slot *s) {
   const fy_gpu_params *p = &g->p;
-  CU(cudaMalloc(&s->out, g->out_bytes), "allocating an output batch");
-  CU(cudaHostAlloc((void **)&s->stage_h, g->stage_bytes, cudaHostAllocDefault),
-     "allocating pinned staging memory");
-  CU(cudaMalloc((void **)&s->stage_d, g->stage_bytes), "allocating device staging memory");
+  int rc;
+  if ((rc = pool_alloc(g, &s->out, g->out_bytes, "allocating an output batch")))
+    return rc;
+  if (g->stage_bytes) {
+    CU(cudaHostAlloc((void **)&s->stage_h, g->stage_bytes, cudaHostAllocDefault),
+       "allocating pinned staging memory");
+    if ((rc = pool_alloc(g, (void **)&s->stage_d, g->stage_bytes,
+                         "allocating device staging memory")))
+      return rc;
+  }
   CU(cudaHostAlloc((void **)&s->smp_h, sizeof(fy_gpu_sample) * p->batch, cudaHostAllocDefault),
      "allocating pinned sample table");
-  CU(cudaMalloc((void **)&s->smp_d, sizeof(fy_gpu_sample) * p->batch), "allocating samples");
   CU(cudaHostAlloc((void **)&s->tab_h, sizeof(int32_t) * p->table_entries, cudaHostAllocDefault),
      "allocating pinned tables");
-  CU(cudaMalloc((void **)&s->tab_d, sizeof(int32_t) * p->table_entries), "allocating tables");
-  CU(cudaMalloc((void **)&s->arena, p->arena_bytes), "allocating the decode arena");
-  CU(cudaMalloc((void **)&s->temp, p->temp_bytes), "allocating the resample arena");
+  if ((rc = pool_alloc(g, (void **)&s->smp_d, sizeof(fy_gpu_sample) * p->batch,
+                       "allocating samples")) ||
+      (rc = pool_alloc(g, (void **)&s->tab_d, sizeof(int32_t) * p->table_entries,
+                       "allocating tables")) ||
+      (rc = pool_alloc(g, (void **)&s->arena, p->arena_bytes, "allocating the decode arena")) ||
+      (rc = pool_alloc(g, (void **)&s->temp, p->temp_bytes, "allocating the resample arena")))
+    return rc;
   CU(cudaEventCreateWithFlags(&s->ready, cudaEventDisableTiming), "creating an event");
   CU(cudaEventCreateWithFlags(&s->released, cudaEventDisableTiming), "creating an event");
   return FERRY_OK;
@@ -417,7 +445,8 @@ extern "C" int fy_gpu_open(const fy_gpu_params *p, fy_gpu **out) {
     return fy_error(FERRY_ENOMEM, "out of memory");
   g->p = *p;
   g->out_bytes = (size_t)p->batch * 3 * p->width * p->height * dtype_size(p->dtype);
-  g->stage_bytes = (size_t)p->batch * 3 * p->width * p->height;
+  g->stage_bytes = p->no_staging ? 0 : (size_t)p->batch * 3 * p->width * p->height;
+  keep_pool_memory(p->device);
   g->slots = (struct fy_gpu::slot *)calloc((size_t)p->nslots, sizeof *g->slots);
   int rc = g->slots ? FERRY_OK : fy_error(FERRY_ENOMEM, "out of memory");
   if (rc == FERRY_OK) {
@@ -432,6 +461,10 @@ extern "C" int fy_gpu_open(const fy_gpu_params *p, fy_gpu **out) {
   }
   for (int i = 0; rc == FERRY_OK && i < p->nslots; i++)
     rc = alloc_slot(g, &g->slots[i]);
+  if (rc == FERRY_OK) /* the engine's streams write into the arenas */
+    rc = cudaStreamSynchronize(g->stream) == cudaSuccess
+             ? FERRY_OK
+             : fy_error(FERRY_EIO, "CUDA: allocating the loader's device memory failed");
   if (rc) {
     char msg[512];
     snprintf(msg, sizeof msg, "%s", ferry_last_error());
@@ -446,19 +479,22 @@ extern "C" void fy_gpu_close(fy_gpu *g) {
   if (!g)
     return;
   cudaSetDevice(g->p.device);
+  /* everything that may still touch the buffers has finished first */
+  for (int i = 0; i < FY_GPU_MAX_ENGINES; i++)
+    if (g->eng[i].stream)
+      cudaStreamSynchronize(g->eng[i].stream);
   if (g->stream)
     cudaStreamSynchronize(g->stream);
+  cudaStream_t fs = g->stream; /* frees go back to the pool in its order */
   for (int i = 0; g->slots && i < g->p.nslots; i++) {
     struct fy_gpu::slot *s = &g->slots[i];
-    cudaFree(s->out);
+    void *dev[] = {s->out, s->stage_d, s->smp_d, s->tab_d, s->arena, s->temp};
+    for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++)
+      if (dev[k])
+        cudaFreeAsync(dev[k], fs);
     cudaFreeHost(s->stage_h);
-    cudaFree(s->stage_d);
     cudaFreeHost(s->smp_h);
-    cudaFree(s->smp_d);
     cudaFreeHost(s->tab_h);
-    cudaFree(s->tab_d);
-    cudaFree(s->arena);
-    cudaFree(s->temp);
     if (s->ready)
       cudaEventDestroy(s->ready);
     if (s->released)
@@ -466,8 +502,6 @@ extern "C" void fy_gpu_close(fy_gpu *g) {
   }
   for (int i = 0; i < FY_GPU_MAX_ENGINES; i++) {
     struct fy_gpu::engine *e = &g->eng[i];
-    if (e->stream)
-      cudaStreamSynchronize(e->stream);
     if (e->jstream)
       nvj.nvjpegJpegStreamDestroy(e->jstream);
     for (int k = 0; k < FY_GPU_POW2; k++)
@@ -479,8 +513,10 @@ extern "C" void fy_gpu_close(fy_gpu *g) {
   if (g->jh)
     nvj.nvjpegDestroy(g->jh);
   pin_cache_free(g->pins);
-  if (g->stream)
+  if (g->stream) {
+    cudaStreamSynchronize(g->stream);
     cudaStreamDestroy(g->stream);
+  }
   free(g->slots);
   free(g);
 }
@@ -612,6 +648,8 @@ extern "C" int fy_gpu_release(fy_gpu *g, int slot, void *stream) {
   s->release_pending = 1;
   return FERRY_OK;
 }
+
+extern "C" void *fy_gpu_stream(fy_gpu *g) { return g->stream; }
 
 extern "C" void *fy_gpu_stream_create(int device) {
   cudaStream_t st = NULL;

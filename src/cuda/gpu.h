@@ -59,6 +59,7 @@ typedef struct fy_gpu_params {
   int table_entries;  /* per slot: int32 entries of resampling tables */
   int hw_decode;      /* use nvJPEG's hardware engine */
   int decoders;       /* decoder contexts (threads), 1..FY_GPU_MAX_ENGINES */
+  int no_staging;     /* 1: producers never stage host images (video) */
 } fy_gpu_params;
 
 typedef struct fy_gpu fy_gpu;
@@ -111,6 +112,26 @@ int fy_gpu_busy(int device, double ms, void *stream);
 /* A new non-blocking stream (NULL on failure), and a wait for one. */
 void *fy_gpu_stream_create(int device);
 int fy_gpu_stream_sync(void *stream);
+
+/* The stream the batch kernels of `g` run on (a cudaStream_t). */
+void *fy_gpu_stream(fy_gpu *g);
+
+/* A decoded 4:2:0 video frame in device memory: a luma plane and an
+ * interleaved CbCr plane (NVDEC's NV12, or P016 with `wide`). */
+enum { FY_YUV_BT601, FY_YUV_BT709, FY_YUV_BT2020 };
+typedef struct fy_gpu_yuv {
+  uint64_t luma, chroma; /* device addresses */
+  int pitch;             /* bytes per row, both planes */
+  int width, height;     /* displayed size (stored orientation) */
+  int wide;              /* 16-bit samples (high bits used) */
+  int matrix;            /* FY_YUV_* */
+  int full_range;        /* 0: video range (16-235) */
+  int orientation;       /* 1, 3, 6 or 8 (EXIF): written upright */
+} fy_gpu_yuv;
+
+/* Queues the conversion of *f to upright u8 RGB at dst (dst_pitch bytes per
+ * row) on `stream`. */
+int fy_gpu_yuv_to_rgb(const fy_gpu_yuv *f, uint8_t *dst, int dst_pitch, void *stream);
 
 /* Plain synchronous copies and a device-wide wait (tools and tests). */
 int fy_gpu_download(int device, const void *src, void *dst, size_t n);

@@ -7,8 +7,8 @@
 
 #ifdef FERRY_HAVE_AV
 
-#include <libavcodec/avcodec.h>
-#include <libavformat/avformat.h>
+#include "video/av_int.h"
+
 #include <libavutil/display.h>
 #include <libavutil/pixdesc.h>
 #include <libswscale/swscale.h>
@@ -69,8 +69,9 @@ static int rotation_of(const AVStream *st) {
   return (int)(((q % 4) + 4) % 4) * 90;
 }
 
-static void fill_info(fy_vdec *d, const AVStream *st, const AVCodec *codec,
-                      ferry_video_info *info) {
+void fy_av_info(AVFormatContext *fmt, int stream, ferry_video_info *info) {
+  const AVStream *st = fmt->streams[stream];
+  double tb = av_q2d(st->time_base);
   memset(info, 0, sizeof *info);
   snprintf(info->codec, sizeof info->codec, "%s", avcodec_get_name(st->codecpar->codec_id));
   info->width = st->codecpar->width;
@@ -82,12 +83,16 @@ static void fill_info(fy_vdec *d, const AVStream *st, const AVCodec *codec,
   info->bit_depth = pd ? pd->comp[0].depth : 8;
   AVRational fr = st->avg_frame_rate.num ? st->avg_frame_rate : st->r_frame_rate;
   info->fps = fr.num && fr.den ? av_q2d(fr) : 0;
-  info->start_s = st->start_time != AV_NOPTS_VALUE ? st->start_time * d->tb : 0;
+  info->start_s = st->start_time != AV_NOPTS_VALUE ? st->start_time * tb : 0;
   if (st->duration != AV_NOPTS_VALUE && st->duration > 0)
-    info->duration_s = st->duration * d->tb;
-  else if (d->fmt->duration > 0)
-    info->duration_s = d->fmt->duration / (double)AV_TIME_BASE;
+    info->duration_s = st->duration * tb;
+  else if (fmt->duration > 0)
+    info->duration_s = fmt->duration / (double)AV_TIME_BASE;
   info->frames = st->nb_frames > 0 ? st->nb_frames : 0;
+}
+
+static void fill_info(fy_vdec *d, ferry_video_info *info) {
+  fy_av_info(d->fmt, d->stream, info);
   d->fps = info->fps;
   d->start = info->start_s;
   d->duration = info->duration_s;
@@ -112,17 +117,12 @@ static void quiet_libav(void) {
     av_log_set_level(AV_LOG_FATAL);
 }
 
-int fy_vdec_open(const char *path, int threads, fy_vdec **out, ferry_video_info *info) {
-  *out = NULL;
+int fy_av_open(const char *path, AVFormatContext **fmt, int *stream, const AVCodec **codec) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, quiet_libav);
-  fy_vdec *d = calloc(1, sizeof *d);
-  if (!d || !(d->path = strdup(path))) {
-    free(d);
-    return fy_error(FERRY_ENOMEM, "%s: out of memory", path);
-  }
+  *fmt = NULL;
   char eb[128];
-  int e = avformat_open_input(&d->fmt, path, NULL, NULL);
+  int e = avformat_open_input(fmt, path, NULL, NULL);
   if (e < 0) {
     int st = e == AVERROR(ENOENT) || e == AVERROR(EACCES) || e == AVERROR(EISDIR) ? FERRY_EIO
                                                                                   : FERRY_ECORRUPT;
@@ -131,29 +131,45 @@ int fy_vdec_open(const char *path, int threads, fy_vdec **out, ferry_video_info 
                                          "end of the file and is cut off, so no frame can be "
                                          "decoded)"
                                        : " (not a video file, or damaged)";
-    fy_vdec_close(d);
     return fy_error(st, "%s: cannot open video: %s%s", path, av_reason(e, eb, sizeof eb), hint);
   }
-  if ((e = avformat_find_stream_info(d->fmt, NULL)) < 0) {
-    fy_vdec_close(d);
+  if ((e = avformat_find_stream_info(*fmt, NULL)) < 0) {
+    avformat_close_input(fmt);
     return fy_error(FERRY_ECORRUPT, "%s: cannot read the streams: %s", path,
                     av_reason(e, eb, sizeof eb));
   }
-  const AVCodec *codec = NULL;
-  d->stream = av_find_best_stream(d->fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
-  if (d->stream == AVERROR_STREAM_NOT_FOUND) {
-    fy_vdec_close(d);
+  *stream = av_find_best_stream(*fmt, AVMEDIA_TYPE_VIDEO, -1, -1, codec, 0);
+  if (*stream == AVERROR_STREAM_NOT_FOUND) {
+    avformat_close_input(fmt);
     return fy_error(FERRY_EUNSUPPORTED, "%s: no video stream", path);
   }
-  AVStream *st = d->fmt->streams[d->stream < 0 ? 0 : d->stream];
-  if (d->stream < 0 || !codec) {
-    const char *name = d->stream < 0 ? "?" : avcodec_get_name(st->codecpar->codec_id);
-    fy_vdec_close(d);
+  if (*stream < 0 || (codec && !*codec)) {
+    const char *name =
+        *stream < 0 ? "?" : avcodec_get_name((*fmt)->streams[*stream]->codecpar->codec_id);
+    avformat_close_input(fmt);
     return fy_error(FERRY_EUNSUPPORTED, "%s: no decoder for video codec %s in this libavcodec",
                     path, name);
   }
-  for (unsigned i = 0; i < d->fmt->nb_streams; i++)
-    d->fmt->streams[i]->discard = (int)i == d->stream ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
+  for (unsigned i = 0; i < (*fmt)->nb_streams; i++)
+    (*fmt)->streams[i]->discard = (int)i == *stream ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
+  return FERRY_OK;
+}
+
+int fy_vdec_open(const char *path, int threads, fy_vdec **out, ferry_video_info *info) {
+  *out = NULL;
+  fy_vdec *d = calloc(1, sizeof *d);
+  if (!d || !(d->path = strdup(path))) {
+    free(d);
+    return fy_error(FERRY_ENOMEM, "%s: out of memory", path);
+  }
+  char eb[128];
+  const AVCodec *codec = NULL;
+  int e = fy_av_open(path, &d->fmt, &d->stream, &codec);
+  if (e != FERRY_OK) {
+    fy_vdec_close(d);
+    return e;
+  }
+  AVStream *st = d->fmt->streams[d->stream];
   d->tb = av_q2d(st->time_base);
   if (!(d->cc = avcodec_alloc_context3(codec)) || !(d->pkt = av_packet_alloc()) ||
       !(d->frame = av_frame_alloc())) {
@@ -173,7 +189,7 @@ int fy_vdec_open(const char *path, int threads, fy_vdec **out, ferry_video_info 
     return fy_error(FERRY_EUNSUPPORTED, "%s: cannot open the %s decoder: %s", path, codec->name,
                     av_reason(e, eb, sizeof eb));
   }
-  fill_info(d, st, codec, info);
+  fill_info(d, info);
   d->last_t = d->start - (d->fps > 0 ? 1 / d->fps : 0);
   *out = d;
   return FERRY_OK;
@@ -252,18 +268,6 @@ static void feed(fy_vdec *d) {
   }
 }
 
-/* At the end of a stream that stopped without an error: did the container
- * promise more? (A truncated Matroska/WebM file just ends.) */
-static int ended_early(const fy_vdec *d) {
-  if (d->sought)
-    return 0;
-  if (d->declared > 0)
-    return d->returned < d->declared;
-  if (d->duration > 0 && d->fps > 0)
-    return d->last_t + 1.5 / d->fps < d->start + d->duration - 1e-6;
-  return 0;
-}
-
 int fy_vdec_next(fy_vdec *d, double *t, int64_t *index) {
   for (;;) {
     int e = avcodec_receive_frame(d->cc, d->frame);
@@ -282,19 +286,9 @@ int fy_vdec_next(fy_vdec *d, double *t, int64_t *index) {
       return fy_error(FERRY_ECORRUPT, "%s: truncated or damaged: %s (%lld frames decoded)", d->path,
                       d->pending_msg, (long long)d->returned);
     }
-    if (d->pending)
-      return fy_error(d->pending, "%s: truncated or damaged: %s (%lld frames decoded)", d->path,
-                      d->pending_msg, (long long)d->returned);
-    if (ended_early(d)) {
-      if (d->declared > 0)
-        return fy_error(FERRY_ECORRUPT, "%s: truncated or damaged: %lld of %lld frames decoded",
-                        d->path, (long long)d->returned, (long long)d->declared);
-      return fy_error(FERRY_ECORRUPT,
-                      "%s: truncated or damaged: ends at %.3f s of %.3f s (%lld "
-                      "frames decoded)",
-                      d->path, d->last_t, d->start + d->duration, (long long)d->returned);
-    }
-    return FERRY_END;
+    fy_vprogress p = {d->sought, d->declared, d->returned, d->duration,
+                      d->fps,    d->last_t,   d->start};
+    return fy_video_end(d->path, &p, d->pending, d->pending_msg);
   }
   int64_t pts = d->frame->best_effort_timestamp;
   double ft = pts != AV_NOPTS_VALUE ? pts * d->tb : d->last_t + (d->fps > 0 ? 1 / d->fps : 0);

@@ -15,6 +15,7 @@ struct ferry_video_reader {
   ferry_video_options o;
   ferry_video_info info;
   fy_vdec *dec;
+  fy_vgpu *gpu; /* device >= 0: NVDEC + GPU batches instead */
   fy_vsampler sampler;
   int orientation;  /* EXIF-style, from the rotation */
   int out_w, out_h; /* upright output size */
@@ -64,11 +65,9 @@ static int check_options(const char *path, const ferry_video_options *o) {
   if ((unsigned)o->dtype > FERRY_F32 || (unsigned)o->layout > FERRY_LAYOUT_CHW ||
       (unsigned)o->filter > FERRY_FILTER_NEAREST)
     return fy_error(FERRY_EINVAL, "%s: bad dtype, layout or filter", path);
-  if (o->device >= 0)
-    return fy_error(FERRY_EUNSUPPORTED,
-                    "%s: GPU video decoding (NVDEC) is not implemented yet; "
-                    "use device -1 (CPU decoding)",
-                    path);
+  if (o->device < -1)
+    return fy_error(FERRY_EINVAL, "%s: bad device %d (-1: CPU, >= 0: CUDA device)", path,
+                    o->device);
   return FERRY_OK;
 }
 
@@ -119,7 +118,17 @@ int ferry_video_open(const char *path, const ferry_video_options *options,
     r->o = *options;
   else
     ferry_video_options_default(&r->o);
+  double t0 = fy_now();
   int st = check_options(path, &r->o);
+  if (st == FERRY_OK && r->o.device >= 0) {
+    st = fy_vgpu_open(path, &r->o, &r->gpu, &r->info);
+    if (st != FERRY_OK) {
+      ferry_video_close(r);
+      return st;
+    }
+    *out = r;
+    return FERRY_OK;
+  }
   if (st == FERRY_OK)
     st = fy_vdec_open(path, r->o.threads, &r->dec, &r->info);
   if (st == FERRY_OK && r->o.ignore_rotation) {
@@ -145,6 +154,7 @@ int ferry_video_open(const char *path, const ferry_video_options *options,
       (fy_store_params){.layout = r->o.layout, .dtype = r->o.dtype, .normalize = r->o.normalize};
   memcpy(r->store.mean, r->o.mean, sizeof r->store.mean);
   memcpy(r->store.std, r->o.std, sizeof r->store.std);
+  r->stats.open_s = fy_now() - t0;
   *out = r;
   return FERRY_OK;
 }
@@ -155,7 +165,9 @@ void ferry_video_get_info(const ferry_video_reader *r, ferry_video_info *info) {
 }
 
 void ferry_video_get_stats(const ferry_video_reader *r, ferry_video_stats *s) {
-  if (r && s)
+  if (r && s && r->gpu)
+    fy_vgpu_stats(r->gpu, s);
+  else if (r && s)
     *s = r->stats;
 }
 
@@ -232,6 +244,8 @@ int ferry_video_next(ferry_video_reader *r, ferry_video_batch **batch) {
   if (!r || !batch)
     return fy_error(FERRY_EINVAL, "ferry_video_next: NULL argument");
   *batch = NULL;
+  if (r->gpu)
+    return fy_vgpu_next(r->gpu, batch);
   int n = 0, st = FERRY_OK;
   while (n < r->o.batch_size) {
     st = next_kept(r, &r->timestamps[n], &r->indices[n]);
@@ -268,6 +282,11 @@ int ferry_video_next_frame(ferry_video_reader *r, ferry_image *frame, double *ti
   if (!r || !frame)
     return fy_error(FERRY_EINVAL, "ferry_video_next_frame: NULL argument");
   memset(frame, 0, sizeof *frame);
+  if (r->gpu)
+    return fy_error(FERRY_EUNSUPPORTED,
+                    "%s: single frames come from the CPU reader (device -1); a GPU reader gives "
+                    "batches",
+                    r->path);
   double t;
   int64_t idx;
   int st = next_kept(r, &t, &idx);
@@ -300,6 +319,7 @@ void ferry_video_close(ferry_video_reader *r) {
   if (!r)
     return;
   fy_vdec_close(r->dec);
+  fy_vgpu_close(r->gpu);
   fy_buf_free(&r->data);
   fy_buf_free(&r->small);
   fy_buf_free(&r->upright);

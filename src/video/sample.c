@@ -45,3 +45,29 @@ int fy_video_orientation(int rotation) {
   default: return 1;
   }
 }
+
+/* At the end of a stream that stopped without an error: did the container
+ * promise more? (A truncated Matroska/WebM file just ends.) */
+static int ended_early(const fy_vprogress *p) {
+  if (p->sought)
+    return 0;
+  if (p->declared > 0)
+    return p->returned < p->declared;
+  if (p->duration > 0 && p->fps > 0)
+    return p->last_t + 1.5 / p->fps < p->start + p->duration - 1e-6;
+  return 0;
+}
+
+int fy_video_end(const char *path, const fy_vprogress *p, int pending, const char *pending_msg) {
+  if (pending)
+    return fy_error(pending, "%s: truncated or damaged: %s (%lld frames decoded)", path,
+                    pending_msg, (long long)p->returned);
+  if (!ended_early(p))
+    return FERRY_END;
+  if (p->declared > 0)
+    return fy_error(FERRY_ECORRUPT, "%s: truncated or damaged: %lld of %lld frames decoded", path,
+                    (long long)p->returned, (long long)p->declared);
+  return fy_error(FERRY_ECORRUPT,
+                  "%s: truncated or damaged: ends at %.3f s of %.3f s (%lld frames decoded)", path,
+                  p->last_t, p->start + p->duration, (long long)p->returned);
+}

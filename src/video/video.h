@@ -8,6 +8,7 @@
 #define FY_VIDEO_H
 
 #include "core/internal.h"
+#include "cuda/gpu.h"
 
 typedef struct fy_vdec fy_vdec;
 
@@ -46,9 +47,53 @@ void fy_vsampler_init(fy_vsampler *s, int stride, double rate, double start, dou
 /* 1: keep the frame at time t; 0: drop it; -1: past the range (stop). */
 int fy_vsample(fy_vsampler *s, double t);
 
+/* Where a decoder stands when its input ends. */
+typedef struct fy_vprogress {
+  int sought;                 /* a seek happened: no promise to check */
+  int64_t declared, returned; /* frames the container declares / returned */
+  double duration, fps, last_t, start;
+} fy_vprogress;
+
+/* At the end of the input: FERRY_END, or the error that explains why the
+ * stream stopped early (`pending`: an error met while reading, with its
+ * message; otherwise fewer frames or seconds than the container declares).
+ * The message names the file. */
+int fy_video_end(const char *path, const fy_vprogress *p, int pending, const char *pending_msg);
+
 /* EXIF orientation (codec/orient.c) that shows a frame stored with
  * `rotation` (clockwise degrees 0/90/180/270) upright. */
 int fy_video_orientation(int rotation);
+
+/* ------------------------------------------------ NVDEC (nvdec.c) */
+
+/* A file decoded on the GPU's video engines: libavformat demuxes, NVDEC
+ * decodes. Frames come out in presentation order; the caller maps the ones
+ * it keeps. Errors name the file; FERRY_EUNSUPPORTED when this build or
+ * machine has no NVDEC, or NVDEC does not take this stream (then the CPU
+ * path can). */
+typedef struct fy_nvdec fy_nvdec;
+/* Whether libcuda + libnvcuvid load (else `why` says what is missing). */
+int fy_nvdec_available(char *why, size_t n);
+int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
+                  ferry_video_info *info);
+void fy_nvdec_close(fy_nvdec *d);
+/* The next frame (unmapping the previous one): as fy_vdec_next. */
+int fy_nvdec_next(fy_nvdec *d, double *t, int64_t *index);
+/* Maps the current frame for kernels queued on `stream`; the caller waits
+ * for them before the next fy_nvdec_next / fy_nvdec_unmap. */
+int fy_nvdec_map(fy_nvdec *d, void *stream, fy_gpu_yuv *f);
+void fy_nvdec_unmap(fy_nvdec *d);
+
+/* GPU batches of a video file (reader_gpu.c): NVDEC frames converted and
+ * resampled by ferry's batch kernels into device memory. */
+typedef struct fy_vgpu fy_vgpu;
+int fy_vgpu_open(const char *path, const ferry_video_options *o, fy_vgpu **out,
+                 ferry_video_info *info);
+/* The next batch (frames in device memory): FERRY_OK, FERRY_END or an
+ * error after the frames before it; *batch is owned by the reader. */
+int fy_vgpu_next(fy_vgpu *v, ferry_video_batch **batch);
+void fy_vgpu_stats(const fy_vgpu *v, ferry_video_stats *s);
+void fy_vgpu_close(fy_vgpu *v);
 
 /* One codec / bit depth as the GPU's video decoder reports it. */
 typedef struct fy_nvdec_cap {

@@ -1,0 +1,624 @@
+/* nvdec.c — video decoding on the GPU's video engines (NVDEC).
+ *
+ * libavformat demuxes (and its Annex-B bitstream filters turn MP4/MKV
+ * H.264/HEVC packets into start-code streams); NVIDIA's parser in
+ * libnvcuvid finds the pictures and calls back: a sequence header creates
+ * the decoder (after asking the driver whether it can), each picture is
+ * queued on the engine, each picture ready for display, in presentation
+ * order, is put in a small queue. fy_nvdec_next() hands those out one at a
+ * time; only frames the caller keeps are mapped (post-processed into an
+ * NV12/P016 surface it can read), so skipped frames cost the engine alone.
+ * libcuda and libnvcuvid are loaded at run time through the ffnvcodec
+ * headers: this builds, and says why it cannot run, on machines without a
+ * GPU. The CUDA primary context is shared with the CUDA runtime (gpu.cu),
+ * so the mapped frames feed ferry's kernels directly. */
+#include "video/video.h"
+
+#if defined(FERRY_HAVE_AV) && defined(FERRY_HAVE_CUDA) && defined(__has_include)
+#if __has_include(<ffnvcodec/dynlink_loader.h>)
+#define FY_NVDEC 1
+#endif
+#endif
+
+#ifdef FY_NVDEC
+#include "video/av_int.h"
+
+#include <libavcodec/bsf.h>
+#include <libavutil/pixdesc.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FFNV_LOG_FUNC(logctx, msg, ...) ((void)(logctx))
+#define FFNV_DEBUG_LOG_FUNC(logctx, msg, ...) ((void)(logctx))
+#include <ffnvcodec/dynlink_loader.h>
+
+#define QCAP 64          /* display queue */
+#define CLOCK 10000000.0 /* the parser's timestamps: 10 MHz */
+
+static CudaFunctions *cu;
+static CuvidFunctions *cv;
+static char load_why[200];
+
+static void load_once(void) {
+  if (cuda_load_functions(&cu, NULL) < 0) {
+    snprintf(load_why, sizeof load_why, "libcuda.so.1 not found (no NVIDIA driver)");
+    cu = NULL;
+  } else if (cuvid_load_functions(&cv, NULL) < 0) {
+    snprintf(load_why, sizeof load_why,
+             "libnvcuvid.so.1 not found (the driver's video decode library; in a container it "
+             "needs NVIDIA_DRIVER_CAPABILITIES to include 'video')");
+    cv = NULL;
+  } else if (cu->cuInit(0) != CUDA_SUCCESS) {
+    snprintf(load_why, sizeof load_why, "cuInit failed (no usable GPU)");
+    cv = NULL;
+  }
+}
+
+struct fy_nvdec {
+  char *path;
+  AVFormatContext *fmt;
+  int stream;
+  AVBSFContext *bsf; /* NULL: packets go to the parser as they are */
+  AVPacket *pkt;
+  AVRational tb;
+  double fps, start, duration;
+  int64_t declared;
+  CUcontext ctx;
+  CUdevice dev;
+  int have_ctx;
+  CUvideoctxlock lock;
+  CUvideoparser parser;
+  CUvideodecoder dec;
+  CUVIDEOFORMAT vf; /* the sequence the decoder was made for */
+  unsigned surfaces, target_w, target_h;
+  CUVIDPARSERDISPINFO q[QCAP];
+  int qhead, qn;
+  CUVIDPARSERDISPINFO cur;
+  int input_done, eos_sent;
+  int fatal;           /* an error raised in a callback (message set) */
+  char fatal_msg[320]; /* its message */
+  int pending;         /* a read error, reported after the frames */
+  char pending_msg[256];
+  int missing_pts;
+  double last_t;
+  int64_t next_index, returned;
+  int index_from_time, sought;
+  int mapped;
+  unsigned long long map_ptr;
+  ferry_video_info info;
+  int matrix, full_range;
+};
+
+static int cu_fail(fy_nvdec *d, CUresult r, const char *what) {
+  const char *name = NULL;
+  if (cu && cu->cuGetErrorName)
+    cu->cuGetErrorName(r, &name);
+  return fy_error(r == 2 /* CUDA_ERROR_OUT_OF_MEMORY */ ? FERRY_ENOMEM : FERRY_EIO,
+                  "%s: NVDEC: %s: %s (%d)", d->path, what, name ? name : "error", (int)r);
+}
+
+static void push(fy_nvdec *d) { cu->cuCtxPushCurrent(d->ctx); }
+static void pop(void) {
+  CUcontext dummy;
+  cu->cuCtxPopCurrent(&dummy);
+}
+
+/* ------------------------------------------------------------ callbacks */
+
+static int raise_fatal(fy_nvdec *d, int status) {
+  if (!d->fatal) {
+    d->fatal = status;
+    snprintf(d->fatal_msg, sizeof d->fatal_msg, "%s", ferry_last_error());
+  }
+  return 0; /* stops the parser */
+}
+
+static const char *codec_name(cudaVideoCodec c) {
+  switch (c) {
+  case cudaVideoCodec_H264: return "h264";
+  case cudaVideoCodec_HEVC: return "hevc";
+  case cudaVideoCodec_VP9: return "vp9";
+  case cudaVideoCodec_AV1: return "av1";
+  default: return "?";
+  }
+}
+
+static int same_sequence(const CUVIDEOFORMAT *a, const CUVIDEOFORMAT *b) {
+  return a->coded_width == b->coded_width && a->coded_height == b->coded_height &&
+         a->display_area.left == b->display_area.left &&
+         a->display_area.right == b->display_area.right &&
+         a->display_area.top == b->display_area.top &&
+         a->display_area.bottom == b->display_area.bottom &&
+         a->bit_depth_luma_minus8 == b->bit_depth_luma_minus8 &&
+         a->chroma_format == b->chroma_format;
+}
+
+static int CUDAAPI on_sequence(void *user, CUVIDEOFORMAT *f) {
+  fy_nvdec *d = user;
+  if (d->dec) {
+    if (same_sequence(f, &d->vf))
+      return (int)d->surfaces;
+    fy_error(FERRY_EUNSUPPORTED, "%s: frame size changes mid-stream (%dx%d, then %dx%d)", d->path,
+             (int)d->target_w, (int)d->target_h, f->display_area.right - f->display_area.left,
+             f->display_area.bottom - f->display_area.top);
+    return raise_fatal(d, FERRY_EUNSUPPORTED);
+  }
+  if (f->chroma_format != cudaVideoChromaFormat_420) {
+    fy_error(FERRY_EUNSUPPORTED,
+             "%s: NVDEC path decodes 4:2:0 video only (this is %s); use the CPU (device -1)",
+             d->path, f->chroma_format == cudaVideoChromaFormat_444 ? "4:4:4" : "not 4:2:0");
+    return raise_fatal(d, FERRY_EUNSUPPORTED);
+  }
+  CUVIDDECODECAPS caps;
+  memset(&caps, 0, sizeof caps);
+  caps.eCodecType = f->codec;
+  caps.eChromaFormat = f->chroma_format;
+  caps.nBitDepthMinus8 = f->bit_depth_luma_minus8;
+  push(d);
+  CUresult r = cv->cuvidGetDecoderCaps(&caps);
+  pop();
+  if (r != CUDA_SUCCESS)
+    return raise_fatal(d, cu_fail(d, r, "asking the decoder's capabilities"));
+  if (!caps.bIsSupported || f->coded_width > caps.nMaxWidth || f->coded_height > caps.nMaxHeight) {
+    fy_error(FERRY_EUNSUPPORTED,
+             "%s: this GPU's NVDEC does not decode %s %d-bit at %ux%u (max %ux%u); use the CPU "
+             "(device -1)",
+             d->path, codec_name(f->codec), f->bit_depth_luma_minus8 + 8, f->coded_width,
+             f->coded_height, caps.nMaxWidth, caps.nMaxHeight);
+    return raise_fatal(d, FERRY_EUNSUPPORTED);
+  }
+  CUVIDDECODECREATEINFO ci;
+  memset(&ci, 0, sizeof ci);
+  ci.ulWidth = f->coded_width;
+  ci.ulHeight = f->coded_height;
+  ci.ulMaxWidth = f->coded_width;
+  ci.ulMaxHeight = f->coded_height;
+  unsigned n = f->min_num_decode_surfaces + 8u; /* + display delay and the queue */
+  ci.ulNumDecodeSurfaces = n < 8 ? 8 : n > 32 ? 32 : n;
+  ci.CodecType = f->codec;
+  ci.ChromaFormat = f->chroma_format;
+  ci.ulCreationFlags = cudaVideoCreate_PreferCUVID;
+  ci.bitDepthMinus8 = f->bit_depth_luma_minus8;
+  ci.display_area.left = (short)f->display_area.left;
+  ci.display_area.top = (short)f->display_area.top;
+  ci.display_area.right = (short)f->display_area.right;
+  ci.display_area.bottom = (short)f->display_area.bottom;
+  ci.OutputFormat =
+      f->bit_depth_luma_minus8 ? cudaVideoSurfaceFormat_P016 : cudaVideoSurfaceFormat_NV12;
+  ci.DeinterlaceMode =
+      f->progressive_sequence ? cudaVideoDeinterlaceMode_Weave : cudaVideoDeinterlaceMode_Adaptive;
+  ci.ulTargetWidth = (unsigned)(f->display_area.right - f->display_area.left);
+  ci.ulTargetHeight = (unsigned)(f->display_area.bottom - f->display_area.top);
+  ci.ulNumOutputSurfaces = 2;
+  ci.vidLock = d->lock;
+  push(d);
+  r = cv->cuvidCreateDecoder(&d->dec, &ci);
+  pop();
+  if (r != CUDA_SUCCESS) {
+    d->dec = NULL;
+    return raise_fatal(d, cu_fail(d, r, "creating the decoder"));
+  }
+  d->vf = *f;
+  d->surfaces = (unsigned)ci.ulNumDecodeSurfaces;
+  d->target_w = (unsigned)ci.ulTargetWidth;
+  d->target_h = (unsigned)ci.ulTargetHeight;
+  return (int)d->surfaces;
+}
+
+static int CUDAAPI on_decode(void *user, CUVIDPICPARAMS *pic) {
+  fy_nvdec *d = user;
+  if (!d->dec)
+    return 0;
+  push(d);
+  CUresult r = cv->cuvidDecodePicture(d->dec, pic);
+  pop();
+  if (r != CUDA_SUCCESS && !d->pending) {
+    d->pending = FERRY_ECORRUPT;
+    snprintf(d->pending_msg, sizeof d->pending_msg, "decode error at %.3f s (NVDEC status %d)",
+             d->last_t, (int)r);
+  }
+  return 1;
+}
+
+static int CUDAAPI on_display(void *user, CUVIDPARSERDISPINFO *info) {
+  fy_nvdec *d = user;
+  if (!info)
+    return 1; /* end of stream */
+  if (d->qn == QCAP) {
+    fy_error(FERRY_EIO, "%s: NVDEC: display queue overflow", d->path);
+    return raise_fatal(d, FERRY_EIO);
+  }
+  d->q[(d->qhead + d->qn++) % QCAP] = *info;
+  return 1;
+}
+
+/* ---------------------------------------------------------------- input */
+
+static void note_error(fy_nvdec *d, const char *what, int e) {
+  if (!d->pending) {
+    char eb[128];
+    av_strerror(e, eb, sizeof eb);
+    d->pending = FERRY_ECORRUPT;
+    snprintf(d->pending_msg, sizeof d->pending_msg, "%s at %.3f s: %s", what, d->last_t, eb);
+  }
+}
+
+static void parse(fy_nvdec *d, const uint8_t *data, int size, int64_t pts, int eos) {
+  CUVIDSOURCEDATAPACKET p;
+  memset(&p, 0, sizeof p);
+  p.payload = data;
+  p.payload_size = (tcu_ulong)size;
+  if (eos) {
+    p.flags |= CUVID_PKT_ENDOFSTREAM;
+    d->eos_sent = 1;
+  } else if (pts != AV_NOPTS_VALUE) {
+    p.flags |= CUVID_PKT_TIMESTAMP;
+    p.timestamp = av_rescale_q(pts, d->tb, (AVRational){1, (int)CLOCK});
+  } else {
+    d->missing_pts = 1;
+  }
+  CUresult r = cv->cuvidParseVideoData(d->parser, &p);
+  if (r != CUDA_SUCCESS && !d->fatal && !d->pending) {
+    d->pending = FERRY_ECORRUPT;
+    snprintf(d->pending_msg, sizeof d->pending_msg, "bitstream error at %.3f s (parser status %d)",
+             d->last_t, (int)r);
+  }
+}
+
+/* Gives the parser the next packet of the stream (or its end). */
+static void feed(fy_nvdec *d) {
+  for (;;) {
+    if (!d->bsf) {
+      if (d->input_done) {
+        parse(d, NULL, 0, AV_NOPTS_VALUE, 1);
+        return;
+      }
+    } else {
+      int e = av_bsf_receive_packet(d->bsf, d->pkt);
+      if (e == 0) {
+        parse(d, d->pkt->data, d->pkt->size, d->pkt->pts, 0);
+        av_packet_unref(d->pkt);
+        return;
+      }
+      if (e == AVERROR_EOF) {
+        parse(d, NULL, 0, AV_NOPTS_VALUE, 1);
+        return;
+      }
+      if (e != AVERROR(EAGAIN)) {
+        note_error(d, "bitstream filter error", e);
+        parse(d, NULL, 0, AV_NOPTS_VALUE, 1);
+        return;
+      }
+      if (d->input_done) { /* flush the filter */
+        av_bsf_send_packet(d->bsf, NULL);
+        continue;
+      }
+    }
+    int e = av_read_frame(d->fmt, d->pkt);
+    if (e < 0) {
+      if (e != AVERROR_EOF)
+        note_error(d, "read error", e);
+      d->input_done = 1;
+      continue;
+    }
+    if (d->pkt->stream_index != d->stream) {
+      av_packet_unref(d->pkt);
+      continue;
+    }
+    if (!d->bsf) {
+      parse(d, d->pkt->data, d->pkt->size, d->pkt->pts, 0);
+      av_packet_unref(d->pkt);
+      return;
+    }
+    if ((e = av_bsf_send_packet(d->bsf, d->pkt)) < 0) {
+      av_packet_unref(d->pkt);
+      note_error(d, "bitstream filter error", e);
+    }
+  }
+}
+
+/* ----------------------------------------------------------------- open */
+
+static int open_bsf(fy_nvdec *d, const AVStream *st) {
+  const char *name = NULL;
+  if (st->codecpar->codec_id == AV_CODEC_ID_H264)
+    name = "h264_mp4toannexb";
+  else if (st->codecpar->codec_id == AV_CODEC_ID_HEVC)
+    name = "hevc_mp4toannexb";
+  if (!name)
+    return FERRY_OK;
+  const AVBitStreamFilter *f = av_bsf_get_by_name(name);
+  if (!f)
+    return fy_error(FERRY_EUNSUPPORTED, "%s: this libavcodec lacks the %s bitstream filter",
+                    d->path, name);
+  int e = av_bsf_alloc(f, &d->bsf);
+  if (e >= 0)
+    e = avcodec_parameters_copy(d->bsf->par_in, st->codecpar);
+  if (e >= 0) {
+    d->bsf->time_base_in = st->time_base;
+    e = av_bsf_init(d->bsf);
+  }
+  if (e < 0) {
+    char eb[128];
+    av_strerror(e, eb, sizeof eb);
+    return fy_error(FERRY_ECORRUPT, "%s: cannot set up %s: %s", d->path, name, eb);
+  }
+  return FERRY_OK;
+}
+
+static int cuvid_codec(enum AVCodecID id, cudaVideoCodec *c) {
+  switch (id) {
+  case AV_CODEC_ID_H264: *c = cudaVideoCodec_H264; return 1;
+  case AV_CODEC_ID_HEVC: *c = cudaVideoCodec_HEVC; return 1;
+  case AV_CODEC_ID_VP9: *c = cudaVideoCodec_VP9; return 1;
+  case AV_CODEC_ID_AV1: *c = cudaVideoCodec_AV1; return 1;
+  default: return 0;
+  }
+}
+
+/* Colour matrix and range: from the stream, else BT.709 for HD and BT.601
+ * below 720 lines, video range (what players assume; as the CPU path). */
+static void colour(fy_nvdec *d, const AVStream *st) {
+  int cs = st->codecpar->color_space;
+  d->matrix = cs == AVCOL_SPC_BT709                                          ? 1
+              : cs == AVCOL_SPC_BT2020_NCL || cs == AVCOL_SPC_BT2020_CL      ? 2
+              : cs == AVCOL_SPC_BT470BG || cs == AVCOL_SPC_SMPTE170M         ? 0
+              : (st->codecpar->height >= 720 || st->codecpar->width >= 1280) ? 1
+                                                                             : 0;
+  d->full_range = st->codecpar->color_range == AVCOL_RANGE_JPEG;
+}
+
+int fy_nvdec_available(char *why, size_t n) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, load_once);
+  if (!cv)
+    snprintf(why, n, "%s", load_why);
+  return cv != NULL;
+}
+
+/* NVDEC decodes 4:2:0 YUV only (of what ferry asks of it). */
+static int check_format(fy_nvdec *d, const AVStream *st) {
+  enum AVPixelFormat f = st->codecpar->format;
+  const AVPixFmtDescriptor *pd = av_pix_fmt_desc_get(f);
+  if (f == AV_PIX_FMT_NONE || !pd)
+    return FERRY_OK; /* unknown until decoded: the parser will tell */
+  if (pd->log2_chroma_w == 1 && pd->log2_chroma_h == 1 && !(pd->flags & AV_PIX_FMT_FLAG_RGB) &&
+      pd->nb_components >= 3)
+    return FERRY_OK;
+  return fy_error(FERRY_EUNSUPPORTED, "%s: NVDEC decodes 4:2:0 YUV video; this %s stream is %s",
+                  d->path, d->info.codec, pd->name);
+}
+
+/* Whether this GPU's NVDEC takes the stream: codec, depth, size limits. */
+static int check_caps(fy_nvdec *d, cudaVideoCodec codec, int depth, int w, int h) {
+  CUVIDDECODECAPS caps;
+  memset(&caps, 0, sizeof caps);
+  caps.eCodecType = codec;
+  caps.eChromaFormat = cudaVideoChromaFormat_420;
+  caps.nBitDepthMinus8 = (unsigned)(depth > 8 ? depth - 8 : 0);
+  push(d);
+  CUresult r = cv->cuvidGetDecoderCaps(&caps);
+  pop();
+  if (r != CUDA_SUCCESS)
+    return cu_fail(d, r, "asking the decoder's capabilities");
+  if (!caps.bIsSupported)
+    return fy_error(FERRY_EUNSUPPORTED, "%s: this GPU's NVDEC does not decode %s %d-bit", d->path,
+                    d->info.codec, depth);
+  if (w < caps.nMinWidth || h < caps.nMinHeight || (unsigned)w > caps.nMaxWidth ||
+      (unsigned)h > caps.nMaxHeight)
+    return fy_error(FERRY_EUNSUPPORTED,
+                    "%s: %dx%d is outside what this GPU's NVDEC decodes for %s (%dx%d to %ux%u)",
+                    d->path, w, h, d->info.codec, caps.nMinWidth, caps.nMinHeight, caps.nMaxWidth,
+                    caps.nMaxHeight);
+  return FERRY_OK;
+}
+
+int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
+                  ferry_video_info *info) {
+  *out = NULL;
+  char why[200];
+  if (!fy_nvdec_available(why, sizeof why))
+    return fy_error(FERRY_EUNSUPPORTED, "%s: GPU video decoding unavailable: %s", path, why);
+  fy_nvdec *d = calloc(1, sizeof *d);
+  if (!d || !(d->path = strdup(path)) || !(d->pkt = av_packet_alloc())) {
+    if (d)
+      free(d->path);
+    free(d);
+    return fy_error(FERRY_ENOMEM, "%s: out of memory", path);
+  }
+  int st = fy_av_open(path, &d->fmt, &d->stream, NULL);
+  if (st != FERRY_OK)
+    goto fail;
+  AVStream *s = d->fmt->streams[d->stream];
+  fy_av_info(d->fmt, d->stream, &d->info);
+  cudaVideoCodec codec;
+  if (!cuvid_codec(s->codecpar->codec_id, &codec)) {
+    st = fy_error(FERRY_EUNSUPPORTED, "%s: NVDEC does not decode %s video; use the CPU (device -1)",
+                  path, d->info.codec);
+    goto fail;
+  }
+  d->tb = s->time_base;
+  d->fps = d->info.fps;
+  d->start = d->info.start_s;
+  d->duration = d->info.duration_s;
+  d->declared = d->info.frames;
+  d->last_t = d->start - (d->fps > 0 ? 1 / d->fps : 0);
+  colour(d, s);
+  if ((st = check_format(d, s)) != FERRY_OK || (st = open_bsf(d, s)) != FERRY_OK)
+    goto fail;
+  CUresult r;
+  if ((r = cu->cuDeviceGet(&d->dev, device)) != CUDA_SUCCESS) {
+    st = fy_error(FERRY_EINVAL, "%s: no CUDA device %d", path, device);
+    goto fail;
+  }
+  if ((r = cu->cuDevicePrimaryCtxRetain(&d->ctx, d->dev)) != CUDA_SUCCESS) {
+    st = cu_fail(d, r, "retaining the device's context");
+    goto fail;
+  }
+  d->have_ctx = 1;
+  if ((r = cv->cuvidCtxLockCreate(&d->lock, d->ctx)) != CUDA_SUCCESS) {
+    st = cu_fail(d, r, "creating the context lock");
+    goto fail;
+  }
+  if ((st = check_caps(d, codec, d->info.bit_depth, d->info.width, d->info.height)) != FERRY_OK)
+    goto fail;
+  if (start_s > 0) {
+    int64_t ts = (int64_t)floor(start_s / av_q2d(d->tb));
+    int e = av_seek_frame(d->fmt, d->stream, ts, AVSEEK_FLAG_BACKWARD);
+    if (e < 0) {
+      char eb[128];
+      av_strerror(e, eb, sizeof eb);
+      st = fy_error(FERRY_ECORRUPT, "%s: cannot seek to %.3f s: %s", path, start_s, eb);
+      goto fail;
+    }
+    d->index_from_time = d->sought = 1;
+  }
+  CUVIDPARSERPARAMS pp;
+  memset(&pp, 0, sizeof pp);
+  pp.CodecType = codec;
+  pp.ulMaxNumDecodeSurfaces = 1; /* the sequence callback sets the real number */
+  pp.ulClockRate = (unsigned)CLOCK;
+  pp.ulMaxDisplayDelay = 4; /* frames queued on the engine ahead of display */
+  pp.pUserData = d;
+  pp.pfnSequenceCallback = on_sequence;
+  pp.pfnDecodePicture = on_decode;
+  pp.pfnDisplayPicture = on_display;
+  if ((r = cv->cuvidCreateVideoParser(&d->parser, &pp)) != CUDA_SUCCESS) {
+    st = cu_fail(d, r, "creating the parser");
+    goto fail;
+  }
+  d->info.nvdec = 1;
+  *info = d->info;
+  *out = d;
+  return FERRY_OK;
+fail:
+  fy_nvdec_close(d);
+  return st;
+}
+
+void fy_nvdec_close(fy_nvdec *d) {
+  if (!d)
+    return;
+  if (d->mapped)
+    fy_nvdec_unmap(d);
+  if (d->parser)
+    cv->cuvidDestroyVideoParser(d->parser);
+  if (d->dec) {
+    push(d);
+    cv->cuvidDestroyDecoder(d->dec);
+    pop();
+  }
+  if (d->lock)
+    cv->cuvidCtxLockDestroy(d->lock);
+  if (d->have_ctx)
+    cu->cuDevicePrimaryCtxRelease(d->dev);
+  av_bsf_free(&d->bsf);
+  av_packet_free(&d->pkt);
+  avformat_close_input(&d->fmt);
+  free(d->path);
+  free(d);
+}
+
+/* ------------------------------------------------------------- frames */
+
+int fy_nvdec_next(fy_nvdec *d, double *t, int64_t *index) {
+  if (d->mapped)
+    fy_nvdec_unmap(d);
+  while (d->qn == 0) {
+    if (d->fatal)
+      return fy_error(d->fatal, "%s", d->fatal_msg);
+    if (d->eos_sent) {
+      fy_vprogress p = {d->sought, d->declared, d->returned, d->duration,
+                        d->fps,    d->last_t,   d->start};
+      return fy_video_end(d->path, &p, d->pending, d->pending_msg);
+    }
+    feed(d);
+  }
+  d->cur = d->q[d->qhead];
+  d->qhead = (d->qhead + 1) % QCAP;
+  d->qn--;
+  double step = d->fps > 0 ? 1 / d->fps : 0;
+  double ft = d->missing_pts ? d->last_t + step : d->cur.timestamp / CLOCK;
+  if (d->index_from_time) {
+    d->next_index = d->fps > 0 ? llround((ft - d->start) * d->fps) : 0;
+    d->index_from_time = 0;
+  }
+  *t = d->last_t = ft;
+  *index = d->next_index++;
+  d->returned++;
+  return FERRY_OK;
+}
+
+int fy_nvdec_map(fy_nvdec *d, void *stream, fy_gpu_yuv *f) {
+  CUVIDPROCPARAMS pp;
+  memset(&pp, 0, sizeof pp);
+  pp.progressive_frame = d->cur.progressive_frame;
+  pp.second_field = d->cur.repeat_first_field + 1;
+  pp.top_field_first = d->cur.top_field_first;
+  pp.unpaired_field = d->cur.repeat_first_field < 0;
+  pp.output_stream = (CUstream)stream;
+  unsigned long long ptr = 0;
+  unsigned pitch = 0;
+  push(d);
+  CUresult r = cv->cuvidMapVideoFrame(d->dec, d->cur.picture_index, &ptr, &pitch, &pp);
+  pop();
+  if (r != CUDA_SUCCESS)
+    return cu_fail(d, r, "mapping a decoded frame");
+  d->mapped = 1;
+  d->map_ptr = ptr;
+  memset(f, 0, sizeof *f);
+  f->luma = ptr;
+  f->chroma = ptr + (unsigned long long)pitch * ((d->target_h + 1) & ~1u);
+  f->pitch = (int)pitch;
+  f->width = (int)d->target_w;
+  f->height = (int)d->target_h;
+  f->wide = d->vf.bit_depth_luma_minus8 > 0;
+  f->matrix = d->matrix;
+  f->full_range = d->full_range || d->vf.video_signal_description.video_full_range_flag;
+  f->orientation = 1;
+  return FERRY_OK;
+}
+
+void fy_nvdec_unmap(fy_nvdec *d) {
+  if (!d->mapped)
+    return;
+  push(d);
+  cv->cuvidUnmapVideoFrame(d->dec, d->map_ptr);
+  pop();
+  d->mapped = 0;
+}
+
+#else /* no NVDEC in this build */
+
+int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
+                  ferry_video_info *info) {
+  *out = NULL;
+  return fy_error(FERRY_EUNSUPPORTED,
+                  "%s: GPU video decoding needs ferry built with CUDA, libavformat and the "
+                  "ffnvcodec headers (this build lacks %s)",
+                  path,
+#ifndef FERRY_HAVE_CUDA
+                  "CUDA"
+#elif !defined(FERRY_HAVE_AV)
+                  "libavformat"
+#else
+                  "ffnvcodec"
+#endif
+  );
+}
+void fy_nvdec_close(fy_nvdec *d) { (void)d; }
+int fy_nvdec_available(char *why, size_t n) {
+  snprintf(why, n, "this ferry was built without NVDEC support");
+  return 0;
+}
+int fy_nvdec_next(fy_nvdec *d, double *t, int64_t *index) {
+  return fy_error(FERRY_EUNSUPPORTED, "no NVDEC in this build");
+}
+int fy_nvdec_map(fy_nvdec *d, void *stream, fy_gpu_yuv *f) {
+  return fy_error(FERRY_EUNSUPPORTED, "no NVDEC in this build");
+}
+void fy_nvdec_unmap(fy_nvdec *d) { (void)d; }
+#endif

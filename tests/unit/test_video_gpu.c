@@ -1,0 +1,235 @@
+/* test_video_gpu.c — the NVDEC reader (device >= 0) against the CPU reader
+ * on the same files and options: the same frames (count, numbers,
+ * timestamps, sampling, rotation, errors on truncated files) and the same
+ * pixels within the tolerance of a different chroma upsampler (bilinear on
+ * the GPU, swscale's bicubic on the CPU). Skips, saying why, where no GPU
+ * with NVDEC is present. Prints per-file figures. */
+#include "check.h"
+#include "cuda/gpu.h"
+#include "image/image.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char path_buf[4096];
+
+static const char *fixture(const char *name) {
+  snprintf(path_buf, sizeof path_buf, "%s/video/%s", check_fixtures(), name);
+  return path_buf;
+}
+
+typedef struct frames {
+  int n, w, h, status, nvdec;
+  double t[512];
+  int64_t idx[512];
+  uint8_t *px; /* n frames, u8 HWC (or f32 when asked) */
+  size_t frame_bytes;
+  char err[512];
+} frames;
+
+/* Every batch of `path` into host memory. */
+static void read_all(const char *path, const ferry_video_options *o, frames *f) {
+  memset(f, 0, sizeof *f);
+  ferry_video_reader *r;
+  f->status = ferry_video_open(path, o, &r);
+  if (f->status != FERRY_OK) {
+    snprintf(f->err, sizeof f->err, "%s", ferry_last_error());
+    return;
+  }
+  ferry_video_info info;
+  ferry_video_get_info(r, &info);
+  f->nvdec = info.nvdec;
+  ferry_video_batch *b;
+  int st;
+  while ((st = ferry_video_next(r, &b)) == FERRY_OK) {
+    CHECK(b->device == o->device);
+    f->w = b->width, f->h = b->height;
+    f->frame_bytes = b->nbytes / (size_t)b->count;
+    uint8_t *grown = realloc(f->px, (size_t)(f->n + b->count) * f->frame_bytes);
+    if (!grown)
+      break;
+    f->px = grown;
+    uint8_t *dst = f->px + (size_t)f->n * f->frame_bytes;
+    if (b->device >= 0)
+      CHECK(fy_gpu_download(b->device, b->data, dst, b->nbytes) == FERRY_OK);
+    else
+      memcpy(dst, b->data, b->nbytes);
+    for (int k = 0; k < b->count && f->n < 512; k++, f->n++) {
+      f->t[f->n] = b->timestamps[k];
+      f->idx[f->n] = b->frame_indices[k];
+    }
+  }
+  f->status = st;
+  if (st != FERRY_END)
+    snprintf(f->err, sizeof f->err, "%s", ferry_last_error());
+  ferry_video_close(r);
+}
+
+/* CPU and GPU readers agree on `path` with options `o`; want_nvdec: 1 when
+ * NVDEC must have decoded it, 0 when the CPU must (a stream NVDEC does not
+ * take), -1 either. */
+static void compare(const char *label, const char *path, ferry_video_options o, double max_mean,
+                    int want_nvdec) {
+  frames *c = malloc(sizeof *c), *g = malloc(sizeof *g);
+  o.device = -1;
+  read_all(path, &o, c);
+  o.device = 0;
+  read_all(path, &o, g);
+  CHECK_MSG(c->status == g->status, "%s: status cpu %d gpu %d (%s | %s)", label, c->status,
+            g->status, c->err, g->err);
+  CHECK_MSG(c->n == g->n, "%s: %d frames on the CPU, %d on the GPU", label, c->n, g->n);
+  CHECK(c->w == g->w && c->h == g->h);
+  int same_t = 1;
+  for (int i = 0; i < c->n && i < g->n && i < 512; i++)
+    same_t &= c->idx[i] == g->idx[i] && fabs(c->t[i] - g->t[i]) < 1e-6;
+  CHECK_MSG(same_t, "%s: frame numbers or timestamps differ", label);
+  double worst_mean = 0, sum = 0;
+  int worst_max = 0;
+  size_t per = (size_t)c->w * c->h * 3;
+  for (int i = 0; i < c->n && i < g->n && c->frame_bytes == per; i++) {
+    const uint8_t *a = c->px + (size_t)i * per, *b = g->px + (size_t)i * per;
+    double s = 0;
+    for (size_t k = 0; k < per; k++) {
+      int d = abs((int)a[k] - (int)b[k]);
+      s += d;
+      if (d > worst_max)
+        worst_max = d;
+    }
+    s /= (double)per;
+    sum += s;
+    if (s > worst_mean)
+      worst_mean = s;
+  }
+  if (want_nvdec >= 0)
+    CHECK_MSG(g->nvdec == want_nvdec, "%s: decoded by %s", label, g->nvdec ? "NVDEC" : "the CPU");
+  printf("%s: %s, %d frames %dx%d, mean abs diff GPU vs CPU %.3f (worst frame %.3f), max "
+         "%d%s%s\n",
+         label, g->nvdec ? "NVDEC" : "CPU decode + upload", g->n, g->w, g->h, c->n ? sum / c->n : 0,
+         worst_mean, worst_max, g->status != FERRY_END ? "; error: " : "",
+         g->status != FERRY_END ? g->err : "");
+  CHECK_MSG(worst_mean <= max_mean, "%s: worst frame mean diff %.3f > %.3f", label, worst_mean,
+            max_mean);
+  free(c->px);
+  free(g->px);
+  free(c);
+  free(g);
+}
+
+static ferry_video_options u8_hwc(int w, int h, int batch) {
+  ferry_video_options o;
+  ferry_video_options_default(&o);
+  o.width = w, o.height = h;
+  o.layout = FERRY_LAYOUT_HWC;
+  o.batch_size = batch;
+  return o;
+}
+
+static void test_fixtures(void) {
+  compare("testsrc_h264 full size", fixture("testsrc_h264.mp4"), u8_hwc(0, 0, 8), 6.0, 1);
+  compare("testsrc_h264 72x40", fixture("testsrc_h264.mp4"), u8_hwc(72, 40, 3), 6.0, 1);
+  ferry_video_options o = u8_hwc(64, 64, 5);
+  o.crop = FERRY_CROP_CENTER;
+  compare("testsrc_h264 center 64", fixture("testsrc_h264.mp4"), o, 6.0, 1);
+  o = u8_hwc(64, 48, 4);
+  o.stride = 3;
+  compare("testsrc_h264 stride 3", fixture("testsrc_h264.mp4"), o, 6.0, 1);
+  o = u8_hwc(64, 48, 4);
+  o.rate = 7;
+  o.start_s = 0.5;
+  o.end_s = 1.5;
+  compare("testsrc_h264 rate 7, 0.5-1.5 s", fixture("testsrc_h264.mp4"), o, 6.0, 1);
+  compare("hevc10 (small)", fixture("hevc10.mp4"), u8_hwc(80, 48, 8), 0.0, 0);
+  compare("hevc10_256 (10-bit)", fixture("hevc10_256.mp4"), u8_hwc(128, 80, 4), 6.0, 1);
+  compare("vp9.webm", fixture("vp9.webm"), u8_hwc(80, 48, 8), 6.0, -1);
+  compare("rot90_h264 upright", fixture("rot90_h264.mp4"), u8_hwc(0, 0, 4), 8.0, 1);
+  compare("rot90_h264 30x50", fixture("rot90_h264.mp4"), u8_hwc(30, 50, 4), 6.0, 1);
+  o = u8_hwc(0, 0, 4);
+  o.ignore_rotation = 1;
+  compare("rot90_h264 as stored", fixture("rot90_h264.mp4"), o, 8.0, 1);
+  /* truncated: the frames that decode, then the error naming the file */
+  compare("truncated_h264", fixture("truncated_h264.mp4"), u8_hwc(32, 32, 8), 6.0, 1);
+  compare("truncated_vp9", fixture("truncated_vp9.webm"), u8_hwc(32, 32, 8), 6.0, -1);
+}
+
+/* f16 normalised CHW on the GPU against the u8 HWC GPU batch. */
+static void test_store(void) {
+  ferry_video_options o = u8_hwc(96, 64, 4);
+  o.device = 0;
+  frames *u = malloc(sizeof *u), *h = malloc(sizeof *h);
+  read_all(fixture("testsrc_h264.mp4"), &o, u);
+  o.layout = FERRY_LAYOUT_CHW, o.dtype = FERRY_F16, o.normalize = 1;
+  read_all(fixture("testsrc_h264.mp4"), &o, h);
+  CHECK(u->n == h->n && u->n > 0);
+  double worst = 0;
+  size_t plane = 96 * 64;
+  for (int i = 0; i < u->n && i < h->n; i++)
+    for (int c = 0; c < 3; c++)
+      for (size_t p = 0; p < plane; p++) {
+        double want = (u->px[(size_t)i * plane * 3 + p * 3 + c] / 255.0 - o.mean[c]) / o.std[c];
+        uint16_t hv;
+        memcpy(&hv, h->px + ((size_t)i * plane * 3 + c * plane + p) * 2, 2);
+        worst = fmax(worst, fabs(fy_f16_to_f32(hv) - want));
+      }
+  printf("f16 normalised CHW vs u8 HWC on the GPU: worst %.5f\n", worst);
+  CHECK_MSG(worst < 0.01, "f16 normalised off by %g", worst);
+  free(u->px);
+  free(h->px);
+  free(u);
+  free(h);
+}
+
+static void test_errors(void) {
+  ferry_video_options o = u8_hwc(32, 32, 4);
+  o.device = 0;
+  ferry_video_reader *r = NULL;
+  CHECK(ferry_video_open(fixture("no_such.mp4"), &o, &r) == FERRY_EIO && !r);
+  CHECK(strstr(ferry_last_error(), "no_such.mp4") != NULL);
+  o.device = 999;
+  CHECK(ferry_video_open(fixture("testsrc_h264.mp4"), &o, &r) != FERRY_OK && !r);
+  CHECK(strstr(ferry_last_error(), "testsrc_h264.mp4") != NULL);
+  o.device = 0;
+  o.filter = FERRY_FILTER_NEAREST;
+  CHECK(ferry_video_open(fixture("testsrc_h264.mp4"), &o, &r) == FERRY_EUNSUPPORTED && !r);
+  ferry_image im;
+  o.filter = FERRY_FILTER_TRIANGLE;
+  CHECK(ferry_video_open(fixture("testsrc_h264.mp4"), &o, &r) == FERRY_OK);
+  CHECK(ferry_video_next_frame(r, &im, NULL, NULL) == FERRY_EUNSUPPORTED);
+  ferry_video_close(r);
+}
+
+static void test_corpus(void) {
+  const char *c = check_corpus("GPU video on the corpus");
+  if (!c)
+    return;
+  /* pan_720p_vp9.webm is VP9 4:4:4 RGB (gbrp): the CPU decodes it */
+  const char *names[] = {"pan_1080p_h264.mp4", "pan_720p_hevc.mp4", "pan_720p_vp9.webm",
+                         "truncated_h264.mp4"};
+  const int nv[] = {1, 1, 0, -1};
+  for (int i = 0; i < 4; i++) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/video/%s", c, names[i]);
+    compare(names[i], p, u8_hwc(320, 320, 16), i == 2 ? 0.0 : 2.5, nv[i]);
+  }
+}
+
+int main(void) {
+  ferry_video_options o;
+  ferry_video_options_default(&o);
+  o.device = 0;
+  ferry_video_reader *r;
+  int st = ferry_video_open(fixture("testsrc_h264.mp4"), &o, &r);
+  if (st == FERRY_EUNSUPPORTED) {
+    SKIP("test_video_gpu: %s", ferry_last_error());
+    return check_done();
+  }
+  CHECK_MSG(st == FERRY_OK, "open on the GPU: %s", ferry_last_error());
+  if (st == FERRY_OK)
+    ferry_video_close(r);
+  test_fixtures();
+  test_store();
+  test_errors();
+  test_corpus();
+  return check_done();
+}
