@@ -210,9 +210,14 @@ static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *d
   ferry_video_info info;
   ferry_video_get_info(r, &info);
   if (!a->quiet)
-    printf("%s: %s %dx%d, %d-bit, rotation %d, %.3f fps, %.3f s, %lld frames declared\n", file,
-           info.codec, info.width, info.height, info.bit_depth, info.rotation, info.fps,
-           info.duration_s, (long long)info.frames);
+    printf("%s: %s %dx%d, %d-bit, rotation %d, %.3f fps, %.3f s, %lld frames declared; "
+           "decoded by %s\n",
+           file, info.codec, info.width, info.height, info.bit_depth, info.rotation, info.fps,
+           info.duration_s, (long long)info.frames,
+           info.nvdec            ? "NVDEC"
+           : a->o.device >= 0    ? "libavcodec on the CPU (NVDEC unavailable or refuses this "
+                                   "stream), resized on the GPU"
+                                 : "libavcodec on the CPU");
   uint8_t *rgb = NULL;
   fy_buf host = {0}; /* a GPU batch copied back, for --save-frames */
   ferry_video_batch *b;

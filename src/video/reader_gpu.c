@@ -135,11 +135,11 @@ int fy_vgpu_open(const char *path, const ferry_video_options *o, fy_vgpu **out,
   }
   v->o = *o;
   int st = fy_nvdec_open(path, o->device, o->start_s, &v->dec, &v->info);
-  char why[200];
-  if (st == FERRY_EUNSUPPORTED && fy_nvdec_available(why, sizeof why)) {
-    /* NVDEC refuses this stream (codec, chroma format, size): decode it on
-     * the CPU and upload the frames; the batches are made on the GPU all
-     * the same */
+  if (st == FERRY_EUNSUPPORTED) {
+    /* NVDEC refuses this stream (codec, chroma format, size) or this
+     * machine has none (no libnvcuvid): decode on the CPU and upload the
+     * frames; the batches are made on the GPU all the same (info.nvdec
+     * says which) */
     st = fy_vdec_open(path, o->threads, &v->cpu, &v->info);
     if (st == FERRY_OK && o->start_s > 0)
       st = fy_vdec_seek(v->cpu, o->start_s);
