@@ -52,9 +52,11 @@ def run_opencv(files, procs, size):
 SUMMARY = re.compile(r"(\d+) decoded, ([\d.]+) s: ([\d.]+) decoded frames/s")
 
 
-def run_ferry(binary, files, device, jobs, size, batch):
+def run_ferry(binary, files, device, jobs, size, batch, cpu_jobs=0):
     cmd = [binary, "video", *files, "--device", device, "--size", str(size), "--dtype", "f16",
            "--normalize", "--batch", str(batch), "--jobs", str(jobs), "--quiet"]
+    if cpu_jobs:
+        cmd += ["--cpu-jobs", str(cpu_jobs)]
     out = subprocess.run(cmd, capture_output=True, text=True)
     m = SUMMARY.search(out.stdout)
     if out.returncode != 0 or not m:
@@ -68,6 +70,8 @@ def main():
     ap.add_argument("--ferry", default="build/ferry")
     ap.add_argument("--device", default="cuda:0")
     ap.add_argument("--jobs", default="4,8")
+    ap.add_argument("--cpu-jobs", default="0",
+                    help="comma list: CPU decoders beside the engines (ferry --cpu-jobs)")
     ap.add_argument("--cv-procs", type=int, default=os.cpu_count())
     ap.add_argument("--repeat", type=int, default=2, help="each file this many times")
     ap.add_argument("--size", type=int, default=960)
@@ -78,10 +82,12 @@ def main():
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, "
           f"{os.cpu_count()} CPUs, {len(files)} files ({len(a.files)} distinct)")
     rows = []
-    for j in [int(x) for x in a.jobs.split(",")]:
-        run_ferry(a.ferry, files[:min(len(files), j)], a.device, j, a.size, a.batch)  # warm-up
-        n, dt = run_ferry(a.ferry, files, a.device, j, a.size, a.batch)
-        rows.append((f"ferry {a.device} NVDEC, {j} files at once, f16 {a.size}x{a.size}", n, dt))
+    run_ferry(a.ferry, files[:4], a.device, 4, a.size, a.batch)  # warm-up
+    for c in [int(x) for x in a.cpu_jobs.split(",")]:
+        for j in [int(x) for x in a.jobs.split(",")]:
+            n, dt = run_ferry(a.ferry, files, a.device, j, a.size, a.batch, c)
+            extra = f" + {c} CPU decoders" if c else ""
+            rows.append((f"ferry {a.device} NVDEC, {j} files at once{extra}, f16 {a.size}", n, dt))
     if not a.skip_opencv:
         try:
             import cv2  # noqa: F401

@@ -668,6 +668,10 @@ typedef struct ferry_video_options {
                             reason, where NVDEC or the codec is missing.
                             `threads` does not apply; nearest filter not
                             supported */
+  int cpu_decode;        /* device >= 0: 1 = decode with libavcodec on the
+                            CPU even where NVDEC could, and upload the
+                            frames (CPU decoders beside the engines: what
+                            `ferry video --cpu-jobs` runs); default 0 */
 } ferry_video_options;
 
 void ferry_video_options_default(ferry_video_options *options);

@@ -36,6 +36,9 @@ static const char help[] =
     "                        memory; cuda:N: the GPU's video engines (NVDEC) decode,\n"
     "                        convert, resize and store on GPU N\n"
     "  --jobs N              files decoded at once, one thread each (default 1)\n"
+    "  --cpu-jobs N          with cuda:N, N more files at once decoded by libavcodec\n"
+    "                        on the CPU beside the video engines (one decoder thread\n"
+    "                        each unless --threads; default 0)\n"
     "  --save-frames DIR     write each sampled frame as DIR/NAME_FRAME.png\n"
     "  --timestamps          print each sampled frame's number and time\n"
     "  --quiet               only the summary line\n"
@@ -63,13 +66,14 @@ enum {
   OPT_CROP,
   OPT_FILTER,
   OPT_SIZE,
-  OPT_JOBS
+  OPT_JOBS,
+  OPT_CPU_JOBS
 };
 
 typedef struct video_args {
   ferry_video_options o;
   const char *save_dir;
-  int timestamps, quiet, want_device, caps, jobs;
+  int timestamps, quiet, want_device, caps, jobs, cpu_jobs;
 } video_args;
 
 static int parse_seconds(const char *opt, const char *s, double *out) {
@@ -120,6 +124,7 @@ static int parse_opt(int c, const char *arg, video_args *a) {
   case OPT_QUIET: a->quiet = 1; return 0;
   case OPT_CAPS: a->caps = 1; return 0;
   case OPT_JOBS: return cli_int("video", "--jobs", arg, 1, 256, &a->jobs);
+  case OPT_CPU_JOBS: return cli_int("video", "--cpu-jobs", arg, 0, 256, &a->cpu_jobs);
   default: return -1;
   }
 }
@@ -214,10 +219,10 @@ static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *d
            "decoded by %s\n",
            file, info.codec, info.width, info.height, info.bit_depth, info.rotation, info.fps,
            info.duration_s, (long long)info.frames,
-           info.nvdec            ? "NVDEC"
-           : a->o.device >= 0    ? "libavcodec on the CPU (NVDEC unavailable or refuses this "
-                                   "stream), resized on the GPU"
-                                 : "libavcodec on the CPU");
+           info.nvdec         ? "NVDEC"
+           : a->o.device >= 0 ? "libavcodec on the CPU (NVDEC unavailable or refuses this "
+                                "stream), resized on the GPU"
+                              : "libavcodec on the CPU");
   uint8_t *rgb = NULL;
   fy_buf host = {0}; /* a GPU batch copied back, for --save-frames */
   ferry_video_batch *b;
@@ -261,9 +266,10 @@ static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *d
   return st == FERRY_END ? FERRY_OK : st;
 }
 
-/* Files shared out to --jobs threads. */
+/* Files shared out to --jobs threads (and --cpu-jobs threads, with their
+ * own options). */
 typedef struct jobs_state {
-  video_args *a;
+  video_args *a, *cpu_a;
   char **argv;
   int next, end;
   pthread_mutex_t mu;
@@ -272,8 +278,7 @@ typedef struct jobs_state {
   int bad;
 } jobs_state;
 
-static void *job_main(void *arg) {
-  jobs_state *js = arg;
+static void *job_loop(jobs_state *js, video_args *a) {
   for (;;) {
     pthread_mutex_lock(&js->mu);
     int i = js->next < js->end ? js->next++ : -1;
@@ -282,7 +287,7 @@ static void *job_main(void *arg) {
       return NULL;
     uint64_t kept = 0, decoded = 0;
     double secs = 0;
-    int st = run_file(js->argv[i], js->a, &kept, &decoded, &secs);
+    int st = run_file(js->argv[i], a, &kept, &decoded, &secs);
     pthread_mutex_lock(&js->mu);
     js->kept += kept;
     js->decoded += decoded;
@@ -291,6 +296,9 @@ static void *job_main(void *arg) {
     pthread_mutex_unlock(&js->mu);
   }
 }
+
+static void *job_main(void *arg) { return job_loop(arg, ((jobs_state *)arg)->a); }
+static void *cpu_job_main(void *arg) { return job_loop(arg, ((jobs_state *)arg)->cpu_a); }
 
 int cmd_video(int argc, char **argv) {
   static const struct option opts[] = {{"size", required_argument, 0, OPT_SIZE},
@@ -314,6 +322,7 @@ int cmd_video(int argc, char **argv) {
                                        {"quiet", no_argument, 0, OPT_QUIET},
                                        {"nvdec-caps", no_argument, 0, OPT_CAPS},
                                        {"jobs", required_argument, 0, OPT_JOBS},
+                                       {"cpu-jobs", required_argument, 0, OPT_CPU_JOBS},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   video_args a;
@@ -345,26 +354,37 @@ int cmd_video(int argc, char **argv) {
     return CLI_FAIL;
   }
   a.o.device = a.want_device;
-  jobs_state js = {.a = &a, .argv = argv, .next = optind, .end = argc};
+  if (a.cpu_jobs && a.o.device < 0)
+    return cli_usage_error("video", "--cpu-jobs goes with --device cuda:N");
+  video_args cpu_a = a;
+  cpu_a.o.cpu_decode = 1;
+  if (!cpu_a.o.threads)
+    cpu_a.o.threads = 1;
+  jobs_state js = {.a = &a, .cpu_a = &cpu_a, .argv = argv, .next = optind, .end = argc};
   pthread_mutex_init(&js.mu, NULL);
   int files = argc - optind, nt = a.jobs < files ? a.jobs : files;
+  int nc = a.cpu_jobs < files ? a.cpu_jobs : files;
+  if (nt + nc > 256)
+    nc = 256 - nt;
   double t0 = fy_now();
   pthread_t tid[256];
   int started = 0;
-  for (; started < nt - 1; started++)
-    if (pthread_create(&tid[started], NULL, job_main, &js) != 0)
+  for (int k = 0; k < nt + nc - 1 && started < nt + nc - 1; k++, started++)
+    if (pthread_create(&tid[started], NULL, k < nc ? cpu_job_main : job_main, &js) != 0)
       break;
   job_main(&js);
   for (int i = 0; i < started; i++)
     pthread_join(tid[i], NULL);
   pthread_mutex_destroy(&js.mu);
   /* one file at a time: decoding time; several: wall time */
-  double secs = nt > 1 ? fy_now() - t0 : js.secs;
+  double secs = nt + nc > 1 ? fy_now() - t0 : js.secs;
+  char where[64];
+  snprintf(where, sizeof where, "%s%s", a.o.device >= 0 ? "the GPU (NVDEC)" : "the CPU",
+           nc ? " + CPU decoders" : "");
   printf("%d files (%d failed), %d at a time on %s: %llu frames sampled, %llu decoded, %.2f s: "
          "%.1f decoded frames/s, %.1f sampled frames/s\n",
-         files, js.bad, nt, a.o.device >= 0 ? "the GPU (NVDEC)" : "the CPU",
-         (unsigned long long)js.kept, (unsigned long long)js.decoded, secs,
-         js.decoded / (secs > 0 ? secs : 1e-9), js.kept / (secs > 0 ? secs : 1e-9));
+         files, js.bad, nt + nc, where, (unsigned long long)js.kept, (unsigned long long)js.decoded,
+         secs, js.decoded / (secs > 0 ? secs : 1e-9), js.kept / (secs > 0 ? secs : 1e-9));
   int bad = js.bad;
   return bad == 0 ? CLI_OK : bad < files ? CLI_PARTIAL : CLI_FAIL;
 }

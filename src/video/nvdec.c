@@ -454,6 +454,12 @@ int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
     st = fy_error(FERRY_EINVAL, "%s: no CUDA device %d", path, device);
     goto fail;
   }
+  /* Threads waiting for the engine (in cuvidMapVideoFrame, stream waits)
+   * sleep instead of spinning: with a reader per file, spinning waiters
+   * would take the cores that demux and parse. Only possible before the
+   * context is first made (not when, say, PyTorch made it already). */
+  if (!getenv("FERRY_VIDEO_SPIN"))
+    cu->cuDevicePrimaryCtxSetFlags(d->dev, CU_CTX_SCHED_BLOCKING_SYNC);
   if ((r = cu->cuDevicePrimaryCtxRetain(&d->ctx, d->dev)) != CUDA_SUCCESS) {
     st = cu_fail(d, r, "retaining the device's context");
     goto fail;

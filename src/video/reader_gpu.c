@@ -134,7 +134,8 @@ int fy_vgpu_open(const char *path, const ferry_video_options *o, fy_vgpu **out,
     return fy_error(FERRY_ENOMEM, "%s: out of memory", path);
   }
   v->o = *o;
-  int st = fy_nvdec_open(path, o->device, o->start_s, &v->dec, &v->info);
+  int st = o->cpu_decode ? FERRY_EUNSUPPORTED
+                         : fy_nvdec_open(path, o->device, o->start_s, &v->dec, &v->info);
   if (st == FERRY_EUNSUPPORTED) {
     /* NVDEC refuses this stream (codec, chroma format, size) or this
      * machine has none (no libnvcuvid): decode on the CPU and upload the
