@@ -56,6 +56,8 @@ def parse_args():
     p.add_argument("--no-hw-decode", action="store_true",
                    help="ferry on a GPU: leave the GPU's JPEG engine out")
     p.add_argument("--prefetch", type=int, default=3)
+    p.add_argument("--compile", action="store_true",
+                   help="torch.compile the model (the first steps compile; --warmup leaves them out)")
     p.add_argument("--log-every", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args()
@@ -164,6 +166,8 @@ def main():
     model = getattr(models, args.arch)(num_classes=1000).to(args.device)
     if args.channels_last:
         model = model.to(memory_format=torch.channels_last)
+    if args.compile:
+        model = torch.compile(model)
     if distributed:
         model = nn.parallel.DistributedDataParallel(
             model, device_ids=[local_rank] if args.device.startswith("cuda") else None)
