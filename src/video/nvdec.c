@@ -14,6 +14,8 @@
  * so the mapped frames feed ferry's kernels directly. */
 #include "video/video.h"
 
+#include <stdio.h>
+
 #if defined(FERRY_HAVE_AV) && defined(FERRY_HAVE_CUDA) && defined(__has_include)
 #if __has_include(<ffnvcodec/dynlink_loader.h>)
 #define FY_NVDEC 1
