@@ -146,7 +146,11 @@ class BuildExt(build_ext):
         # ferry's direct requirements and its Libs.private.
         reqs = [r.split()[0] for r in pkg_config(["--print-requires-private", "ferry"], env=env)
                 if r.strip() and not r[0] in "<>=!0123456789"]
-        for flag in (pkg_config(["--libs", *reqs]) if reqs else []) + ["-lpthread", "-lm"]:
+        # static archives ferry.pc names itself (a static FFmpeg, FERRY_FFMPEG_PREFIX)
+        archives = [f for f in pkg_config(["--libs", "--static", "ferry"], env=env)
+                    if f.endswith(".a")]
+        for flag in archives + (pkg_config(["--libs", *reqs]) if reqs else []) + ["-lpthread",
+                                                                                  "-lm"]:
             if flag == "-lferry" or flag.startswith("-L" + bdir):
                 continue
             link.append(flag)
