@@ -107,8 +107,9 @@ int fy_webp_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
   if (!fy_mul_size((size_t)w * 3, (size_t)h, &total))
     return fy_error(FERRY_ETOO_LARGE, "%s: WebP image %dx%d is too large", name, w, h);
   rc = fy_buf_reserve(&dec->pixels, total);
-  if (!rc)
-    rc = decode_rgb(data, size, name, &config, dec->pixels.p, total);
+  if (rc)
+    return fy_error(rc, "%s: out of memory for a %dx%d WebP image", name, w, h);
+  rc = decode_rgb(data, size, name, &config, dec->pixels.p, total);
   if (rc)
     return rc;
   uint8_t *pixels = dec->pixels.p;
