@@ -33,7 +33,9 @@ static const char help[] =
     "  --rank R --world-size W     shard across ranks\n"
     "  --drop-last           equal shares per rank, no partial batch\n"
     "  --on-error skip|fail  bad files: report once and leave out (default), or stop\n"
-    "  --no-dct-scale        always decode JPEG at full resolution\n"
+    "  --no-dct-scale        always decode JPEG at full resolution (and exactly)\n"
+    "  --exact-decode        Pillow's JPEG decoder settings and resampling arithmetic\n"
+    "                        even where the image is downscaled afterwards\n"
     "  --ignore-orientation  do not apply EXIF orientation\n"
     "  --device cpu|cuda:N   where batches live (default cpu); on a GPU, its JPEG\n"
     "                        engine and the CPU workers decode together\n"
@@ -43,6 +45,9 @@ static const char help[] =
     "                        long the consumer waited on ferry\n"
     "  --cache-mb N          keep transformed samples in RAM (up to N MiB) and serve\n"
     "                        later epochs from there (deterministic pipelines only)\n"
+    "  --max-batch-mb N      bound on the batch ring, prefetch x batch (default 4096)\n"
+    "  --read-timeout-ms MS  give up on a FIFO or device file after MS (default\n"
+    "                        30000; -1 = wait for ever)\n"
     "  --save-grid OUT.png   write the first batch as a contact sheet\n"
     "  --quiet               no progress line\n";
 
@@ -63,6 +68,7 @@ enum {
   OPT_DROP_LAST,
   OPT_ON_ERROR,
   OPT_NO_DCT,
+  OPT_EXACT,
   OPT_IGNORE_ORIENT,
   OPT_SAVE_GRID,
   OPT_PREFETCH,
@@ -71,7 +77,9 @@ enum {
   OPT_NO_HW,
   OPT_DEVMEM,
   OPT_CONSUME,
-  OPT_CACHE
+  OPT_CACHE,
+  OPT_MAX_BATCH,
+  OPT_TIMEOUT
 };
 
 static const struct option longopts[] = {{"size", required_argument, 0, 's'},
@@ -96,6 +104,7 @@ static const struct option longopts[] = {{"size", required_argument, 0, 's'},
                                          {"drop-last", no_argument, 0, OPT_DROP_LAST},
                                          {"on-error", required_argument, 0, OPT_ON_ERROR},
                                          {"no-dct-scale", no_argument, 0, OPT_NO_DCT},
+                                         {"exact-decode", no_argument, 0, OPT_EXACT},
                                          {"ignore-orientation", no_argument, 0, OPT_IGNORE_ORIENT},
                                          {"save-grid", required_argument, 0, OPT_SAVE_GRID},
                                          {"device", required_argument, 0, OPT_DEVICE},
@@ -103,6 +112,8 @@ static const struct option longopts[] = {{"size", required_argument, 0, 's'},
                                          {"device-memory", required_argument, 0, OPT_DEVMEM},
                                          {"consume-ms", required_argument, 0, OPT_CONSUME},
                                          {"cache-mb", required_argument, 0, OPT_CACHE},
+                                         {"max-batch-mb", required_argument, 0, OPT_MAX_BATCH},
+                                         {"read-timeout-ms", required_argument, 0, OPT_TIMEOUT},
                                          {"quiet", no_argument, 0, 'q'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -160,6 +171,7 @@ static int parse_opt(int c, const char *arg, cli_load_args *a) {
     }
     return cli_usage_error(cmd, "--on-error must be skip or fail, not '%s'", arg), -1;
   case OPT_NO_DCT: o->allow_dct_scaling = 0; return 0;
+  case OPT_EXACT: o->exact_decode = 1; return 0;
   case OPT_IGNORE_ORIENT: o->ignore_orientation = 1; return 0;
   case OPT_SAVE_GRID: a->save_grid = arg; return 0;
   case OPT_DEVICE:
@@ -177,6 +189,12 @@ static int parse_opt(int c, const char *arg, cli_load_args *a) {
       return -1;
     o->cache_bytes = (uint64_t)v << 20;
     return 0;
+  case OPT_MAX_BATCH:
+    if (cli_int(cmd, "--max-batch-mb", arg, 1, 1 << 30, &v))
+      return -1;
+    o->max_batch_bytes = (uint64_t)v << 20;
+    return 0;
+  case OPT_TIMEOUT: return cli_int(cmd, "--read-timeout-ms", arg, -1, 1 << 30, &o->read_timeout_ms);
   case OPT_NO_HW: o->hw_decode = 0; return 0;
   case OPT_DEVMEM:
     if (cli_int(cmd, "--device-memory", arg, 64, 1 << 20, &v))

@@ -44,6 +44,7 @@ int fy_jpeg_probe(const uint8_t *data, size_t size, const char *name, ferry_info
   memset(info, 0, sizeof *info);
   fy_jerr_init(&cinfo, &jerr);
   jpeg_create_decompress(&cinfo);
+  fy_jpeg_mem_hook(&cinfo);
   if (setjmp(jerr.jump)) {
     int rc = fy_jerr_status(&jerr, name);
     jpeg_destroy_decompress(&cinfo);
@@ -135,6 +136,25 @@ static void read_rows(jpeg_job *j, conv_kind conv, uint8_t *dst, size_t dstride,
   }
 }
 
+/* The loader's fast setting (fy_decoder.fast_decode), only where the
+ * decoded region (crop at scale m/8) is larger than the output in both axes:
+ * the antialiased downscale that follows hides the difference
+ * (docs/ARCHITECTURE.md has the figures). Box chroma upsampling lets
+ * libjpeg-turbo fuse it with colour conversion (jdmerge.c), as nvJPEG's
+ * engine upsamples; it only matters at full scale (at 1/2 and below the
+ * chroma is IDCT-scaled up instead). The fast integer IDCT (JDCT_IFAST)
+ * was measured too: no fewer instructions than the AVX2 islow one, and
+ * less accurate. */
+static void fast_settings(struct jpeg_decompress_struct *c, const fy_codec_req *req,
+                          ferry_rect crop, int m) {
+  if (!req->fast_decode || req->min_w <= 0 || req->min_h <= 0)
+    return;
+  if ((int64_t)crop.width * m <= (int64_t)req->min_w * 8 ||
+      (int64_t)crop.height * m <= (int64_t)req->min_h * 8)
+    return;
+  c->do_fancy_upsampling = FALSE;
+}
+
 /* The body of the decode; any libjpeg error longjmps out of it. */
 static int jpeg_decode_body(jpeg_job *volatile j, fy_decoder *dec, const uint8_t *data, size_t size,
                             const char *name, fy_codec_req *req, fy_decoded *out) {
@@ -160,6 +180,7 @@ static int jpeg_decode_body(jpeg_job *volatile j, fy_decoder *dec, const uint8_t
   conv_kind conv = setup_color(c, req->channels);
   if (req->fast_upsampling)
     c->do_fancy_upsampling = FALSE;
+  fast_settings(c, req, crop, m);
   jpeg_start_decompress(c);
 
   /* Scaled full size and the crop in scaled coordinates. */
@@ -212,6 +233,7 @@ int fy_jpeg_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
   fy_codec_req req = *req_in;
   fy_jerr_init(&j->cinfo, &j->jerr);
   jpeg_create_decompress(&j->cinfo);
+  fy_jpeg_mem_hook(&j->cinfo);
   int rc;
   if (setjmp(j->jerr.jump)) {
     /* A header that promised a huge image and then ended is first of all a

@@ -36,7 +36,59 @@ void fy_jerr_init(struct jpeg_decompress_struct *cinfo, fy_jerr *e) {
   e->truncated = 0;
 }
 
+/* libjpeg-turbo's allocation methods, each first asking the fault counter
+ * (buf.c). Raising JERR_OUT_OF_MEMORY is what libjpeg itself does when
+ * malloc fails, so the unwinding is libjpeg's tested path. */
+static void injected_oom(j_common_ptr c) { ERREXIT1(c, JERR_OUT_OF_MEMORY, 0); }
+
+static const struct jpeg_memory_mgr *own(j_common_ptr c) { return &((fy_jerr *)c->err)->mem; }
+
+static void *mem_small(j_common_ptr c, int pool, size_t n) {
+  if (fy_fail_alloc_now())
+    injected_oom(c);
+  return own(c)->alloc_small(c, pool, n);
+}
+
+static void *mem_large(j_common_ptr c, int pool, size_t n) {
+  if (fy_fail_alloc_now())
+    injected_oom(c);
+  return own(c)->alloc_large(c, pool, n);
+}
+
+static JSAMPARRAY mem_sarray(j_common_ptr c, int pool, JDIMENSION w, JDIMENSION rows) {
+  if (fy_fail_alloc_now())
+    injected_oom(c);
+  return own(c)->alloc_sarray(c, pool, w, rows);
+}
+
+static JBLOCKARRAY mem_barray(j_common_ptr c, int pool, JDIMENSION w, JDIMENSION rows) {
+  if (fy_fail_alloc_now())
+    injected_oom(c);
+  return own(c)->alloc_barray(c, pool, w, rows);
+}
+
+/* Allocates the whole-image buffers (progressive and multi-scan files). */
+static void mem_realize(j_common_ptr c) {
+  if (fy_fail_alloc_now())
+    injected_oom(c);
+  own(c)->realize_virt_arrays(c);
+}
+
+void fy_jpeg_mem_hook(struct jpeg_decompress_struct *cinfo) {
+  if (!fy_fail_alloc_armed())
+    return;
+  struct jpeg_memory_mgr *m = cinfo->mem;
+  ((fy_jerr *)cinfo->err)->mem = *m;
+  m->alloc_small = mem_small;
+  m->alloc_large = mem_large;
+  m->alloc_sarray = mem_sarray;
+  m->alloc_barray = mem_barray;
+  m->realize_virt_arrays = mem_realize;
+}
+
 int fy_jerr_status(const fy_jerr *e, const char *name) {
+  if (e->pub.msg_code == JERR_OUT_OF_MEMORY)
+    return fy_error(FERRY_ENOMEM, "%s: out of memory decoding JPEG (libjpeg: %s)", name, e->msg);
   if (e->truncated)
     return fy_error(FERRY_ECORRUPT, "%s: truncated JPEG data", name);
   if (e->pub.msg_code == JERR_NO_SOI || e->pub.msg_code == JERR_INPUT_EMPTY)

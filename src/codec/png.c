@@ -17,6 +17,7 @@
 #include <png.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The byte source and the error report of one libpng session. */
@@ -55,12 +56,28 @@ static void on_warning(png_structp png, png_const_charp msg) {
   (void)msg;
 }
 
+/* libpng's allocations go through fy_malloc, so that the tests' injected
+ * allocation failures (buf.c) reach inside libpng too. */
+static png_voidp png_alloc(png_structp png, png_alloc_size_t n) {
+  (void)png;
+  return fy_malloc(n);
+}
+
+static void png_dealloc(png_structp png, png_voidp p) {
+  (void)png;
+  free(p);
+}
+
+/* libpng's words for a failed allocation: "Out of memory", "insufficient
+ * memory to read chunk", zlib's "insufficient memory". */
+static int is_oom(const char *msg) { return strcasestr(msg, "memory") != NULL; }
+
 /* The status and message for a libpng error. */
 static int png_failure(const png_src *s, const char *name) {
   if (s->truncated)
     return fy_error(FERRY_ECORRUPT, "%s: truncated PNG data", name);
-  if (strncmp(s->msg, "Out of memory", 13) == 0)
-    return fy_error(FERRY_ENOMEM, "%s: PNG: %s", name, s->msg);
+  if (is_oom(s->msg))
+    return fy_error(FERRY_ENOMEM, "%s: PNG: out of memory (libpng: %s)", name, s->msg);
   return fy_error(FERRY_ECORRUPT, "%s: PNG: %s", name, s->msg);
 }
 
@@ -77,6 +94,13 @@ static void png_configure(png_structp png) {
   png_set_keep_unknown_chunks(png, PNG_HANDLE_CHUNK_NEVER, NULL, -1);
 }
 
+static int png_setup_and_run(png_structp png, png_infop info, png_src *src, png_body_fn body,
+                             void *arg) {
+  png_set_read_fn(png, src, on_read);
+  png_configure(png);
+  return body(png, info, arg);
+}
+
 /* Runs `body` with a libpng reader over data[0, size). */
 static int png_run(const uint8_t *data, size_t size, const char *name, png_body_fn body,
                    void *arg) {
@@ -87,7 +111,8 @@ static int png_run(const uint8_t *data, size_t size, const char *name, png_body_
     return fy_error(FERRY_ECORRUPT, "%s: not a PNG file", name);
   }
   png_src src = {.data = data, .size = size};
-  png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &src, on_error, on_warning);
+  png_structp png = png_create_read_struct_2(PNG_LIBPNG_VER_STRING, &src, on_error, on_warning,
+                                             NULL, png_alloc, png_dealloc);
   if (!png)
     return fy_error(FERRY_ENOMEM, "%s: PNG: out of memory", name);
   png_infop info = png_create_info_struct(png);
@@ -95,15 +120,15 @@ static int png_run(const uint8_t *data, size_t size, const char *name, png_body_
     png_destroy_read_struct(&png, NULL, NULL);
     return fy_error(FERRY_ENOMEM, "%s: PNG: out of memory", name);
   }
-  png_set_read_fn(png, &src, on_read);
-  png_configure(png);
   /* Nothing local changes between here and a longjmp: `status` is only
-   * assigned after setjmp returns, so no volatile is needed. */
+   * assigned after setjmp returns, so no volatile is needed. The settings
+   * are made inside too: png_set_keep_unknown_chunks allocates, and a
+   * failure there must not find libpng without a jump target (abort()). */
   int status;
   if (setjmp(png_jmpbuf(png)))
     status = png_failure(&src, name);
   else
-    status = body(png, info, arg);
+    status = png_setup_and_run(png, info, &src, body, arg);
   png_destroy_read_struct(&png, &info, NULL);
   return status;
 }
@@ -227,7 +252,7 @@ static int decode_body(png_structp png, png_infop info, void *arg) {
     return fy_error(FERRY_EINTERNAL, "%s: PNG: unexpected libpng output format", job->name);
   rc = fy_buf_reserve(&job->dec->pixels, total);
   if (rc)
-    return rc;
+    return fy_error(rc, "%s: out of memory for a %ux%u PNG image", job->name, w, h);
   uint8_t *pixels = job->dec->pixels.p;
   read_rows(png, pixels, h, row, passes);
   /* Read to IEND so that a bad CRC or truncation after the pixel data is

@@ -38,7 +38,7 @@ void fy_fail_alloc_set(long n) {
   atomic_store(&fail_at, n > 0 ? n : 0);
 }
 
-int fy_fail_alloc_now(void) {
+static long armed_at(void) {
   long at = atomic_load(&fail_at);
   if (at < 0) {
     const char *e = getenv("FERRY_FAIL_ALLOC");
@@ -47,6 +47,13 @@ int fy_fail_alloc_now(void) {
     atomic_compare_exchange_strong(&fail_at, &expect, n > 0 ? n : 0);
     at = atomic_load(&fail_at);
   }
+  return at;
+}
+
+int fy_fail_alloc_armed(void) { return armed_at() > 0; }
+
+int fy_fail_alloc_now(void) {
+  long at = armed_at();
   return at > 0 && atomic_fetch_add(&alloc_count, 1) + 1 == at;
 }
 

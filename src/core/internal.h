@@ -39,10 +39,25 @@ void fy_buf_free(fy_buf *buf);
  * fy_malloc (counted from 1, all threads together) fails as if memory ran
  * out; 0 = never. fy_fail_alloc_set also restarts the count. */
 void fy_fail_alloc_set(long n);
+/* 1 when an allocation failure is set to come (FERRY_FAIL_ALLOC or
+ * fy_fail_alloc_set with N > 0), whether or not it has come yet. */
+int fy_fail_alloc_armed(void);
 /* 1 when the injected failure is due now (counts one allocation). */
 int fy_fail_alloc_now(void);
 /* malloc(n), or NULL when an injected failure is due. */
 void *fy_malloc(size_t n);
+
+/* Byte-counting fault points (tests; src/core/fault.c). FY_FAULT_READ:
+ * file reads through fy_read_file (FERRY_FAIL_READ=N in the environment);
+ * FY_FAULT_WRITE: catalog journal writes (FERRY_FAIL_WRITE=N). The one
+ * operation that would carry byte N (counted from 1 over all operations of
+ * the kind since the set call, all threads) moves the bytes before it and
+ * then fails: EIO for a read, ENOSPC for a write. Once. 0 = never. */
+typedef enum { FY_FAULT_READ, FY_FAULT_WRITE, FY_FAULT_COUNT } fy_fault_kind;
+void fy_fail_bytes_set(fy_fault_kind kind, uint64_t n);
+/* For an operation about to move `want` bytes: 1 when the injected fault
+ * falls inside it (*ok = the bytes to move before failing), else 0. */
+int fy_fail_bytes_due(fy_fault_kind kind, size_t want, size_t *ok);
 
 /* Overflow-checked size arithmetic: 0 on overflow. */
 int fy_mul_size(size_t a, size_t b, size_t *out);
@@ -55,8 +70,20 @@ int fy_num_cores(void);
 
 /* Reads a whole file into buf (grown as needed); *size gets its length.
  * Refuses files over max_bytes (0 = no limit) before reading. Errors name
- * the path. */
+ * the path. The open never blocks. A FIFO, character device or socket is
+ * read with poll() until end of file, within this thread's read time-out
+ * (fy_read_timeout_set) and max_bytes (0: 1 GiB); past the time-out the
+ * read fails with FERRY_EIO, "PATH: timed out after N ms reading". Regular
+ * files are read straight: a local disk does not hang; a hung network
+ * mount can block read() itself, which no time-out here can interrupt. */
 int fy_read_file(const char *path, uint64_t max_bytes, fy_buf *buf, size_t *size);
+/* The same with an explicit time-out in ms (<= 0: wait for ever). */
+int fy_read_file_timeout(const char *path, uint64_t max_bytes, int timeout_ms, fy_buf *buf,
+                         size_t *size);
+/* Sets the calling thread's read time-out for fy_read_file: ms > 0, 0 =
+ * the default (FY_READ_TIMEOUT_MS), < 0 = none. */
+#define FY_READ_TIMEOUT_MS 30000
+void fy_read_timeout_set(int ms);
 
 /* Counter-based random numbers: the same (seed, stream, index) always gives
  * the same value, whatever thread asks (SplitMix64 over a mixed key). */

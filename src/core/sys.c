@@ -1,8 +1,10 @@
-/* sys.c — clock, core count and whole-file reads. */
+/* sys.c — clock, core count and whole-file reads (with a time-out for
+ * FIFOs and devices, and the injected read fault of fault.c). */
 #include "core/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -19,47 +21,140 @@ int fy_num_cores(void) {
   return n > 0 ? (int)n : 1;
 }
 
+/* Per thread, so that a loader's workers use its option while other
+ * threads of the process keep theirs. */
+static _Thread_local int read_timeout_ms;
+
+void fy_read_timeout_set(int ms) { read_timeout_ms = ms; }
+
 int fy_read_file(const char *path, uint64_t max_bytes, fy_buf *buf, size_t *size) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int e = errno;
-    close(fd);
-    return fy_error(FERRY_EIO, "%s: cannot stat: %s", path, strerror(e));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    close(fd);
-    return fy_error(FERRY_EIO, "%s: not a regular file", path);
-  }
-  if (max_bytes && (uint64_t)st.st_size > max_bytes) {
-    close(fd);
-    return fy_error(FERRY_ETOO_LARGE, "%s: file is %lld bytes, over the %llu-byte limit", path,
-                    (long long)st.st_size, (unsigned long long)max_bytes);
-  }
-  size_t want = (size_t)st.st_size;
+  int ms = read_timeout_ms ? read_timeout_ms : FY_READ_TIMEOUT_MS;
+  return fy_read_file_timeout(path, max_bytes, ms, buf, size);
+}
+
+/* A failing read, injected (fault.c) or real, reported with its place. */
+static int read_error(const char *path, size_t at, int err) {
+  return fy_error(FERRY_EIO, "%s: read failed at byte %zu: %s", path, at, strerror(err));
+}
+
+/* read(), or the injected EIO (fault.c): then -1 with errno = EIO after
+ * reading the bytes before the fault into p (*before of them). */
+static ssize_t read_some(int fd, void *p, size_t n, size_t *before) {
+  size_t ok;
+  *before = 0;
+  if (!fy_fail_bytes_due(FY_FAULT_READ, n, &ok))
+    return read(fd, p, n);
+  ssize_t got = ok ? read(fd, p, ok) : 0;
+  *before = got > 0 ? (size_t)got : 0;
+  errno = EIO;
+  return -1;
+}
+
+/* Reads `want` bytes of a regular file (fewer if it shrank meanwhile). */
+static int read_regular(int fd, const char *path, size_t want, fy_buf *buf, size_t *size) {
   /* One spare byte so an empty file still gets a valid pointer. */
   int rc = fy_buf_reserve(buf, want + 1);
-  if (rc) {
-    close(fd);
+  if (rc)
     return fy_error(rc, "%s: out of memory for %zu bytes", path, want);
-  }
   size_t got = 0;
   while (got < want) {
-    ssize_t n = read(fd, (char *)buf->p + got, want - got);
+    size_t before;
+    ssize_t n = read_some(fd, (char *)buf->p + got, want - got, &before);
     if (n < 0 && errno == EINTR)
       continue;
-    if (n < 0) {
-      int e = errno;
-      close(fd);
-      return fy_error(FERRY_EIO, "%s: read failed: %s", path, strerror(e));
-    }
+    if (n < 0)
+      return read_error(path, got + before, errno);
     if (n == 0)
       break; /* shrank while reading: decode what is there */
     got += (size_t)n;
   }
-  close(fd);
   *size = got;
   return FERRY_OK;
+}
+
+/* Makes buf hold at least `need` bytes, keeping its first `used`. */
+static int grow_keep(fy_buf *buf, size_t need, size_t used, const char *path) {
+  if (need <= buf->cap)
+    return FERRY_OK;
+  fy_buf bigger = {0};
+  bigger.heap_only = buf->heap_only;
+  size_t cap = buf->cap > need / 2 ? buf->cap * 2 : need;
+  if (fy_buf_reserve(&bigger, cap))
+    return fy_error(FERRY_ENOMEM, "%s: out of memory for %zu bytes", path, cap);
+  if (used)
+    memcpy(bigger.p, buf->p, used);
+  fy_buf_free(buf);
+  *buf = bigger;
+  return FERRY_OK;
+}
+
+/* Milliseconds left before `deadline` (fy_now() seconds), at least 0. */
+static int ms_left(double deadline) {
+  double left = (deadline - fy_now()) * 1e3;
+  return left <= 0 ? 0 : left > 1e9 ? 1000000000 : (int)left + 1;
+}
+
+/* Reads a FIFO, character device or socket to its end: poll() before each
+ * read, so that a writer that never comes (or never writes) costs at most
+ * timeout_ms, not a worker thread for ever. */
+static int read_stream(int fd, const char *path, uint64_t max_bytes, int timeout_ms, fy_buf *buf,
+                       size_t *size) {
+  uint64_t limit = max_bytes ? max_bytes : (uint64_t)1 << 30;
+  double deadline = timeout_ms > 0 ? fy_now() + timeout_ms / 1e3 : 0;
+  size_t got = 0;
+  for (;;) {
+    int rc = grow_keep(buf, got + 65536 + 1, got, path);
+    if (rc)
+      return rc;
+    struct pollfd p = {fd, POLLIN, 0};
+    int ready = poll(&p, 1, deadline > 0 ? ms_left(deadline) : -1);
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready < 0)
+      return read_error(path, got, errno);
+    if (ready == 0)
+      return fy_error(FERRY_EIO, "%s: timed out after %d ms reading (%zu bytes read)", path,
+                      timeout_ms, got);
+    size_t before;
+    ssize_t n = read_some(fd, (char *)buf->p + got, buf->cap - got - 1, &before);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (n < 0)
+      return read_error(path, got + before, errno);
+    if (n == 0)
+      break;
+    got += (size_t)n;
+    if (got > limit)
+      return fy_error(FERRY_ETOO_LARGE, "%s: more than the %llu-byte limit", path,
+                      (unsigned long long)limit);
+  }
+  *size = got;
+  return FERRY_OK;
+}
+
+int fy_read_file_timeout(const char *path, uint64_t max_bytes, int timeout_ms, fy_buf *buf,
+                         size_t *size) {
+  /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+   * writer, with no time-out. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(errno));
+  struct stat st;
+  int rc = FERRY_OK;
+  if (fstat(fd, &st) != 0) {
+    rc = fy_error(FERRY_EIO, "%s: cannot stat: %s", path, strerror(errno));
+  } else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)) {
+    rc = read_stream(fd, path, max_bytes, timeout_ms, buf, size);
+  } else if (!S_ISREG(st.st_mode)) {
+    rc = fy_error(FERRY_EIO, "%s: not a regular file", path); /* a directory, a disk */
+  } else if (max_bytes && (uint64_t)st.st_size > max_bytes) {
+    rc = fy_error(FERRY_ETOO_LARGE, "%s: file is %lld bytes, over the %llu-byte limit", path,
+                  (long long)st.st_size, (unsigned long long)max_bytes);
+  } else {
+    /* Back to blocking reads: some file systems (FUSE) pass the flag on. */
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    rc = read_regular(fd, path, (size_t)st.st_size, buf, size);
+  }
+  close(fd);
+  return rc;
 }

@@ -224,6 +224,7 @@ static void *worker_run(void *arg) {
   ferry_loader *L = a->L;
   fy_worker_state *w = &L->ws[a->id];
   free(a);
+  fy_read_timeout_set(L->o.read_timeout_ms); /* fy_read_file in this thread */
   pthread_mutex_lock(&L->mu);
   for (;;) {
     slot *s = NULL;
@@ -306,11 +307,36 @@ static int validate(const ferry_loader_options *o) {
   return FERRY_OK;
 }
 
+#define FY_MAX_BATCH_BYTES_DEFAULT (4ull << 30)
+
+/* Bytes of one batch of the ring (page-rounded), or 0 when that, or the
+ * whole ring, does not fit in size_t / under max_batch_bytes (error set). */
+static size_t check_ring(const ferry_loader *L) {
+  uint64_t limit = L->o.max_batch_bytes ? L->o.max_batch_bytes : FY_MAX_BATCH_BYTES_DEFAULT;
+  size_t bytes = 0, ring = 0;
+  int ok =
+      fy_mul_size((size_t)L->o.batch_size, L->sample_bytes, &bytes) && bytes <= SIZE_MAX - 4095;
+  bytes = ok ? (bytes + 4095) & ~(size_t)4095 : 0;
+  ok = ok && fy_mul_size(bytes, (size_t)L->nslots, &ring);
+  if (ok && (uint64_t)ring <= limit)
+    return bytes;
+  char need[32];
+  if (ok)
+    snprintf(need, sizeof need, "%zu", ring);
+  else
+    snprintf(need, sizeof need, "more than %zu", (size_t)SIZE_MAX);
+  fy_error(FERRY_ETOO_LARGE,
+           "loader: the batch ring needs %s bytes (%d batches of %d samples of %zu bytes), over "
+           "the max_batch_bytes limit of %llu bytes; raise max_batch_bytes (ferry load "
+           "--max-batch-mb) or lower batch_size, prefetch or the output size",
+           need, L->nslots, L->o.batch_size, L->sample_bytes, (unsigned long long)limit);
+  return 0;
+}
+
 static int alloc_slots(ferry_loader *L) {
-  size_t B = (size_t)L->o.batch_size, bytes;
-  if (!fy_mul_size(B, L->sample_bytes, &bytes))
-    return fy_error(FERRY_ETOO_LARGE, "loader: batch too large");
-  bytes = (bytes + 4095) & ~(size_t)4095;
+  size_t B = (size_t)L->o.batch_size, bytes = check_ring(L);
+  if (!bytes)
+    return FERRY_ETOO_LARGE;
   L->slots = calloc((size_t)L->nslots, sizeof *L->slots);
   if (!L->slots)
     return fy_error(FERRY_ENOMEM, "loader: out of memory");
@@ -415,7 +441,10 @@ int ferry_loader_open(const ferry_loader_options *options, ferry_loader **out) {
   L->stage_store = (fy_store_params){FERRY_LAYOUT_HWC, FERRY_U8, 0, 0, {0, 0, 0}, {1, 1, 1}};
   L->sample_bytes = (size_t)3 * L->o.width * L->o.height * ferry_dtype_size(L->o.dtype);
   L->nslots = L->o.prefetch;
+  /* The ring's size is known from the options: refuse it before walking
+   * the source. */
   rc = !L->source_path           ? FERRY_ENOMEM
+       : !check_ring(L)          ? FERRY_ETOO_LARGE
        : fy_pack_is(L->o.source) ? open_pack(L)
                                  : fy_source_open(&L->src, L->o.source);
   if (rc == FERRY_OK) {

@@ -1,9 +1,13 @@
 /* test_fault_io.c — I/O faults: a full disk while writing a pack shard and a
  * catalog (tmpfs of 256 KiB when root can mount one, else RLIMIT_FSIZE),
- * files deleted or truncated during an epoch, and permission denied. Each
- * must give a clear error naming the file and lose nothing already written. */
+ * ENOSPC in the middle of a catalog journal record (injected), files
+ * deleted or truncated during an epoch, permission denied, EIO in the middle
+ * of a file (injected), a FIFO nobody writes (read time-out), and a batch
+ * ring over max_batch_bytes. Each must give a clear error naming the file
+ * and lose nothing already written. */
 #include "catalog/catalog.h"
 #include "check.h"
+#include "core/internal.h"
 #include "pack/pack.h"
 
 #include <errno.h>
@@ -238,6 +242,237 @@ static void permission_denied(const char *dir, const char *jpeg) {
   free(img);
 }
 
+/* `count` copies of jpeg as dir/img00.jpg ..., listed in dir/list.txt,
+ * with `extra` (a path relative to dir) listed after the first. */
+static int write_list(const char *dir, const char *jpeg, int count, const char *extra,
+                      size_t *size) {
+  char *img = slurp(jpeg, size);
+  char list[4200], path[4300];
+  snprintf(list, sizeof list, "%s/list.txt", dir);
+  FILE *lf = fopen(list, "w");
+  int ok = img && lf;
+  for (int i = 0; ok && i < count; i++) {
+    snprintf(path, sizeof path, "%s/img%02d.jpg", dir, i);
+    FILE *f = fopen(path, "wb");
+    ok = f && fwrite(img, 1, *size, f) == *size;
+    if (f)
+      fclose(f);
+    fprintf(lf, "img%02d.jpg,0\n", i);
+    if (i == 0 && extra)
+      fprintf(lf, "%s,0\n", extra);
+  }
+  if (lf)
+    fclose(lf);
+  free(img);
+  CHECK(ok);
+  return ok;
+}
+
+static void remove_list(const char *dir, int count) {
+  char path[4300];
+  for (int i = 0; i < count; i++) {
+    snprintf(path, sizeof path, "%s/img%02d.jpg", dir, i);
+    unlink(path);
+  }
+  snprintf(path, sizeof path, "%s/list.txt", dir);
+  unlink(path);
+}
+
+typedef struct {
+  int count;
+  char msg[1024];
+} last_skip;
+
+static void keep_skip(void *user, const char *path, int status, const char *msg) {
+  last_skip *s = user;
+  s->count++;
+  snprintf(s->msg, sizeof s->msg, "%s", msg);
+}
+
+/* One epoch of dir/list.txt, 32x32, one worker, in order: images loaded;
+ * *rc gets the end status (FERRY_END, or the error under on_error=fail). */
+static int run_epoch(const char *dir, ferry_on_error policy, int timeout_ms, last_skip *sk,
+                     int *rc) {
+  char list[4200];
+  snprintf(list, sizeof list, "%s/list.txt", dir);
+  ferry_loader_options o;
+  ferry_loader_options_default(&o);
+  o.source = list;
+  o.batch_size = 2, o.workers = 1, o.prefetch = 1, o.shuffle = 0;
+  o.width = o.height = 32;
+  o.on_error = policy;
+  o.read_timeout_ms = timeout_ms;
+  o.on_skip = keep_skip, o.on_skip_user = sk;
+  ferry_loader *L = NULL;
+  *rc = ferry_loader_open(&o, &L);
+  CHECK_MSG(*rc == FERRY_OK, "%s", ferry_last_error());
+  if (!L)
+    return 0;
+  ferry_batch *b;
+  int images = 0;
+  while ((*rc = ferry_loader_next(L, &b)) == FERRY_OK) {
+    images += b->count;
+    ferry_loader_release(L, b);
+  }
+  ferry_loader_close(L);
+  return images;
+}
+
+/* A FIFO that nobody writes: opening it must not block, reading it must
+ * give up after the time-out, naming the file; the other files load. */
+static void hung_fifo(const char *dir, const char *jpeg) {
+  char fifo[4200];
+  snprintf(fifo, sizeof fifo, "%s/hung.jpg", dir);
+  size_t n;
+  if (mkfifo(fifo, 0600) != 0 || !write_list(dir, jpeg, 4, "hung.jpg", &n)) {
+    CHECK_MSG(0, "mkfifo %s: %s", fifo, strerror(errno));
+    return;
+  }
+  fy_buf buf = {0};
+  size_t got;
+  double t0 = fy_now();
+  int rc = fy_read_file_timeout(fifo, 0, 100, &buf, &got);
+  double took = fy_now() - t0;
+  CHECK_MSG(rc == FERRY_EIO && strstr(ferry_last_error(), "hung.jpg: timed out after 100 ms"),
+            "%s: %s", ferry_strerror(rc), ferry_last_error());
+  CHECK_MSG(took >= 0.09 && took < 5, "FIFO read took %.3f s", took);
+  fy_buf_free(&buf);
+
+  last_skip sk = {0, ""};
+  t0 = fy_now();
+  int images = run_epoch(dir, FERRY_ON_ERROR_SKIP, 200, &sk, &rc);
+  took = fy_now() - t0;
+  CHECK_MSG(rc == FERRY_END && images == 4 && sk.count == 1, "%s: %d images, %d skipped",
+            ferry_strerror(rc), images, sk.count);
+  CHECK_MSG(strstr(sk.msg, "hung.jpg: timed out after 200 ms reading"), "%s", sk.msg);
+  CHECK_MSG(took < 10, "epoch with a hung FIFO took %.1f s", took);
+  printf("hung FIFO, on_error=skip: %s (epoch %.2f s)\n", sk.msg, took);
+
+  images = run_epoch(dir, FERRY_ON_ERROR_FAIL, 200, &sk, &rc);
+  CHECK_MSG(rc == FERRY_EIO && strstr(ferry_last_error(), "hung.jpg: timed out"), "%s: %s",
+            ferry_strerror(rc), ferry_last_error());
+  printf("hung FIFO, on_error=fail: %s\n", ferry_last_error());
+  unlink(fifo);
+  remove_list(dir, 4);
+}
+
+/* EIO half-way through img01.jpg (FY_FAULT_READ): that file fails with
+ * "Input/output error", naming it; the others load. */
+static void eio_mid_file(const char *dir, const char *jpeg) {
+  size_t n;
+  if (!write_list(dir, jpeg, 4, NULL, &n))
+    return;
+  last_skip sk = {0, ""};
+  int rc;
+  /* img00 reads n bytes; byte n + n/2 lies in img01 */
+  fy_fail_bytes_set(FY_FAULT_READ, n + n / 2);
+  int images = run_epoch(dir, FERRY_ON_ERROR_SKIP, 0, &sk, &rc);
+  fy_fail_bytes_set(FY_FAULT_READ, 0);
+  char want[128];
+  snprintf(want, sizeof want, "img01.jpg: read failed at byte %zu: Input/output error", n / 2 - 1);
+  CHECK_MSG(rc == FERRY_END && images == 3 && sk.count == 1, "%s: %d images, %d skipped",
+            ferry_strerror(rc), images, sk.count);
+  CHECK_MSG(strstr(sk.msg, want), "'%s' is not '%s'", sk.msg, want);
+  printf("EIO in the middle of a file: %s\n", sk.msg);
+  fy_fail_bytes_set(FY_FAULT_READ, n + n / 2);
+  images = run_epoch(dir, FERRY_ON_ERROR_FAIL, 0, &sk, &rc);
+  fy_fail_bytes_set(FY_FAULT_READ, 0);
+  CHECK_MSG(rc == FERRY_EIO && strstr(ferry_last_error(), want), "%s: %s", ferry_strerror(rc),
+            ferry_last_error());
+  remove_list(dir, 4);
+}
+
+/* The batch ring is checked against max_batch_bytes before anything is
+ * allocated or read (the source does not even exist here). */
+static void ring_limit(const char *dir) {
+  char missing[4200];
+  snprintf(missing, sizeof missing, "%s/no-such-dir", dir);
+  ferry_loader_options o;
+  ferry_loader_options_default(&o);
+  o.source = missing;
+  o.batch_size = 256, o.prefetch = 3, o.dtype = FERRY_F32; /* 3 x 154 MB */
+  o.max_batch_bytes = 100u << 20;
+  ferry_loader *L = NULL;
+  int rc = ferry_loader_open(&o, &L);
+  CHECK_MSG(rc == FERRY_ETOO_LARGE && !L, "%s", ferry_strerror(rc));
+  CHECK_MSG(strstr(ferry_last_error(), "needs 462422016 bytes") &&
+                strstr(ferry_last_error(), "limit of 104857600 bytes") &&
+                strstr(ferry_last_error(), "max_batch_bytes"),
+            "%s", ferry_last_error());
+  printf("ring over the limit: %s\n", ferry_last_error());
+  /* the default (4 GiB), and a ring whose size overflows */
+  o.max_batch_bytes = 0;
+  o.width = o.height = 16384, o.batch_size = 1 << 20;
+  rc = ferry_loader_open(&o, &L);
+  CHECK_MSG(rc == FERRY_ETOO_LARGE && strstr(ferry_last_error(), "limit of 4294967296 bytes"), "%s",
+            ferry_last_error());
+  /* under the limit: the next check is the source's */
+  o.width = o.height = 224, o.batch_size = 256;
+  rc = ferry_loader_open(&o, &L);
+  CHECK_MSG(rc == FERRY_EIO && strstr(ferry_last_error(), "no-such-dir"), "%s", ferry_last_error());
+}
+
+/* The disk fills up in the middle of a journal record (FY_FAULT_WRITE):
+ * the run fails naming the journal, the previous catalog stays as it was
+ * and loads, and the next run completes. */
+static void journal_enospc(const char *dir, const char *jpeg) {
+  char pics[4200], idx[4200], path[4300];
+  snprintf(pics, sizeof pics, "%s/pics", dir);
+  snprintf(idx, sizeof idx, "%s/cat.fidx", dir);
+  mkdir(pics, 0755);
+  size_t n;
+  char *img = slurp(jpeg, &n);
+  for (int i = 0; img && i < 6; i++) {
+    snprintf(path, sizeof path, "%s/p%d.jpg", pics, i);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(img, 1, n, f) == n);
+    if (f)
+      fclose(f);
+    if (i == 2) { /* first run: three files */
+      const char *roots[] = {pics};
+      ferry_index_options o;
+      ferry_index_options_default(&o);
+      o.threads = 1;
+      CHECK_MSG(ferry_index_update(idx, roots, 1, &o, NULL) == FERRY_OK, "%s", ferry_last_error());
+    }
+  }
+  free(img);
+  size_t ni = 0;
+  char *before = slurp(idx, &ni);
+  const char *roots[] = {pics};
+  ferry_index_options o;
+  ferry_index_options_default(&o);
+  o.threads = 1;
+  fy_fail_bytes_set(FY_FAULT_WRITE, 100);
+  int rc = ferry_index_update(idx, roots, 1, &o, NULL);
+  fy_fail_bytes_set(FY_FAULT_WRITE, 0);
+  CHECK_MSG(rc == FERRY_EIO && strstr(ferry_last_error(), "cat.fidx.journal") &&
+                strstr(ferry_last_error(), "No space left on device"),
+            "%s: %s", ferry_strerror(rc), ferry_last_error());
+  printf("journal ENOSPC: %s\n", ferry_last_error());
+  CHECK(before && same_file(idx, before, ni));
+  ferry_catalog *back = NULL;
+  CHECK(ferry_catalog_load(idx, &back) == FERRY_OK && back && ferry_catalog_size(back) == 3);
+  ferry_catalog_free(back);
+  ferry_index_stats st;
+  rc = ferry_index_update(idx, roots, 1, &o, &st);
+  CHECK_MSG(rc == FERRY_OK && st.files == 6 && st.reused == 3 && st.hashed + st.resumed == 3,
+            "%s: %zu files, %zu reused, %zu hashed, %zu resumed", ferry_last_error(), st.files,
+            st.reused, st.hashed, st.resumed);
+  back = NULL;
+  CHECK(ferry_catalog_load(idx, &back) == FERRY_OK && back && ferry_catalog_size(back) == 6);
+  ferry_catalog_free(back);
+  snprintf(path, sizeof path, "%s.journal", idx);
+  CHECK(access(path, F_OK) != 0);
+  free(before);
+  for (int i = 0; i < 6; i++) {
+    snprintf(path, sizeof path, "%s/p%d.jpg", pics, i);
+    unlink(path);
+  }
+  rmdir(pics);
+  unlink(idx);
+}
+
 int main(void) {
   const char *fx = getenv("FERRY_FIXTURES");
   char jpeg[4096];
@@ -250,6 +485,10 @@ int main(void) {
     vanishing_files(dir, jpeg, mode, FERRY_ON_ERROR_FAIL);
   }
   permission_denied(dir, jpeg);
+  hung_fifo(dir, jpeg);
+  eio_mid_file(dir, jpeg);
+  ring_limit(dir);
+  journal_enospc(dir, jpeg);
   rmdir(dir);
   return check_done();
 }
