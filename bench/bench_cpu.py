@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """CPU benchmark, side by side in one run: files -> RGB -> 224x224 u8.
 
-  ferry      `ferry load DIR --crop none --size 224 --dtype u8` (1 worker, then all cores)
+  ferry      `ferry load DIR --crop none --size 224 --dtype u8` (1 worker, then all cores):
+             the default (fast decode: box chroma upsampling where the image is then
+             downscaled, 14-bit resampling), --exact-decode (Pillow's decoder settings and
+             22-bit resampling on the DCT-scaled image) and --no-dct-scale (full decode, the
+             output equals Pillow's decode + resize)
   Pillow     Image.open(f).convert("RGB").resize((224, 224), Image.BILINEAR)
   OpenCV     cv2.imdecode(bytes) -> cvtColor(BGR2RGB) -> cv2.resize(224x224, INTER_LINEAR)
 
@@ -106,6 +110,8 @@ def main():
     cores = os.cpu_count()
     res = {}
     res["ferry, 1 core"], _ = bench_ferry(a.ferry, a.dir, 1, a.epochs)
+    res["ferry, 1 core, --exact-decode"], _ = bench_ferry(a.ferry, a.dir, 1, a.epochs,
+                                                          ["--exact-decode"])
     res["ferry, 1 core, no DCT scaling"], _ = bench_ferry(a.ferry, a.dir, 1, a.epochs,
                                                           ["--no-dct-scale"])
     res[f"ferry, {cores} cores"], rss = bench_ferry(a.ferry, a.dir, cores, max(a.epochs, 5))

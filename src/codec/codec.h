@@ -33,6 +33,11 @@ typedef struct fy_decoder {
   fy_buf pixels; /* output pixels */
   fy_buf temp;   /* scratch: full rows, orientation, conversions */
   fy_buf temp2;
+  /* Set by the loader: JPEGs whose decoded region is then downscaled in
+   * both axes (larger than the plan's min_w x min_h) are decoded with box
+   * chroma upsampling fused with colour conversion. 0 (zero-initialised)
+   * keeps Pillow's settings. */
+  int fast_decode;
 } fy_decoder;
 
 void fy_decoder_free(fy_decoder *dec);
@@ -58,6 +63,7 @@ typedef struct fy_codec_req {
   int min_w, min_h;    /* stored orientation; 0 = full resolution */
   int allow_dct_scaling;
   int fast_upsampling; /* JPEG: box chroma upsampling */
+  int fast_decode;     /* JPEG: fast settings when then downscaled (fy_decoder) */
   /* Optional planning after the header is read (JPEG calls it before any
    * pixel is decoded; see fy_codec_plan). */
   fy_plan_fn plan;

@@ -177,6 +177,7 @@ int fy_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *nam
                       .min_h = opts->min_height,
                       .allow_dct_scaling = opts->allow_dct_scaling,
                       .fast_upsampling = opts->fast_upsampling,
+                      .fast_decode = dec->fast_decode,
                       .plan = plan,
                       .plan_user = plan_user,
                       .orientation = o};

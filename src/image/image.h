@@ -29,6 +29,17 @@ int fy_resize_u8(const uint8_t *src, int sw, int sh, size_t sstride, int channel
                  const fy_box *box, uint8_t *dst, int dw, int dh, size_t dstride,
                  ferry_filter filter, fy_resize_ctx *ctx);
 
+/* The loader's resampler: fy_resize_u8's geometry, filters and order of
+ * passes, with 14-bit weights and AVX2 16-bit multiply-adds for 3-channel
+ * images and the filters without negative lobes (triangle, area, bilinear):
+ * each value within 1 of fy_resize_u8's (2 where rounding ties line up:
+ * about 5 values in 10^7). Exactly fy_resize_u8 elsewhere
+ * (bicubic, Lanczos, other channel counts, no AVX2). Not for results that
+ * must match Pillow. */
+int fy_resize_u8_fast(const uint8_t *src, int sw, int sh, size_t sstride, int channels,
+                      const fy_box *box, uint8_t *dst, int dw, int dh, size_t dstride,
+                      ferry_filter filter, fy_resize_ctx *ctx);
+
 /* How the store stage turns 8-bit RGB pixels into the output tensor. */
 typedef struct fy_store_params {
   ferry_layout layout;

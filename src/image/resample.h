@@ -61,4 +61,27 @@ void fy_pass_horizontal(const uint8_t *src, size_t sstride, int rows, int channe
 void fy_pass_vertical(const uint8_t *src, size_t sstride, size_t line, const fy_coeffs *c,
                       uint8_t *dst, size_t dstride);
 
+/* ------------------------------------------- the loader's fast passes */
+
+/* passes_fast.c: 14-bit weights and AVX2 16-bit multiply-adds, 3-channel
+ * horizontal and any-channel vertical passes, each value within 1 (rarely 2) of the
+ * passes above. Only where fy_fast_supported() (AVX2), for windows of at
+ * most FY_FAST_MAX_TAPS: the error of the weights grows with the taps. */
+#define FY_FAST_OVERREAD 13 /* bytes past a window that the horizontal pass loads */
+#define FY_FAST_PAD 32      /* >= FY_FAST_OVERREAD, rounded up */
+#define FY_FAST_MAX_TAPS 32 /* longer windows use the exact passes (accuracy) */
+int fy_fast_supported(void);
+/* Window length of the 16-bit table for c: taps padded to a multiple of 4
+ * (horizontal) or 2 (vertical). */
+int fy_fast_taps(const fy_coeffs *c, int horizontal);
+/* c's weights rounded to 14 bits, c->out rows of `taps` (padded with 0). */
+void fy_fast_weights(const fy_coeffs *c, int taps, int16_t *k16);
+/* As fy_pass_horizontal for 3 channels; `pad` holds 4 * (c->last * 3 +
+ * FY_FAST_PAD) bytes of scratch. */
+void fy_fast_horizontal3(const uint8_t *src, size_t sstride, int rows, const fy_coeffs *c,
+                         const int16_t *k16, uint8_t *dst, size_t dstride, uint8_t *pad);
+/* As fy_pass_vertical (c->taps <= FY_FAST_MAX_TAPS). */
+void fy_fast_vertical(const uint8_t *src, size_t sstride, size_t line, const fy_coeffs *c,
+                      const int16_t *k16, uint8_t *dst, size_t dstride);
+
 #endif

@@ -24,6 +24,7 @@ typedef struct plan {
   int dw, dh;
   size_t dstride;
   ferry_filter filter;
+  int fast; /* the loader's 14-bit passes (passes_fast.c) where they apply */
 } plan;
 
 static int check_box(const fy_box *box, int sw, int sh, float out[4]) {
@@ -136,29 +137,68 @@ static size_t axis_bytes(const plan *p, int horizontal, int *max_taps) {
   return bytes && bytes <= SIZE_MAX - 8 ? (bytes + 7) & ~(size_t)7 : 0;
 }
 
+/* The 16-bit tables of the fast passes, after the 32-bit ones: bytes
+ * needed for an axis of `out` pixels and at most max_taps taps. */
+static size_t fast_bytes(int out, int max_taps) {
+  size_t taps = ((size_t)max_taps + 3) & ~(size_t)3, n;
+  return fy_mul_size((size_t)out, taps * 2, &n) && n <= SIZE_MAX - 32 ? (n + 31) & ~(size_t)31 : 0;
+}
+
 static int build_tables(const plan *p, int need_h, int need_v, fy_resize_ctx *ctx, fy_coeffs *h,
-                        fy_coeffs *v) {
+                        fy_coeffs *v, int16_t **h16, int16_t **v16) {
   int mh = 0, mv = 0;
   size_t bh = need_h ? axis_bytes(p, 1, &mh) : 0, bv = need_v ? axis_bytes(p, 0, &mv) : 0;
-  if ((need_h && !bh) || (need_v && !bv) || bh > SIZE_MAX - bv)
+  size_t fh = p->fast && need_h ? fast_bytes(p->dw, mh) : 0;
+  size_t fv = p->fast && need_v ? fast_bytes(p->dh, mv) : 0;
+  if ((need_h && !bh) || (need_v && !bv) || (p->fast && need_h && !fh) ||
+      (p->fast && need_v && !fv) || bh > SIZE_MAX / 4 || bv > SIZE_MAX / 4 || fh > SIZE_MAX / 4 ||
+      fv > SIZE_MAX / 4)
     return fy_error(FERRY_ETOO_LARGE, "resize: filter tables for %dx%d to %dx%d overflow", p->sw,
                     p->sh, p->dw, p->dh);
-  int rc = fy_buf_reserve(&ctx->coeffs, bh + bv);
+  int rc = fy_buf_reserve(&ctx->coeffs, bh + bv + fh + fv);
   if (rc)
     return rc;
+  uint8_t *mem = ctx->coeffs.p;
   if (need_h)
-    fy_coeffs_build(p->filter, p->sw, p->box[0], p->box[2], p->dw, mh, ctx->coeffs.p, h);
+    fy_coeffs_build(p->filter, p->sw, p->box[0], p->box[2], p->dw, mh, mem, h);
   if (need_v)
-    fy_coeffs_build(p->filter, p->sh, p->box[1], p->box[3], p->dh, mv,
-                    (uint8_t *)ctx->coeffs.p + bh, v);
+    fy_coeffs_build(p->filter, p->sh, p->box[1], p->box[3], p->dh, mv, mem + bh, v);
+  /* Per axis: longer windows (big reductions without DCT scaling) take the
+   * exact pass. */
+  *h16 = fh && h->taps <= FY_FAST_MAX_TAPS ? (int16_t *)(mem + bh + bv) : NULL;
+  *v16 = fv && v->taps <= FY_FAST_MAX_TAPS ? (int16_t *)(mem + bh + bv + fh) : NULL;
+  if (*h16)
+    fy_fast_weights(h, fy_fast_taps(h, 1), *h16);
+  if (*v16)
+    fy_fast_weights(v, fy_fast_taps(v, 0), *v16);
   return FERRY_OK;
+}
+
+/* The passes, fast (16-bit tables given) or exact. */
+static void pass_h(const uint8_t *src, size_t sstride, int rows, int channels, const fy_coeffs *h,
+                   const int16_t *h16, uint8_t *dst, size_t dstride, uint8_t *scratch) {
+  if (h16)
+    fy_fast_horizontal3(src, sstride, rows, h, h16, dst, dstride, scratch);
+  else
+    fy_pass_horizontal(src, sstride, rows, channels, h, dst, dstride, scratch);
+}
+
+static void pass_v(const uint8_t *src, size_t sstride, size_t line, const fy_coeffs *v,
+                   const int16_t *v16, uint8_t *dst, size_t dstride) {
+  if (v16)
+    fy_fast_vertical(src, sstride, line, v, v16, dst, dstride);
+  else
+    fy_pass_vertical(src, sstride, line, v, dst, dstride);
 }
 
 /* ctx->temp holds the intermediate image (w x h) and, after it, the
  * horizontal pass's scratch; *stride gets the intermediate's row size. */
 static int reserve_temp(fy_resize_ctx *ctx, size_t w, int h, int channels, const fy_coeffs *hc,
-                        size_t *stride, uint8_t **scratch) {
+                        int fast, size_t *stride, uint8_t **scratch) {
   size_t bytes, extra = fy_pass_horizontal_scratch(channels, hc);
+  size_t pad = ((size_t)hc->last * 3 + FY_FAST_PAD) * 4; /* fy_fast_horizontal3's */
+  if (fast && pad > extra)
+    extra = pad;
   if (!fy_mul_size(w, (size_t)channels, stride) || !fy_mul_size(*stride, (size_t)h, &bytes) ||
       bytes > SIZE_MAX - extra)
     return fy_error(FERRY_ETOO_LARGE, "resize: intermediate image %zux%d overflows", w, h);
@@ -171,45 +211,46 @@ static int reserve_temp(fy_resize_ctx *ctx, size_t w, int h, int channels, const
 
 /* Horizontal then vertical, the horizontal pass over only the rows that
  * the vertical one reads. */
-static int run_h_then_v(const plan *p, fy_coeffs *h, fy_coeffs *v, fy_resize_ctx *ctx) {
+static int run_h_then_v(const plan *p, fy_coeffs *h, fy_coeffs *v, const int16_t *h16,
+                        const int16_t *v16, fy_resize_ctx *ctx) {
   int rows = v->last - v->first;
   size_t tstride;
   uint8_t *scratch;
-  int rc = reserve_temp(ctx, (size_t)p->dw, rows, p->channels, h, &tstride, &scratch);
+  int rc = reserve_temp(ctx, (size_t)p->dw, rows, p->channels, h, h16 != NULL, &tstride, &scratch);
   if (rc)
     return rc;
-  fy_pass_horizontal(p->src + (size_t)v->first * p->sstride, p->sstride, rows, p->channels, h,
-                     ctx->temp.p, tstride, scratch);
+  pass_h(p->src + (size_t)v->first * p->sstride, p->sstride, rows, p->channels, h, h16, ctx->temp.p,
+         tstride, scratch);
   fy_coeffs_shift(v, v->first);
-  fy_pass_vertical(ctx->temp.p, tstride, tstride, v, p->dst, p->dstride);
+  pass_v(ctx->temp.p, tstride, tstride, v, v16, p->dst, p->dstride);
   return FERRY_OK;
 }
 
 /* Vertical then horizontal (Pillow's order when the height shrinks much
  * more than the width), the vertical pass over only the columns that the
  * horizontal one reads. */
-static int run_v_then_h(const plan *p, fy_coeffs *h, fy_coeffs *v, fy_resize_ctx *ctx) {
+static int run_v_then_h(const plan *p, fy_coeffs *h, fy_coeffs *v, const int16_t *h16,
+                        const int16_t *v16, fy_resize_ctx *ctx) {
   int first = h->first, cols = h->last - h->first;
   size_t tstride;
   uint8_t *scratch;
-  int rc = reserve_temp(ctx, (size_t)cols, p->dh, p->channels, h, &tstride, &scratch);
+  int rc = reserve_temp(ctx, (size_t)cols, p->dh, p->channels, h, h16 != NULL, &tstride, &scratch);
   if (rc)
     return rc;
-  fy_pass_vertical(p->src + (size_t)first * p->channels, p->sstride, tstride, v, ctx->temp.p,
-                   tstride);
+  pass_v(p->src + (size_t)first * p->channels, p->sstride, tstride, v, v16, ctx->temp.p, tstride);
   fy_coeffs_shift(h, first);
-  fy_pass_horizontal(ctx->temp.p, tstride, p->dh, p->channels, h, p->dst, p->dstride, scratch);
+  pass_h(ctx->temp.p, tstride, p->dh, p->channels, h, h16, p->dst, p->dstride, scratch);
   return FERRY_OK;
 }
 
 /* Only the horizontal pass: the box spans every row and dh == sh. */
-static int run_h(const plan *p, fy_coeffs *h, fy_resize_ctx *ctx) {
+static int run_h(const plan *p, fy_coeffs *h, const int16_t *h16, fy_resize_ctx *ctx) {
   size_t unused;
   uint8_t *scratch;
-  int rc = reserve_temp(ctx, 0, 0, p->channels, h, &unused, &scratch);
+  int rc = reserve_temp(ctx, 0, 0, p->channels, h, h16 != NULL, &unused, &scratch);
   if (rc)
     return rc;
-  fy_pass_horizontal(p->src, p->sstride, p->dh, p->channels, h, p->dst, p->dstride, scratch);
+  pass_h(p->src, p->sstride, p->dh, p->channels, h, h16, p->dst, p->dstride, scratch);
   return FERRY_OK;
 }
 
@@ -224,24 +265,26 @@ static int resize_separable(const plan *p, fy_resize_ctx *ctx) {
   int64_t shrink_h = (int64_t)p->sh - p->dh, shrink_w = (int64_t)p->sw - p->dw;
   int h_first = !(shrink_h > 0 && shrink_h > shrink_w * 2);
   fy_coeffs h, v;
-  int rc = build_tables(p, need_h, need_v, ctx, &h, &v);
+  int16_t *h16 = NULL, *v16 = NULL;
+  int rc = build_tables(p, need_h, need_v, ctx, &h, &v, &h16, &v16);
   if (rc)
     return rc;
   if (need_h && need_v)
-    return h_first ? run_h_then_v(p, &h, &v, ctx) : run_v_then_h(p, &h, &v, ctx);
+    return h_first ? run_h_then_v(p, &h, &v, h16, v16, ctx)
+                   : run_v_then_h(p, &h, &v, h16, v16, ctx);
   if (need_h)
-    return run_h(p, &h, ctx);
+    return run_h(p, &h, h16, ctx);
   if (need_v)
-    fy_pass_vertical(p->src, p->sstride, (size_t)p->sw * p->channels, &v, p->dst, p->dstride);
+    pass_v(p->src, p->sstride, (size_t)p->sw * p->channels, &v, v16, p->dst, p->dstride);
   else
     copy_crop(p);
   return FERRY_OK;
 }
 
-int fy_resize_u8(const uint8_t *src, int sw, int sh, size_t sstride, int channels,
-                 const fy_box *box, uint8_t *dst, int dw, int dh, size_t dstride,
-                 ferry_filter filter, fy_resize_ctx *ctx) {
-  plan p = {src, sw, sh, channels, sstride, {0}, dst, dw, dh, dstride, filter};
+static int resize_u8(const uint8_t *src, int sw, int sh, size_t sstride, int channels,
+                     const fy_box *box, uint8_t *dst, int dw, int dh, size_t dstride,
+                     ferry_filter filter, fy_resize_ctx *ctx, int fast) {
+  plan p = {src, sw, sh, channels, sstride, {0}, dst, dw, dh, dstride, filter, fast};
   int rc = check_args(&p, ctx);
   if (rc)
     return rc;
@@ -255,6 +298,23 @@ int fy_resize_u8(const uint8_t *src, int sw, int sh, size_t sstride, int channel
   if (filter == FERRY_FILTER_NEAREST)
     return resize_nearest(&p, ctx);
   return resize_separable(&p, ctx);
+}
+
+int fy_resize_u8(const uint8_t *src, int sw, int sh, size_t sstride, int channels,
+                 const fy_box *box, uint8_t *dst, int dw, int dh, size_t dstride,
+                 ferry_filter filter, fy_resize_ctx *ctx) {
+  return resize_u8(src, sw, sh, sstride, channels, box, dst, dw, dh, dstride, filter, ctx, 0);
+}
+
+int fy_resize_u8_fast(const uint8_t *src, int sw, int sh, size_t sstride, int channels,
+                      const fy_box *box, uint8_t *dst, int dw, int dh, size_t dstride,
+                      ferry_filter filter, fy_resize_ctx *ctx) {
+  /* Filters with negative lobes (bicubic, Lanczos) would carry a 1-level
+   * difference of the intermediate image into more than 1 in the output. */
+  int positive = filter == FERRY_FILTER_TRIANGLE || filter == FERRY_FILTER_AREA ||
+                 filter == FERRY_FILTER_BILINEAR;
+  int fast = channels == 3 && positive && fy_fast_supported();
+  return resize_u8(src, sw, sh, sstride, channels, box, dst, dw, dh, dstride, filter, ctx, fast);
 }
 
 /* ---------------------------------------------------------- public API */

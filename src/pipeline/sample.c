@@ -98,15 +98,21 @@ static int plan_cb(void *user, int w, int h, ferry_rect *crop, int *min_w, int *
 }
 
 /* Decodes the crop (at a reduced DCT scale where that keeps enough
- * pixels), then resamples the exact crop box to the output size. Times the
- * two stages. */
+ * pixels), then resamples the exact crop box to the output size, into
+ * `out` (o->width * 3 bytes a row) or, when NULL, into w->resized. Times
+ * the two stages. */
 static int decode_crop_resize(fy_worker_state *w, const ferry_loader_options *o, const char *path,
-                              size_t n, plan_ctx *pc) {
+                              size_t n, plan_ctx *pc, uint8_t *out) {
   ferry_decode_options dopt;
   ferry_decode_options_default(&dopt);
   dopt.ignore_orientation = o->ignore_orientation;
   dopt.max_pixels = o->max_pixels;
   dopt.allow_dct_scaling = o->allow_dct_scaling;
+  /* Fast decoder settings where the image is downscaled afterwards, and
+   * the 14-bit resampler; never without DCT scaling, the exact path (see
+   * ferry_loader_options). */
+  int fast = o->allow_dct_scaling && !o->exact_decode;
+  w->dec.fast_decode = fast;
   fy_decoded d;
   double t0 = fy_now();
   int rc = fy_decode(&w->dec, w->file.p, n, path, &dopt, plan_cb, pc, &d);
@@ -121,12 +127,14 @@ static int decode_crop_resize(fy_worker_state *w, const ferry_loader_options *o,
   b.y0 = fmax(b.y0, 0);
   b.x1 = fmin(b.x1, d.image.width);
   b.y1 = fmin(b.y1, d.image.height);
-  size_t out_bytes = (size_t)o->width * o->height * 3;
-  rc = fy_buf_reserve(&w->resized, out_bytes);
+  if (!out) {
+    rc = fy_buf_reserve(&w->resized, (size_t)o->width * o->height * 3);
+    out = w->resized.p;
+  }
   if (rc == FERRY_OK)
-    rc = fy_resize_u8(d.image.data, d.image.width, d.image.height, d.image.stride, d.image.channels,
-                      &b, w->resized.p, o->width, o->height, (size_t)o->width * 3, o->filter,
-                      &w->rs);
+    rc = (fast ? fy_resize_u8_fast : fy_resize_u8)(
+        d.image.data, d.image.width, d.image.height, d.image.stride, d.image.channels, &b, out,
+        o->width, o->height, (size_t)o->width * 3, o->filter, &w->rs);
   w->transform_s += fy_now() - t1;
   if (rc)
     return fy_error(rc, "%s: %s", path, ferry_last_error());
@@ -144,12 +152,15 @@ int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
   if (rc)
     return rc;
   plan_ctx pc = {o, epoch, index, {0, 0, 0, 0}};
-  rc = decode_crop_resize(w, o, path, n, &pc);
-  double t3 = fy_now();
-  if (rc)
-    return rc;
   fy_store_params sp = *store;
   sp.flip = fy_plan_flip(o, o->seed, epoch, index);
+  /* Plain u8 HWC (the GPU's staging too): resampled straight into the
+   * sample, without the store's copy. */
+  int direct = sp.dtype == FERRY_U8 && !sp.normalize && !sp.flip && sp.layout == FERRY_LAYOUT_HWC;
+  rc = decode_crop_resize(w, o, path, n, &pc, direct ? dst : NULL);
+  double t3 = fy_now();
+  if (rc || direct)
+    return rc;
   fy_store(w->resized.p, o->width, o->height, 3, (size_t)o->width * 3, &sp, dst);
   w->transform_s += fy_now() - t3;
   return FERRY_OK;

@@ -4,6 +4,7 @@
 #include "check.h"
 #include "ferry.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,6 +208,56 @@ static void test_fast_path_close_to_exact(void) {
   }
 }
 
+/* The default fast decode (box chroma upsampling where the image is then
+ * downscaled, 14-bit resampling) stays within a PSNR bound of the exact
+ * mode (exact_decode = 1) for every image, in every crop mode, and does
+ * change some values (the fast path is taken). Outside the bound would be
+ * a shifted, mirrored or discoloured image. */
+static void test_fast_decode_close_to_exact(void) {
+  for (int crop = 0; crop < 3; crop++) {
+    uint8_t *out[2];
+    int64_t idx[2][64];
+    size_t per = 3 * 96 * 80;
+    for (int exact = 0; exact < 2; exact++) {
+      ferry_loader_options o;
+      base_opts(&o);
+      o.width = 96;
+      o.height = 80;
+      o.on_skip = NULL;
+      o.crop = (ferry_crop)crop;
+      o.exact_decode = exact;
+      o.shuffle = 0;
+      o.batch_size = 64;
+      o.layout = FERRY_LAYOUT_HWC;
+      ferry_loader *L;
+      CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+      out[exact] = malloc(64 * per);
+      CHECK(run_epoch(L, 0, out[exact], idx[exact], per) == 48);
+      ferry_loader_close(L);
+    }
+    CHECK(memcmp(idx[0], idx[1], 48 * sizeof(int64_t)) == 0);
+    double worst = 99;
+    size_t changed = 0;
+    for (int i = 0; i < 48; i++) {
+      double se = 0;
+      for (size_t k = 0; k < per; k++) {
+        int d = out[0][i * per + k] - out[1][i * per + k];
+        se += d * d;
+        changed += d != 0;
+      }
+      double psnr = se > 0 ? 10 * log10(255.0 * 255.0 * per / se) : 99;
+      worst = fmin(worst, psnr);
+      CHECK_MSG(psnr >= 38, "crop %d image %d: PSNR %.1f dB against the exact decode", crop, i,
+                psnr);
+    }
+    CHECK_MSG(changed > 0, "crop %d: the fast path was not taken", crop);
+    printf("fast vs exact decode, crop %d: worst PSNR %.1f dB, %zu values changed\n", crop, worst,
+           changed);
+    free(out[0]);
+    free(out[1]);
+  }
+}
+
 /* cache_bytes: later epochs come from RAM, bit for bit the same; the budget
  * bounds what is kept; random pipelines are refused. */
 static void test_memory_cache(void) {
@@ -316,6 +367,7 @@ int main(void) {
   test_sharding();
   test_equals_direct_path();
   test_fast_path_close_to_exact();
+  test_fast_decode_close_to_exact();
   test_memory_cache();
   test_fail_policy_and_ring();
   test_validation();
