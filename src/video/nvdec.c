@@ -452,15 +452,20 @@ int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
   if ((st = check_format(d, s)) != FERRY_OK || (st = open_bsf(d, s)) != FERRY_OK)
     goto fail;
   CUresult r;
-  if ((r = cu->cuDeviceGet(&d->dev, device)) != CUDA_SUCCESS) {
-    st = fy_error(FERRY_EINVAL, "%s: no CUDA device %d", path, device);
+  int count = 0;
+  if (cu->cuDeviceGetCount(&count) != CUDA_SUCCESS || device >= count ||
+      (r = cu->cuDeviceGet(&d->dev, device)) != CUDA_SUCCESS) {
+    st = fy_error(FERRY_EINVAL, "%s: no CUDA device %d (%d present)", path, device, count);
     goto fail;
   }
   /* Threads waiting for the engine (in cuvidMapVideoFrame, stream waits)
    * sleep instead of spinning: with a reader per file, spinning waiters
    * would take the cores that demux and parse. Only possible before the
    * context is first made (not when, say, PyTorch made it already). */
-  if (!getenv("FERRY_VIDEO_SPIN"))
+  unsigned flags = 0;
+  int active = 0;
+  if (!getenv("FERRY_VIDEO_SPIN") &&
+      cu->cuDevicePrimaryCtxGetState(d->dev, &flags, &active) == CUDA_SUCCESS && !active)
     cu->cuDevicePrimaryCtxSetFlags(d->dev, CU_CTX_SCHED_BLOCKING_SYNC);
   if ((r = cu->cuDevicePrimaryCtxRetain(&d->ctx, d->dev)) != CUDA_SUCCESS) {
     st = cu_fail(d, r, "retaining the device's context");

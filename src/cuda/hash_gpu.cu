@@ -1,0 +1,1253 @@
+/* hash_gpu.cu — compatible-mode perceptual hashes on the GPU (see
+ * hash_gpu.h). Every step reproduces the CPU's integer or double operations
+ * in the CPU's order, so the hashes are the CPU's bit for bit:
+ *
+ *  - L: (19595 R + 38470 G + 7471 B + 0x8000) >> 16 (src/hash/gray.c);
+ *  - resize: for each hash grid, fy_resize_u8's choice (copy, one pass,
+ *    horizontal-then-vertical, or vertical-then-horizontal when the height
+ *    shrinks more than twice as much as the width), the tables of
+ *    fy_resize_axis_table (the CPU's own fixed-point weights, padded
+ *    windows), 32-bit integer sums (exact in any order) and clip8 between
+ *    the passes. Jobs of all images and grids form one flat list per stage:
+ *    stage 1 reads the full-resolution L image (long windows: one warp per
+ *    output pixel, lanes over the taps, reading consecutive bytes; short
+ *    windows: one thread per output pixel), stage 2 the intermediates;
+ *  - aHash/dHash: integer compares, numpy's mean as a double;
+ *  - pHash: scipy's pocketfft DCT-II (dct.c) ported operation for operation,
+ *    with the host-built plan; wHash: PyWavelets' Haar (wavelet.c) level by
+ *    level, each level 2x2-block-local, one launch per level across the
+ *    batch; median as fy_median (rank sort, mean of the middle two).
+ *
+ * Every double product that meets an addition is written with __dmul_rn /
+ * __dadd_rn (never fused), and the file is compiled with -fmad=false too. */
+#include <cuda_runtime.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <new>
+#include <vector>
+
+extern "C" {
+#include "cuda/hash_gpu.h"
+#include "hash/hash.h"
+#include "image/image.h"
+}
+#define FY_CUDA_CONTEXT "CUDA hashing"
+#include "cuda/cuda_check.h"
+
+#define NGRID 5 /* ahash, dhash, dhash_v, phash, whash */
+#define PREC 22 /* Pillow's fixed point (image/resample.h) */
+#define THREADS 256
+#define DEFAULT_BUDGET ((size_t)3 << 30) /* device bytes per round */
+#define MAX_ROUND 4096                   /* images per round (grid y of the L kernel) */
+
+/* ------------------------------------------------------------ job types */
+
+/* One resampling pass: out(line, i) = clip8(bias + sum_t src(line,
+ * start[i] - shift + t) * k[i][t]), src(line, pos) = src[line * sl + pos *
+ * sp], out(line, i) = dst[line * dl + i * dp]. */
+struct pjob {
+  uint64_t src, dst, start, k; /* device addresses */
+  long long sl, sp, dl, dp;
+  int lines, out, taps, shift;
+  int warp;      /* one warp per output (long windows) */
+  int line_fast; /* consecutive threads take consecutive lines (vertical) */
+  long long begin;
+};
+
+/* RGB -> L of one image. */
+struct gjob {
+  uint64_t src, dst;
+  long long pitch;
+  int w, h;
+};
+
+/* One Haar step of one image (wavelet.c): 0 analysis keeping the detail
+ * bands, 1 synthesis, 2 analysis of the approximation only. h: the half
+ * size (analysis output / synthesis input is h x h). */
+struct wjob {
+  int type, h, zero, from_u8;
+  uint64_t in, out, bands;
+  long long begin;
+};
+
+/* The thresholds of one image. */
+struct hjob {
+  uint64_t grid[NGRID]; /* u8 grids, row-major, packed */
+  uint64_t wlow;        /* wHash: s x s doubles */
+  int s;
+  unsigned kinds;
+};
+
+/* ---------------------------------------------------------- resampling */
+
+__device__ __forceinline__ uint8_t clip8(int acc) {
+  acc = acc < 0 ? 0 : acc;
+  acc >>= PREC;
+  return (uint8_t)(acc > 255 ? 255 : acc);
+}
+
+/* The job of item t: a binary search for the first item of a thread, then
+ * a walk forward (a thread's items only grow, by the grid's size). */
+__device__ __forceinline__ int find_job(const long long *begin, int n, size_t stride, long long t,
+                                        int prev) {
+#define BEGIN(j) (*(const long long *)((const char *)begin + (size_t)(j)*stride))
+  if (prev >= 0) {
+    while (prev + 1 < n && BEGIN(prev + 1) <= t)
+      prev++;
+    return prev;
+  }
+  int lo = 0, hi = n - 1;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) >> 1;
+    if (BEGIN(mid) <= t)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return lo;
+#undef BEGIN
+}
+
+/* Job counts per item are multiples of 32 and the grid stride is too, so a
+ * warp always works on one job (and in warp mode on one output). */
+__global__ void pass_kernel(const pjob *__restrict__ jobs, int njobs, long long total) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  int j = -1;
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += stride) {
+    j = find_job(&jobs[0].begin, njobs, sizeof(pjob), t, j);
+    const pjob &J = jobs[j];
+    const long long local = t - J.begin;
+    const long long o = J.warp ? local >> 5 : local;
+    const int lane = J.warp ? (int)(local & 31) : 0;
+    if (o >= (long long)J.lines * J.out)
+      continue; /* padding (warp-uniform in warp mode) */
+    int line, i;
+    if (J.line_fast) {
+      line = (int)(o % J.lines);
+      i = (int)(o / J.lines);
+    } else {
+      i = (int)(o % J.out);
+      line = (int)(o / J.out);
+    }
+    const int32_t *start = (const int32_t *)J.start;
+    const int32_t *k = (const int32_t *)J.k + (long long)i * J.taps;
+    const uint8_t *s =
+        (const uint8_t *)J.src + line * J.sl + (long long)(start[i] - J.shift) * J.sp;
+    unsigned acc = 0; /* wraps like the CPU's int32; the true sum fits */
+    const int step = J.warp ? 32 : 1;
+    for (int tt = lane; tt < J.taps; tt += step)
+      acc += (unsigned)((int)s[tt * J.sp] * k[tt]);
+    if (J.warp) {
+#pragma unroll
+      for (int d = 16; d; d >>= 1)
+        acc += __shfl_down_sync(0xffffffffu, acc, d);
+      if (lane)
+        continue;
+    }
+    ((uint8_t *)J.dst)[line * J.dl + i * J.dp] = clip8((int)(acc + (1u << (PREC - 1))));
+  }
+}
+
+__global__ void gray_kernel(const gjob *__restrict__ jobs) {
+  const gjob J = jobs[blockIdx.y];
+  const long long n = (long long)J.w * J.h;
+  const uint8_t *src = (const uint8_t *)J.src;
+  uint8_t *dst = (uint8_t *)J.dst;
+  for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < n;
+       p += (long long)gridDim.x * blockDim.x) {
+    const long long y = p / J.w, x = p - y * J.w;
+    const uint8_t *q = src + y * J.pitch + 3 * x;
+    dst[p] = (uint8_t)((q[0] * 19595u + q[1] * 38470u + q[2] * 7471u + 0x8000u) >> 16);
+  }
+}
+
+/* ---------------------------------------------------------------- Haar */
+
+#define HC 0.7071067811865476
+#define MUL(a, b) __dmul_rn((a), (b))
+#define ADD(a, b) __dadd_rn((a), (b))
+#define SUB(a, b) __dsub_rn((a), (b))
+
+/* c * x + c * y and (-c) * x + c * y as wavelet.c evaluates them. */
+__device__ __forceinline__ double lo2(double x1, double x0) {
+  return ADD(MUL(HC, x1), MUL(HC, x0));
+}
+__device__ __forceinline__ double hi2(double x1, double x0) {
+  return ADD(MUL(-HC, x1), MUL(HC, x0));
+}
+
+__global__ void haar_kernel(const wjob *__restrict__ jobs, int njobs, long long total) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  int j = -1;
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total; t += stride) {
+    j = find_job(&jobs[0].begin, njobs, sizeof(wjob), t, j);
+    const wjob &J = jobs[j];
+    const long long local = t - J.begin;
+    const int h = J.h, m = 2 * h;
+    if (local >= (long long)h * h)
+      continue; /* padding */
+    const int i = (int)(local / h), o = (int)(local % h);
+    const long long q = (long long)h * h;
+    if (J.type == 1) { /* synthesis: a, ad, da, dd of block (i, o) -> 2x2 */
+      const double *a = (const double *)J.in, *b = (const double *)J.bands;
+      double aa = a[local];
+      if (J.zero)
+        aa = MUL(aa, 0.0); /* imagehash: coeffs[0] *= 0 */
+      const double ad = b[local], da = b[q + local], dd = b[2 * q + local];
+      /* synth_cols: ta = (a, ad), td = (da, dd) along the columns */
+      const double ta0 = ADD(MUL(HC, aa), MUL(HC, ad)), ta1 = ADD(MUL(HC, aa), MUL(-HC, ad));
+      const double td0 = ADD(MUL(HC, da), MUL(HC, dd)), td1 = ADD(MUL(HC, da), MUL(-HC, dd));
+      /* synth_rows */
+      double *x = (double *)J.out;
+      x[(long long)(2 * i) * m + 2 * o] = ADD(MUL(HC, ta0), MUL(HC, td0));
+      x[(long long)(2 * i + 1) * m + 2 * o] = ADD(MUL(HC, ta0), MUL(-HC, td0));
+      x[(long long)(2 * i) * m + 2 * o + 1] = ADD(MUL(HC, ta1), MUL(HC, td1));
+      x[(long long)(2 * i + 1) * m + 2 * o + 1] = ADD(MUL(HC, ta1), MUL(-HC, td1));
+      continue;
+    }
+    double x00, x01, x10, x11; /* x[2i + r][2o + c] */
+    if (J.from_u8) {           /* numpy.asarray(image) / 255. */
+      const uint8_t *p = (const uint8_t *)J.in;
+      x00 = __ddiv_rn((double)p[(long long)(2 * i) * m + 2 * o], 255.0);
+      x01 = __ddiv_rn((double)p[(long long)(2 * i) * m + 2 * o + 1], 255.0);
+      x10 = __ddiv_rn((double)p[(long long)(2 * i + 1) * m + 2 * o], 255.0);
+      x11 = __ddiv_rn((double)p[(long long)(2 * i + 1) * m + 2 * o + 1], 255.0);
+    } else {
+      const double *p = (const double *)J.in;
+      x00 = p[(long long)(2 * i) * m + 2 * o];
+      x01 = p[(long long)(2 * i) * m + 2 * o + 1];
+      x10 = p[(long long)(2 * i + 1) * m + 2 * o];
+      x11 = p[(long long)(2 * i + 1) * m + 2 * o + 1];
+    }
+    /* analyse_rows (pairs of rows), then analyse_cols (pairs of columns) */
+    const double ta0 = lo2(x10, x00), ta1 = lo2(x11, x01);
+    ((double *)J.out)[local] = lo2(ta1, ta0);
+    if (J.type == 0) {
+      const double td0 = hi2(x10, x00), td1 = hi2(x11, x01);
+      double *b = (double *)J.bands;
+      b[local] = hi2(ta1, ta0);         /* ad */
+      b[q + local] = lo2(td1, td0);     /* da */
+      b[2 * q + local] = hi2(td1, td0); /* dd */
+    }
+  }
+}
+
+/* ----------------------------------------------------------------- DCT */
+
+#define PM(a, b, c, d)                                                                             \
+  do {                                                                                             \
+    double c_ = (c), d_ = (d);                                                                     \
+    (a) = ADD(c_, d_);                                                                             \
+    (b) = SUB(c_, d_);                                                                             \
+  } while (0)
+#define MULPM(a, b, c, d, e, f)                                                                    \
+  do {                                                                                             \
+    double c_ = (c), d_ = (d), e_ = (e), f_ = (f);                                                 \
+    (a) = ADD(MUL(c_, e_), MUL(d_, f_));                                                           \
+    (b) = SUB(MUL(c_, f_), MUL(d_, e_));                                                           \
+  } while (0)
+
+__device__ void radb2(size_t ido, size_t l1, const double *cc, double *ch, const double *wa) {
+#define CC(a, b, c) cc[(a) + ido * ((b) + 2 * (c))]
+#define CH(a, b, c) ch[(a) + ido * ((b) + l1 * (c))]
+#define WA(x, i) wa[(i) + (x) * (ido - 1)]
+  for (size_t k = 0; k < l1; k++)
+    PM(CH(0, k, 0), CH(0, k, 1), CC(0, 0, k), CC(ido - 1, 1, k));
+  if ((ido & 1) == 0)
+    for (size_t k = 0; k < l1; k++) {
+      CH(ido - 1, k, 0) = MUL(2.0, CC(ido - 1, 0, k));
+      CH(ido - 1, k, 1) = MUL(-2.0, CC(0, 1, k));
+    }
+  if (ido <= 2)
+    return;
+  for (size_t k = 0; k < l1; k++)
+    for (size_t i = 2; i < ido; i += 2) {
+      size_t ic = ido - i;
+      double ti2, tr2;
+      PM(CH(i - 1, k, 0), tr2, CC(i - 1, 0, k), CC(ic - 1, 1, k));
+      PM(ti2, CH(i, k, 0), CC(i, 0, k), CC(ic, 1, k));
+      MULPM(CH(i, k, 1), CH(i - 1, k, 1), WA(0, i - 2), WA(0, i - 1), ti2, tr2);
+    }
+#undef CC
+}
+
+__device__ void radb4(size_t ido, size_t l1, const double *cc, double *ch, const double *wa) {
+#define CC(a, b, c) cc[(a) + ido * ((b) + 4 * (c))]
+  const double sqrt2 = 1.4142135623730951; /* (double)sqrt(2), as dct.c rounds it */
+  for (size_t k = 0; k < l1; k++) {
+    double tr1, tr2;
+    PM(tr2, tr1, CC(0, 0, k), CC(ido - 1, 3, k));
+    double tr3 = MUL(2.0, CC(ido - 1, 1, k));
+    double tr4 = MUL(2.0, CC(0, 2, k));
+    PM(CH(0, k, 0), CH(0, k, 2), tr2, tr3);
+    PM(CH(0, k, 3), CH(0, k, 1), tr1, tr4);
+  }
+  if ((ido & 1) == 0)
+    for (size_t k = 0; k < l1; k++) {
+      double tr1, tr2, ti1, ti2;
+      PM(ti1, ti2, CC(0, 3, k), CC(0, 1, k));
+      PM(tr2, tr1, CC(ido - 1, 0, k), CC(ido - 1, 2, k));
+      CH(ido - 1, k, 0) = ADD(tr2, tr2);
+      CH(ido - 1, k, 1) = MUL(sqrt2, SUB(tr1, ti1));
+      CH(ido - 1, k, 2) = ADD(ti2, ti2);
+      CH(ido - 1, k, 3) = MUL(-sqrt2, ADD(tr1, ti1));
+    }
+  if (ido <= 2)
+    return;
+  for (size_t k = 0; k < l1; k++)
+    for (size_t i = 2; i < ido; i += 2) {
+      double ci2, ci3, ci4, cr2, cr3, cr4, ti1, ti2, ti3, ti4, tr1, tr2, tr3, tr4;
+      size_t ic = ido - i;
+      PM(tr2, tr1, CC(i - 1, 0, k), CC(ic - 1, 3, k));
+      PM(ti1, ti2, CC(i, 0, k), CC(ic, 3, k));
+      PM(tr4, ti3, CC(i, 2, k), CC(ic, 1, k));
+      PM(tr3, ti4, CC(i - 1, 2, k), CC(ic - 1, 1, k));
+      PM(CH(i - 1, k, 0), cr3, tr2, tr3);
+      PM(CH(i, k, 0), ci3, ti2, ti3);
+      PM(cr4, cr2, tr1, tr4);
+      PM(ci2, ci4, ti1, ti4);
+      MULPM(CH(i, k, 1), CH(i - 1, k, 1), WA(0, i - 2), WA(0, i - 1), ci2, cr2);
+      MULPM(CH(i, k, 2), CH(i - 1, k, 2), WA(1, i - 2), WA(1, i - 1), ci3, cr3);
+      MULPM(CH(i, k, 3), CH(i - 1, k, 3), WA(2, i - 2), WA(2, i - 1), ci4, cr4);
+    }
+#undef CC
+#undef CH
+#undef WA
+}
+
+/* fy_dct2 of dct.c: c[k] = the rounding of scipy.fftpack.dct(c)[k]. */
+__device__ void dct2(const fy_dct_plan *p, double *c) {
+  double buf[FY_DCT_MAX];
+  const size_t N = (size_t)p->n, NS2 = (N + 1) / 2;
+  c[0] = MUL(c[0], 2.0);
+  if ((N & 1) == 0)
+    c[N - 1] = MUL(c[N - 1], 2.0);
+  for (size_t k = 1; k < N - 1; k += 2) {
+    double t = c[k + 1];
+    c[k + 1] = SUB(c[k + 1], c[k]);
+    c[k] = ADD(t, c[k]);
+  }
+  double *p1 = c, *p2 = buf; /* rfft_backward */
+  size_t l1 = 1;
+  for (int k = 0; k < p->nfct; k++) {
+    size_t ip = (size_t)p->fct[k], ido = N / (ip * l1);
+    const double *wa = p->twmem + p->tw[k];
+    if (ip == 4)
+      radb4(ido, l1, p1, p2, wa);
+    else
+      radb2(ido, l1, p1, p2, wa);
+    double *t = p1;
+    p1 = p2;
+    p2 = t;
+    l1 *= ip;
+  }
+  if (p1 != c)
+    for (size_t i = 0; i < N; i++)
+      c[i] = p1[i];
+  const double *tw = p->twiddle;
+  for (size_t k = 1, kc = N - 1; k < NS2; k++, kc--) {
+    double t1 = ADD(MUL(tw[k - 1], c[kc]), MUL(tw[kc - 1], c[k]));
+    double t2 = SUB(MUL(tw[k - 1], c[k]), MUL(tw[kc - 1], c[kc]));
+    c[k] = MUL(0.5, ADD(t1, t2));
+    c[kc] = MUL(0.5, SUB(t1, t2));
+  }
+  if ((N & 1) == 0)
+    c[NS2] = MUL(c[NS2], tw[NS2 - 1]);
+}
+
+/* ----------------------------------------------------------- thresholds */
+
+/* numpy.median of v[0..n) (shared memory), by rank: sorted[] gets every
+ * value at its place in a stable sort. All threads call it. */
+__device__ double block_median(const double *v, double *sorted, int n) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    int r = 0;
+    const double x = v[i];
+    for (int j = 0; j < n; j++)
+      r += v[j] < x || (v[j] == x && j < i);
+    sorted[r] = x;
+  }
+  __syncthreads();
+  double med = n & 1 ? sorted[n / 2] : __ddiv_rn(ADD(sorted[n / 2 - 1], sorted[n / 2]), 2.0);
+  __syncthreads();
+  return med;
+}
+
+__device__ void set_bit(unsigned long long *w, int bits, int i) {
+  const int b = bits - 1 - i;
+  atomicOr(&w[b >> 6], 1ull << (b & 63));
+}
+
+__global__ void __launch_bounds__(THREADS)
+    hash_kernel(const hjob *__restrict__ jobs, const fy_dct_plan *__restrict__ plans,
+                unsigned long long *__restrict__ out) {
+  __shared__ double tmp[FY_DCT_MAX * FY_DCT_MAX];
+  __shared__ double vals[FY_HASH_MAX_SIZE * FY_HASH_MAX_SIZE];
+  __shared__ double sorted[FY_HASH_MAX_SIZE * FY_HASH_MAX_SIZE];
+  __shared__ unsigned long long w[NGRID][4];
+  __shared__ double mean;
+  const hjob J = jobs[blockIdx.x];
+  const int s = J.s, n2 = s * s, tid = threadIdx.x;
+  if (tid < NGRID * 4)
+    w[tid / 4][tid % 4] = 0;
+  __syncthreads();
+  if (J.kinds & FERRY_HASH_MASK(FERRY_HASH_AHASH)) {
+    const uint8_t *px = (const uint8_t *)J.grid[0];
+    if (tid == 0) {
+      double sum = 0; /* exact: integers */
+      for (int i = 0; i < n2; i++)
+        sum = ADD(sum, (double)px[i]);
+      mean = __ddiv_rn(sum, (double)n2);
+    }
+    __syncthreads();
+    for (int i = tid; i < n2; i += blockDim.x)
+      if ((double)px[i] > mean)
+        set_bit(w[0], n2, i);
+  }
+  for (int v = 0; v < 2; v++) {
+    const int kind = v ? FERRY_HASH_DHASH_V : FERRY_HASH_DHASH;
+    if (!(J.kinds & FERRY_HASH_MASK(kind)))
+      continue;
+    const uint8_t *px = (const uint8_t *)J.grid[kind];
+    const int gw = v ? s : s + 1;
+    for (int i = tid; i < n2; i += blockDim.x) {
+      const int y = i / s, x = i % s;
+      const int a = v ? px[(y + 1) * gw + x] : px[y * gw + x + 1], b = px[y * gw + x];
+      if (a > b)
+        set_bit(w[kind], n2, i);
+    }
+  }
+  if (J.kinds & FERRY_HASH_MASK(FERRY_HASH_PHASH)) {
+    const fy_dct_plan *p = &plans[s == 8 ? 0 : 1];
+    const int n = p->n;
+    const uint8_t *px = (const uint8_t *)J.grid[FERRY_HASH_PHASH];
+    if (tid < n) { /* axis 0: column tid */
+      double col[FY_DCT_MAX];
+      for (int y = 0; y < n; y++)
+        col[y] = px[y * n + tid];
+      dct2(p, col);
+      for (int y = 0; y < n; y++)
+        tmp[y * n + tid] = col[y];
+    }
+    __syncthreads();
+    if (tid < s) { /* axis 1: the kept rows */
+      double row[FY_DCT_MAX];
+      for (int x = 0; x < n; x++)
+        row[x] = tmp[tid * n + x];
+      dct2(p, row);
+      for (int x = 0; x < s; x++)
+        vals[tid * s + x] = row[x];
+    }
+    __syncthreads();
+    const double med = block_median(vals, sorted, n2);
+    for (int i = tid; i < n2; i += blockDim.x)
+      if (vals[i] > med)
+        set_bit(w[FERRY_HASH_PHASH], n2, i);
+    __syncthreads();
+  }
+  if (J.kinds & FERRY_HASH_MASK(FERRY_HASH_WHASH)) {
+    const double *low = (const double *)J.wlow;
+    for (int i = tid; i < n2; i += blockDim.x)
+      vals[i] = low[i];
+    __syncthreads();
+    const double med = block_median(vals, sorted, n2);
+    for (int i = tid; i < n2; i += blockDim.x)
+      if (vals[i] > med)
+        set_bit(w[FERRY_HASH_WHASH], n2, i);
+  }
+  __syncthreads();
+  if (tid < NGRID * 4)
+    out[(size_t)blockIdx.x * NGRID * 4 + tid] = w[tid / 4][tid % 4];
+}
+
+/* ================================================================ host */
+
+namespace {
+
+struct dbuf {
+  void *p;
+  size_t cap;
+};
+
+int dgrow(dbuf *b, size_t n) {
+  if (n <= b->cap)
+    return FERRY_OK;
+  cudaFree(b->p);
+  b->p = NULL;
+  b->cap = 0;
+  n = n + n / 4 + 4096;
+  CU(cudaMalloc(&b->p, n), "allocating device memory");
+  b->cap = n;
+  return FERRY_OK;
+}
+
+int hgrow(dbuf *b, size_t n) {
+  if (n <= b->cap)
+    return FERRY_OK;
+  cudaFreeHost(b->p);
+  b->p = NULL;
+  b->cap = 0;
+  n = n + n / 4 + 4096;
+  CU(cudaHostAlloc(&b->p, n, cudaHostAllocDefault), "allocating pinned memory");
+  b->cap = n;
+  return FERRY_OK;
+}
+
+/* A table of one axis, cached on the host by (in, out). */
+struct table {
+  int in, out, taps, first, last;
+  std::vector<int32_t> v; /* start[out], k[out * taps] */
+  int off;                /* entry offset in this round's upload; -1: not yet */
+};
+
+/* One round's plan: jobs, arena sizes, tables. */
+struct round_plan {
+  std::vector<pjob> stage[2];
+  std::vector<gjob> gray;
+  std::vector<std::vector<wjob>> steps;
+  std::vector<hjob> hash;
+  std::vector<struct table *> tabref; /* tables used, in upload order */
+  size_t u8_bytes, dbl_bytes;
+  int tab_entries;
+  uint64_t u8_base, dbl_base, tab_base; /* device addresses (0 while sizing) */
+};
+
+size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
+
+} // namespace
+
+struct fy_gpu_hasher {
+  int device, sms;
+  cudaStream_t st;
+  dbuf u8, dbl, tabs, jobs, out, input, plans;
+  dbuf hjobs, hout, stage;    /* pinned */
+  std::vector<table *> cache; /* stable addresses: jobs are planned with them */
+  fy_buf scratch;
+  round_plan R;
+};
+
+static int floor_log2(int v) {
+  int l = 0;
+  while (v >> (l + 1))
+    l++;
+  return l;
+}
+
+/* The table for in -> out pixels (in == -out: the identity, a plain copy). */
+static int get_table(fy_gpu_hasher *g, int in, int out, table **res) {
+  for (size_t i = 0; i < g->cache.size(); i++)
+    if (g->cache[i]->in == in && g->cache[i]->out == out) {
+      *res = g->cache[i];
+      return FERRY_OK;
+    }
+  table *tp = new (std::nothrow) table();
+  if (!tp)
+    return fy_error(FERRY_ENOMEM, "hash: out of memory for a resampling table");
+  table &t = *tp;
+  t.in = in, t.out = out, t.off = -1;
+  if (in < 0) { /* identity */
+    t.taps = 1, t.first = 0, t.last = out;
+    t.v.resize((size_t)out * 2);
+    for (int i = 0; i < out; i++)
+      t.v[i] = i, t.v[out + i] = 1 << PREC;
+  } else {
+    double scale = (double)in / out;
+    long cap = (long)out * ((long)(6.0 * (scale < 1 ? 1 : scale)) + 8);
+    for (;;) {
+      if (cap > (1l << 30)) {
+        delete tp;
+        return fy_error(FERRY_ETOO_LARGE, "hash: resampling table %d -> %d too large", in, out);
+      }
+      t.v.resize((size_t)cap);
+      fy_axis_table at;
+      int rc = fy_resize_axis_table(FERRY_FILTER_LANCZOS, in, 0.0, (double)in, out, t.v.data(),
+                                    (int)cap, &at, &g->scratch);
+      if (rc == FERRY_ETOO_LARGE) {
+        cap *= 2;
+        continue;
+      }
+      if (rc) {
+        delete tp;
+        return fy_error(rc, "hash: resampling table %d -> %d", in, out);
+      }
+      t.taps = at.taps, t.first = at.first, t.last = at.last;
+      t.v.resize((size_t)at.entries);
+      break;
+    }
+  }
+  g->cache.push_back(tp);
+  *res = tp;
+  return FERRY_OK;
+}
+
+static int use_table(fy_gpu_hasher *g, int in, int out, table **t) {
+  int rc = get_table(g, in, out, t);
+  if (rc)
+    return rc;
+  if ((*t)->off < 0) {
+    (*t)->off = g->R.tab_entries;
+    g->R.tab_entries += (int)(*t)->v.size();
+    g->R.tabref.push_back(*t);
+  }
+  return FERRY_OK;
+}
+
+static uint64_t u8_alloc(round_plan *R, size_t n) {
+  uint64_t a = R->u8_base + R->u8_bytes;
+  R->u8_bytes += align256(n);
+  return a;
+}
+
+static uint64_t dbl_alloc(round_plan *R, size_t n) {
+  uint64_t a = R->dbl_base + R->dbl_bytes;
+  R->dbl_bytes += align256(n * sizeof(double));
+  return a;
+}
+
+static void add_pass(round_plan *R, int stage, uint64_t src, long long sl, long long sp,
+                     uint64_t dst, long long dl, long long dp, int lines, int vertical,
+                     const table *t, int shift) {
+  pjob j;
+  memset(&j, 0, sizeof j);
+  j.src = src, j.dst = dst, j.sl = sl, j.sp = sp, j.dl = dl, j.dp = dp;
+  j.start = R->tab_base + (uint64_t)t->off * 4;
+  j.k = j.start + (uint64_t)t->out * 4;
+  j.lines = lines, j.out = t->out, j.taps = t->taps, j.shift = shift;
+  j.warp = t->taps >= 32;
+  j.line_fast = vertical;
+  R->stage[stage].push_back(j);
+}
+
+/* Image.resize((dw, dh), LANCZOS) of an L image as fy_resize_u8 does it
+ * (box = the whole image): the grid's device address. */
+static int plan_resize(fy_gpu_hasher *g, uint64_t src, long long pitch, int sw, int sh, int dw,
+                       int dh, uint64_t *grid) {
+  round_plan *R = &g->R;
+  uint64_t dst = u8_alloc(R, (size_t)dw * dh);
+  *grid = dst;
+  table *th = NULL, *tv = NULL;
+  int rc;
+  const int need_h = dw != sw, need_v = dh != sh;
+  if (!need_h && !need_v) { /* Pillow's crop shortcut: a copy */
+    if ((rc = use_table(g, -dh, dh, &tv)))
+      return rc;
+    add_pass(R, 0, src, 1, pitch, dst, 1, dw, sw, 1, tv, 0);
+    return FERRY_OK;
+  }
+  if (need_h && (rc = use_table(g, sw, dw, &th)))
+    return rc;
+  if (need_v && (rc = use_table(g, sh, dh, &tv)))
+    return rc;
+  if (!need_v) {
+    add_pass(R, 0, src, pitch, 1, dst, dw, 1, sh, 0, th, 0);
+    return FERRY_OK;
+  }
+  if (!need_h) {
+    add_pass(R, 0, src, 1, pitch, dst, 1, dw, sw, 1, tv, 0);
+    return FERRY_OK;
+  }
+  const long long shrink_h = (long long)sh - dh, shrink_w = (long long)sw - dw;
+  if (!(shrink_h > 0 && shrink_h > shrink_w * 2)) { /* horizontal, then vertical */
+    const int rows = tv->last - tv->first;
+    uint64_t temp = u8_alloc(R, (size_t)dw * rows);
+    add_pass(R, 0, src + (uint64_t)tv->first * pitch, pitch, 1, temp, dw, 1, rows, 0, th, 0);
+    add_pass(R, 1, temp, 1, dw, dst, 1, dw, dw, 1, tv, tv->first);
+  } else { /* vertical over the columns the horizontal pass reads, then horizontal */
+    const int cols = th->last - th->first;
+    uint64_t temp = u8_alloc(R, (size_t)cols * dh);
+    add_pass(R, 0, src + (uint64_t)th->first, 1, pitch, temp, 1, cols, cols, 1, tv, 0);
+    add_pass(R, 1, temp, cols, 1, dst, dw, 1, dh, 0, th, th->first);
+  }
+  return FERRY_OK;
+}
+
+/* wHash's Haar steps on the n x n grid; *low gets the s x s result. */
+static void plan_haar(round_plan *R, uint64_t grid, int n, int s, uint64_t *low) {
+  const int L = floor_log2(n), lev = L - floor_log2(s);
+  std::vector<uint64_t> lvl(L + 1), bands(L);
+  for (int l = 0; l <= L; l++)
+    lvl[l] = dbl_alloc(R, (size_t)(n >> l) * (n >> l));
+  for (int l = 0; l < L; l++)
+    bands[l] = dbl_alloc(R, (size_t)3 * (n >> (l + 1)) * (n >> (l + 1)));
+  std::vector<wjob> seq;
+  for (int l = 0; l < L; l++) /* wavedec2 down to 1 x 1 */
+    seq.push_back(wjob{0, n >> (l + 1), 0, l == 0, l ? lvl[l] : grid, lvl[l + 1], bands[l], 0});
+  for (int l = L - 1; l >= 0; l--) /* approximation zeroed, waverec2 */
+    seq.push_back(wjob{1, n >> (l + 1), l == L - 1, 0, lvl[l + 1], lvl[l], bands[l], 0});
+  for (int l = 0; l < lev; l++) /* wavedec2(level = lev)[0] */
+    seq.push_back(wjob{2, n >> (l + 1), 0, 0, lvl[l], lvl[l + 1], 0, 0});
+  if (R->steps.size() < seq.size())
+    R->steps.resize(seq.size());
+  for (size_t k = 0; k < seq.size(); k++)
+    R->steps[k].push_back(seq[k]);
+  *low = lvl[lev];
+}
+
+/* Plans one image's kernels (with the arena bases set, or 0 to size). */
+static int plan_image(fy_gpu_hasher *g, const fy_gpu_hash_image *im, unsigned kinds, int s) {
+  round_plan *R = &g->R;
+  uint64_t src = (uint64_t)(uintptr_t)im->data;
+  long long pitch = (long long)im->pitch;
+  const int w = im->width, h = im->height;
+  if (im->channels == 3) {
+    uint64_t gray = u8_alloc(R, (size_t)w * h);
+    R->gray.push_back(gjob{src, gray, pitch, w, h});
+    src = gray, pitch = w;
+  }
+  hjob hj;
+  memset(&hj, 0, sizeof hj);
+  hj.s = s, hj.kinds = kinds;
+  const int gw[NGRID] = {s, s + 1, s, 4 * s, 0}, gh[NGRID] = {s, s, s + 1, 4 * s, 0};
+  int rc;
+  for (int k = 0; k < 4; k++)
+    if (kinds & FERRY_HASH_MASK(k))
+      if ((rc = plan_resize(g, src, pitch, w, h, gw[k], gh[k], &hj.grid[k])))
+        return rc;
+  if (kinds & FERRY_HASH_MASK(FERRY_HASH_WHASH)) {
+    const int n = fy_whash_scale(w, h, s);
+    if ((rc = plan_resize(g, src, pitch, w, h, n, n, &hj.grid[FERRY_HASH_WHASH])))
+      return rc;
+    plan_haar(R, hj.grid[FERRY_HASH_WHASH], n, s, &hj.wlow);
+  }
+  R->hash.push_back(hj);
+  return FERRY_OK;
+}
+
+static void plan_reset(fy_gpu_hasher *g) {
+  round_plan *R = &g->R;
+  for (int k = 0; k < 2; k++)
+    R->stage[k].clear();
+  R->gray.clear();
+  R->steps.clear();
+  R->hash.clear();
+  for (size_t i = 0; i < R->tabref.size(); i++)
+    R->tabref[i]->off = -1;
+  R->tabref.clear();
+  if (g->cache.size() > 256) { /* many sizes: start again (tables are cheap to rebuild) */
+    for (size_t i = 0; i < g->cache.size(); i++)
+      delete g->cache[i];
+    g->cache.clear();
+  }
+  R->u8_bytes = R->dbl_bytes = 0;
+  R->tab_entries = 0;
+}
+
+static int plan_all(fy_gpu_hasher *g, const fy_gpu_hash_image *im, int n, unsigned kinds, int s) {
+  plan_reset(g);
+  for (int i = 0; i < n; i++) {
+    int rc = plan_image(g, &im[i], kinds, s);
+    if (rc)
+      return rc;
+  }
+  return FERRY_OK;
+}
+
+/* Bytes of device memory image im needs (its grids, intermediates, L image
+ * and Haar scratch), from a sizing plan. */
+static size_t image_bytes(fy_gpu_hasher *g, const fy_gpu_hash_image *im, unsigned kinds, int s) {
+  round_plan *R = &g->R;
+  R->u8_base = R->dbl_base = R->tab_base = 0;
+  if (plan_all(g, im, 1, kinds, s))
+    return 0;
+  size_t b = R->u8_bytes + R->dbl_bytes + (size_t)R->tab_entries * 4;
+  plan_reset(g);
+  return b;
+}
+
+/* Pads each job's item count to a multiple of 32 and sets `begin`. */
+template <class J> static long long prefix(std::vector<J> &v, int warp_items) {
+  long long total = 0;
+  for (size_t i = 0; i < v.size(); i++) {
+    v[i].begin = total;
+    total += ((long long)v[i].h * v[i].h + 31) & ~31ll;
+  }
+  (void)warp_items;
+  return total;
+}
+
+static long long prefix_pass(std::vector<pjob> &v) {
+  long long total = 0;
+  for (size_t i = 0; i < v.size(); i++) {
+    v[i].begin = total;
+    long long items = (long long)v[i].lines * v[i].out * (v[i].warp ? 32 : 1);
+    total += (items + 31) & ~31ll;
+  }
+  return total;
+}
+
+static int blocks_for(const fy_gpu_hasher *g, long long total) {
+  long long b = (total + THREADS - 1) / THREADS, cap = (long long)g->sms * 16;
+  return (int)(b < cap ? b : cap);
+}
+
+/* One round: images that fit the budget together. */
+static int run_round(fy_gpu_hasher *g, const fy_gpu_hash_image *im, int n, unsigned kinds, int s,
+                     ferry_hash_result *out) {
+  round_plan *R = &g->R;
+  int rc;
+  /* size, allocate, plan with the real addresses */
+  R->u8_base = R->dbl_base = R->tab_base = 0;
+  if ((rc = plan_all(g, im, n, kinds, s)))
+    return rc;
+  size_t u8b = R->u8_bytes, dblb = R->dbl_bytes, tabb = (size_t)R->tab_entries * 4;
+  if ((rc = dgrow(&g->u8, u8b)) || (rc = dgrow(&g->dbl, dblb ? dblb : 8)) ||
+      (rc = dgrow(&g->tabs, tabb ? tabb : 4)))
+    return rc;
+  R->u8_base = (uint64_t)(uintptr_t)g->u8.p;
+  R->dbl_base = (uint64_t)(uintptr_t)g->dbl.p;
+  R->tab_base = (uint64_t)(uintptr_t)g->tabs.p;
+  if ((rc = plan_all(g, im, n, kinds, s)))
+    return rc;
+
+  /* one upload: tables, pass jobs, gray jobs, Haar jobs, hash jobs */
+  long long tot[2] = {prefix_pass(R->stage[0]), prefix_pass(R->stage[1])};
+  std::vector<long long> wtot(R->steps.size());
+  for (size_t k = 0; k < R->steps.size(); k++)
+    wtot[k] = prefix(R->steps[k], 0);
+  size_t off_tab = 0, off = align256((size_t)R->tab_entries * 4);
+  size_t off_p[2];
+  for (int k = 0; k < 2; k++) {
+    off_p[k] = off;
+    off = align256(off + R->stage[k].size() * sizeof(pjob));
+  }
+  size_t off_g = off;
+  off = align256(off + R->gray.size() * sizeof(gjob));
+  std::vector<size_t> off_w(R->steps.size());
+  for (size_t k = 0; k < R->steps.size(); k++) {
+    off_w[k] = off;
+    off = align256(off + R->steps[k].size() * sizeof(wjob));
+  }
+  size_t off_h = off;
+  off = align256(off + R->hash.size() * sizeof(hjob));
+  if ((rc = hgrow(&g->hjobs, off)) || (rc = dgrow(&g->jobs, off)))
+    return rc;
+  char *hp = (char *)g->hjobs.p;
+  for (size_t i = 0; i < R->tabref.size(); i++) {
+    const table &t = *R->tabref[i];
+    memcpy(hp + off_tab + (size_t)t.off * 4, t.v.data(), t.v.size() * 4);
+  }
+  for (int k = 0; k < 2; k++)
+    memcpy(hp + off_p[k], R->stage[k].data(), R->stage[k].size() * sizeof(pjob));
+  memcpy(hp + off_g, R->gray.data(), R->gray.size() * sizeof(gjob));
+  for (size_t k = 0; k < R->steps.size(); k++)
+    memcpy(hp + off_w[k], R->steps[k].data(), R->steps[k].size() * sizeof(wjob));
+  memcpy(hp + off_h, R->hash.data(), R->hash.size() * sizeof(hjob));
+  char *dj = (char *)g->jobs.p;
+  /* the tables go to their own arena, the jobs to the job arena */
+  CU(cudaMemcpyAsync(g->tabs.p, hp + off_tab, (size_t)R->tab_entries * 4, cudaMemcpyHostToDevice,
+                     g->st),
+     "uploading tables");
+  CU(cudaMemcpyAsync(dj + off_p[0], hp + off_p[0], off - off_p[0], cudaMemcpyHostToDevice, g->st),
+     "uploading jobs");
+  size_t outb = (size_t)n * NGRID * 4 * sizeof(unsigned long long);
+  if ((rc = dgrow(&g->out, outb)) || (rc = hgrow(&g->hout, outb)))
+    return rc;
+
+  if (!R->gray.empty())
+    gray_kernel<<<dim3(64, (unsigned)R->gray.size()), THREADS, 0, g->st>>>(
+        (const gjob *)(dj + off_g));
+  for (int k = 0; k < 2; k++)
+    if (tot[k])
+      pass_kernel<<<blocks_for(g, tot[k]), THREADS, 0, g->st>>>((const pjob *)(dj + off_p[k]),
+                                                                (int)R->stage[k].size(), tot[k]);
+  for (size_t k = 0; k < R->steps.size(); k++)
+    haar_kernel<<<blocks_for(g, wtot[k]), THREADS, 0, g->st>>>((const wjob *)(dj + off_w[k]),
+                                                               (int)R->steps[k].size(), wtot[k]);
+  hash_kernel<<<(unsigned)n, THREADS, 0, g->st>>>(
+      (const hjob *)(dj + off_h), (const fy_dct_plan *)g->plans.p, (unsigned long long *)g->out.p);
+  CU(cudaGetLastError(), "launching the hash kernels");
+  CU(cudaMemcpyAsync(g->hout.p, g->out.p, outb, cudaMemcpyDeviceToHost, g->st),
+     "downloading hashes");
+  CU(cudaStreamSynchronize(g->st), "running the hash kernels");
+  const unsigned long long *w = (const unsigned long long *)g->hout.p;
+  for (int i = 0; i < n; i++) {
+    ferry_hash_result *r = &out[i];
+    r->width = im[i].width;
+    r->height = im[i].height;
+    r->kinds = kinds;
+    r->exact = 1;
+    for (int k = 0; k < NGRID; k++) {
+      memset(&r->hash[k], 0, sizeof r->hash[k]);
+      if (!(kinds & FERRY_HASH_MASK(k)))
+        continue;
+      r->hash[k].bits = s * s;
+      for (int q = 0; q < 4; q++)
+        r->hash[k].w[q] = w[((size_t)i * NGRID + k) * 4 + q];
+    }
+  }
+  plan_reset(g);
+  return FERRY_OK;
+}
+
+static int check_images(const fy_gpu_hash_image *im, int n, int s) {
+  if (s != 8 && s != 16)
+    return fy_error(FERRY_EINVAL, "GPU hash: hash size must be 8 or 16, not %d", s);
+  if (n < 0 || (n && !im))
+    return fy_error(FERRY_EINVAL, "GPU hash: bad image list");
+  for (int i = 0; i < n; i++)
+    if (!im[i].data || im[i].width < 1 || im[i].height < 1 ||
+        (im[i].channels != 1 && im[i].channels != 3) ||
+        im[i].pitch < (size_t)im[i].width * im[i].channels)
+      return fy_error(FERRY_EINVAL, "GPU hash: image %d: need 1 or 3 channels, got %dx%dx%d", i,
+                      im[i].width, im[i].height, im[i].channels);
+  return FERRY_OK;
+}
+
+/* Runs images [0, n) in rounds that fit the budget; `host` images are
+ * uploaded through the pinned staging first. */
+static int run_all(fy_gpu_hasher *g, const fy_gpu_hash_image *im, int n, unsigned kinds, int s,
+                   ferry_hash_result *out, int host) {
+  int rc = check_images(im, n, s);
+  if (rc)
+    return rc;
+  kinds &= FY_GPU_HASH_KINDS;
+  if (!kinds || !n)
+    return FERRY_OK;
+  CU(cudaSetDevice(g->device), "selecting the device");
+  std::vector<fy_gpu_hash_image> dev;
+  for (int i0 = 0; i0 < n;) {
+    size_t bytes = 0, in_bytes = 0;
+    int i1 = i0;
+    while (i1 < n && i1 - i0 < MAX_ROUND) {
+      size_t b = image_bytes(g, &im[i1], kinds, s);
+      size_t ib = host ? align256(im[i1].pitch * (im[i1].height - 1) +
+                                  (size_t)im[i1].width * im[i1].channels)
+                       : 0;
+      if (i1 > i0 && bytes + b + in_bytes + ib > DEFAULT_BUDGET)
+        break;
+      bytes += b, in_bytes += ib, i1++;
+    }
+    const fy_gpu_hash_image *batch = im + i0;
+    if (host) { /* pinned staging, one upload */
+      if ((rc = hgrow(&g->stage, in_bytes)) || (rc = dgrow(&g->input, in_bytes)))
+        return rc;
+      dev.assign(im + i0, im + i1);
+      size_t o = 0;
+      for (int i = i0; i < i1; i++) {
+        size_t len = im[i].pitch * (im[i].height - 1) + (size_t)im[i].width * im[i].channels;
+        memcpy((char *)g->stage.p + o, im[i].data, len);
+        dev[i - i0].data = (const uint8_t *)g->input.p + o;
+        o += align256(len);
+      }
+      CU(cudaMemcpyAsync(g->input.p, g->stage.p, o, cudaMemcpyHostToDevice, g->st),
+         "uploading images");
+      batch = dev.data();
+    }
+    if ((rc = run_round(g, batch, i1 - i0, kinds, s, out + i0)))
+      return rc;
+    i0 = i1;
+  }
+  return FERRY_OK;
+}
+
+/* -------------------------------------------------------------- public */
+
+extern "C" int fy_gpu_hash_available(int device) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess)
+    return fy_error(FERRY_EUNSUPPORTED, "no usable CUDA device: %s", cudaGetErrorString(e));
+  if (device < 0 || device >= count)
+    return fy_error(FERRY_EUNSUPPORTED, "no CUDA device %d (%d found)", device, count);
+  return FERRY_OK;
+}
+
+extern "C" void fy_gpu_hasher_free(fy_gpu_hasher *g) {
+  if (!g)
+    return;
+  cudaSetDevice(g->device);
+  if (g->st)
+    cudaStreamSynchronize(g->st);
+  dbuf *dev[] = {&g->u8, &g->dbl, &g->tabs, &g->jobs, &g->out, &g->input, &g->plans};
+  for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+    cudaFree(dev[i]->p);
+  dbuf *pin[] = {&g->hjobs, &g->hout, &g->stage};
+  for (size_t i = 0; i < sizeof pin / sizeof pin[0]; i++)
+    cudaFreeHost(pin[i]->p);
+  if (g->st)
+    cudaStreamDestroy(g->st);
+  fy_buf_free(&g->scratch);
+  for (size_t i = 0; i < g->cache.size(); i++)
+    delete g->cache[i];
+  delete g;
+}
+
+extern "C" int fy_gpu_hasher_new(int device, fy_gpu_hasher **out) {
+  if (!out)
+    return fy_error(FERRY_EINVAL, "fy_gpu_hasher_new: NULL argument");
+  *out = NULL;
+  int rc = fy_gpu_hash_available(device);
+  if (rc)
+    return rc;
+  fy_gpu_hasher *g = new (std::nothrow) fy_gpu_hasher();
+  if (!g)
+    return fy_error(FERRY_ENOMEM, "GPU hash: out of memory");
+  g->device = device;
+  fy_dct_plan plans[2];
+  if (fy_dct_plan_init(&plans[0], 32) || fy_dct_plan_init(&plans[1], 64)) {
+    delete g;
+    return fy_error(FERRY_EINTERNAL, "GPU hash: DCT plan");
+  }
+  cudaError_t e = cudaSetDevice(device);
+  if (e == cudaSuccess)
+    e = cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, device);
+  if (e == cudaSuccess)
+    e = cudaStreamCreateWithFlags(&g->st, cudaStreamNonBlocking);
+  if (e == cudaSuccess && (rc = dgrow(&g->plans, sizeof plans)) == FERRY_OK)
+    e = cudaMemcpy(g->plans.p, plans, sizeof plans, cudaMemcpyHostToDevice);
+  if (e != cudaSuccess || rc) {
+    if (!rc)
+      rc = fy_cuda_fail(e, "setting up");
+    fy_gpu_hasher_free(g);
+    return rc;
+  }
+  *out = g;
+  return FERRY_OK;
+}
+
+extern "C" int fy_gpu_hasher_run(fy_gpu_hasher *g, const fy_gpu_hash_image *images, int n,
+                                 unsigned kinds, int hash_size, ferry_hash_result *out) {
+  if (!g || (n && !out))
+    return fy_error(FERRY_EINVAL, "fy_gpu_hasher_run: NULL argument");
+  return run_all(g, images, n, kinds, hash_size, out, 0);
+}
+
+extern "C" int fy_gpu_hasher_run_host(fy_gpu_hasher *g, const fy_gpu_hash_image *images, int n,
+                                      unsigned kinds, int hash_size, ferry_hash_result *out) {
+  if (!g || (n && !out))
+    return fy_error(FERRY_EINVAL, "fy_gpu_hasher_run_host: NULL argument");
+  return run_all(g, images, n, kinds, hash_size, out, 1);
+}
+
+extern "C" int fy_gpu_hash_batch(int device, const fy_gpu_hash_image *images, int n, unsigned kinds,
+                                 int hash_size, ferry_hash_result *out) {
+  fy_gpu_hasher *g = NULL;
+  int rc = fy_gpu_hasher_new(device, &g);
+  if (!rc)
+    rc = fy_gpu_hasher_run(g, images, n, kinds, hash_size, out);
+  fy_gpu_hasher_free(g);
+  return rc;
+}
+
+extern "C" int fy_gpu_hash_device_alloc(int device, size_t bytes, void **p) {
+  *p = NULL;
+  CU(cudaSetDevice(device), "selecting the device");
+  CU(cudaMalloc(p, bytes ? bytes : 1), "allocating device memory");
+  return FERRY_OK;
+}
+
+extern "C" int fy_gpu_hash_device_upload(int device, void *dst, const void *src, size_t bytes) {
+  CU(cudaSetDevice(device), "selecting the device");
+  CU(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "uploading");
+  return FERRY_OK;
+}
+
+extern "C" void fy_gpu_hash_device_free(int device, void *p) {
+  if (p && cudaSetDevice(device) == cudaSuccess)
+    cudaFree(p);
+}
+
+/* =============================================================== queue */
+
+namespace {
+struct staged {
+  size_t id, off;
+  int w, h, ch;
+};
+struct stage_buf {
+  dbuf mem; /* pinned */
+  size_t used;
+  std::vector<staged> items;
+  int copying; /* producers still copying into it */
+};
+} // namespace
+
+struct fy_gpu_hash_queue {
+  fy_gpu_hasher *g;
+  unsigned kinds;
+  int s, batch, producers, done_producers, blocked, stop;
+  fy_gpu_hash_done done;
+  void *user;
+  pthread_mutex_t mu;
+  pthread_cond_t space, work;
+  pthread_t thread;
+  stage_buf buf[2];
+  int cur; /* the buffer producers fill */
+  int err;
+  fy_gpu_hash_stats stats;
+};
+
+#define STAGE_BYTES ((size_t)256 << 20)
+
+static int ready(const fy_gpu_hash_queue *q) {
+  const stage_buf *b = &q->buf[q->cur];
+  if (b->items.empty() || b->copying)
+    return 0;
+  return (int)b->items.size() >= q->batch || q->blocked > 0 || q->done_producers >= q->producers;
+}
+
+static void *queue_thread(void *arg) {
+  fy_gpu_hash_queue *q = (fy_gpu_hash_queue *)arg;
+  cudaSetDevice(q->g->device);
+  std::vector<fy_gpu_hash_image> im;
+  std::vector<ferry_hash_result> res;
+  for (;;) {
+    pthread_mutex_lock(&q->mu);
+    while (!ready(q) && !(q->done_producers >= q->producers && q->buf[q->cur].items.empty() &&
+                          !q->buf[q->cur].copying))
+      pthread_cond_wait(&q->work, &q->mu);
+    if (q->buf[q->cur].items.empty()) {
+      pthread_mutex_unlock(&q->mu);
+      break;
+    }
+    stage_buf *b = &q->buf[q->cur];
+    q->cur ^= 1; /* producers go on in the other buffer (idle: this thread is synchronous) */
+    pthread_cond_broadcast(&q->space);
+    pthread_mutex_unlock(&q->mu);
+
+    double t0 = fy_now();
+    size_t n = b->items.size();
+    im.resize(n);
+    res.assign(n, ferry_hash_result());
+    int rc = dgrow(&q->g->input, b->used);
+    if (!rc) {
+      cudaError_t e =
+          cudaMemcpyAsync(q->g->input.p, b->mem.p, b->used, cudaMemcpyHostToDevice, q->g->st);
+      if (e != cudaSuccess)
+        rc = fy_cuda_fail(e, "uploading images");
+    }
+    for (size_t i = 0; i < n; i++) {
+      const staged &it = b->items[i];
+      im[i] = fy_gpu_hash_image{(const uint8_t *)q->g->input.p + it.off, it.w, it.h, it.ch,
+                                (size_t)it.w * it.ch};
+    }
+    if (!rc)
+      rc = run_all(q->g, im.data(), (int)n, q->kinds, q->s, res.data(), 0);
+    const char *msg = rc ? ferry_last_error() : NULL;
+    for (size_t i = 0; i < n; i++)
+      q->done(q->user, b->items[i].id, rc, &res[i], msg);
+    q->stats.batches++;
+    q->stats.images += n;
+    q->stats.gpu_s += fy_now() - t0;
+    pthread_mutex_lock(&q->mu);
+    if (rc && !q->err)
+      q->err = rc;
+    b->items.clear();
+    b->used = 0;
+    pthread_cond_broadcast(&q->space);
+    pthread_mutex_unlock(&q->mu);
+  }
+  return NULL;
+}
+
+extern "C" int fy_gpu_hash_queue_new(int device, unsigned kinds, int hash_size, int batch,
+                                     int producers, fy_gpu_hash_done done, void *user,
+                                     fy_gpu_hash_queue **out) {
+  if (!out || !done || producers < 1)
+    return fy_error(FERRY_EINVAL, "fy_gpu_hash_queue_new: bad arguments");
+  *out = NULL;
+  if (hash_size != 8 && hash_size != 16)
+    return fy_error(FERRY_EINVAL, "GPU hash: hash size must be 8 or 16, not %d", hash_size);
+  fy_gpu_hash_queue *q = new (std::nothrow) fy_gpu_hash_queue();
+  if (!q)
+    return fy_error(FERRY_ENOMEM, "GPU hash: out of memory");
+  int rc = fy_gpu_hasher_new(device, &q->g);
+  for (int k = 0; k < 2 && !rc; k++)
+    rc = hgrow(&q->buf[k].mem, STAGE_BYTES);
+  if (rc) {
+    for (int k = 0; k < 2; k++)
+      cudaFreeHost(q->buf[k].mem.p);
+    fy_gpu_hasher_free(q->g);
+    delete q;
+    return rc;
+  }
+  q->kinds = kinds;
+  q->s = hash_size;
+  q->batch = batch > 0 ? batch : 32;
+  q->producers = producers;
+  q->done = done;
+  q->user = user;
+  pthread_mutex_init(&q->mu, NULL);
+  pthread_cond_init(&q->space, NULL);
+  pthread_cond_init(&q->work, NULL);
+  if (pthread_create(&q->thread, NULL, queue_thread, q)) {
+    for (int k = 0; k < 2; k++)
+      cudaFreeHost(q->buf[k].mem.p);
+    fy_gpu_hasher_free(q->g);
+    delete q;
+    return fy_error(FERRY_ENOMEM, "GPU hash: cannot start the queue thread");
+  }
+  *out = q;
+  return FERRY_OK;
+}
+
+extern "C" int fy_gpu_hash_queue_submit(fy_gpu_hash_queue *q, size_t id,
+                                        const fy_gpu_hash_image *im) {
+  if (!q || check_images(im, 1, q->s))
+    return q ? FERRY_EINVAL : fy_error(FERRY_EINVAL, "GPU hash queue: NULL");
+  const size_t row = (size_t)im->width * im->channels, len = align256(row * im->height);
+  pthread_mutex_lock(&q->mu);
+  stage_buf *b;
+  for (;;) {
+    b = &q->buf[q->cur];
+    if ((int)b->items.size() < q->batch && b->used + len <= b->mem.cap)
+      break;
+    if (b->items.empty() && !b->copying) { /* larger than a whole buffer: grow it */
+      cudaSetDevice(q->g->device);
+      int rc = hgrow(&b->mem, len);
+      if (rc) {
+        pthread_mutex_unlock(&q->mu);
+        return rc;
+      }
+      break;
+    }
+    q->blocked++;
+    pthread_cond_signal(&q->work);
+    pthread_cond_wait(&q->space, &q->mu);
+    q->blocked--;
+  }
+  const size_t off = b->used;
+  b->used += len;
+  b->items.push_back(staged{id, off, im->width, im->height, im->channels});
+  b->copying++;
+  pthread_mutex_unlock(&q->mu);
+  uint8_t *dst = (uint8_t *)b->mem.p + off; /* packed rows */
+  for (int y = 0; y < im->height; y++)
+    memcpy(dst + (size_t)y * row, im->data + (size_t)y * im->pitch, row);
+  pthread_mutex_lock(&q->mu);
+  b->copying--;
+  pthread_cond_signal(&q->work);
+  pthread_mutex_unlock(&q->mu);
+  return FERRY_OK;
+}
+
+extern "C" void fy_gpu_hash_queue_producer_done(fy_gpu_hash_queue *q) {
+  pthread_mutex_lock(&q->mu);
+  q->done_producers++;
+  pthread_cond_signal(&q->work);
+  pthread_mutex_unlock(&q->mu);
+}
+
+extern "C" int fy_gpu_hash_queue_finish(fy_gpu_hash_queue *q, fy_gpu_hash_stats *st) {
+  if (!q)
+    return FERRY_OK;
+  pthread_mutex_lock(&q->mu);
+  q->done_producers = q->producers; /* whoever did not say so is done too */
+  pthread_cond_signal(&q->work);
+  pthread_mutex_unlock(&q->mu);
+  pthread_join(q->thread, NULL);
+  int rc = q->err;
+  if (st)
+    *st = q->stats;
+  for (int k = 0; k < 2; k++)
+    cudaFreeHost(q->buf[k].mem.p);
+  fy_gpu_hasher_free(q->g);
+  pthread_mutex_destroy(&q->mu);
+  pthread_cond_destroy(&q->space);
+  pthread_cond_destroy(&q->work);
+  delete q;
+  return rc;
+}

@@ -1,0 +1,81 @@
+/* hash_gpu_stub.c — the GPU hashes when ferry is built without CUDA: every
+ * call refuses with that reason (see hash_gpu.h). */
+#ifndef FERRY_HAVE_CUDA
+#include "cuda/hash_gpu.h"
+
+static int no_cuda(void) {
+  return fy_error(FERRY_EUNSUPPORTED,
+                  "this ferry was built without CUDA (nvcc or nvJPEG headers were not found "
+                  "when it was configured)");
+}
+
+int fy_gpu_hash_available(int device) {
+  (void)device;
+  return no_cuda();
+}
+
+int fy_gpu_hasher_new(int device, fy_gpu_hasher **out) {
+  (void)device;
+  if (out)
+    *out = NULL;
+  return no_cuda();
+}
+
+void fy_gpu_hasher_free(fy_gpu_hasher *g) { (void)g; }
+
+int fy_gpu_hasher_run(fy_gpu_hasher *g, const fy_gpu_hash_image *images, int n, unsigned kinds,
+                      int hash_size, ferry_hash_result *out) {
+  (void)g, (void)images, (void)n, (void)kinds, (void)hash_size, (void)out;
+  return no_cuda();
+}
+
+int fy_gpu_hasher_run_host(fy_gpu_hasher *g, const fy_gpu_hash_image *images, int n, unsigned kinds,
+                           int hash_size, ferry_hash_result *out) {
+  (void)g, (void)images, (void)n, (void)kinds, (void)hash_size, (void)out;
+  return no_cuda();
+}
+
+int fy_gpu_hash_batch(int device, const fy_gpu_hash_image *images, int n, unsigned kinds,
+                      int hash_size, ferry_hash_result *out) {
+  (void)device, (void)images, (void)n, (void)kinds, (void)hash_size, (void)out;
+  return no_cuda();
+}
+
+int fy_gpu_hash_device_alloc(int device, size_t bytes, void **p) {
+  (void)device, (void)bytes;
+  if (p)
+    *p = NULL;
+  return no_cuda();
+}
+
+int fy_gpu_hash_device_upload(int device, void *dst, const void *src, size_t bytes) {
+  (void)device, (void)dst, (void)src, (void)bytes;
+  return no_cuda();
+}
+
+void fy_gpu_hash_device_free(int device, void *p) { (void)device, (void)p; }
+
+int fy_gpu_hash_queue_new(int device, unsigned kinds, int hash_size, int batch, int producers,
+                          fy_gpu_hash_done done, void *user, fy_gpu_hash_queue **out) {
+  (void)device, (void)kinds, (void)hash_size, (void)batch, (void)producers, (void)done, (void)user;
+  if (out)
+    *out = NULL;
+  return no_cuda();
+}
+
+int fy_gpu_hash_queue_submit(fy_gpu_hash_queue *q, size_t id, const fy_gpu_hash_image *im) {
+  (void)q, (void)id, (void)im;
+  return no_cuda();
+}
+
+void fy_gpu_hash_queue_producer_done(fy_gpu_hash_queue *q) { (void)q; }
+
+int fy_gpu_hash_queue_finish(fy_gpu_hash_queue *q, fy_gpu_hash_stats *stats) {
+  (void)q;
+  if (stats)
+    stats->batches = stats->images = 0, stats->gpu_s = 0;
+  return FERRY_OK;
+}
+#else
+typedef int fy_hash_gpu_stub_unused; /* ISO C: no empty translation unit */
+#endif
