@@ -82,7 +82,7 @@ static int compare(const char *what, const uint64_t *c, size_t n, int words, int
   return ok;
 }
 
-/* FERRY_TEST_QUICK=1: fewer launches (one threshold per case, small top-k),
+/* FERRY_TEST_QUICK=1: fewer, smaller launches (700 codes, one threshold per case),
  * for compute-sanitizer racecheck, which is slow on the shared-memory tiles */
 static int quick;
 
@@ -100,7 +100,8 @@ static void test_identical(void) {
       {4, 2600, 0, 0, {0, 72, 100, 110, 128, -1}}, {4, 2601, 150, 50, {0, 10, 40, 72, 90, -1}},
   };
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-    uint64_t *c = make_codes(cases[k].n, cases[k].words, cases[k].clusters, cases[k].spread);
+    size_t n = quick ? 700 : cases[k].n; /* quick: one partial tile */
+    uint64_t *c = make_codes(n, cases[k].words, cases[k].clusters, cases[k].spread);
     for (int x = quick; x < 6 && cases[k].t[x] >= 0 && (!quick || x == 1); x++)
       for (int filter = quick ? 0 : -1; filter <= 1; filter++) { /* -1: the automatic choice */
         char what[96];
@@ -114,7 +115,7 @@ static void test_identical(void) {
                  : filter   ? "bound first"
                             : "exact");
         fy_gpu_hamming_stats st;
-        CHECK_MSG(compare(what, c, cases[k].n, cases[k].words, cases[k].t[x], 0, &st), "%s t=%d",
+        CHECK_MSG(compare(what, c, n, cases[k].words, cases[k].t[x], 0, &st), "%s t=%d",
                   what, cases[k].t[x]);
       }
     unsetenv("FERRY_GPU_HAMMING_FILTER");
@@ -125,13 +126,14 @@ static void test_identical(void) {
 static void test_overflow(void) {
   /* 40 clusters of ~100 near-identical codes: ~200,000 pairs within 6 bits,
    * through buffers of 1,000 and 7 pairs: re-run in halves, nothing lost */
-  uint64_t *c = make_codes(4000, 1, 40, 3);
+  size_t n = quick ? 700 : 4000;
+  uint64_t *c = make_codes(n, 1, quick ? 7 : 40, 3);
   size_t buffers[] = {1000, 7};
-  for (int b = 0; b < 2; b++) {
+  for (int b = 0; b < (quick ? 1 : 2); b++) {
     fy_gpu_hamming_stats st;
     char what[64];
     snprintf(what, sizeof what, "overflow, buffer of %zu pairs", buffers[b]);
-    CHECK(compare(what, c, 4000, 1, 6, buffers[b], &st));
+    CHECK(compare(what, c, n, 1, 6, buffers[b], &st));
     CHECK_MSG(st.reruns > 0, "%s: no re-run (%zu launches)", what, st.launches);
     printf("    %zu launches, %zu re-runs\n", st.launches, st.reruns);
   }
@@ -190,7 +192,7 @@ static void test_topk(void) {
     int k;
   } cases[] = {{1, 3000, 1}, {1, 2500, 7}, {1, 20, 32}, {4, 1500, 5}, {4, 5, 8}};
   for (size_t x = 0; x < sizeof cases / sizeof *cases; x++) {
-    size_t n = quick && cases[x].n > 1100 ? 1100 : cases[x].n;
+    size_t n = quick && cases[x].n > 300 ? 300 : cases[x].n;
     int k = cases[x].k, words = cases[x].words;
     uint64_t *c = make_codes(n, words, n / 10 + 1, 6);
     ferry_neighbor *ref = malloc(n * k * sizeof *ref), *got = malloc(n * k * sizeof *got);
@@ -230,7 +232,7 @@ int main(void) {
   }
   quick = getenv("FERRY_TEST_QUICK") != NULL;
   if (quick)
-    printf("FERRY_TEST_QUICK: one threshold per case, top-k on at most 1,100 codes\n");
+    printf("FERRY_TEST_QUICK: 700 codes, one threshold per case, top-k on at most 300\n");
   test_identical();
   test_overflow();
   if (!quick)
