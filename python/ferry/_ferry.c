@@ -694,27 +694,31 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
                            "on_error",      "ignore_orientation",
                            "max_pixels",    "dct_scaling",
                            "device",        "hw_decode",
-                           "device_memory", "cache_bytes", NULL};
+                           "device_memory", "cache_bytes",
+                           "exact_decode",  "max_batch_bytes",
+                           "read_timeout_ms", NULL};
   ferry_loader_options o;
   ferry_loader_options_default(&o);
   PyObject *source = NULL, *seed = Py_None, *max_pixels = Py_None, *device_memory = Py_None;
-  PyObject *cache_bytes = Py_None;
+  PyObject *cache_bytes = Py_None, *max_batch_bytes = Py_None;
+  int exact_decode = o.exact_decode;
   int crop = o.crop, filter = o.filter, layout = o.layout, dtype = o.dtype;
   int on_error = o.on_error, normalize = o.normalize, shuffle = o.shuffle;
   int drop_last = o.drop_last, ignore_orientation = o.ignore_orientation;
   int dct = o.allow_dct_scaling, device = o.device, hw_decode = o.hw_decode;
   if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "O&|$iiiiiifffffifp(fff)(fff)iipOiipipOpipOO:Loader", kwlist,
+          args, kwargs, "O&|$iiiiiifffffifp(fff)(fff)iipOiipipOpipOOpOi:Loader", kwlist,
           PyUnicode_FSConverter, &source, &o.batch_size, &o.width, &o.height, &o.workers,
           &o.prefetch, &crop, &o.crop_ratio, &o.scale_min, &o.scale_max, &o.ratio_min, &o.ratio_max,
           &filter, &o.flip_prob, &normalize, &o.mean[0], &o.mean[1], &o.mean[2], &o.std[0],
           &o.std[1], &o.std[2], &layout, &dtype, &shuffle, &seed, &o.rank, &o.world_size,
           &drop_last, &on_error, &ignore_orientation, &max_pixels, &dct, &device, &hw_decode,
-          &device_memory, &cache_bytes))
+          &device_memory, &cache_bytes, &exact_decode, &max_batch_bytes, &o.read_timeout_ms))
     return NULL;
   if (as_u64(seed, "seed", &o.seed) < 0 || as_u64(max_pixels, "max_pixels", &o.max_pixels) < 0 ||
       as_u64(device_memory, "device_memory", &o.device_memory) < 0 ||
-      as_u64(cache_bytes, "cache_bytes", &o.cache_bytes) < 0) {
+      as_u64(cache_bytes, "cache_bytes", &o.cache_bytes) < 0 ||
+      as_u64(max_batch_bytes, "max_batch_bytes", &o.max_batch_bytes) < 0) {
     Py_DECREF(source);
     return NULL;
   }
@@ -728,6 +732,7 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   o.drop_last = drop_last;
   o.ignore_orientation = ignore_orientation;
   o.allow_dct_scaling = dct;
+  o.exact_decode = exact_decode;
   o.device = device;
   o.hw_decode = hw_decode;
   o.source = PyBytes_AS_STRING(source);

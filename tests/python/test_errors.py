@@ -1,5 +1,6 @@
 """C errors become ferry.Error subclasses carrying the C message, which
 names the file and the reason."""
+import os
 import warnings
 
 import pytest
@@ -111,3 +112,27 @@ def test_bad_types():
         _ferry.Loader("x", nonsense=1)
     with pytest.raises(ferry.InvalidArgument, match="seed"):
         _ferry.Loader("x", seed=-1)
+
+
+def test_limits_and_exact_decode(sample, tmp_path):
+    # the batch ring is checked against max_batch_bytes before anything is allocated
+    with pytest.raises(ferry.TooLargeError, match="max_batch_bytes"):
+        ferry.Loader(sample, batch_size=64, size=224, max_batch_bytes=1 << 20, output="numpy")
+    with pytest.raises((ValueError, OverflowError)):
+        ferry.Loader(sample, batch_size=8, size=32, max_batch_bytes=-1, output="numpy")
+    # a FIFO nobody writes: skipped after the read time-out, the run goes on
+    fifo = tmp_path / "hung.jpg"
+    os.mkfifo(fifo)
+    lst = tmp_path / "list.txt"
+    lst.write_text(f"{fifo},0\n{sample / 'class0' / 'p0000.jpg'},1\n")
+    loader = ferry.Loader(str(lst), batch_size=2, size=16, read_timeout_ms=100, shuffle=False,
+                          output="numpy")
+    with pytest.warns(UserWarning, match="timed out"):  # each skip is reported once
+        got = [x for x, _ in loader]
+    assert sum(len(x) for x in got) == 1
+    assert loader.skipped and "timed out" in loader.skipped[0][1], loader.skipped
+    # exact_decode: the same shapes, values close to the default path's
+    a = next(iter(ferry.Loader(sample, batch_size=4, size=64, shuffle=False, output="numpy")))[0]
+    b = next(iter(ferry.Loader(sample, batch_size=4, size=64, shuffle=False, output="numpy",
+                               exact_decode=True)))[0]
+    assert a.shape == b.shape and abs(a.astype(int) - b.astype(int)).mean() < 2.0

@@ -100,7 +100,9 @@ static void test_identical(void) {
       {4, 2600, 0, 0, {0, 72, 100, 110, 128, -1}}, {4, 2601, 150, 50, {0, 10, 40, 72, 90, -1}},
   };
   for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
-    size_t n = quick ? 700 : cases[k].n; /* quick: one partial tile */
+    if (quick > 1 && cases[k].clusters) /* tiny: the uniform cases only */
+      continue;
+    size_t n = quick > 1 ? 300 : quick ? 700 : cases[k].n; /* quick: one partial tile */
     uint64_t *c = make_codes(n, cases[k].words, cases[k].clusters, cases[k].spread);
     for (int x = quick; x < 6 && cases[k].t[x] >= 0 && (!quick || x == 1); x++)
       for (int filter = quick ? 0 : -1; filter <= 1; filter++) { /* -1: the automatic choice */
@@ -126,8 +128,8 @@ static void test_identical(void) {
 static void test_overflow(void) {
   /* 40 clusters of ~100 near-identical codes: ~200,000 pairs within 6 bits,
    * through buffers of 1,000 and 7 pairs: re-run in halves, nothing lost */
-  size_t n = quick ? 700 : 4000;
-  uint64_t *c = make_codes(n, 1, quick ? 7 : 40, 3);
+  size_t n = quick > 1 ? 300 : quick ? 700 : 4000;
+  uint64_t *c = make_codes(n, 1, quick > 1 ? 3 : quick ? 7 : 40, 3);
   size_t buffers[] = {1000, 7};
   for (int b = 0; b < (quick ? 1 : 2); b++) {
     fy_gpu_hamming_stats st;
@@ -139,11 +141,12 @@ static void test_overflow(void) {
   }
   free(c);
   /* all identical: every pair at distance 0, a buffer of one pair */
-  uint64_t *same = calloc(200 * 4, sizeof *same);
-  for (int k = 0; k < 200 * 4; k++)
+  size_t ns = quick ? 8 : 200; /* a re-run per pair, nearly: keep it small under racecheck */
+  uint64_t *same = calloc(ns * 4, sizeof *same);
+  for (size_t k = 0; k < ns * 4; k++)
     same[k] = 0x0123456789ABCDEFull;
   fy_gpu_hamming_stats st;
-  CHECK(compare("identical codes, buffer of 1 pair", same, 200, 4, 0, 1, &st));
+  CHECK(compare("identical codes, buffer of 1 pair", same, ns, 4, 0, 1, &st));
   CHECK(st.reruns > 0);
   free(same);
 }
@@ -192,7 +195,10 @@ static void test_topk(void) {
     int k;
   } cases[] = {{1, 3000, 1}, {1, 2500, 7}, {1, 20, 32}, {4, 1500, 5}, {4, 5, 8}};
   for (size_t x = 0; x < sizeof cases / sizeof *cases; x++) {
-    size_t n = quick && cases[x].n > 300 ? 300 : cases[x].n;
+    if (quick > 1 && x > 1)
+      break;
+    size_t cap = quick > 1 ? 100 : 300;
+    size_t n = quick && cases[x].n > cap ? cap : cases[x].n;
     int k = cases[x].k, words = cases[x].words;
     uint64_t *c = make_codes(n, words, n / 10 + 1, 6);
     ferry_neighbor *ref = malloc(n * k * sizeof *ref), *got = malloc(n * k * sizeof *got);
@@ -230,9 +236,12 @@ int main(void) {
     CHECK(ferry_hamming_pairs(c, 4, 1, &o, &p, &n) == FERRY_EUNSUPPORTED && !p && !n);
     return check_done();
   }
-  quick = getenv("FERRY_TEST_QUICK") != NULL;
+  const char *q = getenv("FERRY_TEST_QUICK");
+  quick = q ? (atoi(q) > 1 ? 2 : 1) : 0;
   if (quick)
-    printf("FERRY_TEST_QUICK: 700 codes, one threshold per case, top-k on at most 300\n");
+    printf("FERRY_TEST_QUICK=%d: %s\n", quick,
+           quick > 1 ? "300 codes, uniform cases, one threshold, top-k on 100"
+                     : "700 codes, one threshold per case, top-k on at most 300");
   test_identical();
   test_overflow();
   if (!quick)
