@@ -300,7 +300,26 @@ class _EpochIterator:
         return loader._convert(b, self._records)
 
 
-class Loader:
+class _Closable:
+    """close() and the context manager of the objects that own a C handle
+    (Loader: its worker threads and ring; VideoReader: its decoder). The
+    memory is freed at close(), or when the last batch still viewing it is
+    freed; using the object afterwards raises StateError."""
+
+    _core: Any
+
+    def close(self) -> None:
+        if self._core is not None:
+            self._core.close()
+
+    def __enter__(self: Any) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class Loader(_Closable):
     """Loads batches of images from an ImageFolder directory or a list file.
 
     Args:
@@ -593,18 +612,6 @@ class Loader:
 
     # ------------------------------------------------------------ closing
 
-    def close(self) -> None:
-        """Stops the workers. The ring is freed now, or when the last batch
-        still referenced is freed. Iterating afterwards raises StateError."""
-        if self._core is not None:
-            self._core.close()
-
-    def __enter__(self) -> "Loader":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
     def __reduce__(self) -> Any:
         raise TypeError("a ferry.Loader cannot be pickled (it owns threads and buffers): create "
                         "one in each process")
@@ -666,7 +673,7 @@ def _video_size(size: Any) -> Tuple[int, int]:
     return h, w
 
 
-class VideoReader:
+class VideoReader(_Closable):
     """Reads a video file's frames in batches: decoded by libavcodec on
     `threads` cores (or by the GPU's NVDEC with device="cuda"), sampled,
     resized, turned upright, and stored as [count, C, H, W] (or HWC) RGB.
@@ -812,18 +819,6 @@ class VideoReader:
     @property
     def closed(self) -> bool:
         return self._core is None or self._core.closed
-
-    def close(self) -> None:
-        """Closes the reader. Its memory is freed now, or when the last batch
-        viewing it is freed. Iterating afterwards raises StateError."""
-        if self._core is not None:
-            self._core.close()
-
-    def __enter__(self) -> "VideoReader":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __reduce__(self) -> Any:
         raise TypeError("a ferry.VideoReader cannot be pickled (it owns a decoder): open one in "
