@@ -24,7 +24,8 @@ extern "C" {
 #define NVJ_FUNCS(X)                                                                               \
   X(nvjpegGetProperty)                                                                             \
   X(nvjpegCreateEx)                                                                                \
-  X(nvjpegDestroy) X(nvjpegJpegStateCreate) X(nvjpegJpegStateDestroy) X(nvjpegJpegStreamCreate)    \
+  X(nvjpegDestroy)                                                                                 \
+  X(nvjpegJpegStateCreate) X(nvjpegJpegStateDestroy) X(nvjpegJpegStreamCreate)                     \
       X(nvjpegJpegStreamDestroy) X(nvjpegJpegStreamParseHeader) X(nvjpegDecodeBatchedSupported)    \
           X(nvjpegJpegStreamGetFrameDimensions) X(nvjpegJpegStreamGetComponentsNum)                \
               X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched) X(nvjpegCreateExV2)

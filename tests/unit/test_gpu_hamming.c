@@ -117,8 +117,8 @@ static void test_identical(void) {
                  : filter   ? "bound first"
                             : "exact");
         fy_gpu_hamming_stats st;
-        CHECK_MSG(compare(what, c, n, cases[k].words, cases[k].t[x], 0, &st), "%s t=%d",
-                  what, cases[k].t[x]);
+        CHECK_MSG(compare(what, c, n, cases[k].words, cases[k].t[x], 0, &st), "%s t=%d", what,
+                  cases[k].t[x]);
       }
     unsetenv("FERRY_GPU_HAMMING_FILTER");
     free(c);
