@@ -525,6 +525,14 @@ typedef struct ferry_index_options {
    * "ferry: FILE: reason" to stderr. */
   void (*on_error)(void *user, const char *path, int status, const char *message);
   void *error_user;
+  /* Where the hashes are computed: -1 (default) on the CPU threads; N >= 0:
+   * compatible mode's hashes on CUDA device N (the threads read and decode
+   * each file and count colorhash; the GPU hashes them in batches). The
+   * bits, the file format and the incremental behaviour are those of the
+   * CPU in compatible mode: hash.mode must be FERRY_HASH_COMPATIBLE (else
+   * FERRY_EINVAL); FERRY_EUNSUPPORTED when ferry was built without CUDA or
+   * the device cannot be used. */
+  int device;
 } ferry_index_options;
 
 void ferry_index_options_default(ferry_index_options *options);
@@ -581,7 +589,17 @@ void ferry_dupes_free(ferry_dupes *dupes);
  * src/pack/pack.h for the format) that the loader memory-maps: pass the
  * directory as ferry_loader_options.source. Loading a pack skips decoding;
  * crop = FERRY_CROP_CENTER means "as packed" there, FERRY_CROP_RANDOM
- * crops the packed samples again, other sizes are resampled. */
+ * crops the packed samples again, other sizes are resampled.
+ *
+ * With store = FERRY_PACK_JPEG the shards hold small JPEGs instead, for
+ * data of varied sizes and aspect ratios: each image decoded (upright),
+ * resized so that its short side is min(width, height) (aspect kept, never
+ * enlarged; `filter`, Pillow-exact) and re-encoded (4:2:0, `quality`). The
+ * loader decodes these from memory like files: every crop, size, flip and
+ * transform applies as to the original files (crop and crop_ratio are not
+ * used when packing). Several times smaller than u8 shards; lossy. */
+enum { FERRY_PACK_U8 = 0, FERRY_PACK_JPEG = 1 };
+
 typedef struct ferry_pack_options {
   const char *source;  /* directory or list file, as for the loader */
   const char *output;  /* the pack directory (created) */
@@ -595,6 +613,8 @@ typedef struct ferry_pack_options {
   /* Called after each shard with samples done and total (may be NULL). */
   void (*progress)(void *user, int64_t done, int64_t total);
   void *progress_user;
+  int store;   /* FERRY_PACK_U8 (default: u8 HWC tensors) or FERRY_PACK_JPEG */
+  int quality; /* FERRY_PACK_JPEG: JPEG quality 1..100; default 90 */
 } ferry_pack_options;
 
 void ferry_pack_options_default(ferry_pack_options *options);

@@ -38,8 +38,9 @@ static const char help[] =
     "  --device cpu|cuda[:N]   where the hashes are computed (default cpu);\n"
     "                          cuda: files are decoded on the CPU threads and\n"
     "                          hashed in batches on GPU N, with compatible\n"
-    "                          mode's bits (implies --mode compatible; CSV\n"
-    "                          output only for now, not with -o)\n"
+    "                          mode's bits (implies --mode compatible: a\n"
+    "                          catalog made so equals one made on the CPU with\n"
+    "                          --mode compatible, and either updates the other)\n"
     "  --no-recursive          only the files directly inside each directory\n"
     "  --all-files             every regular file, judged by content\n"
     "  --retry-failed          hash again files that failed last time\n"
@@ -55,7 +56,6 @@ typedef struct hash_args {
   const char *out;
   const char **paths;
   int npaths, quiet;
-  int device;   /* -1: CPU; else the CUDA device that hashes */
   int mode_set; /* --mode was given */
 } hash_args;
 
@@ -89,7 +89,6 @@ static int cli_hash_kinds(const char *cmd, const char *s, unsigned *kinds) {
 
 static int parse(int argc, char **argv, hash_args *a) {
   ferry_index_options_default(&a->idx);
-  a->device = -1;
   a->paths = calloc((size_t)argc, sizeof *a->paths);
   for (int k = 1; k < argc; k++) {
     const char *s = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
@@ -113,10 +112,10 @@ static int parse(int argc, char **argv, hash_args *a) {
     } else if (!strcmp(s, "--device")) {
       NEED_VALUE;
       if (!strcmp(v, "cpu")) {
-        a->device = -1;
+        a->idx.device = -1;
       } else if (!strncmp(v, "cuda", 4) && (v[4] == '\0' || v[4] == ':')) {
-        a->device = 0;
-        if (v[4] && cli_int("hash", "--device cuda:N", v + 5, 0, 255, &a->device))
+        a->idx.device = 0;
+        if (v[4] && cli_int("hash", "--device cuda:N", v + 5, 0, 255, &a->idx.device))
           return -1;
       } else {
         return cli_usage_error("hash", "--device must be cpu or cuda[:N], not '%s'", v), -1;
@@ -157,14 +156,10 @@ static int parse(int argc, char **argv, hash_args *a) {
   }
   if (!a->npaths)
     return cli_usage_error("hash", "needs at least one file or directory"), -1;
-  if (a->device >= 0) {
+  if (a->idx.device >= 0) {
     if (a->mode_set && a->idx.hash.mode != FERRY_HASH_COMPATIBLE)
       return cli_usage_error("hash", "--device cuda computes compatible mode's hashes: "
                                      "drop --mode fast"),
-             -1;
-    if (a->out)
-      return cli_usage_error("hash", "--device cuda does not update catalogs yet: without -o "
-                                     "it prints CSV; catalogs are hashed on the CPU"),
              -1;
     a->idx.hash.mode = FERRY_HASH_COMPATIBLE;
   }
@@ -220,68 +215,6 @@ static void *print_worker(void *arg) {
 
 /* ------------------------------------------------ hashing on a GPU */
 
-/* The part of compatible mode that stays on the CPU (hasher.c's
- * hash_compat, up to the pixels): read, decode at full size without
- * orientation (colour JPEGs straight to Pillow's L, the rest to RGB, or to
- * L when the source is gray), colorhash's counts. *im gets the pixels
- * (valid until the next call with c); r gets format, exact, colorhash. */
-static int gpu_decode(fy_hash_ctx *c, const ferry_hash_options *o, const char *path,
-                      ferry_hash_result *r, fy_gpu_hash_image *im) {
-  size_t size = 0;
-  memset(r, 0, sizeof *r);
-  int rc = fy_read_file(path, o->max_bytes, &c->file, &size);
-  if (rc)
-    return rc;
-  const uint8_t *data = c->file.p;
-  if (size == 0)
-    return fy_error(FERRY_ECORRUPT, "%s: empty file", path);
-  ferry_format f = fy_sniff(data, size);
-  r->format = f;
-  int color = (o->kinds & FERRY_HASH_MASK(FERRY_HASH_COLORHASH)) != 0;
-  if (color && (rc = fy_color_tables_init(&c->colors)) != FERRY_OK)
-    return rc;
-  fy_color_counts counts = {0};
-  r->exact = 1;
-  if (f == FERRY_FORMAT_JPEG) {
-    fy_gray g;
-    rc = fy_jpeg_gray(data, size, o->max_pixels, &c->gray, &c->strip, &c->colors,
-                      color ? &counts : NULL, &g);
-    if (rc != FY_DC_FALLBACK) {
-      if (rc)
-        return rc;
-      *im = (fy_gpu_hash_image){g.p, g.w, g.h, 1, g.stride};
-      goto done;
-    }
-  }
-  ferry_decode_options d;
-  ferry_decode_options_default(&d);
-  d.channels = color || !fy_source_is_gray(data, size, f) ? 3 : 1;
-  d.ignore_orientation = 1; /* imagehash never applies EXIF orientation */
-  d.allow_dct_scaling = 0;
-  d.max_pixels = o->max_pixels;
-  d.max_bytes = o->max_bytes;
-  fy_decoded dec;
-  if ((rc = fy_decode(&c->dec, data, size, path, &d, NULL, NULL, &dec)) != FERRY_OK)
-    return rc;
-  const ferry_image *p = &dec.image;
-  if (color && p->channels == 3)
-    fy_color_count_rgb(&c->colors, p->data, p->width, p->height, p->stride, NULL, 0, &counts);
-  else if (color)
-    fy_color_count_gray(p->data, p->width, p->height, p->stride, &counts);
-  *im = (fy_gpu_hash_image){p->data, p->width, p->height, p->channels, p->stride};
-  /* 16-bit PNGs: ferry rounds samples to 8 bits, Pillow does not */
-  r->exact =
-      !(f == FERRY_FORMAT_PNG && size > 24 && !memcmp(data + 12, "IHDR", 4) && data[24] == 16);
-done:
-  r->width = im->width;
-  r->height = im->height;
-  if (color) {
-    fy_colorhash_bits(&counts, o->colorhash_bits, &r->hash[FERRY_HASH_COLORHASH]);
-    r->kinds = FERRY_HASH_MASK(FERRY_HASH_COLORHASH);
-  }
-  return FERRY_OK;
-}
-
 typedef struct gpu_job {
   print_job *j;
   fy_gpu_hash_queue *q;
@@ -309,10 +242,11 @@ static void *gpu_worker(void *arg) {
   fy_hash_ctx c;
   int rc0 = fy_hash_ctx_init(&c);
   for (size_t i; (i = atomic_fetch_add(&j->next, 1)) < j->n;) {
-    fy_gpu_hash_image im;
-    int rc = rc0 ? rc0 : gpu_decode(&c, j->o, j->files[i].path, &j->res[i], &im);
+    fy_compat_image im; /* compatible mode's decode, colorhash counted (hasher.c) */
+    int rc = rc0 ? rc0 : fy_compat_decode_file(&c, j->o, j->files[i].path, &j->res[i], &im);
     if (!rc && (j->o->kinds & FY_GPU_HASH_KINDS))
-      rc = fy_gpu_hash_queue_submit(g->q, i, &im); /* copies the pixels */
+      rc = fy_gpu_hash_queue_submit(g->q, i, /* copies the pixels */
+                                    &(fy_gpu_hash_image){im.p, im.w, im.h, im.channels, im.stride});
     if (rc) {
       j->status[i] = rc;
       j->errors[i] = strdup(ferry_last_error());
@@ -366,8 +300,8 @@ static int print_hashes(const hash_args *a) {
   int threads = a->idx.threads > 0 ? a->idx.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (threads > 1024)
     threads = 1024;
-  if (a->device >= 0) {
-    if (found.n && gpu_hash_files(&j, a->device, threads)) {
+  if (a->idx.device >= 0) {
+    if (found.n && gpu_hash_files(&j, a->idx.device, threads)) {
       free(j.res);
       free(j.status);
       free(j.errors);

@@ -16,11 +16,19 @@ static const char help[] =
     "`ferry load DIR` (or any loader with DIR as its source) memory-maps and serves\n"
     "without decoding. Crash-safe: an interrupted pack resumes where it stopped when\n"
     "run again with the same settings; a reader never sees a half-written shard.\n"
+    "With --store jpeg the shards hold small JPEGs instead (for images of varied\n"
+    "sizes): each image upright, its short side resized to N (never enlarged) and\n"
+    "re-encoded; the loader decodes them from memory with every crop and transform,\n"
+    "as from files. Several times smaller than u8 shards; lossy.\n"
     "\n"
     "options:\n"
     "  -o, --output DIR      the pack directory (required)\n"
-    "  --size N|WxH          sample size (default 224)\n"
-    "  --crop center|none    (default center: resize + centre crop, ratio 0.875)\n"
+    "  --size N|WxH          sample size (default 224); jpeg: the short side (N, or\n"
+    "                        the smaller of W and H)\n"
+    "  --store u8|jpeg       u8 HWC tensors (default) or re-encoded JPEGs\n"
+    "  --quality N           --store jpeg: JPEG quality 1..100 (default 90)\n"
+    "  --crop center|none    (default center: resize + centre crop, ratio 0.875;\n"
+    "                        u8 only: jpeg packs keep the whole image)\n"
     "  --shard-size N        samples per shard (default 1024)\n"
     "  --workers N           decode threads (default: one per core)\n"
     "  --on-error skip|fail  bad files: leave out (default) or stop\n"
@@ -63,6 +71,7 @@ int cmd_pack(int argc, char **argv) {
       {"crop", required_argument, 0, 'c'},    {"shard-size", required_argument, 0, 'n'},
       {"workers", required_argument, 0, 'j'}, {"on-error", required_argument, 0, 'e'},
       {"verify", required_argument, 0, 'v'},  {"quiet", no_argument, 0, 'q'},
+      {"store", required_argument, 0, 't'},   {"quality", required_argument, 0, 'Q'},
       {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
   ferry_pack_options o;
   ferry_pack_options_default(&o);
@@ -95,6 +104,15 @@ int cmd_pack(int argc, char **argv) {
         return cli_usage_error("pack", "--on-error must be skip or fail");
       o.on_error = optarg[0] == 's' ? FERRY_ON_ERROR_SKIP : FERRY_ON_ERROR_FAIL;
       break;
+    case 't':
+      if (strcmp(optarg, "u8") && strcmp(optarg, "jpeg"))
+        return cli_usage_error("pack", "--store must be u8 or jpeg");
+      o.store = optarg[0] == 'j' ? FERRY_PACK_JPEG : FERRY_PACK_U8;
+      break;
+    case 'Q':
+      if (cli_int("pack", "--quality", optarg, 1, 100, &o.quality))
+        return CLI_USAGE;
+      break;
     case 'v': return verify(optarg);
     case 'q': quiet = 1; break;
     case 'h': fputs(help, stdout); return CLI_OK;
@@ -118,6 +136,10 @@ int cmd_pack(int argc, char **argv) {
     fprintf(stderr, "ferry pack: %s\n", ferry_last_error());
     return CLI_FAIL;
   }
-  printf("%s: packed %s at %dx%d\n", o.output, o.source, o.width, o.height);
+  if (o.store == FERRY_PACK_JPEG)
+    printf("%s: packed %s as JPEGs, short side %d, quality %d\n", o.output, o.source,
+           o.width < o.height ? o.width : o.height, o.quality);
+  else
+    printf("%s: packed %s at %dx%d\n", o.output, o.source, o.width, o.height);
   return CLI_OK;
 }

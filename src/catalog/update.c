@@ -4,8 +4,14 @@
  *
  * Worker threads each own a ferry_hasher and take files from a shared
  * counter; the calling thread only writes the journal, reports progress
- * and errors, and syncs the journal every checkpoint_s. */
+ * and errors, and syncs the journal every checkpoint_s.
+ *
+ * With options->device >= 0 the workers stop at the pixels (fy_compat_decode,
+ * colorhash counted) and submit them to a fy_gpu_hash_queue; its thread
+ * adds the GPU's hashes to the result and hands it to the calling thread
+ * like a worker would: journal, catalog and files are the same. */
 #include "catalog/catalog.h"
+#include "cuda/hash_gpu.h"
 #include "hash/hash.h"
 
 #include <pthread.h>
@@ -24,6 +30,7 @@ void ferry_index_options_default(ferry_index_options *o) {
   o->hash.hash_size = 16;
   o->recursive = 1;
   o->checkpoint_s = 1.0;
+  o->device = -1;
 }
 
 /* A result handed from a worker to the calling thread. */
@@ -41,8 +48,10 @@ typedef struct run {
   result *res;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  size_t *queue, qn; /* finished slots, in order of completion */
-  int alive;         /* workers still running */
+  size_t *queue, qn;      /* finished slots, in order of completion */
+  int alive;              /* workers still running */
+  fy_gpu_hash_queue *gpu; /* NULL: hashed on the CPU */
+  size_t inflight;        /* submitted to the GPU, not back yet */
 } run;
 
 static void fill_entry(ferry_catalog_entry *e, const fy_found *f) {
@@ -53,10 +62,85 @@ static void fill_entry(ferry_catalog_entry *e, const fy_found *f) {
   e->error = "";
 }
 
+/* The outcome of one file: its hashes, or its error (only the format kept). */
+static void settle(result *res, int rc, const ferry_hash_result *hr, const char *msg) {
+  ferry_catalog_entry *e = &res->e;
+  e->format = hr->format;
+  if (rc == FERRY_OK) {
+    e->width = hr->width;
+    e->height = hr->height;
+    e->kinds = hr->kinds;
+    memcpy(e->hash, hr->hash, sizeof hr->hash);
+    return;
+  }
+  e->width = e->height = 0;
+  e->kinds = 0;
+  memset(e->hash, 0, sizeof e->hash);
+  e->status = rc;
+  res->error = strdup(msg ? msg : "error");
+  e->error = res->error ? res->error : "error";
+}
+
+/* Slot k is done: to the calling thread (from_gpu: one fewer in flight). */
+static void finished(run *r, size_t k, int from_gpu) {
+  pthread_mutex_lock(&r->mu);
+  r->queue[r->qn++] = k;
+  r->inflight -= from_gpu != 0;
+  pthread_cond_signal(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+}
+
+/* From the GPU queue's thread: its hashes join the worker's colorhash. */
+static void gpu_done(void *user, size_t k, int status, const ferry_hash_result *hr,
+                     const char *error) {
+  run *r = user;
+  result *res = &r->res[k];
+  if (status) {
+    ferry_hash_result none;
+    memset(&none, 0, sizeof none);
+    none.format = res->e.format;
+    settle(res, status, &none, error ? error : "GPU hashing failed");
+  } else {
+    for (int i = 0; i < FERRY_HASH_KIND_COUNT; i++)
+      if (hr->kinds & FERRY_HASH_MASK(i))
+        res->e.hash[i] = hr->hash[i];
+    res->e.kinds |= hr->kinds;
+  }
+  finished(r, k, 1);
+}
+
+/* GPU: compatible mode's decode here, the pixels to the queue (copied).
+ * FERRY_OK when slot k went to the GPU, else its outcome is in hr. */
+static int gpu_submit(run *r, fy_hash_ctx *c, size_t k, const char *path, ferry_hash_result *hr) {
+  fy_compat_image im;
+  int rc = fy_compat_decode_file(c, r->hash, path, hr, &im);
+  if (rc)
+    return rc;
+  settle(&r->res[k], FERRY_OK, hr, NULL); /* size, format, colorhash */
+  pthread_mutex_lock(&r->mu);
+  r->inflight++;
+  pthread_mutex_unlock(&r->mu);
+  rc = fy_gpu_hash_queue_submit(r->gpu, k,
+                                &(fy_gpu_hash_image){im.p, im.w, im.h, im.channels, im.stride});
+  if (rc) {
+    pthread_mutex_lock(&r->mu);
+    r->inflight--;
+    pthread_mutex_unlock(&r->mu);
+  }
+  return rc;
+}
+
 static void *worker(void *arg) {
   run *r = arg;
   ferry_hasher *h = NULL;
-  int rc0 = ferry_hasher_new(r->hash, &h);
+  fy_hash_ctx *c = NULL; /* GPU: the decoding scratch */
+  int rc0;
+  if (r->gpu) {
+    c = malloc(sizeof *c);
+    rc0 = c ? fy_hash_ctx_init(c) : fy_error(FERRY_ENOMEM, "out of memory");
+  } else {
+    rc0 = ferry_hasher_new(r->hash, &h);
+  }
   for (;;) {
     size_t k = atomic_fetch_add(&r->next, 1);
     if (k >= r->ntodo)
@@ -66,25 +150,24 @@ static void *worker(void *arg) {
     fill_entry(&res->e, f);
     ferry_hash_result hr;
     memset(&hr, 0, sizeof hr);
-    int rc = rc0 ? rc0 : ferry_hash_file(h, f->path, &hr);
-    if (rc == FERRY_OK) {
-      res->e.width = hr.width;
-      res->e.height = hr.height;
-      res->e.format = hr.format;
-      res->e.kinds = hr.kinds;
-      memcpy(res->e.hash, hr.hash, sizeof hr.hash);
-    } else {
-      res->e.status = rc;
-      res->e.format = hr.format;
-      res->error = strdup(ferry_last_error());
-      res->e.error = res->error ? res->error : "error";
+    int rc = rc0;
+    if (!rc && r->gpu) {
+      rc = gpu_submit(r, c, k, f->path, &hr);
+      if (rc == FERRY_OK)
+        continue; /* gpu_done finishes it */
+    } else if (!rc) {
+      rc = ferry_hash_file(h, f->path, &hr);
     }
-    pthread_mutex_lock(&r->mu);
-    r->queue[r->qn++] = k;
-    pthread_cond_signal(&r->cv);
-    pthread_mutex_unlock(&r->mu);
+    settle(res, rc, &hr, ferry_last_error());
+    finished(r, k, 0);
   }
   ferry_hasher_free(h);
+  if (c) {
+    fy_hash_ctx_free(c);
+    free(c);
+  }
+  if (r->gpu)
+    fy_gpu_hash_queue_producer_done(r->gpu);
   pthread_mutex_lock(&r->mu);
   r->alive--;
   pthread_cond_signal(&r->cv);
@@ -122,11 +205,21 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
     free(r.queue);
     return fy_error(FERRY_ENOMEM, "out of memory for %zu files", ntodo);
   }
-  pthread_mutex_init(&r.mu, NULL);
-  pthread_cond_init(&r.cv, NULL);
   int threads = o->threads > 0 ? o->threads : fy_num_cores();
   if ((size_t)threads > ntodo)
     threads = ntodo ? (int)ntodo : 1;
+  unsigned gpu_kinds = o->hash.kinds & FY_GPU_HASH_KINDS;
+  if (o->device >= 0 && gpu_kinds && ntodo) { /* colorhash alone: the CPU path is the same */
+    int rc = fy_gpu_hash_queue_new(o->device, gpu_kinds, o->hash.hash_size, 32, threads, gpu_done,
+                                   &r, &r.gpu);
+    if (rc) {
+      free(r.res);
+      free(r.queue);
+      return rc;
+    }
+  }
+  pthread_mutex_init(&r.mu, NULL);
+  pthread_cond_init(&r.cv, NULL);
   pthread_t *tid = calloc((size_t)threads, sizeof *tid);
   int started = 0;
   for (int i = 0; tid && i < threads; i++) {
@@ -139,9 +232,13 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
       pthread_mutex_lock(&r.mu);
       r.alive--;
       pthread_mutex_unlock(&r.mu);
+      if (r.gpu) /* a producer that never comes */
+        fy_gpu_hash_queue_producer_done(r.gpu);
     }
   }
-  if (!started) { /* no thread at all: do it here */
+  if (!started) { /* no thread at all: do it here, as the GPU queue's only producer */
+    for (int i = 0; r.gpu && i < threads; i++)
+      fy_gpu_hash_queue_producer_done(r.gpu);
     r.alive = 1;
     worker(&r);
   }
@@ -152,7 +249,7 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
   double last_progress = 0;
   while (taken < ntodo) {
     pthread_mutex_lock(&r.mu);
-    while (taken == r.qn && r.alive > 0) {
+    while (taken == r.qn && (r.alive > 0 || r.inflight > 0)) {
       struct timespec ts;
       clock_gettime(CLOCK_REALTIME, &ts);
       ts.tv_nsec += 100000000;
@@ -163,7 +260,7 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
         break;
     }
     size_t upto = r.qn;
-    int alive = r.alive;
+    int alive = r.alive > 0 || r.inflight > 0;
     pthread_mutex_unlock(&r.mu);
     for (; taken < upto; taken++) {
       result *res = &r.res[r.queue[taken]];
@@ -198,6 +295,8 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
   for (int i = 0; i < started; i++)
     pthread_join(tid[i], NULL);
   free(tid);
+  if (r.gpu) /* every image submitted was answered: its errors are in the entries */
+    (void)fy_gpu_hash_queue_finish(r.gpu, NULL);
   for (size_t k = 0; k < ntodo; k++)
     free(r.res[k].error);
   free(r.res);
@@ -225,6 +324,22 @@ static const ferry_catalog_entry *lookup(const ferry_catalog *c, const char *p) 
   return NULL;
 }
 
+/* A GPU run: compatible mode on a device that answers. */
+static int gpu_check(const ferry_index_options *o) {
+  if (o->hash.mode != FERRY_HASH_COMPATIBLE)
+    return fy_error(FERRY_EINVAL,
+                    "hashing on a GPU (device %d) computes compatible mode's hashes: "
+                    "the hash mode must be compatible",
+                    o->device);
+  int rc = fy_gpu_hash_available(o->device);
+  if (rc) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", ferry_last_error());
+    return fy_error(rc, "cannot hash on GPU cuda:%d: %s", o->device, why);
+  }
+  return FERRY_OK;
+}
+
 static int unchanged(const ferry_catalog_entry *e, const fy_found *f) {
   return e && e->size == f->size && e->mtime_ns == f->mtime_ns;
 }
@@ -243,6 +358,8 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
     return fy_error(FERRY_EINVAL, "ferry_index_update: needs an index path and roots");
   int rc = fy_hash_options_check(&options->hash);
   if (rc)
+    return rc;
+  if (options->device >= 0 && (rc = gpu_check(options)) != FERRY_OK)
     return rc;
   double t0 = fy_now();
   const ferry_hash_options *ho = &options->hash;

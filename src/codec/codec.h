@@ -119,4 +119,9 @@ void fy_oriented_size(int w, int h, int orientation, int *ow, int *oh);
 void fy_orient(const uint8_t *src, int w, int h, int c, size_t sstride, int orientation,
                uint8_t *dst, int *ow, int *oh);
 
+/* RGB pixels (w x h, `stride` bytes per row) to a JPEG of `quality` in a
+ * malloc()ed buffer (*out, *size; the caller frees it). Errors name `name`. */
+int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, int quality, const char *name,
+                   uint8_t **out, size_t *size);
+
 #endif

@@ -212,6 +212,32 @@ int fy_compat_gray_hashes(fy_hash_ctx *c, const fy_gray *img, unsigned kinds, in
 int fy_fast_gray_hashes(fy_hash_ctx *c, const fy_fimage *img, unsigned kinds, int hash_size,
                         ferry_hash_result *r);
 
+/* The pixels compatible mode hashes: Pillow's L (channels 1), or RGB
+ * (channels 3, only when fy_compat_decode was asked not to convert: a GPU
+ * converts it). Valid until the next call with the same context. */
+typedef struct fy_compat_image {
+  const uint8_t *p;
+  int w, h, channels;
+  size_t stride;
+} fy_compat_image;
+
+/* Compatible mode from file bytes up to the pixels, the one copy of that
+ * logic (ferry_hash_memory and the GPU paths both use it): colour JPEGs
+ * straight to Pillow's L (fy_jpeg_gray), other pictures decoded at full
+ * size without orientation or DCT scaling, to RGB or to L when the source
+ * is gray and colorhash is not wanted; colorhash's categories counted on
+ * the way. With to_l, RGB pictures are converted to L here. r gets width,
+ * height, exact and, when o->kinds asks for it, colorhash (r->kinds is then
+ * that bit alone); format is the caller's (f). */
+int fy_compat_decode(fy_hash_ctx *c, const ferry_hash_options *o, const uint8_t *data, size_t size,
+                     const char *name, ferry_format f, int to_l, ferry_hash_result *r,
+                     fy_compat_image *out);
+/* The same from a file, as ferry_hash_file reads it (r cleared, then
+ * r->format set even when decoding fails), RGB left unconverted: the CPU
+ * part of compatible mode on a GPU. */
+int fy_compat_decode_file(fy_hash_ctx *c, const ferry_hash_options *o, const char *path,
+                          ferry_hash_result *r, fy_compat_image *out);
+
 struct ferry_hasher {
   ferry_hash_options o;
   fy_hash_ctx c;

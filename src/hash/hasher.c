@@ -118,34 +118,52 @@ static int want(const ferry_hasher *h, ferry_hash_kind k) {
   return (h->o.kinds & FERRY_HASH_MASK(k)) != 0;
 }
 
-/* Hashes 8-bit pixels (1 or 3 channels) with imagehash's arithmetic. */
-static int compat_pixels(ferry_hasher *h, const uint8_t *px, int w, int hh, size_t stride,
-                         int channels, ferry_hash_result *r) {
-  fy_hash_ctx *c = &h->c;
-  fy_color_counts counts = {0};
-  fy_gray gray = {px, w, hh, stride};
-  int color = want(h, FERRY_HASH_COLORHASH), rc;
-  if (channels == 3) {
-    if (color && (rc = fy_color_tables_init(&c->colors)) != FERRY_OK)
-      return rc;
-    rc = fy_buf_reserve(&c->gray, (size_t)w * hh);
-    if (rc)
-      return fy_error(rc, "hash: out of memory for a %dx%d image", w, hh);
-    if (color)
-      fy_color_count_rgb(&c->colors, px, w, hh, stride, c->gray.p, (size_t)w, &counts);
-    else
-      fy_rgb_to_l(px, w, hh, stride, c->gray.p, (size_t)w);
-    gray = (fy_gray){c->gray.p, w, hh, (size_t)w};
-  } else if (color) {
-    fy_color_count_gray(px, w, hh, stride, &counts);
+/* Colorhash's counts of 8-bit pixels (1 or 3 channels) when counts is not
+ * NULL and, with to_l, Pillow's L of RGB ones (into c->gray). */
+static int compat_prepare(fy_hash_ctx *c, const uint8_t *px, int w, int h, size_t stride,
+                          int channels, int to_l, fy_color_counts *counts, fy_compat_image *out) {
+  *out = (fy_compat_image){px, w, h, channels, stride};
+  if (channels != 3) {
+    if (counts)
+      fy_color_count_gray(px, w, h, stride, counts);
+    return FERRY_OK;
   }
-  rc = fy_compat_gray_hashes(c, &gray, h->o.kinds, h->o.hash_size, r);
+  int rc;
+  if (counts && (rc = fy_color_tables_init(&c->colors)) != FERRY_OK)
+    return rc;
+  uint8_t *gray = NULL;
+  if (to_l) {
+    rc = fy_buf_reserve(&c->gray, (size_t)w * h);
+    if (rc)
+      return fy_error(rc, "hash: out of memory for a %dx%d image", w, h);
+    gray = c->gray.p;
+    *out = (fy_compat_image){gray, w, h, 1, (size_t)w};
+  }
+  if (counts)
+    fy_color_count_rgb(&c->colors, px, w, h, stride, gray, (size_t)w, counts);
+  else if (to_l)
+    fy_rgb_to_l(px, w, h, stride, gray, (size_t)w);
+  return FERRY_OK;
+}
+
+static void colorhash_into(const ferry_hash_options *o, const fy_color_counts *counts,
+                           ferry_hash_result *r) {
+  fy_colorhash_bits(counts, o->colorhash_bits, &r->hash[FERRY_HASH_COLORHASH]);
+  r->kinds |= FERRY_HASH_MASK(FERRY_HASH_COLORHASH);
+}
+
+/* The hashes of an L image with imagehash's arithmetic (colorhash from
+ * counts, when not NULL). */
+static int compat_hashes(ferry_hasher *h, const fy_compat_image *im, const fy_color_counts *counts,
+                         ferry_hash_result *r) {
+  fy_gray gray = {im->p, im->w, im->h, im->stride};
+  int rc = fy_compat_gray_hashes(&h->c, &gray, h->o.kinds, h->o.hash_size, r);
   if (rc)
     return rc;
-  if (color)
-    fy_colorhash_bits(&counts, h->o.colorhash_bits, &r->hash[FERRY_HASH_COLORHASH]);
-  r->width = w;
-  r->height = hh;
+  if (counts)
+    colorhash_into(&h->o, counts, r);
+  r->width = im->w;
+  r->height = im->h;
   r->kinds = h->o.kinds;
   return FERRY_OK;
 }
@@ -155,54 +173,58 @@ static int png_16bit(const uint8_t *d, size_t n) {
   return n > 24 && !memcmp(d + 12, "IHDR", 4) && d[24] == 16;
 }
 
-/* Colour JPEGs, the common case, streamed to L (jpeg_gray.c). */
-static int compat_jpeg(ferry_hasher *h, const uint8_t *data, size_t size, ferry_hash_result *r) {
-  fy_hash_ctx *c = &h->c;
-  int color = want(h, FERRY_HASH_COLORHASH), rc;
-  if (color && (rc = fy_color_tables_init(&c->colors)) != FERRY_OK)
-    return rc;
+int fy_compat_decode(fy_hash_ctx *c, const ferry_hash_options *o, const uint8_t *data, size_t size,
+                     const char *name, ferry_format f, int to_l, ferry_hash_result *r,
+                     fy_compat_image *out) {
+  int color = (o->kinds & FERRY_HASH_MASK(FERRY_HASH_COLORHASH)) != 0, rc;
   fy_color_counts counts = {0};
-  fy_gray g;
-  rc = fy_jpeg_gray(data, size, h->o.max_pixels, &c->gray, &c->strip, &c->colors,
-                    color ? &counts : NULL, &g);
-  if (rc)
-    return rc;
-  rc = fy_compat_gray_hashes(c, &g, h->o.kinds, h->o.hash_size, r);
-  if (rc)
-    return rc;
-  if (color)
-    fy_colorhash_bits(&counts, h->o.colorhash_bits, &r->hash[FERRY_HASH_COLORHASH]);
-  r->width = g.w;
-  r->height = g.h;
-  r->kinds = h->o.kinds;
   r->exact = 1;
+  if (f == FERRY_FORMAT_JPEG) { /* colour JPEGs, the common case, streamed to L */
+    if (color && (rc = fy_color_tables_init(&c->colors)) != FERRY_OK)
+      return rc;
+    fy_gray g;
+    rc = fy_jpeg_gray(data, size, o->max_pixels, &c->gray, &c->strip, &c->colors,
+                      color ? &counts : NULL, &g);
+    if (rc != FY_DC_FALLBACK) {
+      if (rc)
+        return rc;
+      *out = (fy_compat_image){g.p, g.w, g.h, 1, g.stride};
+      goto done;
+    }
+  }
+  ferry_decode_options d;
+  ferry_decode_options_default(&d);
+  /* Colour pictures are decoded to RGB and converted by the caller or
+   * compat_prepare (faster than the codec's row-by-row conversion); gray
+   * ones are already Pillow's L. */
+  d.channels = color || !fy_source_is_gray(data, size, f) ? 3 : 1;
+  d.ignore_orientation = 1; /* imagehash never applies EXIF orientation */
+  d.allow_dct_scaling = 0;
+  d.max_pixels = o->max_pixels;
+  d.max_bytes = o->max_bytes;
+  fy_decoded dec;
+  rc = fy_decode(&c->dec, data, size, name, &d, NULL, NULL, &dec);
+  if (rc)
+    return rc;
+  const ferry_image *p = &dec.image;
+  rc = compat_prepare(c, p->data, p->width, p->height, p->stride, p->channels, to_l,
+                      color ? &counts : NULL, out);
+  if (rc)
+    return rc;
+  r->exact = !(f == FERRY_FORMAT_PNG && png_16bit(data, size));
+done:
+  r->width = out->w;
+  r->height = out->h;
+  if (color)
+    colorhash_into(o, &counts, r);
   return FERRY_OK;
 }
 
 static int hash_compat(ferry_hasher *h, const uint8_t *data, size_t size, const char *name,
                        ferry_format f, ferry_hash_result *r) {
-  if (f == FERRY_FORMAT_JPEG) {
-    int rc = compat_jpeg(h, data, size, r);
-    if (rc != FY_DC_FALLBACK)
-      return rc;
-  }
-  ferry_decode_options o;
-  ferry_decode_options_default(&o);
-  /* Colour pictures are decoded to RGB and converted here (faster than the
-   * codec's row-by-row conversion); gray ones are already Pillow's L. */
-  o.channels = want(h, FERRY_HASH_COLORHASH) || !fy_source_is_gray(data, size, f) ? 3 : 1;
-  o.ignore_orientation = 1; /* imagehash never applies EXIF orientation */
-  o.allow_dct_scaling = 0;
-  o.max_pixels = h->o.max_pixels;
-  o.max_bytes = h->o.max_bytes;
-  fy_decoded d;
-  int rc = fy_decode(&h->c.dec, data, size, name, &o, NULL, NULL, &d);
-  if (rc)
-    return rc;
-  rc = compat_pixels(h, d.image.data, d.image.width, d.image.height, d.image.stride,
-                     d.image.channels, r);
-  r->exact = !(f == FERRY_FORMAT_PNG && png_16bit(data, size));
-  return rc;
+  fy_compat_image im;
+  int rc = fy_compat_decode(&h->c, &h->o, data, size, name, f, 1, r, &im);
+  return rc ? rc : compat_hashes(h, &im, NULL, r);
 }
 
 /* ---------------------------------------------------------------- fast */
@@ -313,6 +335,24 @@ static int hash_fast(ferry_hasher *h, const uint8_t *data, size_t size, const ch
 
 /* -------------------------------------------------------------- public */
 
+/* What every pipeline starts with: r->format, or the empty file refused. */
+static int sniff(const uint8_t *data, size_t size, const char *name, ferry_hash_result *r) {
+  if (size == 0)
+    return fy_error(FERRY_ECORRUPT, "%s: empty file", name);
+  r->format = fy_sniff(data, size);
+  return FERRY_OK;
+}
+
+/* On failure r keeps only its format, as ferry_hash_memory leaves it. */
+static int failed(int rc, ferry_hash_result *r) {
+  if (rc) {
+    ferry_format keep = r->format;
+    memset(r, 0, sizeof *r);
+    r->format = keep;
+  }
+  return rc;
+}
+
 int ferry_hash_memory(ferry_hasher *h, const void *data, size_t size, const char *name,
                       ferry_hash_result *r) {
   if (!h || !r || (!data && size))
@@ -320,18 +360,13 @@ int ferry_hash_memory(ferry_hasher *h, const void *data, size_t size, const char
   memset(r, 0, sizeof *r);
   if (!name)
     name = "<memory>";
-  if (size == 0)
-    return fy_error(FERRY_ECORRUPT, "%s: empty file", name);
-  ferry_format f = fy_sniff(data, size);
-  r->format = f;
-  int rc = h->o.mode == FERRY_HASH_COMPATIBLE ? hash_compat(h, data, size, name, f, r)
-                                              : hash_fast(h, data, size, name, f, r);
-  if (rc) {
-    ferry_format keep = r->format;
-    memset(r, 0, sizeof *r);
-    r->format = keep;
-  }
-  return rc;
+  int rc = sniff(data, size, name, r);
+  if (rc)
+    return rc;
+  ferry_format f = r->format;
+  rc = h->o.mode == FERRY_HASH_COMPATIBLE ? hash_compat(h, data, size, name, f, r)
+                                          : hash_fast(h, data, size, name, f, r);
+  return failed(rc, r);
 }
 
 int ferry_hash_file(ferry_hasher *h, const char *path, ferry_hash_result *r) {
@@ -353,7 +388,24 @@ int ferry_hash_pixels(ferry_hasher *h, const ferry_image *im, ferry_hash_result 
       im->stride < (size_t)im->width * im->channels)
     return fy_error(FERRY_EINVAL, "ferry_hash_pixels: need a 1- or 3-channel image, got %dx%dx%d",
                     im->width, im->height, im->channels);
-  int rc = compat_pixels(h, im->data, im->width, im->height, im->stride, im->channels, r);
+  fy_color_counts counts = {0}, *cp = want(h, FERRY_HASH_COLORHASH) ? &counts : NULL;
+  fy_compat_image gray;
+  int rc = compat_prepare(&h->c, im->data, im->width, im->height, im->stride, im->channels, 1, cp,
+                          &gray);
+  if (!rc)
+    rc = compat_hashes(h, &gray, cp, r);
   r->exact = rc == FERRY_OK;
   return rc;
+}
+
+int fy_compat_decode_file(fy_hash_ctx *c, const ferry_hash_options *o, const char *path,
+                          ferry_hash_result *r, fy_compat_image *out) {
+  size_t n = 0;
+  memset(r, 0, sizeof *r);
+  int rc = fy_read_file(path, o->max_bytes, &c->file, &n);
+  if (!rc)
+    rc = sniff(c->file.p, n, path, r);
+  if (!rc)
+    rc = fy_compat_decode(c, o, c->file.p, n, path, r->format, 0, r, out);
+  return failed(rc, r);
 }

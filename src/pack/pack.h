@@ -2,7 +2,8 @@
  * that the loader memory-maps and serves without decoding.
  *
  * A pack is a directory:
- *   PLAN                what is being packed (source, size, shard size): lets
+ *   PLAN                what is being packed (source, size, shard size; a
+ *                       "store jpeg quality Q" line for JPEG packs): lets
  *                       an interrupted `ferry pack` resume, refusing to mix
  *                       different settings
  *   shard-NNNNN.fpk     complete shards (written as .tmp, fsynced, renamed)
@@ -10,9 +11,15 @@
  *
  * Shard file, little-endian:
  *   header (64 bytes): magic "FERRYPK1", u32 version, u32 kind (1 = u8 HWC
- *     tensors), u32 height, width, channels, count, u64 index offset, u64
- *     file size, u32 reserved[3], u32 crc32c of the 60 bytes before it
- *   samples: count tensors of height*width*channels bytes, 64-byte aligned
+ *     tensors, 2 = JPEG files), u32 height, width, channels, count, u64
+ *     index offset, u64 file size, u32 reserved[3], u32 crc32c of the 60
+ *     bytes before it
+ *   samples, 64-byte aligned: kind 1, count tensors of
+ *     height*width*channels bytes; kind 2, count baseline JPEGs of any
+ *     length (upright RGB, short side = min(height, width) unless the
+ *     source was smaller; no EXIF). In kind 2 shards height, width and
+ *     channels are the pack's nominal --size and 3, as in the MANIFEST: the
+ *     samples' own sizes are in their JPEG headers.
  *   index at the index offset: count entries {u64 offset, u64 length, i32
  *     label, u32 crc32c of the sample, u32 path offset, u32 path length},
  *     then the path strings, then u32 crc32c of index + strings
@@ -25,6 +32,7 @@
 #define FY_PACK_MAGIC "FERRYPK1"
 #define FY_PACK_VERSION 1
 #define FY_PACK_KIND_U8 1
+#define FY_PACK_KIND_JPEG 2
 #define FY_PACK_HEADER 64
 
 typedef struct fy_pack_entry {
@@ -45,6 +53,7 @@ typedef struct fy_pack_shard {
 
 typedef struct fy_pack {
   char *dir;
+  int kind; /* FY_PACK_KIND_U8 or FY_PACK_KIND_JPEG (every shard the same) */
   int height, width, channels;
   int nshards;
   fy_pack_shard *shards;
@@ -63,14 +72,32 @@ int fy_pack_is(const char *dir);
  * the shard and the reason. */
 int fy_pack_open(fy_pack *p, const char *dir);
 void fy_pack_close(fy_pack *p);
-/* Sample i: its bytes (height*width*channels), label, source path. */
+/* Sample i: its bytes (height*width*channels, or a JPEG of *len bytes),
+ * label. label and len may be NULL. */
 const uint8_t *fy_pack_sample(const fy_pack *p, int64_t i, int32_t *label);
+const uint8_t *fy_pack_sample_len(const fy_pack *p, int64_t i, size_t *len, int32_t *label);
+/* "DIR/shard-NNNNN.fpk sample K" for sample i, for error messages. */
+void fy_pack_sample_name(const fy_pack *p, int64_t i, char *buf, size_t len);
 void fy_pack_entry_get(const fy_pack_shard *s, uint32_t k, fy_pack_entry *e);
 
 /* Writes one shard atomically: `dir`/shard-NNNNN.fpk.tmp, fsync, rename,
  * fsync of the directory. data holds count tensors of h*w*c bytes. */
 int fy_pack_write_shard(const char *dir, int shard, int h, int w, int c, int count,
                         const uint8_t *data, const int32_t *labels, const char *const *paths);
+/* The same for samples of any length (kind FY_PACK_KIND_JPEG): sample i is
+ * lens[i] bytes at samples[i]; h, w, c the nominal size for the header. */
+int fy_pack_write_shard_var(const char *dir, int shard, int kind, int h, int w, int c, int count,
+                            const uint8_t *const *samples, const size_t *lens,
+                            const int32_t *labels, const char *const *paths);
+
+/* `ferry pack --store jpeg`: decodes, resizes (short side) and re-encodes
+ * the samples of the listed shards with o->workers threads, writing each
+ * shard once its samples are done (pack_jpeg.c). Shard k holds source
+ * samples k * shard_size onwards; bad files are left out (on_error skip)
+ * or stop the build (fail). done0 = samples already packed (progress). */
+struct fy_source;
+int fy_pack_build_jpeg(const ferry_pack_options *o, const struct fy_source *src, const int *missing,
+                       int nmissing, int64_t done0);
 
 /* Renames tmp to final and fsyncs dir: the atomic step of every write. */
 int fy_pack_commit(const char *tmp, const char *final, const char *dir);

@@ -1,6 +1,7 @@
 /* pack_build.c — `ferry pack`: runs the loader over the source (all cores,
- * deterministic transforms, u8 HWC) and writes one shard per batch. An
- * interrupted build resumes: complete shards are kept, the rest redone. */
+ * deterministic transforms, u8 HWC) and writes one shard per batch, or
+ * (--store jpeg) re-encodes each image small (pack_jpeg.c). An interrupted
+ * build resumes: complete shards are kept, the rest redone. */
 #include "io/source.h"
 #include "pack/pack.h"
 
@@ -19,6 +20,8 @@ void ferry_pack_options_default(ferry_pack_options *o) {
   o->crop_ratio = 0.875f;
   o->filter = FERRY_FILTER_TRIANGLE;
   o->shard_size = 1024;
+  o->store = FERRY_PACK_U8;
+  o->quality = 90;
 }
 
 /* The settings a pack was made with: resuming with others is refused. */
@@ -28,6 +31,11 @@ static void plan_text(const ferry_pack_options *o, int64_t n, char *buf, size_t 
            "samples %lld\n",
            o->source, o->height, o->width, (int)o->crop, o->crop_ratio, (int)o->filter,
            o->shard_size, (long long)n);
+  /* u8 plans read as before this line existed: resuming one still works */
+  if (o->store == FERRY_PACK_JPEG) {
+    size_t k = strlen(buf);
+    snprintf(buf + k, len - k, "store jpeg quality %d\n", o->quality);
+  }
 }
 
 static int write_small_file(const char *dir, const char *name, const char *text) {
@@ -203,6 +211,10 @@ static int pack_missing(const ferry_pack_options *o, const char *todo, const int
 int ferry_pack_build(const ferry_pack_options *o) {
   if (!o || !o->source || !o->output || o->shard_size < 1 || o->width < 1 || o->height < 1)
     return fy_error(FERRY_EINVAL, "pack: source, output, size and shard size are required");
+  if (o->store != FERRY_PACK_U8 && o->store != FERRY_PACK_JPEG)
+    return fy_error(FERRY_EINVAL, "pack: store must be FERRY_PACK_U8 or FERRY_PACK_JPEG");
+  if (o->store == FERRY_PACK_JPEG && (o->quality < 1 || o->quality > 100))
+    return fy_error(FERRY_EINVAL, "pack: JPEG quality %d out of range (1..100)", o->quality);
   if (o->crop == FERRY_CROP_RANDOM)
     return fy_error(FERRY_EINVAL, "pack: random crops are augmentation: pack with center or "
                                   "none and crop when loading");
@@ -230,7 +242,9 @@ int ferry_pack_build(const ferry_pack_options *o) {
     }
   }
   char todo[4200];
-  if (rc == FERRY_OK && nmissing > 0) {
+  if (rc == FERRY_OK && o->store == FERRY_PACK_JPEG) {
+    rc = fy_pack_build_jpeg(o, &src, missing, nmissing, done);
+  } else if (rc == FERRY_OK && nmissing > 0) {
     rc = write_todo(o, &src, missing, nmissing, todo, sizeof todo);
     if (rc == FERRY_OK)
       rc = pack_missing(o, todo, missing, nmissing, done, src.count);

@@ -60,8 +60,17 @@ static int open_shard(fy_pack *p, fy_pack_shard *s, uint32_t want_count) {
   if (get32(h + 8) != FY_PACK_VERSION)
     return fy_error(FERRY_EUNSUPPORTED, "%s: shard format version %u, this ferry reads %d", path,
                     get32(h + 8), FY_PACK_VERSION);
-  if (get32(h + 12) != FY_PACK_KIND_U8 || (int)get32(h + 16) != p->height ||
-      (int)get32(h + 20) != p->width || (int)get32(h + 24) != p->channels)
+  uint32_t kind = get32(h + 12);
+  if (kind != FY_PACK_KIND_U8 && kind != FY_PACK_KIND_JPEG)
+    return fy_error(FERRY_EUNSUPPORTED, "%s: shard kind %u, this ferry reads 1 (u8) and 2 (jpeg)",
+                    path, kind);
+  if (p->kind == 0)
+    p->kind = (int)kind; /* the first shard's; every other one must agree */
+  if ((int)kind != p->kind)
+    return fy_error(FERRY_ECORRUPT, "%s: shard kind %u differs from the first shard's (%d)", path,
+                    kind, p->kind);
+  if ((int)get32(h + 16) != p->height || (int)get32(h + 20) != p->width ||
+      (int)get32(h + 24) != p->channels)
     return fy_error(FERRY_ECORRUPT, "%s: shard shape differs from the MANIFEST's", path);
   s->count = get32(h + 28);
   uint64_t index_off = get64(h + 32), end = get64(h + 40);
@@ -81,7 +90,8 @@ static int open_shard(fy_pack *p, fy_pack_shard *s, uint32_t want_count) {
     fy_pack_entry e;
     fy_pack_entry_get(s, k, &e);
     /* offset > index_off first: offset + length must not wrap around */
-    if (e.length != sample || e.offset < FY_PACK_HEADER || e.offset > index_off ||
+    int len_ok = kind == FY_PACK_KIND_U8 ? e.length == sample : e.length > 0;
+    if (!len_ok || e.offset < FY_PACK_HEADER || e.offset > index_off ||
         e.length > index_off - e.offset || (uint64_t)e.path_off + e.path_len > slen)
       return fy_error(FERRY_ECORRUPT, "%s: index entry %u out of bounds", path, k);
   }
@@ -172,11 +182,21 @@ void fy_pack_close(fy_pack *p) {
   memset(p, 0, sizeof *p);
 }
 
-const uint8_t *fy_pack_sample(const fy_pack *p, int64_t i, int32_t *label) {
+const uint8_t *fy_pack_sample_len(const fy_pack *p, int64_t i, size_t *len, int32_t *label) {
   const fy_pack_shard *s = &p->shards[p->sample_shard[i]];
   fy_pack_entry e;
   fy_pack_entry_get(s, p->sample_index[i], &e);
   if (label)
     *label = e.label;
+  if (len)
+    *len = (size_t)e.length;
   return s->map + e.offset;
+}
+
+const uint8_t *fy_pack_sample(const fy_pack *p, int64_t i, int32_t *label) {
+  return fy_pack_sample_len(p, i, NULL, label);
+}
+
+void fy_pack_sample_name(const fy_pack *p, int64_t i, char *buf, size_t len) {
+  snprintf(buf, len, "%s sample %u", p->shards[p->sample_shard[i]].path, p->sample_index[i]);
 }

@@ -51,8 +51,9 @@ int fy_pack_commit(const char *tmp, const char *final, const char *dir) {
 }
 
 /* Builds the index + strings + crc block. */
-static uint8_t *build_index(int count, const uint64_t *off, size_t sample, const uint8_t *data,
-                            const int32_t *labels, const char *const *paths, size_t *len) {
+static uint8_t *build_index(int count, const uint64_t *off, const uint8_t *const *samples,
+                            const size_t *lens, const int32_t *labels, const char *const *paths,
+                            size_t *len) {
   size_t strings = 0;
   for (int i = 0; i < count; i++)
     strings += strlen(paths[i]);
@@ -66,9 +67,9 @@ static uint8_t *build_index(int count, const uint64_t *off, size_t sample, const
     uint8_t *e = b + (size_t)i * 32;
     uint32_t pl = (uint32_t)strlen(paths[i]);
     put64(e, off[i]);
-    put64(e + 8, sample);
+    put64(e + 8, lens[i]);
     put32(e + 16, (uint32_t)labels[i]);
-    put32(e + 20, fy_crc32c(0, data + (size_t)i * sample, sample));
+    put32(e + 20, fy_crc32c(0, samples[i], lens[i]));
     put32(e + 24, soff);
     put32(e + 28, pl);
     memcpy(s + soff, paths[i], pl);
@@ -79,27 +80,32 @@ static uint8_t *build_index(int count, const uint64_t *off, size_t sample, const
   return b;
 }
 
-int fy_pack_write_shard(const char *dir, int shard, int h, int w, int c, int count,
-                        const uint8_t *data, const int32_t *labels, const char *const *paths) {
+static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+int fy_pack_write_shard_var(const char *dir, int shard, int kind, int h, int w, int c, int count,
+                            const uint8_t *const *samples, const size_t *lens,
+                            const int32_t *labels, const char *const *paths) {
   char tmp[4200], final[4096];
   snprintf(final, sizeof final, "%s/shard-%05d.fpk", dir, shard);
   snprintf(tmp, sizeof tmp, "%s.tmp", final);
-  size_t sample = (size_t)h * w * c, stride = (sample + 63) & ~(size_t)63;
   uint64_t *off = malloc(sizeof *off * (size_t)(count ? count : 1));
   if (!off)
     return fy_error(FERRY_ENOMEM, "%s: out of memory", final);
-  for (int i = 0; i < count; i++)
-    off[i] = FY_PACK_HEADER + (uint64_t)i * stride;
-  uint64_t index_off = FY_PACK_HEADER + (uint64_t)count * stride;
+  uint64_t pos = FY_PACK_HEADER;
+  for (int i = 0; i < count; i++) {
+    off[i] = pos;
+    pos += align64(lens[i]);
+  }
+  uint64_t index_off = pos;
   size_t ilen = 0;
-  uint8_t *index = build_index(count, off, sample, data, labels, paths, &ilen);
+  uint8_t *index = build_index(count, off, samples, lens, labels, paths, &ilen);
   free(off);
   if (!index)
     return fy_error(FERRY_ENOMEM, "%s: out of memory", final);
   uint8_t hdr[FY_PACK_HEADER] = {0};
   memcpy(hdr, FY_PACK_MAGIC, 8);
   put32(hdr + 8, FY_PACK_VERSION);
-  put32(hdr + 12, FY_PACK_KIND_U8);
+  put32(hdr + 12, (uint32_t)kind);
   put32(hdr + 16, (uint32_t)h);
   put32(hdr + 20, (uint32_t)w);
   put32(hdr + 24, (uint32_t)c);
@@ -115,9 +121,9 @@ int fy_pack_write_shard(const char *dir, int shard, int h, int w, int c, int cou
   static const uint8_t zeros[64];
   int rc = write_all(fd, hdr, sizeof hdr, tmp);
   for (int i = 0; rc == FERRY_OK && i < count; i++) {
-    rc = write_all(fd, data + (size_t)i * sample, sample, tmp);
-    if (rc == FERRY_OK && stride > sample)
-      rc = write_all(fd, zeros, stride - sample, tmp);
+    rc = write_all(fd, samples[i], lens[i], tmp);
+    if (rc == FERRY_OK && align64(lens[i]) > lens[i])
+      rc = write_all(fd, zeros, align64(lens[i]) - lens[i], tmp);
   }
   if (rc == FERRY_OK)
     rc = write_all(fd, index, ilen, tmp);
@@ -130,5 +136,23 @@ int fy_pack_write_shard(const char *dir, int shard, int h, int w, int c, int cou
     rc = fy_pack_commit(tmp, final, dir);
   if (rc)
     unlink(tmp);
+  return rc;
+}
+
+int fy_pack_write_shard(const char *dir, int shard, int h, int w, int c, int count,
+                        const uint8_t *data, const int32_t *labels, const char *const *paths) {
+  size_t sample = (size_t)h * w * c;
+  const uint8_t **samples = malloc(sizeof *samples * (size_t)(count ? count : 1));
+  size_t *lens = malloc(sizeof *lens * (size_t)(count ? count : 1));
+  int rc = samples && lens ? FERRY_OK : fy_error(FERRY_ENOMEM, "%s: out of memory", dir);
+  for (int i = 0; rc == FERRY_OK && i < count; i++) {
+    samples[i] = data + (size_t)i * sample;
+    lens[i] = sample;
+  }
+  if (rc == FERRY_OK)
+    rc = fy_pack_write_shard_var(dir, shard, FY_PACK_KIND_U8, h, w, c, count, samples, lens, labels,
+                                 paths);
+  free(samples);
+  free(lens);
   return rc;
 }

@@ -229,8 +229,8 @@ static void *worker_run(void *arg) {
   for (;;) {
     slot *s = NULL;
     int n;
-    /* Pack samples are a copy each: claim several per lock. */
-    int64_t pos = fy_claim_chunk(L, &s, L->pack ? 16 : 1, &n);
+    /* u8 pack samples are a copy each: claim several per lock. */
+    int64_t pos = fy_claim_chunk(L, &s, L->pack && L->pack->kind == FY_PACK_KIND_U8 ? 16 : 1, &n);
     if (pos < 0)
       break;
     int epoch = L->epoch;

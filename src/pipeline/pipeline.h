@@ -41,8 +41,10 @@ int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
                       const fy_store_params *store, const char *path, int epoch, int64_t index,
                       void *dst);
 
-/* The same for sample `index` of a pack: no decoding; resampled only when
- * the output size differs or a random crop is asked for. */
+/* The same for sample `index` of a pack: u8, no decoding, resampled only
+ * when the output size differs or a random crop is asked for; JPEG, decoded
+ * from the mapping as fy_process_sample decodes a file (errors name
+ * "DIR/shard-NNNNN.fpk sample K"). */
 int fy_process_pack_sample(fy_worker_state *w, const ferry_loader_options *o,
                            const fy_store_params *store, const fy_pack *p, int epoch, int64_t index,
                            void *dst);

@@ -102,7 +102,7 @@ static int plan_cb(void *user, int w, int h, ferry_rect *crop, int *min_w, int *
  * `out` (o->width * 3 bytes a row) or, when NULL, into w->resized. Times
  * the two stages. */
 static int decode_crop_resize(fy_worker_state *w, const ferry_loader_options *o, const char *path,
-                              size_t n, plan_ctx *pc, uint8_t *out) {
+                              const uint8_t *data, size_t n, plan_ctx *pc, uint8_t *out) {
   ferry_decode_options dopt;
   ferry_decode_options_default(&dopt);
   dopt.ignore_orientation = o->ignore_orientation;
@@ -115,7 +115,7 @@ static int decode_crop_resize(fy_worker_state *w, const ferry_loader_options *o,
   w->dec.fast_decode = fast;
   fy_decoded d;
   double t0 = fy_now();
-  int rc = fy_decode(&w->dec, w->file.p, n, path, &dopt, plan_cb, pc, &d);
+  int rc = fy_decode(&w->dec, data, n, path, &dopt, plan_cb, pc, &d);
   double t1 = fy_now();
   w->decode_s += t1 - t0;
   if (rc)
@@ -141,23 +141,18 @@ static int decode_crop_resize(fy_worker_state *w, const ferry_loader_options *o,
   return FERRY_OK;
 }
 
-int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
-                      const fy_store_params *store, const char *path, int epoch, int64_t index,
-                      void *dst) {
-  double t0 = fy_now();
-  size_t n = 0;
-  int rc = fy_read_file(path, 1ull << 30, &w->file, &n);
-  double t1 = fy_now();
-  w->read_s += t1 - t0;
-  if (rc)
-    return rc;
+/* Decodes `data` (a file's bytes, or a JPEG pack sample), crops, resizes
+ * and stores it into dst. */
+static int process_bytes(fy_worker_state *w, const ferry_loader_options *o,
+                         const fy_store_params *store, const char *path, const uint8_t *data,
+                         size_t n, int epoch, int64_t index, void *dst) {
   plan_ctx pc = {o, epoch, index, {0, 0, 0, 0}};
   fy_store_params sp = *store;
   sp.flip = fy_plan_flip(o, o->seed, epoch, index);
   /* Plain u8 HWC (the GPU's staging too): resampled straight into the
    * sample, without the store's copy. */
   int direct = sp.dtype == FERRY_U8 && !sp.normalize && !sp.flip && sp.layout == FERRY_LAYOUT_HWC;
-  rc = decode_crop_resize(w, o, path, n, &pc, direct ? dst : NULL);
+  int rc = decode_crop_resize(w, o, path, data, n, &pc, direct ? dst : NULL);
   double t3 = fy_now();
   if (rc || direct)
     return rc;
@@ -166,9 +161,29 @@ int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
   return FERRY_OK;
 }
 
+int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
+                      const fy_store_params *store, const char *path, int epoch, int64_t index,
+                      void *dst) {
+  double t0 = fy_now();
+  size_t n = 0;
+  int rc = fy_read_file(path, 1ull << 30, &w->file, &n);
+  w->read_s += fy_now() - t0;
+  if (rc)
+    return rc;
+  return process_bytes(w, o, store, path, w->file.p, n, epoch, index, dst);
+}
+
 int fy_process_pack_sample(fy_worker_state *w, const ferry_loader_options *o,
                            const fy_store_params *store, const fy_pack *p, int epoch, int64_t index,
                            void *dst) {
+  if (p->kind == FY_PACK_KIND_JPEG) {
+    /* decoded from the mapping like a file: every crop and transform */
+    size_t n = 0;
+    char name[4400];
+    const uint8_t *jpeg = fy_pack_sample_len(p, index, &n, NULL);
+    fy_pack_sample_name(p, index, name, sizeof name);
+    return process_bytes(w, o, store, name, jpeg, n, epoch, index, dst);
+  }
   double t0 = fy_now();
   const uint8_t *px = fy_pack_sample(p, index, NULL);
   int pw = p->width, ph = p->height;

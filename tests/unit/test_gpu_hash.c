@@ -13,9 +13,14 @@
  *    copies), noise, gradients and flat ones (ties with the median), RGB and
  *    L, padded rows;
  *  - `ferry hash --device cuda` against `ferry hash --mode compatible`: the
- *    same CSV, colorhash included (FERRY_BIN).
+ *    same CSV, colorhash included (FERRY_BIN);
+ *  - catalogs: ferry_index_update with device 0 against the CPU's
+ *    compatible mode over ../shared/corpus/photos (data/sample when absent
+ *    or with FERRY_TEST_QUICK): the same export, and a second GPU run over
+ *    the same directory hashes nothing.
  *
- * Without CUDA or a GPU: "SKIPPED test_gpu_hash: <reason>", exit code 0. */
+ * Without CUDA or a GPU: "SKIPPED test_gpu_hash: <reason>", exit code 0
+ * (after checking that a GPU catalog is refused cleanly). */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "cuda/hash_gpu.h"
@@ -29,6 +34,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define GPU_KINDS FY_GPU_HASH_KINDS
 #define BATCH 12
@@ -349,6 +355,16 @@ static char *run_capture(const char *cmd) {
   return buf;
 }
 
+/* Prints the first line where the CPU's text and the GPU's differ. */
+static void first_difference(const char *cpu, const char *gpu) {
+  const char *a = cpu, *b = gpu;
+  while (*a && *a == *b)
+    a++, b++;
+  while (a > cpu && a[-1] != '\n')
+    a--, b--;
+  fprintf(stderr, "  cpu: %.300s\n  gpu: %.300s\n", a, b);
+}
+
 static void test_cli(void) {
   const char *bin = getenv("FERRY_BIN"), *corpus = getenv("FERRY_CORPUS");
   const char *sample = getenv("FERRY_SAMPLE");
@@ -378,25 +394,106 @@ static void test_cli(void) {
            "compatible mode (%.1f s)\n",
            s, dir, lines, same ? "identical to" : "DIFFERENT from", dt);
     CHECK(same && lines > 1);
-    if (!same && cpu && gpu) { /* the first differing line */
-      const char *a = cpu, *b = gpu;
-      while (*a && *a == *b)
-        a++, b++;
-      while (a > cpu && a[-1] != '\n')
-        a--, b--;
-      fprintf(stderr, "  cpu: %.200s\n  gpu: %.200s\n", a, b);
-    }
+    if (!same && cpu && gpu)
+      first_difference(cpu, gpu);
     free(cpu);
     free(gpu);
   }
 }
 
+/* ----------------------------------------------------------- catalog */
+
+static void quiet_error(void *user, const char *path, int status, const char *msg) {
+  (void)user, (void)path, (void)status, (void)msg;
+}
+
+/* ferry_index_update of dir into idx, compatible mode, on `device`. */
+static int index_dir(const char *idx, const char *dir, int device, ferry_index_stats *st) {
+  ferry_index_options o;
+  ferry_index_options_default(&o);
+  o.hash.mode = FERRY_HASH_COMPATIBLE;
+  o.device = device;
+  o.on_error = quiet_error;
+  return ferry_index_update(idx, &dir, 1, &o, st);
+}
+
+/* The catalog's CSV export (ferry index export), or NULL. */
+static char *export_csv(const char *idx, const char *csv) {
+  ferry_catalog *c = NULL;
+  if (ferry_catalog_load(idx, &c) || ferry_catalog_export(c, csv, "csv")) {
+    fprintf(stderr, "  %s: %s\n", idx, ferry_last_error());
+    ferry_catalog_free(c);
+    return NULL;
+  }
+  ferry_catalog_free(c);
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "cat '%s'", csv);
+  return run_capture(cmd);
+}
+
+/* Without a GPU: refused with a reason, nothing written. */
+static void test_catalog_refused(const char *why) {
+  char tmp[] = "/tmp/ferry-gpucat-XXXXXX", idx[256];
+  if (!mkdtemp(tmp))
+    return;
+  snprintf(idx, sizeof idx, "%s/gpu.fidx", tmp);
+  const char *sample = getenv("FERRY_SAMPLE");
+  ferry_index_stats st;
+  int rc = index_dir(idx, sample ? sample : "data/sample", 0, &st);
+  CHECK_MSG(rc == FERRY_EUNSUPPORTED && strstr(ferry_last_error(), why), "%d %s", rc,
+            ferry_last_error());
+  CHECK(access(idx, F_OK) != 0);
+  rmdir(tmp);
+}
+
+static void test_catalog(void) {
+  const char *corpus = getenv("FERRY_CORPUS"), *sample = getenv("FERRY_SAMPLE");
+  char dir[4096], tmp[] = "/tmp/ferry-gpucat-XXXXXX", gpu[256], cpu[256], gcsv[256], ccsv[256];
+  snprintf(dir, sizeof dir, "%s/photos", corpus ? corpus : "");
+  struct stat sb;
+  if (quick || !corpus || stat(dir, &sb))
+    snprintf(dir, sizeof dir, "%s", sample ? sample : "data/sample");
+  if (!mkdtemp(tmp)) {
+    SKIP("GPU catalog: no temporary directory");
+    return;
+  }
+  snprintf(gpu, sizeof gpu, "%s/gpu.fidx", tmp);
+  snprintf(cpu, sizeof cpu, "%s/cpu.fidx", tmp);
+  snprintf(gcsv, sizeof gcsv, "%s/gpu.csv", tmp);
+  snprintf(ccsv, sizeof ccsv, "%s/cpu.csv", tmp);
+  ferry_index_stats gs, cs, again;
+  double t0 = fy_now();
+  CHECK_MSG(index_dir(gpu, dir, 0, &gs) == FERRY_OK, "%s", ferry_last_error());
+  double tg = fy_now() - t0;
+  CHECK_MSG(index_dir(cpu, dir, -1, &cs) == FERRY_OK, "%s", ferry_last_error());
+  CHECK_MSG(index_dir(gpu, dir, 0, &again) == FERRY_OK, "%s", ferry_last_error());
+  char *a = export_csv(gpu, gcsv), *b = export_csv(cpu, ccsv);
+  int same = a && b && !strcmp(a, b);
+  printf("  catalog of %s on the GPU: %zu files (%zu failed) in %.1f s, export %s the CPU's "
+         "compatible mode; again: %zu hashed, %zu unchanged\n",
+         dir, gs.files, gs.failed, tg, same ? "identical to" : "DIFFERENT from", again.hashed,
+         again.reused);
+  CHECK(same && gs.files > 0 && gs.hashed == gs.files && cs.files == gs.files);
+  CHECK(again.hashed == 0 && again.reused == gs.files && again.files == gs.files);
+  if (!same && a && b)
+    first_difference(b, a);
+  free(a);
+  free(b);
+  const char *files[] = {gpu, cpu, gcsv, ccsv};
+  for (int i = 0; i < 4; i++)
+    unlink(files[i]);
+  rmdir(tmp);
+}
+
 int main(void) {
   if (fy_gpu_hash_available(0) != FERRY_OK) {
-    printf("SKIPPED test_gpu_hash: %s\n", ferry_last_error());
+    char why[512];
+    snprintf(why, sizeof why, "%s", ferry_last_error());
+    printf("SKIPPED test_gpu_hash: %s\n", why);
     /* the refusal is a clean error */
     fy_gpu_hasher *g = (fy_gpu_hasher *)1;
     CHECK(fy_gpu_hasher_new(0, &g) == FERRY_EUNSUPPORTED && g == NULL);
+    test_catalog_refused(why);
     return check_done();
   }
   fy_gpu_hasher *g = NULL;
@@ -413,6 +510,7 @@ int main(void) {
   fy_gpu_hasher_free(g);
   if (!quick)
     test_cli();
+  test_catalog();
   printf("test_gpu_hash: %ld hashes compared, %ld identical, %ld different\n", compared, identical,
          different);
   return check_done();
