@@ -46,7 +46,11 @@ int cmd_doctor(int argc, char **argv) {
            p.nvjpeg_version % 10);
   else
     printf("  nvJPEG: libnvjpeg not found (the CPU decodes; the GPU still resizes)\n");
-  printf("  NVDEC (libnvcuvid): %s\n", p.nvdec ? "loads" : "not found");
+  printf("  NVDEC (libnvcuvid): %s\n",
+         p.nvdec ? "loads: `ferry video --device cuda:N` decodes on the video engines "
+                   "(`ferry video --nvdec-caps` lists codecs)"
+                 : "not found: `ferry video --device cuda:N` decodes on the CPU (libavcodec) "
+                   "and converts, resizes and stores on the GPU");
   if (p.device_count == 0) {
     printf("GPU: none usable (%s); ferry runs on the CPU\n", p.error[0] ? p.error : "no device");
     return CLI_OK;
