@@ -5,6 +5,7 @@ when ffprobe/ffmpeg, the corpus, or video support is absent."""
 import math
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import tempfile
@@ -133,3 +134,24 @@ def test_pixels_match_ffmpeg(name):
     p = psnr(ours, ref)
     print(f"{name}: PSNR {p:.1f} dB")
     assert p >= 40, p
+
+
+def test_jobs_decode_files_at_once():
+    """--jobs N: several files decoded at once, the same frames in total as one at a
+    time; --cpu-jobs needs a GPU device; a bad file among good ones fails only itself."""
+    files = [str(FIXTURES / n) for n in GOOD]
+    one = subprocess.run([FERRY_BIN, "video", *files, "--size", "32", "--quiet"],
+                         capture_output=True, text=True, timeout=120)
+    many = subprocess.run([FERRY_BIN, "video", *files, "--size", "32", "--quiet", "--jobs", "3"],
+                          capture_output=True, text=True, timeout=120)
+    assert one.returncode == 0 and many.returncode == 0, (one.stderr, many.stderr)
+    count = re.compile(r"(\d+) frames sampled, (\d+) decoded")
+    assert count.search(one.stdout).groups() == count.search(many.stdout).groups()
+    assert "3 at a time on the CPU" in many.stdout
+    bad = subprocess.run([FERRY_BIN, "video", *files, str(FIXTURES / "truncated_h264.mp4"),
+                          "--size", "32", "--quiet", "--jobs", "2"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 3 and "truncated_h264.mp4" in bad.stderr, bad
+    r = subprocess.run([FERRY_BIN, "video", files[0], "--cpu-jobs", "2"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--device cuda" in r.stderr
