@@ -34,7 +34,7 @@ import re
 import sys
 import threading
 import warnings
-from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _ferry
 from ._ferry import (  # noqa: F401  (re-exported)
@@ -307,6 +307,20 @@ class _Closable:
     freed; using the object afterwards raises StateError."""
 
     _core: Any
+    _options: Dict[str, Any]
+
+    @property
+    def batch_size(self) -> int:
+        return self._options["batch_size"]
+
+    @property
+    def device(self) -> str:
+        d = self._options["device"]
+        return "cpu" if d < 0 else f"cuda:{d}"
+
+    @property
+    def dtype(self) -> str:
+        return _DTYPE_NAMES[self._options["dtype"]]
 
     def close(self) -> None:
         if self._core is not None:
@@ -581,25 +595,12 @@ class Loader(_Closable):
         return self._live_core().label(index)
 
     @property
-    def batch_size(self) -> int:
-        return self._options["batch_size"]
-
-    @property
     def rank(self) -> int:
         return self._options["rank"]
 
     @property
     def world_size(self) -> int:
         return self._options["world_size"]
-
-    @property
-    def device(self) -> str:
-        d = self._options["device"]
-        return "cpu" if d < 0 else f"cuda:{d}"
-
-    @property
-    def dtype(self) -> str:
-        return _DTYPE_NAMES[self._options["dtype"]]
 
     @property
     def output(self) -> str:
@@ -802,19 +803,6 @@ class VideoReader(_Closable):
     @property
     def path(self) -> str:
         return self._path
-
-    @property
-    def batch_size(self) -> int:
-        return self._options["batch_size"]
-
-    @property
-    def device(self) -> str:
-        d = self._options["device"]
-        return "cpu" if d < 0 else f"cuda:{d}"
-
-    @property
-    def dtype(self) -> str:
-        return _DTYPE_NAMES[self._options["dtype"]]
 
     @property
     def closed(self) -> bool:
