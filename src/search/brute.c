@@ -67,13 +67,10 @@ static void brute_worker(void *arg, int index) {
     size_t j0 = col * j->tile, j1 = j0 + j->tile < n ? j0 + j->tile : n;
     size_t before = out->n;
     j->k->tile(j->c, i0, i1, j0, j1, j->t, out);
-    if (out->oom) {
+    if (fy_pairs_over(out, before, &j->total, j->max_pairs)) {
       atomic_store(&j->stop, 1);
       return;
     }
-    if (j->max_pairs && out->n > before &&
-        atomic_fetch_add(&j->total, out->n - before) + (out->n - before) > j->max_pairs)
-      atomic_store(&j->stop, 1);
   }
 }
 

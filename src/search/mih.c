@@ -284,13 +284,10 @@ static void mih_worker(void *arg, int index) {
     size_t q1 = q0 + chunk < n ? q0 + chunk : n, before = out->n;
     for (size_t q = q0; q < q1; q++)
       query(&p, q, (uint32_t)q);
-    if (out->oom) {
+    if (fy_pairs_over(out, before, &j->total, j->max_pairs)) {
       atomic_store(&j->stop, 1);
       return;
     }
-    if (j->max_pairs && out->n > before &&
-        atomic_fetch_add(&j->total, out->n - before) + (out->n - before) > j->max_pairs)
-      atomic_store(&j->stop, 1);
   }
 }
 

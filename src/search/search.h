@@ -15,6 +15,7 @@
 #include "core/internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 /* A growable list of pairs (one per thread). */
@@ -47,6 +48,17 @@ typedef struct fy_codes {
 } fy_codes;
 
 /* Kernels of one instruction set. */
+/* After a worker added out->n - before pairs: 1 when the whole search must
+ * stop (an allocation failed, or the pairs of all workers, counted in
+ * *total, passed max_pairs when that is not 0). */
+static inline int fy_pairs_over(const fy_pairbuf *out, size_t before, atomic_size_t *total,
+                                size_t max_pairs) {
+  if (out->oom)
+    return 1;
+  size_t added = out->n - before;
+  return max_pairs && added && atomic_fetch_add(total, added) + added > max_pairs;
+}
+
 typedef struct fy_kernels {
   const char *name;
   /* Every pair (i, j), i in [i0, i1), j in [j0, j1), i < j, with distance
