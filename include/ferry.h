@@ -526,12 +526,15 @@ typedef struct ferry_index_options {
   void (*on_error)(void *user, const char *path, int status, const char *message);
   void *error_user;
   /* Where the hashes are computed: -1 (default) on the CPU threads; N >= 0:
-   * compatible mode's hashes on CUDA device N (the threads read and decode
-   * each file and count colorhash; the GPU hashes them in batches). The
-   * bits, the file format and the incremental behaviour are those of the
-   * CPU in compatible mode: hash.mode must be FERRY_HASH_COMPATIBLE (else
-   * FERRY_EINVAL); FERRY_EUNSUPPORTED when ferry was built without CUDA or
-   * the device cannot be used. */
+   * CUDA device N. In compatible mode the threads read and decode each file
+   * and count colorhash, the GPU hashes them in batches: the bits, the file
+   * format and the incremental behaviour are those of the CPU in compatible
+   * mode. In fast mode the GPU's JPEG engine decodes part of the JPEGs (to
+   * luma) and the GPU hashes them while the threads hash the rest in fast
+   * mode; the two paths agree to a few bits, which one takes a file depends
+   * on timing. Without an engine, or with colorhash among the kinds, fast
+   * mode runs on the CPU alone (a note on stderr). FERRY_EUNSUPPORTED when
+   * ferry was built without CUDA or the device cannot be used. */
   int device;
 } ferry_index_options;
 

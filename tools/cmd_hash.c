@@ -3,6 +3,7 @@
 #include "catalog/catalog.h"
 #include "cli.h"
 #include "cuda/hash_gpu.h"
+#include "hash/engine.h"
 #include "hash/hash.h"
 
 #include <pthread.h>
@@ -40,7 +41,12 @@ static const char help[] =
     "                          hashed in batches on GPU N, with compatible\n"
     "                          mode's bits (implies --mode compatible: a\n"
     "                          catalog made so equals one made on the CPU with\n"
-    "                          --mode compatible, and either updates the other)\n"
+    "                          --mode compatible, and either updates the other);\n"
+    "                          cuda with --mode fast: the GPU's JPEG engine\n"
+    "                          decodes part of the JPEGs and the GPU hashes\n"
+    "                          them while every core hashes the rest (needs\n"
+    "                          --hashes without colorhash; the two paths\n"
+    "                          agree to a few bits, see docs/DEDUP.md)\n"
     "  --no-recursive          only the files directly inside each directory\n"
     "  --all-files             every regular file, judged by content\n"
     "  --retry-failed          hash again files that failed last time\n"
@@ -156,13 +162,10 @@ static int parse(int argc, char **argv, hash_args *a) {
   }
   if (!a->npaths)
     return cli_usage_error("hash", "needs at least one file or directory"), -1;
-  if (a->idx.device >= 0) {
-    if (a->mode_set && a->idx.hash.mode != FERRY_HASH_COMPATIBLE)
-      return cli_usage_error("hash", "--device cuda computes compatible mode's hashes: "
-                                     "drop --mode fast"),
-             -1;
+  /* --device cuda alone means compatible mode on the GPU (as before fast
+   * mode could use the JPEG engine); --mode fast asks for the engine. */
+  if (a->idx.device >= 0 && !a->mode_set)
     a->idx.hash.mode = FERRY_HASH_COMPATIBLE;
-  }
   return 0;
 }
 
@@ -282,6 +285,47 @@ static int gpu_hash_files(print_job *j, int device, int threads) {
   return FERRY_OK;
 }
 
+/* ------------------------------------- fast mode with the JPEG engine */
+
+static size_t print_claim(void *user, size_t max, size_t *ids) {
+  print_job *j = user;
+  size_t k = atomic_fetch_add(&j->next, max);
+  size_t m = k >= j->n ? 0 : j->n - k < max ? j->n - k : max;
+  for (size_t i = 0; i < m; i++)
+    ids[i] = k + i;
+  return m;
+}
+
+static const char *print_path(void *user, size_t id) { return ((print_job *)user)->files[id].path; }
+
+static void print_done(void *user, size_t id, int status, const ferry_hash_result *r,
+                       const char *error) {
+  print_job *j = user;
+  j->status[id] = status;
+  if (status)
+    j->errors[id] = strdup(error ? error : "hashing failed");
+  else
+    j->res[id] = *r;
+}
+
+/* Starts the engine threads beside the CPU ones; NULL (with a note) when
+ * they cannot run, and the CPU hashes everything. */
+static fy_hash_engine *start_engine(print_job *j, int device) {
+  fy_engine_feed feed = {print_claim, print_path, print_done, j};
+  fy_hash_engine *e = NULL;
+  if (fy_hash_engine_start(device, j->o, 0, &feed, &e) != FERRY_OK)
+    fprintf(stderr, "ferry hash: the JPEG engine of cuda:%d is not used (%s): hashing on the CPU\n",
+            device, ferry_last_error());
+  return e;
+}
+
+static void finish_engine(fy_hash_engine *e, size_t n, int quiet) {
+  fy_engine_stats st;
+  fy_hash_engine_finish(e, &st);
+  if (!quiet)
+    fprintf(stderr, "ferry hash: the JPEG engine decoded %zu of %zu files\n", st.engine, n);
+}
+
 static int print_hashes(const hash_args *a) {
   fy_found_list found;
   char **canon;
@@ -300,7 +344,7 @@ static int print_hashes(const hash_args *a) {
   int threads = a->idx.threads > 0 ? a->idx.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
   if (threads > 1024)
     threads = 1024;
-  if (a->idx.device >= 0) {
+  if (a->idx.device >= 0 && a->idx.hash.mode == FERRY_HASH_COMPATIBLE) {
     if (found.n && gpu_hash_files(&j, a->idx.device, threads)) {
       free(j.res);
       free(j.status);
@@ -313,10 +357,15 @@ static int print_hashes(const hash_args *a) {
     int started = 0;
     for (int t = 0; t < threads; t++)
       started += pthread_create(&tid[started], NULL, print_worker, &j) == 0;
+    /* the engine joins the CPU threads once the GPU is up (a fraction of a
+     * second: the cores need not wait for it) */
+    fy_hash_engine *e = a->idx.device >= 0 && found.n ? start_engine(&j, a->idx.device) : NULL;
     if (!started)
       print_worker(&j);
     for (int t = 0; t < started; t++)
       pthread_join(tid[t], NULL);
+    if (e)
+      finish_engine(e, found.n, a->quiet);
   }
   printf("path,width,height");
   for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)

@@ -9,9 +9,14 @@
  * With options->device >= 0 the workers stop at the pixels (fy_compat_decode,
  * colorhash counted) and submit them to a fy_gpu_hash_queue; its thread
  * adds the GPU's hashes to the result and hands it to the calling thread
- * like a worker would: journal, catalog and files are the same. */
+ * like a worker would: journal, catalog and files are the same.
+ *
+ * With options->device >= 0 in fast mode, the JPEG engine's threads
+ * (hash/engine.h) claim chunks from the workers' counter and hand their
+ * results back the same way. */
 #include "catalog/catalog.h"
 #include "cuda/hash_gpu.h"
+#include "hash/engine.h"
 #include "hash/hash.h"
 
 #include <pthread.h>
@@ -106,6 +111,35 @@ static void gpu_done(void *user, size_t k, int status, const ferry_hash_result *
         res->e.hash[i] = hr->hash[i];
     res->e.kinds |= hr->kinds;
   }
+  finished(r, k, 1);
+}
+
+/* The JPEG engine's feed: chunks from the workers' counter, counted in
+ * flight under the lock so that the calling thread never sees every worker
+ * gone with claimed files unanswered. */
+static size_t engine_claim(void *user, size_t max, size_t *ids) {
+  run *r = user;
+  pthread_mutex_lock(&r->mu);
+  size_t k = atomic_fetch_add(&r->next, max);
+  size_t m = k >= r->ntodo ? 0 : r->ntodo - k < max ? r->ntodo - k : max;
+  r->inflight += m;
+  pthread_mutex_unlock(&r->mu);
+  for (size_t i = 0; i < m; i++)
+    ids[i] = k + i;
+  return m;
+}
+
+static const char *engine_path(void *user, size_t k) {
+  run *r = user;
+  return r->files[r->todo[k]].path;
+}
+
+static void engine_done(void *user, size_t k, int status, const ferry_hash_result *hr,
+                        const char *error) {
+  run *r = user;
+  result *res = &r->res[k];
+  fill_entry(&res->e, &r->files[r->todo[k]]);
+  settle(res, status, hr, error);
   finished(r, k, 1);
 }
 
@@ -209,7 +243,9 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
   if ((size_t)threads > ntodo)
     threads = ntodo ? (int)ntodo : 1;
   unsigned gpu_kinds = o->hash.kinds & FY_GPU_HASH_KINDS;
-  if (o->device >= 0 && gpu_kinds && ntodo) { /* colorhash alone: the CPU path is the same */
+  int compat = o->hash.mode == FERRY_HASH_COMPATIBLE;
+  if (o->device >= 0 && compat && gpu_kinds &&
+      ntodo) { /* colorhash alone: the CPU path is the same */
     int rc = fy_gpu_hash_queue_new(o->device, gpu_kinds, o->hash.hash_size, 32, threads, gpu_done,
                                    &r, &r.gpu);
     if (rc) {
@@ -235,6 +271,13 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
       if (r.gpu) /* a producer that never comes */
         fy_gpu_hash_queue_producer_done(r.gpu);
     }
+  }
+  fy_hash_engine *engine = NULL; /* started beside the running workers */
+  if (o->device >= 0 && !compat && ntodo) {
+    fy_engine_feed feed = {engine_claim, engine_path, engine_done, &r};
+    if (fy_hash_engine_start(o->device, &o->hash, 0, &feed, &engine) != FERRY_OK)
+      fprintf(stderr, "ferry: the JPEG engine of cuda:%d is not used (%s): hashing on the CPU\n",
+              o->device, ferry_last_error());
   }
   if (!started) { /* no thread at all: do it here, as the GPU queue's only producer */
     for (int i = 0; r.gpu && i < threads; i++)
@@ -295,6 +338,7 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
   for (int i = 0; i < started; i++)
     pthread_join(tid[i], NULL);
   free(tid);
+  fy_hash_engine_finish(engine, NULL); /* every file it claimed was answered */
   if (r.gpu) /* every image submitted was answered: its errors are in the entries */
     (void)fy_gpu_hash_queue_finish(r.gpu, NULL);
   for (size_t k = 0; k < ntodo; k++)
@@ -324,13 +368,9 @@ static const ferry_catalog_entry *lookup(const ferry_catalog *c, const char *p) 
   return NULL;
 }
 
-/* A GPU run: compatible mode on a device that answers. */
+/* A compatible-mode GPU run needs a device that answers (fast mode uses
+ * the JPEG engine beside the CPU, or the CPU alone with a note). */
 static int gpu_check(const ferry_index_options *o) {
-  if (o->hash.mode != FERRY_HASH_COMPATIBLE)
-    return fy_error(FERRY_EINVAL,
-                    "hashing on a GPU (device %d) computes compatible mode's hashes: "
-                    "the hash mode must be compatible",
-                    o->device);
   int rc = fy_gpu_hash_available(o->device);
   if (rc) {
     char why[512];
@@ -359,7 +399,8 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
   int rc = fy_hash_options_check(&options->hash);
   if (rc)
     return rc;
-  if (options->device >= 0 && (rc = gpu_check(options)) != FERRY_OK)
+  if (options->device >= 0 && options->hash.mode == FERRY_HASH_COMPATIBLE &&
+      (rc = gpu_check(options)) != FERRY_OK)
     return rc;
   double t0 = fy_now();
   const ferry_hash_options *ho = &options->hash;

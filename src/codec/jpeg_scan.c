@@ -3,6 +3,8 @@
  * truncated file into grey rows without a word). */
 #include "codec/codec.h"
 
+#include <string.h>
+
 /* Walks the marker segments from SOI to SOS with bounds checks, then the
  * entropy-coded data: only stuffed bytes (FF 00), restart markers and fill
  * bytes may appear before EOI, and EOI must be there. 1 when it holds. */
@@ -24,8 +26,11 @@ int fy_jpeg_structure_ok(const uint8_t *d, size_t n) {
       break; /* SOS: entropy-coded data follows */
   }
   for (; i + 1 < n; i++) {
-    if (d[i] != 0xFF)
-      continue;
+    /* memchr skips the entropy-coded bytes many at a time */
+    const uint8_t *ff = memchr(d + i, 0xFF, n - 1 - i);
+    if (!ff)
+      break;
+    i = (size_t)(ff - d);
     uint8_t m = d[i + 1];
     if (m == 0x00 || m == 0xFF || (m >= 0xD0 && m <= 0xD7))
       continue;

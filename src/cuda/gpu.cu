@@ -25,8 +25,9 @@ extern "C" {
   X(nvjpegGetProperty)                                                                             \
   X(nvjpegCreateEx)                                                                                \
   X(nvjpegDestroy)                                                                                 \
-  X(nvjpegJpegStateCreate) X(nvjpegJpegStateDestroy) X(nvjpegJpegStreamCreate)                     \
-      X(nvjpegJpegStreamDestroy) X(nvjpegJpegStreamParseHeader) X(nvjpegDecodeBatchedSupported)    \
+  X(nvjpegJpegStateCreate)                                                                         \
+  X(nvjpegJpegStateDestroy) X(nvjpegJpegStreamCreate) X(nvjpegJpegStreamDestroy)                   \
+      X(nvjpegJpegStreamParseHeader) X(nvjpegDecodeBatchedSupported)                               \
           X(nvjpegJpegStreamGetFrameDimensions) X(nvjpegJpegStreamGetComponentsNum)                \
               X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched) X(nvjpegCreateExV2)
 
@@ -82,10 +83,11 @@ struct fy_gpu {
    * state per power-of-two batch size, initialised once, and decodes n
    * images as a sum of powers of two. */
   struct engine {
-    nvjpegJpegState_t js[FY_GPU_POW2];
-    int ready[FY_GPU_POW2];
+    nvjpegJpegState_t js[2][FY_GPU_POW2]; /* [luma only][log2 batch size] */
+    int ready[2][FY_GPU_POW2];
     nvjpegJpegStream_t jstream;
     cudaStream_t stream;
+    cudaEvent_t done; /* blocking: the thread sleeps, not spins, while it waits */
   } eng[FY_GPU_MAX_ENGINES];
   int hw;
   int prio; /* stream priority of the loader's streams */
@@ -367,13 +369,14 @@ static int open_nvjpeg(fy_gpu *g) {
   }
   for (int i = 0; i < g->p.decoders; i++) {
     struct fy_gpu::engine *e = &g->eng[i];
-    for (int k = 0; k < FY_GPU_POW2; k++)
-      if ((s = nvj.nvjpegJpegStateCreate(g->jh, &e->js[k])) != NVJPEG_STATUS_SUCCESS)
-        return jpeg_fail(s, "state creation");
+    /* decoding states are made at first use (decode_ex): each costs
+     * pinned memory and time, and most runs use a few batch sizes */
     if ((s = nvj.nvjpegJpegStreamCreate(g->jh, &e->jstream)) != NVJPEG_STATUS_SUCCESS)
       return jpeg_fail(s, "stream creation");
     CU(cudaStreamCreateWithPriority(&e->stream, cudaStreamNonBlocking, g->prio),
        "creating a stream");
+    CU(cudaEventCreateWithFlags(&e->done, cudaEventBlockingSync | cudaEventDisableTiming),
+       "creating an event");
   }
   g->hw = 1;
   return FERRY_OK;
@@ -505,11 +508,14 @@ extern "C" void fy_gpu_close(fy_gpu *g) {
     struct fy_gpu::engine *e = &g->eng[i];
     if (e->jstream)
       nvj.nvjpegJpegStreamDestroy(e->jstream);
-    for (int k = 0; k < FY_GPU_POW2; k++)
-      if (e->js[k])
-        nvj.nvjpegJpegStateDestroy(e->js[k]);
+    for (int f = 0; f < 2; f++)
+      for (int k = 0; k < FY_GPU_POW2; k++)
+        if (e->js[f][k])
+          nvj.nvjpegJpegStateDestroy(e->js[f][k]);
     if (e->stream)
       cudaStreamDestroy(e->stream);
+    if (e->done)
+      cudaEventDestroy(e->done);
   }
   if (g->jh)
     nvj.nvjpegDestroy(g->jh);
@@ -549,17 +555,19 @@ extern "C" int fy_gpu_jpeg_check(fy_gpu *g, int engine, const uint8_t *data, siz
       supported != 0)
     return 0;
   unsigned int fw = 0, fh = 0, nc = 0;
+  /* gray: RGBI output would not replicate it, and the luma output of the
+   * H100's engine for grayscale files was measured wrong: the CPU decodes */
   if (nvj.nvjpegJpegStreamGetFrameDimensions(e->jstream, &fw, &fh) != NVJPEG_STATUS_SUCCESS ||
-      nvj.nvjpegJpegStreamGetComponentsNum(e->jstream, &nc) != NVJPEG_STATUS_SUCCESS ||
-      nc != 3) /* gray: RGBI output would not replicate it; the CPU decodes */
+      nvj.nvjpegJpegStreamGetComponentsNum(e->jstream, &nc) != NVJPEG_STATUS_SUCCESS || nc != 3)
     return 0;
   *w = (int)fw;
   *h = (int)fh;
   return 1;
 }
 
-extern "C" int fy_gpu_jpeg_decode(fy_gpu *g, int engine, const uint8_t *const *data,
-                                  const size_t *len, const int *w, uint8_t *const *dst, int n) {
+extern "C" int fy_gpu_jpeg_decode_ex(fy_gpu *g, int engine, const uint8_t *const *data,
+                                     const size_t *len, const int *pitch, uint8_t *const *dst,
+                                     int n, int luma) {
   struct fy_gpu::engine *e = &g->eng[engine];
   nvjpegImage_t img[FY_GPU_MAX_CHUNK];
   if (n > FY_GPU_MAX_CHUNK)
@@ -568,23 +576,31 @@ extern "C" int fy_gpu_jpeg_decode(fy_gpu *g, int engine, const uint8_t *const *d
   for (int i = 0; i < n; i++) {
     memset(&img[i], 0, sizeof img[i]);
     img[i].channel[0] = dst[i];
-    img[i].pitch[0] = (unsigned int)w[i] * 3;
+    img[i].pitch[0] = (unsigned int)pitch[i];
   }
+  int f = luma ? 1 : 0;
   for (int done = 0; done < n;) {
     int k = FY_GPU_POW2 - 1;
     while ((1 << k) > n - done)
       k--;
     int m = 1 << k;
     nvjpegStatus_t st;
-    if (!e->ready[k]) {
-      st = nvj.nvjpegDecodeBatchedInitialize(g->jh, e->js[k], m, 1, NVJPEG_OUTPUT_RGBI);
+    if (!e->js[f][k] &&
+        (st = nvj.nvjpegJpegStateCreate(g->jh, &e->js[f][k])) != NVJPEG_STATUS_SUCCESS) {
+      e->js[f][k] = NULL;
+      return jpeg_fail(st, "state creation");
+    }
+    if (!e->ready[f][k]) {
+      st = nvj.nvjpegDecodeBatchedInitialize(g->jh, e->js[f][k], m, 1,
+                                             luma ? NVJPEG_OUTPUT_Y : NVJPEG_OUTPUT_RGBI);
       if (st != NVJPEG_STATUS_SUCCESS)
         return jpeg_fail(st, "batched decode initialisation");
-      e->ready[k] = 1;
+      e->ready[f][k] = 1;
     }
-    st = nvj.nvjpegDecodeBatched(g->jh, e->js[k], data + done, len + done, img + done, e->stream);
+    st =
+        nvj.nvjpegDecodeBatched(g->jh, e->js[f][k], data + done, len + done, img + done, e->stream);
     if (st != NVJPEG_STATUS_SUCCESS) {
-      e->ready[k] = 0; /* re-initialise after a failed batch, as nvJPEG asks */
+      e->ready[f][k] = 0; /* re-initialise after a failed batch, as nvJPEG asks */
       cudaStreamSynchronize(e->stream);
       return jpeg_fail(st, "batched decode");
     }
@@ -593,8 +609,17 @@ extern "C" int fy_gpu_jpeg_decode(fy_gpu *g, int engine, const uint8_t *const *d
   /* The decoded pixels are ready before this returns, so the batch kernels
    * (queued later, on the loader's stream) see them; the other decoder
    * threads keep the engine busy meanwhile. */
-  CU(cudaStreamSynchronize(e->stream), "waiting for the JPEG engine");
+  CU(cudaEventRecord(e->done, e->stream), "waiting for the JPEG engine");
+  CU(cudaEventSynchronize(e->done), "waiting for the JPEG engine");
   return FERRY_OK;
+}
+
+extern "C" int fy_gpu_jpeg_decode(fy_gpu *g, int engine, const uint8_t *const *data,
+                                  const size_t *len, const int *w, uint8_t *const *dst, int n) {
+  int pitch[FY_GPU_MAX_CHUNK];
+  for (int i = 0; i < n && i < FY_GPU_MAX_CHUNK; i++)
+    pitch[i] = w[i] * 3;
+  return fy_gpu_jpeg_decode_ex(g, engine, data, len, pitch, dst, n, 0);
 }
 
 /* --------------------------------------------------------------- batches */

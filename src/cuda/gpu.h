@@ -89,6 +89,11 @@ int fy_gpu_jpeg_decode(fy_gpu *g, int engine, const uint8_t *const *data, const 
 /* Whether the engine can decode these bytes (3-component baseline JPEG);
  * *w, *h get the size. */
 int fy_gpu_jpeg_check(fy_gpu *g, int engine, const uint8_t *data, size_t len, int *w, int *h);
+/* The same with a choice of output: luma = 1 decodes only the Y plane
+ * (pitch[i] bytes per row, one byte a pixel); luma = 0 is RGB interleaved
+ * as above (pitch[i] >= 3 w). */
+int fy_gpu_jpeg_decode_ex(fy_gpu *g, int engine, const uint8_t *const *data, const size_t *len,
+                          const int *pitch, uint8_t *const *dst, int n, int luma);
 size_t fy_gpu_arena_bytes(const fy_gpu *g);
 
 /* Device address of staged image k of slot s (what a staged sample's src

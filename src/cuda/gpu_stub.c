@@ -44,6 +44,12 @@ int fy_gpu_jpeg_decode(fy_gpu *g, int e, const uint8_t *const *data, const size_
   return no_cuda();
 }
 
+int fy_gpu_jpeg_decode_ex(fy_gpu *g, int e, const uint8_t *const *data, const size_t *len,
+                          const int *pitch, uint8_t *const *dst, int n, int luma) {
+  (void)g, (void)e, (void)data, (void)len, (void)pitch, (void)dst, (void)n, (void)luma;
+  return no_cuda();
+}
+
 int fy_gpu_finish(fy_gpu *g, int slot, int count, int table_used, int staged) {
   (void)g, (void)slot, (void)count, (void)table_used, (void)staged;
   return no_cuda();

@@ -522,6 +522,7 @@ size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 struct fy_gpu_hasher {
   int device, sms;
   cudaStream_t st;
+  cudaEvent_t done; /* blocking: the calling thread sleeps while the kernels run */
   dbuf u8, dbl, tabs, jobs, out, input, plans;
   dbuf hjobs, hout, stage;    /* pinned */
   std::vector<table *> cache; /* stable addresses: jobs are planned with them */
@@ -861,7 +862,8 @@ static int run_round(fy_gpu_hasher *g, const fy_gpu_hash_image *im, int n, unsig
   CU(cudaGetLastError(), "launching the hash kernels");
   CU(cudaMemcpyAsync(g->hout.p, g->out.p, outb, cudaMemcpyDeviceToHost, g->st),
      "downloading hashes");
-  CU(cudaStreamSynchronize(g->st), "running the hash kernels");
+  CU(cudaEventRecord(g->done, g->st), "running the hash kernels");
+  CU(cudaEventSynchronize(g->done), "running the hash kernels");
   const unsigned long long *w = (const unsigned long long *)g->hout.p;
   for (int i = 0; i < n; i++) {
     ferry_hash_result *r = &out[i];
@@ -969,6 +971,8 @@ extern "C" void fy_gpu_hasher_free(fy_gpu_hasher *g) {
     cudaFreeHost(pin[i]->p);
   if (g->st)
     cudaStreamDestroy(g->st);
+  if (g->done)
+    cudaEventDestroy(g->done);
   fy_buf_free(&g->scratch);
   for (size_t i = 0; i < g->cache.size(); i++)
     delete g->cache[i];
@@ -996,6 +1000,8 @@ extern "C" int fy_gpu_hasher_new(int device, fy_gpu_hasher **out) {
     e = cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, device);
   if (e == cudaSuccess)
     e = cudaStreamCreateWithFlags(&g->st, cudaStreamNonBlocking);
+  if (e == cudaSuccess)
+    e = cudaEventCreateWithFlags(&g->done, cudaEventBlockingSync | cudaEventDisableTiming);
   if (e == cudaSuccess && (rc = dgrow(&g->plans, sizeof plans)) == FERRY_OK)
     e = cudaMemcpy(g->plans.p, plans, sizeof plans, cudaMemcpyHostToDevice);
   if (e != cudaSuccess || rc) {

@@ -1,0 +1,391 @@
+/* test_hash_engine.c — fast-mode hashing with the GPU's JPEG engine
+ * (src/hash/engine.c) beside the CPU.
+ *
+ * Everywhere:
+ *  - a fast-mode catalog with device 0 and colorhash among the kinds is
+ *    made on the CPU alone (the engine declines colorhash) and equals the
+ *    CPU's; without a GPU the same holds for every kind set, and the engine
+ *    refuses to start with a reason.
+ * With a GPU (and its JPEG engine):
+ *  - the engine threads alone over photos, hires, bad (data/sample and the
+ *    fixtures when the corpus is absent): every file answered exactly once,
+ *    with the CPU's status (a bad file fails with the CPU's error); the
+ *    engine decoded files; its hashes against compatible mode's (imagehash
+ *    bits) at sizes 8 and 16: differing bits per hash kind, bounded;
+ *  - `ferry hash --device cuda --mode fast` (FERRY_BIN): the CPU's rows in
+ *    the CPU's order, the engine's count on stderr (how many depends on
+ *    timing: reported, not asserted);
+ *  - a catalog made so, then updated: nothing hashed the second time.
+ * Without CUDA or a GPU the GPU parts print "SKIPPED ..." with the reason. */
+#define _POSIX_C_SOURCE 200809L
+#include "check.h"
+#include "cuda/hash_gpu.h"
+#include "hash/engine.h"
+#include "hash/hash.h"
+
+#include <dirent.h>
+#include <ferry.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GPU_KINDS FY_GPU_HASH_KINDS
+
+typedef struct list {
+  char **v;
+  size_t n, cap;
+} list;
+
+static void list_add(list *l, const char *s) {
+  if (l->n == l->cap) {
+    l->cap = l->cap ? 2 * l->cap : 64;
+    l->v = realloc(l->v, l->cap * sizeof *l->v);
+  }
+  l->v[l->n++] = strdup(s);
+}
+
+static void list_free(list *l) {
+  for (size_t i = 0; i < l->n; i++)
+    free(l->v[i]);
+  free(l->v);
+}
+
+/* Every regular file under dir (no dot files), recursively. */
+static void walk(const char *dir, list *out) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return;
+  struct dirent *e;
+  char path[4096];
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.')
+      continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    struct stat st;
+    if (stat(path, &st))
+      continue;
+    if (S_ISDIR(st.st_mode))
+      walk(path, out);
+    else if (S_ISREG(st.st_mode) && !strstr(e->d_name, ".csv") && !strstr(e->d_name, ".md"))
+      list_add(out, path);
+  }
+  closedir(d);
+}
+
+static int have_dir(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The directories the tests read: the corpus's, else the bundled sample
+ * and the fixtures. */
+static int test_dirs(const char **dirs, char buf[3][4096]) {
+  const char *corpus = getenv("FERRY_CORPUS");
+  const char *names[3] = {"photos", "hires", "bad"};
+  int n = 0;
+  for (int i = 0; corpus && i < 3; i++) {
+    snprintf(buf[i], 4096, "%s/%s", corpus, names[i]);
+    if (have_dir(buf[i]))
+      dirs[n++] = buf[i];
+  }
+  if (n)
+    return n;
+  const char *sample = getenv("FERRY_SAMPLE"), *fixtures = getenv("FERRY_FIXTURES");
+  snprintf(buf[0], 4096, "%s", sample ? sample : "data/sample");
+  dirs[n++] = buf[0];
+  if (fixtures) {
+    snprintf(buf[1], 4096, "%s", fixtures);
+    dirs[n++] = buf[1];
+  }
+  printf("  (corpus absent: %s%s%s)\n", buf[0], fixtures ? " and " : "", fixtures ? buf[1] : "");
+  return n;
+}
+
+static void quiet_error(void *user, const char *path, int status, const char *msg) {
+  (void)user, (void)path, (void)status, (void)msg;
+}
+
+/* ferry_index_update of dir in fast mode with `kinds`, on `device`. */
+static int index_dir(const char *idx, const char *dir, int device, unsigned kinds,
+                     ferry_index_stats *st) {
+  ferry_index_options o;
+  ferry_index_options_default(&o);
+  o.hash.mode = FERRY_HASH_FAST;
+  o.hash.kinds = kinds;
+  o.device = device;
+  o.on_error = quiet_error;
+  return ferry_index_update(idx, &dir, 1, &o, st);
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  size_t got = s ? fread(s, 1, (size_t)n, f) : 0;
+  fclose(f);
+  if (s)
+    s[got] = 0;
+  return s;
+}
+
+/* The catalog's CSV export, or NULL. */
+static char *export_csv(const char *idx, const char *csv) {
+  ferry_catalog *c = NULL;
+  if (ferry_catalog_load(idx, &c) || ferry_catalog_export(c, csv, "csv")) {
+    fprintf(stderr, "  %s: %s\n", idx, ferry_last_error());
+    ferry_catalog_free(c);
+    return NULL;
+  }
+  ferry_catalog_free(c);
+  return slurp(csv);
+}
+
+/* Catalogs of dir with device 0 and on the CPU; `same` asks for identical
+ * exports (the engine not in use), else equal file and failure counts. */
+static void catalogs(const char *dir, unsigned kinds, int same, const char *what) {
+  char tmp[] = "/tmp/ferry-engcat-XXXXXX", g[256], c[256], gc[256], cc[256];
+  if (!mkdtemp(tmp)) {
+    SKIP("%s: no temporary directory", what);
+    return;
+  }
+  snprintf(g, sizeof g, "%s/gpu.fidx", tmp);
+  snprintf(c, sizeof c, "%s/cpu.fidx", tmp);
+  snprintf(gc, sizeof gc, "%s/gpu.csv", tmp);
+  snprintf(cc, sizeof cc, "%s/cpu.csv", tmp);
+  ferry_index_stats gs, cs, again;
+  CHECK_MSG(index_dir(g, dir, 0, kinds, &gs) == FERRY_OK, "%s: %s", what, ferry_last_error());
+  CHECK_MSG(index_dir(c, dir, -1, kinds, &cs) == FERRY_OK, "%s: %s", what, ferry_last_error());
+  CHECK_MSG(index_dir(g, dir, 0, kinds, &again) == FERRY_OK, "%s: %s", what, ferry_last_error());
+  char *a = export_csv(g, gc), *b = export_csv(c, cc);
+  int identical = a && b && !strcmp(a, b);
+  printf("  %s: %zu files, %zu failed (CPU: %zu, %zu failed); export %s the CPU's; "
+         "again: %zu hashed, %zu unchanged\n",
+         what, gs.files, gs.failed, cs.files, cs.failed,
+         identical ? "identical to" : "differs from", again.hashed, again.reused);
+  CHECK(gs.files > 0 && gs.files == cs.files && gs.failed == cs.failed);
+  CHECK(gs.hashed == gs.files && again.hashed == 0 && again.reused == gs.files);
+  if (same)
+    CHECK_MSG(identical, "%s", what);
+  free(a);
+  free(b);
+  const char *files[] = {g, c, gc, cc};
+  for (int i = 0; i < 4; i++)
+    unlink(files[i]);
+  rmdir(tmp);
+}
+
+/* ------------------------------------------------- engine threads alone */
+
+typedef struct feed {
+  list *files;
+  size_t next;
+  pthread_mutex_t mu;
+  int *calls, *status;
+  ferry_hash_result *res;
+} feed;
+
+static size_t f_claim(void *user, size_t max, size_t *ids) {
+  feed *f = user;
+  pthread_mutex_lock(&f->mu);
+  size_t m = 0;
+  while (m < max && f->next < f->files->n)
+    ids[m++] = f->next++;
+  pthread_mutex_unlock(&f->mu);
+  return m;
+}
+
+static const char *f_path(void *user, size_t id) { return ((feed *)user)->files->v[id]; }
+
+static void f_done(void *user, size_t id, int status, const ferry_hash_result *r,
+                   const char *error) {
+  feed *f = user;
+  __atomic_fetch_add(&f->calls[id], 1, __ATOMIC_RELAXED);
+  f->status[id] = status;
+  if (!status)
+    f->res[id] = *r;
+  CHECK_MSG(status == FERRY_OK || (error && strstr(error, f->files->v[id])),
+            "error without the file name: %s", error ? error : "(none)");
+}
+
+static ferry_hasher *hasher(ferry_hash_mode mode, int s, unsigned kinds) {
+  ferry_hash_options o;
+  ferry_hash_options_default(&o);
+  o.mode = mode;
+  o.hash_size = s;
+  o.kinds = kinds;
+  ferry_hasher *h = NULL;
+  CHECK(ferry_hasher_new(&o, &h) == FERRY_OK);
+  return h;
+}
+
+static void engine_alone(list *files, int s) {
+  feed f = {files, 0, PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL};
+  f.calls = calloc(files->n, sizeof *f.calls);
+  f.status = calloc(files->n, sizeof *f.status);
+  f.res = calloc(files->n, sizeof *f.res);
+  ferry_hash_options o;
+  ferry_hash_options_default(&o);
+  o.mode = FERRY_HASH_FAST;
+  o.hash_size = s;
+  o.kinds = GPU_KINDS;
+  fy_engine_feed fd = {f_claim, f_path, f_done, &f};
+  fy_hash_engine *e = NULL;
+  int rc = fy_hash_engine_start(0, &o, 0, &fd, &e);
+  if (rc) {
+    SKIP("JPEG engine (size %d): %s", s, ferry_last_error());
+    free(f.calls), free(f.status), free(f.res);
+    return;
+  }
+  double t0 = fy_now();
+  fy_engine_stats st;
+  fy_hash_engine_finish(e, &st);
+  double dt = fy_now() - t0;
+  ferry_hasher *fast = hasher(FERRY_HASH_FAST, s, GPU_KINDS);
+  ferry_hasher *compat = hasher(FERRY_HASH_COMPATIBLE, s, GPU_KINDS);
+  long bits[FERRY_HASH_KIND_COUNT] = {0}, within4[FERRY_HASH_KIND_COUNT] = {0}, n = 0;
+  int worst[FERRY_HASH_KIND_COUNT] = {0};
+  size_t once = 0, status_same = 0;
+  int listed = 0;
+  for (size_t i = 0; i < files->n; i++) {
+    once += f.calls[i] == 1;
+    ferry_hash_result cf, cc;
+    int rf = ferry_hash_file(fast, files->v[i], &cf);
+    status_same += (rf == FERRY_OK) == (f.status[i] == FERRY_OK);
+    if (rf != FERRY_OK || f.status[i] != FERRY_OK)
+      continue;
+    CHECK_MSG(f.res[i].width == cf.width && f.res[i].height == cf.height &&
+                  (f.res[i].kinds & GPU_KINDS) == GPU_KINDS,
+              "%s: %dx%d kinds %x", files->v[i], f.res[i].width, f.res[i].height, f.res[i].kinds);
+    if (ferry_hash_file(compat, files->v[i], &cc) != FERRY_OK)
+      continue;
+    n++;
+    int far = 0;
+    for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++) {
+      if (!(GPU_KINDS & FERRY_HASH_MASK(k)))
+        continue;
+      int d = ferry_hash_distance(&f.res[i].hash[k], &cc.hash[k]);
+      bits[k] += d;
+      within4[k] += d <= 4;
+      if (d > worst[k])
+        worst[k] = d;
+      if (d > far)
+        far = d;
+    }
+    if (far > s * s / 8 && ++listed <= 12)
+      printf("    far from compatible mode: %s (%dx%d), up to %d bits\n", files->v[i], cc.width,
+             cc.height, far);
+  }
+  printf("  engine threads alone, size %d: %zu files in %.2f s, %zu by the engine, %zu on the "
+         "CPU; answered once: %zu, status as the CPU's: %zu\n",
+         s, files->n, dt, st.engine, st.cpu, once, status_same);
+  CHECK(once == files->n && status_same == files->n);
+  CHECK(st.engine > 0 && st.engine + st.cpu == files->n);
+  printf("  against compatible mode (imagehash's bits), %ld files:\n", n);
+  for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++) {
+    if (!(GPU_KINDS & FERRY_HASH_MASK(k)) || !n)
+      continue;
+    double mean = (double)bits[k] / n;
+    printf("    %-8s mean %.2f bits, %.1f%% within 4, worst %d\n",
+           ferry_hash_kind_name((ferry_hash_kind)k), mean, 100.0 * within4[k] / n, worst[k]);
+    /* the fast CPU path measures 0.5-0.9 (size 8) and 1.5-3.8 (size 16) */
+    CHECK_MSG(mean <= (s == 8 ? 1.0 : 4.0), "%s mean %.2f",
+              ferry_hash_kind_name((ferry_hash_kind)k), mean);
+  }
+  ferry_hasher_free(fast);
+  ferry_hasher_free(compat);
+  free(f.calls), free(f.status), free(f.res);
+}
+
+/* ------------------------------------------------------------- CLI */
+
+static void cli(const char *dir) {
+  const char *bin = getenv("FERRY_BIN");
+  if (!bin) {
+    SKIP("ferry hash --device cuda --mode fast: FERRY_BIN not set");
+    return;
+  }
+  char tmp[] = "/tmp/ferry-engcli-XXXXXX", cmd[8192], out_c[256], out_g[256], err_g[256];
+  if (!mkdtemp(tmp))
+    return;
+  snprintf(out_c, sizeof out_c, "%s/cpu.csv", tmp);
+  snprintf(out_g, sizeof out_g, "%s/gpu.csv", tmp);
+  snprintf(err_g, sizeof err_g, "%s/gpu.err", tmp);
+  const char *h = "--hashes ahash,dhash,phash,whash --hash-size 8";
+  snprintf(cmd, sizeof cmd, "'%s' hash --mode fast %s '%s' > '%s' 2>/dev/null", bin, h, dir, out_c);
+  int rc_c = system(cmd);
+  snprintf(cmd, sizeof cmd, "'%s' hash --device cuda --mode fast %s '%s' > '%s' 2> '%s'", bin, h,
+           dir, out_g, err_g);
+  int rc_g = system(cmd);
+  char *a = slurp(out_c), *b = slurp(out_g), *err = slurp(err_g);
+  /* the same rows (path, width, height) in the same order */
+  size_t rows = 0, same = 0;
+  for (char *p = a, *q = b; p && q && *p && *q; rows++) {
+    char *pe = strchr(p, '\n'), *qe = strchr(q, '\n');
+    if (!pe || !qe)
+      break;
+    const char *pc = p, *qc = q;
+    for (int commas = 0; pc < pe && commas < 3; pc++)
+      commas += *pc == ',';
+    for (int commas = 0; qc < qe && commas < 3; qc++)
+      commas += *qc == ',';
+    same += pc - p == qc - q && !memcmp(p, q, (size_t)(pc - p));
+    p = pe + 1;
+    q = qe + 1;
+  }
+  const char *line = err ? strstr(err, "the JPEG engine decoded ") : NULL;
+  long engine = line ? strtol(line + strlen("the JPEG engine decoded "), NULL, 10) : -1;
+  printf("  ferry hash --device cuda --mode fast %s: exit %d (CPU %d), %zu rows, %zu as the "
+         "CPU's; engine decoded %ld\n",
+         dir, rc_g, rc_c, rows, same, engine);
+  /* how many the engine took depends on timing (the cores start first and
+   * may finish a small directory before the GPU is up): only reported */
+  CHECK(rc_g == rc_c && rows > 1 && same == rows && engine >= 0);
+  free(a), free(b), free(err);
+  unlink(out_c), unlink(out_g), unlink(err_g);
+  rmdir(tmp);
+}
+
+int main(void) {
+  char buf[3][4096];
+  const char *dirs[3];
+  int nd = test_dirs(dirs, buf);
+  const char *sample = getenv("FERRY_SAMPLE");
+  const char *small = sample ? sample : "data/sample";
+  int gpu = fy_gpu_hash_available(0) == FERRY_OK;
+  char why[512];
+  snprintf(why, sizeof why, "%s", gpu ? "" : ferry_last_error());
+  printf("test_hash_engine: fast-mode hashing with the GPU's JPEG engine\n");
+  /* colorhash: the engine declines, the CPU does it all, bit for bit */
+  catalogs(small, FERRY_HASH_ALL, 1, "fast catalog, device 0, colorhash included");
+  if (!gpu) {
+    ferry_hash_options o;
+    ferry_hash_options_default(&o);
+    o.kinds = GPU_KINDS;
+    fy_engine_feed fd = {f_claim, f_path, f_done, NULL};
+    fy_hash_engine *e = (fy_hash_engine *)1;
+    CHECK(fy_hash_engine_start(0, &o, 0, &fd, &e) != FERRY_OK && e == NULL &&
+          ferry_last_error()[0]);
+    catalogs(small, GPU_KINDS, 1, "fast catalog, device 0, no GPU");
+    SKIP("test_hash_engine GPU parts: %s", why);
+    return check_done();
+  }
+  list files = {0};
+  for (int i = 0; i < nd; i++)
+    walk(dirs[i], &files);
+  engine_alone(&files, 8);
+  engine_alone(&files, 16);
+  list_free(&files);
+  cli(dirs[0]);
+  for (int i = 0; i < nd; i++) {
+    char what[4200];
+    snprintf(what, sizeof what, "fast catalog of %s with the engine", dirs[i]);
+    catalogs(dirs[i], GPU_KINDS, 0, what);
+  }
+  return check_done();
+}
