@@ -293,8 +293,9 @@ static void engine_alone(list *files, int s) {
     double mean = (double)bits[k] / n;
     printf("    %-8s mean %.2f bits, %.1f%% within 4, worst %d\n",
            ferry_hash_kind_name((ferry_hash_kind)k), mean, 100.0 * within4[k] / n, worst[k]);
-    /* the fast CPU path measures 0.5-0.9 (size 8) and 1.5-3.8 (size 16) */
-    CHECK_MSG(mean <= (s == 8 ? 1.0 : 4.0), "%s mean %.2f",
+    /* measured on an H100: 0.11-0.18 (size 8), 0.25-1.35 (size 16); the DC
+     * path of the CPU: 0.5-0.9 and 1.5-3.8 */
+    CHECK_MSG(mean <= (s == 8 ? 0.5 : 2.5), "%s mean %.2f",
               ferry_hash_kind_name((ferry_hash_kind)k), mean);
   }
   ferry_hasher_free(fast);
