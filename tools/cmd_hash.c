@@ -299,7 +299,8 @@ static size_t print_claim(void *user, size_t max, size_t *ids) {
 static const char *print_path(void *user, size_t id) { return ((print_job *)user)->files[id].path; }
 
 static void print_done(void *user, size_t id, int status, const ferry_hash_result *r,
-                       const char *error) {
+                       const char *error, int on_engine) {
+  (void)on_engine;
   print_job *j = user;
   j->status[id] = status;
   if (status)

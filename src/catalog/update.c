@@ -135,7 +135,8 @@ static const char *engine_path(void *user, size_t k) {
 }
 
 static void engine_done(void *user, size_t k, int status, const ferry_hash_result *hr,
-                        const char *error) {
+                        const char *error, int on_engine) {
+  (void)on_engine;
   run *r = user;
   result *res = &r->res[k];
   fill_entry(&res->e, &r->files[r->todo[k]]);

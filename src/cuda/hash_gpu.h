@@ -68,6 +68,21 @@ int fy_gpu_hash_device_alloc(int device, size_t bytes, void **p);
 int fy_gpu_hash_device_upload(int device, void *dst, const void *src, size_t bytes);
 void fy_gpu_hash_device_free(int device, void *p);
 
+/* ---------------------------------------------------- colorhash counts */
+
+/* colorhash's pixel counts (struct fy_color_counts, hash/hash.h) of RGB
+ * images in device memory, exactly as fy_color_count_rgb counts them on
+ * the CPU (color_gpu.cu). One context per thread: its own stream and the
+ * colour tables on the device. */
+typedef struct fy_gpu_colorer fy_gpu_colorer;
+struct fy_color_counts;
+
+int fy_gpu_colorer_new(int device, fy_gpu_colorer **out);
+void fy_gpu_colorer_free(fy_gpu_colorer *c);
+/* images[i].channels must be 3; out[i] gets the counts of image i. */
+int fy_gpu_color_counts(fy_gpu_colorer *c, const fy_gpu_hash_image *images, int n,
+                        struct fy_color_counts *out);
+
 /* ------------------------------------------------------- batching queue */
 
 /* Many decoding threads, one GPU: producers submit decoded host images

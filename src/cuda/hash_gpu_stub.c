@@ -23,6 +23,21 @@ int fy_gpu_hasher_new(int device, fy_gpu_hasher **out) {
 
 void fy_gpu_hasher_free(fy_gpu_hasher *g) { (void)g; }
 
+int fy_gpu_colorer_new(int device, fy_gpu_colorer **out) {
+  (void)device;
+  if (out)
+    *out = NULL;
+  return no_cuda();
+}
+
+void fy_gpu_colorer_free(fy_gpu_colorer *c) { (void)c; }
+
+int fy_gpu_color_counts(fy_gpu_colorer *c, const fy_gpu_hash_image *images, int n,
+                        struct fy_color_counts *out) {
+  (void)c, (void)images, (void)n, (void)out;
+  return no_cuda();
+}
+
 int fy_gpu_hasher_run(fy_gpu_hasher *g, const fy_gpu_hash_image *images, int n, unsigned kinds,
                       int hash_size, ferry_hash_result *out) {
   (void)g, (void)images, (void)n, (void)kinds, (void)hash_size, (void)out;

@@ -13,6 +13,7 @@
 #include "codec/codec.h"
 #include "cuda/gpu.h"
 #include "cuda/hash_gpu.h"
+#include "hash/hash.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -85,7 +86,7 @@ static void on_cpu(struct fy_hash_engine *e, ferry_hasher *h, int hrc, chunk *c,
   memset(&r, 0, sizeof r);
   const char *path = e->feed.path(e->feed.user, c->ids[k]);
   int rc = hrc ? hrc : ferry_hash_memory(h, c->file[k].p, c->len[k], path, &r);
-  e->feed.done(e->feed.user, c->ids[k], rc, &r, rc ? ferry_last_error() : NULL);
+  e->feed.done(e->feed.user, c->ids[k], rc, &r, rc ? ferry_last_error() : NULL, 0);
   count(e, 0, 1);
   add_time(e, &e->t_cpu, t0);
 }
@@ -125,8 +126,8 @@ static size_t aligned(size_t n) { return (n + 255) & ~(size_t)255; }
 
 /* Decodes and hashes files sel[0..m) of the chunk (accepted by the engine,
  * together within GROUP_BYTES); on failure the CPU takes them. */
-static void run_group(struct fy_hash_engine *e, int engine, fy_gpu_hasher *gh, devbuf *buf,
-                      ferry_hasher *h, int hrc, chunk *c, const size_t *sel, int m) {
+static void run_group(struct fy_hash_engine *e, int engine, fy_gpu_hasher *gh, fy_gpu_colorer *gc,
+                      devbuf *buf, ferry_hasher *h, int hrc, chunk *c, const size_t *sel, int m) {
   const uint8_t *data[MAX_CHUNK];
   size_t len[MAX_CHUNK];
   int pitch[MAX_CHUNK];
@@ -152,8 +153,12 @@ static void run_group(struct fy_hash_engine *e, int engine, fy_gpu_hasher *gh, d
     rc = fy_gpu_jpeg_decode_ex(e->gpu, engine, data, len, pitch, dst, m, !e->rgb);
   add_time(e, &e->t_decode, t0);
   t0 = fy_now();
+  memset(res, 0, sizeof(ferry_hash_result) * (size_t)m);
   if (!rc)
     rc = fy_gpu_hasher_run(gh, im, m, e->o.kinds, e->o.hash_size, res);
+  fy_color_counts counts[MAX_CHUNK];
+  if (!rc && gc)
+    rc = fy_gpu_color_counts(gc, im, m, counts);
   add_time(e, &e->t_hash, t0);
   if (rc) {
     char why[300];
@@ -164,9 +169,15 @@ static void run_group(struct fy_hash_engine *e, int engine, fy_gpu_hasher *gh, d
     return;
   }
   for (int i = 0; i < m; i++) {
+    if (gc) {
+      fy_colorhash_bits(&counts[i], e->o.colorhash_bits, &res[i].hash[FERRY_HASH_COLORHASH]);
+      res[i].kinds |= FERRY_HASH_MASK(FERRY_HASH_COLORHASH);
+    }
+    res[i].width = c->w[sel[i]];
+    res[i].height = c->h[sel[i]];
     res[i].format = FERRY_FORMAT_JPEG;
     res[i].exact = 0; /* fast mode: the engine's luma, not Pillow's pixels */
-    e->feed.done(e->feed.user, c->ids[sel[i]], FERRY_OK, &res[i], NULL);
+    e->feed.done(e->feed.user, c->ids[sel[i]], FERRY_OK, &res[i], NULL, 1);
   }
   count(e, (size_t)m, 0);
 }
@@ -177,7 +188,10 @@ static void *engine_main(void *arg) {
   ferry_hasher *h = NULL;
   fy_gpu_hasher *gh = NULL;
   int hrc = ferry_hasher_new(&e->o, &h);
+  fy_gpu_colorer *gc = NULL;
   int grc = fy_gpu_hasher_new(e->device, &gh);
+  if (!grc && (e->o.kinds & FERRY_HASH_MASK(FERRY_HASH_COLORHASH)))
+    grc = fy_gpu_colorer_new(e->device, &gc);
   if (grc)
     warn_once(e, ferry_last_error());
   chunk *c = calloc(1, sizeof *c);
@@ -192,7 +206,7 @@ static void *engine_main(void *arg) {
       if (rc) {
         ferry_hash_result none;
         memset(&none, 0, sizeof none);
-        e->feed.done(e->feed.user, c->ids[k], rc, &none, ferry_last_error());
+        e->feed.done(e->feed.user, c->ids[k], rc, &none, ferry_last_error(), 0);
         count(e, 0, 1);
       } else if (!grc && engine_wants(e, t->index, c, k)) {
         sel[m++] = k;
@@ -207,7 +221,7 @@ static void *engine_main(void *arg) {
       while (j < m &&
              (j == i || bytes + aligned((size_t)c->w[sel[j]] * c->h[sel[j]]) <= GROUP_BYTES))
         bytes += aligned((size_t)c->w[sel[j]] * c->h[sel[j]]), j++;
-      run_group(e, t->index, gh, &buf, h, hrc, c, sel + i, j - i);
+      run_group(e, t->index, gh, gc, &buf, h, hrc, c, sel + i, j - i);
       i = j;
     }
     pthread_mutex_lock(&e->mu);
@@ -219,6 +233,7 @@ static void *engine_main(void *arg) {
       fy_buf_free(&c->file[k]);
   free(c);
   fy_gpu_hash_device_free(e->device, buf.p);
+  fy_gpu_colorer_free(gc);
   fy_gpu_hasher_free(gh);
   ferry_hasher_free(h);
   return NULL;
@@ -235,9 +250,6 @@ int fy_hash_engine_start(int device, const ferry_hash_options *o, int threads,
   *out = NULL;
   if (o->mode != FERRY_HASH_FAST)
     return fy_error(FERRY_EINVAL, "the JPEG engine computes fast mode's hashes");
-  if (o->kinds & FERRY_HASH_MASK(FERRY_HASH_COLORHASH))
-    return fy_error(FERRY_EUNSUPPORTED, "colorhash needs colour pixels on the CPU: the JPEG "
-                                        "engine is used only when the hashes leave it out");
   int rc = fy_gpu_hash_available(device);
   if (rc)
     return rc;
@@ -252,7 +264,11 @@ int fy_hash_engine_start(int device, const ferry_hash_options *o, int threads,
   e->feed = *feed;
   e->device = device;
   e->chunk = env_int("FERRY_HASH_CHUNK", 1, MAX_CHUNK, DEFAULT_CHUNK);
-  e->rgb = getenv("FERRY_HASH_ENGINE_RGB") != NULL; /* benchmarks: RGB output, L on the GPU */
+  /* RGB output when colorhash needs colours (L is then made on the GPU);
+   * luma only otherwise, a third of the bytes. FERRY_HASH_ENGINE_RGB forces
+   * RGB (benchmarks). */
+  e->rgb =
+      getenv("FERRY_HASH_ENGINE_RGB") != NULL || (o->kinds & FERRY_HASH_MASK(FERRY_HASH_COLORHASH));
   fy_gpu_params p = {.device = device,
                      .nslots = 1,
                      .batch = 1,

@@ -186,7 +186,7 @@ typedef struct feed {
   list *files;
   size_t next;
   pthread_mutex_t mu;
-  int *calls, *status;
+  int *calls, *status, *engine;
   ferry_hash_result *res;
 } feed;
 
@@ -202,10 +202,11 @@ static size_t f_claim(void *user, size_t max, size_t *ids) {
 
 static const char *f_path(void *user, size_t id) { return ((feed *)user)->files->v[id]; }
 
-static void f_done(void *user, size_t id, int status, const ferry_hash_result *r,
-                   const char *error) {
+static void f_done(void *user, size_t id, int status, const ferry_hash_result *r, const char *error,
+                   int on_engine) {
   feed *f = user;
   __atomic_fetch_add(&f->calls[id], 1, __ATOMIC_RELAXED);
+  f->engine[id] = on_engine;
   f->status[id] = status;
   if (!status)
     f->res[id] = *r;
@@ -224,33 +225,34 @@ static ferry_hasher *hasher(ferry_hash_mode mode, int s, unsigned kinds) {
   return h;
 }
 
-static void engine_alone(list *files, int s) {
-  feed f = {files, 0, PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL};
+static void engine_alone(list *files, int s, unsigned kinds) {
+  feed f = {files, 0, PTHREAD_MUTEX_INITIALIZER, NULL, NULL, NULL, NULL};
   f.calls = calloc(files->n, sizeof *f.calls);
+  f.engine = calloc(files->n, sizeof *f.engine);
   f.status = calloc(files->n, sizeof *f.status);
   f.res = calloc(files->n, sizeof *f.res);
   ferry_hash_options o;
   ferry_hash_options_default(&o);
   o.mode = FERRY_HASH_FAST;
   o.hash_size = s;
-  o.kinds = GPU_KINDS;
+  o.kinds = kinds;
   fy_engine_feed fd = {f_claim, f_path, f_done, &f};
   fy_hash_engine *e = NULL;
   int rc = fy_hash_engine_start(0, &o, 0, &fd, &e);
   if (rc) {
     SKIP("JPEG engine (size %d): %s", s, ferry_last_error());
-    free(f.calls), free(f.status), free(f.res);
+    free(f.calls), free(f.status), free(f.res), free(f.engine);
     return;
   }
   double t0 = fy_now();
   fy_engine_stats st;
   fy_hash_engine_finish(e, &st);
   double dt = fy_now() - t0;
-  ferry_hasher *fast = hasher(FERRY_HASH_FAST, s, GPU_KINDS);
-  ferry_hasher *compat = hasher(FERRY_HASH_COMPATIBLE, s, GPU_KINDS);
+  ferry_hasher *fast = hasher(FERRY_HASH_FAST, s, kinds);
+  ferry_hasher *compat = hasher(FERRY_HASH_COMPATIBLE, s, kinds);
   long bits[FERRY_HASH_KIND_COUNT] = {0}, within4[FERRY_HASH_KIND_COUNT] = {0}, n = 0;
   int worst[FERRY_HASH_KIND_COUNT] = {0};
-  size_t once = 0, status_same = 0;
+  size_t once = 0, status_same = 0, cpu_files = 0, cpu_same = 0;
   int listed = 0;
   for (size_t i = 0; i < files->n; i++) {
     once += f.calls[i] == 1;
@@ -260,14 +262,24 @@ static void engine_alone(list *files, int s) {
     if (rf != FERRY_OK || f.status[i] != FERRY_OK)
       continue;
     CHECK_MSG(f.res[i].width == cf.width && f.res[i].height == cf.height &&
-                  (f.res[i].kinds & GPU_KINDS) == GPU_KINDS,
+                  (f.res[i].kinds & kinds) == kinds,
               "%s: %dx%d kinds %x", files->v[i], f.res[i].width, f.res[i].height, f.res[i].kinds);
-    if (ferry_hash_file(compat, files->v[i], &cc) != FERRY_OK)
+    if (!f.engine[i]) { /* the engine thread's CPU fallback: fast mode, bit for bit */
+      cpu_files++;
+      int eq = 1;
+      for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
+        if (kinds & FERRY_HASH_MASK(k))
+          eq &= ferry_hash_distance(&f.res[i].hash[k], &cf.hash[k]) == 0;
+      cpu_same += eq;
+    }
+    /* the agreement of the engine's own hashes (the CPU's fast path has its
+     * tests and figures elsewhere) */
+    if (!f.engine[i] || ferry_hash_file(compat, files->v[i], &cc) != FERRY_OK)
       continue;
     n++;
     int far = 0;
     for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++) {
-      if (!(GPU_KINDS & FERRY_HASH_MASK(k)))
+      if (!(kinds & FERRY_HASH_MASK(k)))
         continue;
       int d = ferry_hash_distance(&f.res[i].hash[k], &cc.hash[k]);
       bits[k] += d;
@@ -281,14 +293,18 @@ static void engine_alone(list *files, int s) {
       printf("    far from compatible mode: %s (%dx%d), up to %d bits\n", files->v[i], cc.width,
              cc.height, far);
   }
-  printf("  engine threads alone, size %d: %zu files in %.2f s, %zu by the engine, %zu on the "
+  printf("  engine threads alone, size %d%s: %zu files in %.2f s, %zu by the engine, %zu on the "
          "CPU; answered once: %zu, status as the CPU's: %zu\n",
-         s, files->n, dt, st.engine, st.cpu, once, status_same);
+         s, kinds & FERRY_HASH_MASK(FERRY_HASH_COLORHASH) ? ", colorhash too (RGB)" : "", files->n,
+         dt, st.engine, st.cpu, once, status_same);
   CHECK(once == files->n && status_same == files->n);
   CHECK(st.engine > 0 && st.engine + st.cpu == files->n);
-  printf("  against compatible mode (imagehash's bits), %ld files:\n", n);
+  printf("  hashed on the CPU by the engine threads: %zu, equal to fast mode's hashes: %zu\n",
+         cpu_files, cpu_same);
+  CHECK(cpu_same == cpu_files);
+  printf("  engine-decoded files against compatible mode (imagehash's bits), %ld files:\n", n);
   for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++) {
-    if (!(GPU_KINDS & FERRY_HASH_MASK(k)) || !n)
+    if (!(kinds & FERRY_HASH_MASK(k)) || !n)
       continue;
     double mean = (double)bits[k] / n;
     printf("    %-8s mean %.2f bits, %.1f%% within 4, worst %d\n",
@@ -300,7 +316,89 @@ static void engine_alone(list *files, int s) {
   }
   ferry_hasher_free(fast);
   ferry_hasher_free(compat);
-  free(f.calls), free(f.status), free(f.res);
+  free(f.calls), free(f.status), free(f.res), free(f.engine);
+}
+
+/* ---------------------------------------------- colorhash counts on GPU */
+
+static uint64_t rng = 0x9E3779B97F4A7C15ull;
+static uint32_t next32(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return (uint32_t)(rng >> 11);
+}
+
+static int same_counts(const fy_color_counts *a, const fy_color_counts *b) {
+  return !memcmp(a, b, sizeof *a);
+}
+
+/* GPU counts of RGB pixels against fy_color_count_rgb on the same pixels:
+ * synthetic images (noise, every (max, min) pair, padded rows) and the
+ * corpus JPEGs decoded on the CPU. */
+static void color_counts(list *files) {
+  fy_gpu_colorer *gc = NULL;
+  if (fy_gpu_colorer_new(0, &gc) != FERRY_OK) {
+    SKIP("GPU colour counts: %s", ferry_last_error());
+    return;
+  }
+  fy_color_tables t;
+  memset(&t, 0, sizeof t);
+  CHECK(fy_color_tables_init(&t) == FERRY_OK);
+  int images = 0, same = 0;
+  for (int k = 0; k < 40 + (int)files->n; k++) {
+    ferry_image im;
+    memset(&im, 0, sizeof im);
+    uint8_t *px = NULL;
+    int w, h;
+    size_t pitch;
+    if (k < 40) { /* synthetic */
+      w = 1 + (int)(next32() % (k < 20 ? 64 : 3000));
+      h = 1 + (int)(next32() % (k < 20 ? 64 : 700));
+      pitch = (size_t)w * 3 + (k % 3) * 7;
+      px = malloc(pitch * h);
+      for (size_t i = 0; i < pitch * h; i++)
+        px[i] = k % 4 == 0 ? (uint8_t)(i * 37 / 3) : (uint8_t)next32();
+    } else {
+      if (ferry_decode_file(files->v[k - 40], NULL, &im) != FERRY_OK || im.channels != 3)
+        goto next; /* not an RGB image: nothing to count here */
+      w = im.width, h = im.height, pitch = im.stride;
+      px = NULL;
+    }
+    {
+      const uint8_t *src = px ? px : im.data;
+      size_t bytes = pitch * (size_t)(h - 1) + (size_t)w * 3;
+      void *d = NULL;
+      fy_color_counts cpu, gpu;
+      memset(&cpu, 0, sizeof cpu);
+      fy_color_count_rgb(&t, src, w, h, pitch, NULL, 0, &cpu);
+      int rc = fy_gpu_hash_device_alloc(0, bytes, &d);
+      if (!rc)
+        rc = fy_gpu_hash_device_upload(0, d, src, bytes);
+      fy_gpu_hash_image gi = {d, w, h, 3, pitch};
+      if (!rc)
+        rc = fy_gpu_color_counts(gc, &gi, 1, &gpu);
+      fy_gpu_hash_device_free(0, d);
+      images++;
+      int ok = rc == FERRY_OK && same_counts(&cpu, &gpu);
+      same += ok;
+      if (!ok && images - same <= 5)
+        fprintf(stderr,
+                "  colour counts differ: %s (%dx%d): rc %d, black %llu/%llu colors %llu/%llu\n",
+                k < 40 ? "synthetic" : files->v[k - 40], w, h, rc, (unsigned long long)cpu.black,
+                (unsigned long long)gpu.black, (unsigned long long)cpu.colors,
+                (unsigned long long)gpu.colors);
+    }
+  next:
+    free(px);
+    ferry_image_free(&im);
+  }
+  printf("  GPU colorhash counts: %d RGB images (40 synthetic, the rest decoded corpus files), %d "
+         "equal to the CPU's\n",
+         images, same);
+  CHECK(images > 40 && same == images);
+  fy_color_tables_free(&t);
+  fy_gpu_colorer_free(gc);
 }
 
 /* ------------------------------------------------------------- CLI */
@@ -362,8 +460,9 @@ int main(void) {
   char why[512];
   snprintf(why, sizeof why, "%s", gpu ? "" : ferry_last_error());
   printf("test_hash_engine: fast-mode hashing with the GPU's JPEG engine\n");
-  /* colorhash: the engine declines, the CPU does it all, bit for bit */
-  catalogs(small, FERRY_HASH_ALL, 1, "fast catalog, device 0, colorhash included");
+  /* every hash, colorhash included: without a GPU the CPU does it all, bit
+   * for bit; with one the engine takes part */
+  catalogs(small, FERRY_HASH_ALL, !gpu, "fast catalog, device 0, every hash");
   if (!gpu) {
     ferry_hash_options o;
     ferry_hash_options_default(&o);
@@ -379,8 +478,10 @@ int main(void) {
   list files = {0};
   for (int i = 0; i < nd; i++)
     walk(dirs[i], &files);
-  engine_alone(&files, 8);
-  engine_alone(&files, 16);
+  color_counts(&files);
+  engine_alone(&files, 8, GPU_KINDS);
+  engine_alone(&files, 16, GPU_KINDS);
+  engine_alone(&files, 8, FERRY_HASH_ALL);
   list_free(&files);
   cli(dirs[0]);
   for (int i = 0; i < nd; i++) {
