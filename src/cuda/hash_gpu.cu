@@ -1048,6 +1048,9 @@ extern "C" int fy_gpu_hash_device_alloc(int device, size_t bytes, void **p) {
 extern "C" int fy_gpu_hash_device_upload(int device, void *dst, const void *src, size_t bytes) {
   CU(cudaSetDevice(device), "selecting the device");
   CU(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "uploading");
+  /* cudaMemcpy from pageable memory may return before the DMA lands: wait,
+   * so that work on any stream (the hashers' are non-blocking) sees it */
+  CU(cudaDeviceSynchronize(), "uploading");
   return FERRY_OK;
 }
 

@@ -309,9 +309,11 @@ static void engine_alone(list *files, int s, unsigned kinds) {
     double mean = (double)bits[k] / n;
     printf("    %-8s mean %.2f bits, %.1f%% within 4, worst %d\n",
            ferry_hash_kind_name((ferry_hash_kind)k), mean, 100.0 * within4[k] / n, worst[k]);
-    /* measured on an H100: 0.11-0.18 (size 8), 0.25-1.35 (size 16); the DC
-     * path of the CPU: 0.5-0.9 and 1.5-3.8 */
-    CHECK_MSG(mean <= (s == 8 ? 0.5 : 2.5), "%s mean %.2f",
+    /* measured on an H100: 0.00-0.10 (size 8), 0.07-0.91 (size 16) over
+     * the corpus's 365 engine files, up to 0.31 over data/sample's 45; the
+     * DC path of the CPU: 0.5-0.9 and 1.5-3.8. Breakage (the grayscale
+     * luma bug) showed as 30-40 bits on a few files: means over 1. */
+    CHECK_MSG(mean <= (s == 8 ? 0.5 : 1.5), "%s mean %.2f",
               ferry_hash_kind_name((ferry_hash_kind)k), mean);
   }
   ferry_hasher_free(fast);
