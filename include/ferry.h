@@ -392,6 +392,26 @@ int ferry_hash_memory(ferry_hasher *hasher, const void *data, size_t size, const
  * Image.fromarray(pixels). */
 int ferry_hash_pixels(ferry_hasher *hasher, const ferry_image *image, ferry_hash_result *result);
 
+/* What ferry_hash_files did besides hashing. */
+typedef struct ferry_hash_files_report {
+  size_t engine_files; /* files the GPU's JPEG engine decoded (fast mode) */
+  char note[512];      /* why the GPU was not used although asked for, or "" */
+} ferry_hash_files_report;
+
+/* Hashes paths[0..n) with `options` on `threads` CPU threads (<= 0: every
+ * core). device >= 0 adds CUDA device `device`: in compatible mode the
+ * threads decode and the GPU hashes, with the CPU's bits; in fast mode the
+ * GPU's JPEG engine decodes part of the JPEGs and the GPU hashes them
+ * beside the threads (see ferry_index_options.device), or the threads work
+ * alone and report->note says why. Per file: status[i] (FERRY_OK or the
+ * error), errors[i] (a malloc'd message naming the file, free() it; NULL
+ * when none), results[i] (the hashes when status[i] is FERRY_OK). Returns
+ * FERRY_OK, or why compatible mode's GPU could not start (nothing hashed).
+ * report may be NULL. */
+int ferry_hash_files(const char *const *paths, size_t n, const ferry_hash_options *options,
+                     int threads, int device, ferry_hash_result *results, int *status,
+                     char **errors, ferry_hash_files_report *report);
+
 /* "ahash", "dhash", "dhash_v", "phash", "whash", "colorhash". */
 const char *ferry_hash_kind_name(ferry_hash_kind kind);
 /* Parses a name above (also "average", "dhash_vertical", ...): FERRY_OK or

@@ -2,12 +2,8 @@
  * image files, printed as CSV or kept in a catalog that later runs update. */
 #include "catalog/catalog.h"
 #include "cli.h"
-#include "cuda/hash_gpu.h"
-#include "hash/engine.h"
 #include "hash/hash.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -193,140 +189,6 @@ static void report_error(void *user, const char *path, int status, const char *m
 
 /* ------------------------------------------------- CSV to stdout */
 
-typedef struct print_job {
-  const fy_found *files;
-  size_t n;
-  const ferry_hash_options *o;
-  atomic_size_t next;
-  ferry_hash_result *res;
-  int *status;
-  char **errors;
-} print_job;
-
-static void *print_worker(void *arg) {
-  print_job *j = arg;
-  ferry_hasher *h = NULL;
-  int rc0 = ferry_hasher_new(j->o, &h);
-  for (size_t i; (i = atomic_fetch_add(&j->next, 1)) < j->n;) {
-    j->status[i] = rc0 ? rc0 : ferry_hash_file(h, j->files[i].path, &j->res[i]);
-    if (j->status[i])
-      j->errors[i] = strdup(ferry_last_error());
-  }
-  ferry_hasher_free(h);
-  return NULL;
-}
-
-/* ------------------------------------------------ hashing on a GPU */
-
-typedef struct gpu_job {
-  print_job *j;
-  fy_gpu_hash_queue *q;
-} gpu_job;
-
-/* From the queue's thread: the GPU's hashes join the worker's colorhash. */
-static void gpu_done(void *user, size_t id, int status, const ferry_hash_result *r,
-                     const char *error) {
-  print_job *j = user;
-  if (status) {
-    j->status[id] = status;
-    j->errors[id] = strdup(error ? error : "GPU hashing failed");
-    return;
-  }
-  ferry_hash_result *out = &j->res[id];
-  for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
-    if (r->kinds & FERRY_HASH_MASK(k))
-      out->hash[k] = r->hash[k];
-  out->kinds |= r->kinds;
-}
-
-static void *gpu_worker(void *arg) {
-  gpu_job *g = arg;
-  print_job *j = g->j;
-  fy_hash_ctx c;
-  int rc0 = fy_hash_ctx_init(&c);
-  for (size_t i; (i = atomic_fetch_add(&j->next, 1)) < j->n;) {
-    fy_compat_image im; /* compatible mode's decode, colorhash counted (hasher.c) */
-    int rc = rc0 ? rc0 : fy_compat_decode_file(&c, j->o, j->files[i].path, &j->res[i], &im);
-    if (!rc && (j->o->kinds & FY_GPU_HASH_KINDS))
-      rc = fy_gpu_hash_queue_submit(g->q, i, /* copies the pixels */
-                                    &(fy_gpu_hash_image){im.p, im.w, im.h, im.channels, im.stride});
-    if (rc) {
-      j->status[i] = rc;
-      j->errors[i] = strdup(ferry_last_error());
-    }
-  }
-  fy_hash_ctx_free(&c);
-  fy_gpu_hash_queue_producer_done(g->q);
-  return NULL;
-}
-
-/* Fills j's results: CPU threads decode, one GPU hashes. */
-static int gpu_hash_files(print_job *j, int device, int threads) {
-  gpu_job g = {j, NULL};
-  const ferry_hash_options *o = j->o;
-  int rc = fy_gpu_hash_queue_new(device, o->kinds, o->hash_size, 32, threads, gpu_done, j, &g.q);
-  if (rc) {
-    fprintf(stderr, "ferry hash: --device cuda:%d: %s\n", device, ferry_last_error());
-    return rc;
-  }
-  pthread_t tid[1024];
-  int started = 0;
-  for (int t = 0; t < threads && t < 1024; t++)
-    started += pthread_create(&tid[started], NULL, gpu_worker, &g) == 0;
-  if (!started)
-    gpu_worker(&g);
-  for (int t = 0; t < started; t++)
-    pthread_join(tid[t], NULL);
-  fy_gpu_hash_stats st;
-  (void)fy_gpu_hash_queue_finish(g.q, &st); /* a GPU error was recorded for each file it hit */
-  if (getenv("FERRY_GPU_HASH_STATS"))
-    fprintf(stderr, "ferry hash: GPU: %zu images in %zu batches, %.3f s uploading and hashing\n",
-            st.images, st.batches, st.gpu_s);
-  return FERRY_OK;
-}
-
-/* ------------------------------------- fast mode with the JPEG engine */
-
-static size_t print_claim(void *user, size_t max, size_t *ids) {
-  print_job *j = user;
-  size_t k = atomic_fetch_add(&j->next, max);
-  size_t m = k >= j->n ? 0 : j->n - k < max ? j->n - k : max;
-  for (size_t i = 0; i < m; i++)
-    ids[i] = k + i;
-  return m;
-}
-
-static const char *print_path(void *user, size_t id) { return ((print_job *)user)->files[id].path; }
-
-static void print_done(void *user, size_t id, int status, const ferry_hash_result *r,
-                       const char *error, int on_engine) {
-  (void)on_engine;
-  print_job *j = user;
-  j->status[id] = status;
-  if (status)
-    j->errors[id] = strdup(error ? error : "hashing failed");
-  else
-    j->res[id] = *r;
-}
-
-/* Starts the engine threads beside the CPU ones; NULL (with a note) when
- * they cannot run, and the CPU hashes everything. */
-static fy_hash_engine *start_engine(print_job *j, int device) {
-  fy_engine_feed feed = {print_claim, print_path, print_done, j};
-  fy_hash_engine *e = NULL;
-  if (fy_hash_engine_start(device, j->o, 0, &feed, &e) != FERRY_OK)
-    fprintf(stderr, "ferry hash: the JPEG engine of cuda:%d is not used (%s): hashing on the CPU\n",
-            device, ferry_last_error());
-  return e;
-}
-
-static void finish_engine(fy_hash_engine *e, size_t n, int quiet) {
-  fy_engine_stats st;
-  fy_hash_engine_finish(e, &st);
-  if (!quiet)
-    fprintf(stderr, "ferry hash: the JPEG engine decoded %zu of %zu files\n", st.engine, n);
-}
-
 static int print_hashes(const hash_args *a) {
   fy_found_list found;
   char **canon;
@@ -337,36 +199,32 @@ static int print_hashes(const hash_args *a) {
   for (int i = 0; i < a->npaths; i++)
     free(canon[i]);
   free(canon);
-  print_job j = {found.v, found.n, &a->idx.hash, 0, NULL, NULL, NULL};
-  atomic_init(&j.next, 0);
-  j.res = calloc(found.n + 1, sizeof *j.res);
-  j.status = calloc(found.n + 1, sizeof *j.status);
-  j.errors = calloc(found.n + 1, sizeof *j.errors);
-  int threads = a->idx.threads > 0 ? a->idx.threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
-  if (threads > 1024)
-    threads = 1024;
-  if (a->idx.device >= 0 && a->idx.hash.mode == FERRY_HASH_COMPATIBLE) {
-    if (found.n && gpu_hash_files(&j, a->idx.device, threads)) {
-      free(j.res);
-      free(j.status);
-      free(j.errors);
-      fy_found_free(&found);
-      return CLI_FAIL;
-    }
-  } else {
-    pthread_t tid[1024];
-    int started = 0;
-    for (int t = 0; t < threads; t++)
-      started += pthread_create(&tid[started], NULL, print_worker, &j) == 0;
-    /* the engine joins the CPU threads once the GPU is up (a fraction of a
-     * second: the cores need not wait for it) */
-    fy_hash_engine *e = a->idx.device >= 0 && found.n ? start_engine(&j, a->idx.device) : NULL;
-    if (!started)
-      print_worker(&j);
-    for (int t = 0; t < started; t++)
-      pthread_join(tid[t], NULL);
-    if (e)
-      finish_engine(e, found.n, a->quiet);
+  size_t n = found.n;
+  const char **paths = calloc(n + 1, sizeof *paths);
+  ferry_hash_result *res = calloc(n + 1, sizeof *res);
+  int *status = calloc(n + 1, sizeof *status);
+  char **errors = calloc(n + 1, sizeof *errors);
+  if (!paths || !res || !status || !errors) {
+    fprintf(stderr, "ferry hash: out of memory for %zu files\n", n);
+    free(paths), free(res), free(status), free(errors);
+    fy_found_free(&found);
+    return CLI_FAIL;
+  }
+  for (size_t i = 0; i < n; i++)
+    paths[i] = found.v[i].path;
+  ferry_hash_files_report info;
+  int rc = ferry_hash_files(paths, n, &a->idx.hash, a->idx.threads, a->idx.device, res, status,
+                            errors, &info);
+  if (info.note[0])
+    fprintf(stderr, "ferry hash: %s: hashing on the CPU\n", info.note);
+  else if (rc == FERRY_OK && n && a->idx.device >= 0 && a->idx.hash.mode == FERRY_HASH_FAST &&
+           !a->quiet)
+    fprintf(stderr, "ferry hash: the JPEG engine decoded %zu of %zu files\n", info.engine_files, n);
+  if (rc) {
+    fprintf(stderr, "ferry hash: %s\n", ferry_last_error());
+    free(paths), free(res), free(status), free(errors);
+    fy_found_free(&found);
+    return CLI_FAIL;
   }
   printf("path,width,height");
   for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
@@ -374,9 +232,9 @@ static int print_hashes(const hash_args *a) {
       printf(",%s", ferry_hash_kind_name((ferry_hash_kind)k));
   putchar('\n');
   int failed = 0;
-  for (size_t i = 0; i < found.n; i++) {
-    if (j.status[i]) {
-      fprintf(stderr, "ferry: %s\n", j.errors[i] ? j.errors[i] : found.v[i].path);
+  for (size_t i = 0; i < n; i++) {
+    if (status[i]) {
+      fprintf(stderr, "ferry: %s\n", errors[i] ? errors[i] : found.v[i].path);
       failed++;
       continue;
     }
@@ -392,21 +250,18 @@ static int print_hashes(const hash_args *a) {
     } else {
       fputs(p, stdout);
     }
-    printf(",%d,%d", j.res[i].width, j.res[i].height);
+    printf(",%d,%d", res[i].width, res[i].height);
     for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
-      if (j.res[i].kinds & FERRY_HASH_MASK(k)) {
+      if (res[i].kinds & FERRY_HASH_MASK(k)) {
         char hex[80];
-        ferry_hash_to_hex(&j.res[i].hash[k], hex, sizeof hex);
+        ferry_hash_to_hex(&res[i].hash[k], hex, sizeof hex);
         printf(",%s", hex);
       }
     putchar('\n');
   }
-  for (size_t i = 0; i < found.n; i++)
-    free(j.errors[i]);
-  free(j.res);
-  free(j.status);
-  free(j.errors);
-  size_t n = found.n;
+  for (size_t i = 0; i < n; i++)
+    free(errors[i]);
+  free(paths), free(res), free(status), free(errors);
   fy_found_free(&found);
   if (fflush(stdout) != 0)
     return CLI_FAIL;

@@ -888,7 +888,7 @@ def _is_pixels(obj: Any) -> bool:
 def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = "fast",
          hash_size: int = 8, colorhash_bits: int = 3, workers: Optional[int] = None,
          on_error: str = "raise", max_pixels: Optional[int] = None,
-         max_bytes: Optional[int] = None) -> Any:
+         max_bytes: Optional[int] = None, device: Any = None) -> Any:
     """Perceptual hashes of images, as imagehash 4.3 computes them.
 
     source: an image file path, image bytes, uint8 pixels ([H, W] or
@@ -903,6 +903,12 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
       the compatible arithmetic.
     on_error: "raise" (a ferry.Error naming the file) or "skip" (None in the
       list for a file that cannot be hashed).
+    device: None or "cpu" (default), or "cuda" / "cuda:N" / N for a list of
+      paths: in compatible mode the GPU hashes what the cores decode (the
+      same bits); in fast mode the GPU's JPEG engine decodes part of the
+      JPEGs beside the cores (hashes within a few bits of the CPU's, see
+      docs/DEDUP.md). Without a usable GPU, compatible mode raises and fast
+      mode runs on the cores with a warning.
     """
     if not _ferry.HAVE_HASH:  # pragma: no cover - built without src/hash
         raise UnsupportedError("this ferry was built without perceptual hashes")
@@ -934,6 +940,31 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
                 return None
             raise
 
+    dev = _device_index(device)
+    all_paths = isinstance(source, (list, tuple)) and all(
+        isinstance(x, (str, os.PathLike)) for x in source)
+    if dev >= 0 and not all_paths:
+        raise InvalidArgument("device: hashing on a GPU takes a list of file paths")
+    if all_paths and source:
+        # one C call: the files are spread over the cores (and the GPU) with
+        # the GIL released
+        threads = _default_workers() if workers is None else max(1, int(workers))
+        items, _engine, note = _ferry.hash_files(
+            [os.fspath(x) for x in source], mode=_choice(_MODES, mode, "mode"), kinds=mask,
+            hash_size=int(hash_size), colorhash_bits=int(colorhash_bits), max_pixels=max_pixels,
+            max_bytes=max_bytes, threads=threads, device=dev)
+        if note:
+            import warnings
+            warnings.warn(f"ferry.hash: {note}: hashing on the CPU", RuntimeWarning, stacklevel=2)
+        out = []
+        for item in items:
+            if isinstance(item, Error):
+                if on_error == "raise":
+                    raise item
+                out.append(None)
+            else:
+                out.append(pick(item))
+        return out
     if isinstance(source, (list, tuple)):
         n = len(source)
         threads = _default_workers() if workers is None else max(1, int(workers))

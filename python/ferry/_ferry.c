@@ -75,7 +75,8 @@ static PyObject *error_class(int status) {
 /* Raises the ferry.Error subclass of `status` with `message` (the C
  * library's, naming the file and the reason), setting .status and .reason.
  * Returns NULL. */
-static PyObject *raise_status(int status, const char *message) {
+/* A new ferry.Error instance for a status (NULL with an exception set). */
+static PyObject *make_error(int status, const char *message) {
   PyObject *cls = error_class(status);
   if (!message || !*message)
     message = ferry_strerror(status);
@@ -93,8 +94,15 @@ static PyObject *raise_status(int status, const char *message) {
   }
   Py_DECREF(st);
   Py_DECREF(reason);
-  PyErr_SetObject(cls, exc);
-  Py_DECREF(exc);
+  return exc;
+}
+
+static PyObject *raise_status(int status, const char *message) {
+  PyObject *exc = make_error(status, message);
+  if (exc) {
+    PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
+    Py_DECREF(exc);
+  }
   return NULL;
 }
 
@@ -1510,9 +1518,90 @@ static PyObject *py_hash_kind_parse(PyObject *mod, PyObject *arg) {
     return raise_status(rc, ferry_last_error());
   return PyLong_FromLong((long)k);
 }
+/* hash_files(paths, *, mode, kinds, hash_size, colorhash_bits, max_pixels,
+ * max_bytes, threads, device): ferry_hash_files with the GIL released.
+ * Returns (items, engine_files, note): an item is hash_result's tuple, or
+ * the ferry.Error instance of a file that failed (not raised). */
+static PyObject *py_hash_files(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"paths",      "mode",      "kinds",   "hash_size", "colorhash_bits",
+                           "max_pixels", "max_bytes", "threads", "device",    NULL};
+  ferry_hash_options o;
+  ferry_hash_options_default(&o);
+  int mode = o.mode, threads = 0, device = -1;
+  unsigned kinds = o.kinds;
+  PyObject *seq = NULL, *max_pixels = Py_None, *max_bytes = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$iIiiOOii:hash_files", kwlist, &seq, &mode,
+                                   &kinds, &o.hash_size, &o.colorhash_bits, &max_pixels, &max_bytes,
+                                   &threads, &device))
+    return NULL;
+  if (as_u64(max_pixels, "max_pixels", &o.max_pixels) < 0 ||
+      as_u64(max_bytes, "max_bytes", &o.max_bytes) < 0)
+    return NULL;
+  o.mode = (ferry_hash_mode)mode;
+  o.kinds = kinds;
+  PyObject *fast = PySequence_Fast(seq, "hash_files: paths must be a sequence");
+  if (!fast)
+    return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  PyObject **enc = calloc((size_t)n + 1, sizeof *enc);
+  const char **paths = calloc((size_t)n + 1, sizeof *paths);
+  ferry_hash_result *res = calloc((size_t)n + 1, sizeof *res);
+  int *status = calloc((size_t)n + 1, sizeof *status);
+  char **errors = calloc((size_t)n + 1, sizeof *errors);
+  PyObject *out = NULL;
+  if (!enc || !paths || !res || !status || !errors) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fast, i), &enc[i]))
+      goto done;
+    paths[i] = PyBytes_AS_STRING(enc[i]);
+  }
+  ferry_hash_files_report rep;
+  int rc;
+  char msg[1024] = "";
+  Py_BEGIN_ALLOW_THREADS rc =
+      ferry_hash_files(paths, (size_t)n, &o, threads, device, res, status, errors, &rep);
+  if (rc)
+    snprintf(msg, sizeof msg, "%s", ferry_last_error());
+  Py_END_ALLOW_THREADS if (rc) {
+    raise_status(rc, msg);
+    goto done;
+  }
+  PyObject *items = PyList_New(n);
+  for (Py_ssize_t i = 0; items && i < n; i++) {
+    PyObject *v = status[i] ? make_error(status[i], errors[i]) : hash_result(&res[i]);
+    if (!v)
+      Py_CLEAR(items);
+    else
+      PyList_SET_ITEM(items, i, v);
+  }
+  if (items)
+    out = Py_BuildValue("(Nns)", items, (Py_ssize_t)rep.engine_files, rep.note);
+done:
+  for (Py_ssize_t i = 0; i < n; i++) {
+    if (enc)
+      Py_XDECREF(enc[i]);
+    if (errors)
+      free(errors[i]);
+  }
+  free(enc);
+  free(paths);
+  free(res);
+  free(status);
+  free(errors);
+  Py_DECREF(fast);
+  return out;
+}
+
 #define HASH_METHODS_1                                                                             \
   {"hash_kinds", (PyCFunction)py_hash_kinds, METH_NOARGS,                                          \
    "hash_kinds()\n--\n\nNames of the hash kinds, by kind number."},                                \
+      {"hash_files", (PyCFunction)(void (*)(void))py_hash_files, METH_VARARGS | METH_KEYWORDS,     \
+       "hash_files(paths, *, mode=0, kinds=ALL, hash_size=8, colorhash_bits=3, max_pixels=None, "  \
+       "max_bytes=None, threads=0, device=-1)\n--\n\n(items, engine_files, note): each item the "  \
+       "hash tuple of a file or the ferry.Error it failed with."},                                 \
       {"hash_kind_parse", (PyCFunction)py_hash_kind_parse, METH_O,                                 \
        "hash_kind_parse(name)\n--\n\nThe kind number of a hash name (aliases too)."},
 #else

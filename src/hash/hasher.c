@@ -229,16 +229,11 @@ static int hash_compat(ferry_hasher *h, const uint8_t *data, size_t size, const 
 
 /* ---------------------------------------------------------------- fast */
 
-/* The grid the fast hashes resample to, at most: the reduced image keeps
- * twice that on its short side, so that every hash is a downscale. */
-static int fast_target(const ferry_hasher *h) {
-  int s = h->o.hash_size, g = s;
-  if (h->o.kinds & (FERRY_HASH_MASK(FERRY_HASH_DHASH) | FERRY_HASH_MASK(FERRY_HASH_DHASH_V)))
-    g = s + 1;
-  if (want(h, FERRY_HASH_PHASH))
-    g = 4 * s;
-  return 2 * g;
-}
+/* The largest grid a fast hash resamples to (pHash's 4s x 4s), whatever
+ * hashes are asked for: the reduced image keeps twice that on its short
+ * side, so that every hash is a downscale, and a file's dHash is the same
+ * whether pHash is computed beside it or not. */
+static int fast_target(const ferry_hasher *h) { return 2 * 4 * h->o.hash_size; }
 
 static int fast_from_dc(ferry_hasher *h, int target, ferry_hash_result *r, fy_fimage *img,
                         fy_color_counts *counts) {
@@ -272,7 +267,7 @@ static int fast_from_decode(ferry_hasher *h, const uint8_t *data, size_t size, c
   fy_hash_ctx *c = &h->c;
   ferry_decode_options o;
   ferry_decode_options_default(&o);
-  o.channels = counts ? 3 : 1;
+  o.channels = 3; /* luma from RGB, colorhash or not: the same hashes either way */
   o.ignore_orientation = 1;
   o.min_width = o.min_height = target; /* JPEG: the smallest DCT scale that keeps it */
   o.max_pixels = h->o.max_pixels;

@@ -74,6 +74,56 @@ def test_errors_name_the_file(sample):
         ferry.hash([good, bad], mode="compatible")
 
 
+def _gpu_reason():
+    """Why ferry cannot use GPU 0 here, or None when it can."""
+    try:
+        ferry.hash([__file__], mode="compatible", device="cuda:0")
+    except ferry.UnsupportedError as e:
+        return str(e)
+    except ferry.Error:
+        return None  # the GPU answered (this .py file is no image)
+    return None
+
+
+def test_path_lists_take_one_c_call(photos, sample):
+    """A list of paths goes through ferry_hash_files: the same hashes as one
+    file at a time, the order kept, errors in place."""
+    one = [ferry.hash(p, "all") for p in photos[:10]]
+    assert ferry.hash(photos[:10], "all", workers=3) == one
+    assert ferry.hash([os.fspath(p) for p in photos[:3]], "phash", workers=1) == [
+        o["phash"] for o in one[:3]]
+    import pathlib
+    assert ferry.hash([pathlib.Path(p) for p in photos[:2]], "dhash") == [
+        o["dhash"] for o in one[:2]]
+    assert ferry.hash([], "phash") == []
+    with pytest.raises(ferry.InvalidArgument, match="list of file paths"):
+        ferry.hash(b"\xff\xd8", device="cuda")
+
+
+def test_device_without_a_gpu(photos):
+    why = _gpu_reason()
+    if why is None:
+        pytest.skip("a GPU answers here: test_hash_on_the_gpu covers it")
+    with pytest.raises(ferry.UnsupportedError, match="cuda:0"):
+        ferry.hash(photos[:3], mode="compatible", device="cuda")
+    with pytest.warns(RuntimeWarning, match="JPEG engine of cuda:0 is not used"):
+        got = ferry.hash(photos[:6], "all", device="cuda:0")
+    assert got == ferry.hash(photos[:6], "all")
+
+
+def test_hash_on_the_gpu(photos):
+    why = _gpu_reason()
+    if why is not None:
+        pytest.skip(f"no GPU for ferry here: {why}")
+    cpu = ferry.hash(photos, "all", mode="compatible")
+    assert ferry.hash(photos, "all", mode="compatible", device="cuda") == cpu
+    fast = ferry.hash(photos, "all", device="cuda")  # the JPEG engine beside the cores
+    assert len(fast) == len(photos) and all(f is not None for f in fast)
+    for f, c in zip(fast, cpu):
+        for kind in KINDS:
+            assert ferry.hash_distance(f[kind], c[kind]) <= 16, kind
+
+
 def test_distance(photos):
     a, b = ferry.hash(photos[0]), ferry.hash(photos[1])
     assert ferry.hash_distance(a, a) == 0

@@ -46,6 +46,44 @@ static void test_fast_vs_compat(void) {
   ferry_hasher_free(compat);
 }
 
+/* A fast hash of a file does not depend on the other hashes asked for:
+ * each kind alone equals the same kind among all of them, sizes 8 and 16,
+ * on the DC path (large JPEGs) and the reduced-decode path (the rest). */
+static void test_fast_kind_sets(void) {
+  const char *names[] = {"rgb420.jpg", "progressive.jpg", "gray.jpg",  "cmyk.jpg",
+                         "rgb.png",    "palette.png",     "lossy.webp"};
+  int compared = 0, same = 0;
+  for (int s = 8; s <= 16; s += 8) {
+    ferry_hasher *all = make(FERRY_HASH_FAST, s);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/hash/%s", check_fixtures(), names[i]);
+      ferry_hash_result a;
+      CHECK_MSG(ferry_hash_file(all, path, &a) == FERRY_OK, "%s", ferry_last_error());
+      for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++) {
+        ferry_hash_options o;
+        ferry_hash_options_default(&o);
+        o.hash_size = s;
+        o.kinds = FERRY_HASH_MASK(k);
+        ferry_hasher *one = NULL;
+        ferry_hash_result b;
+        CHECK(ferry_hasher_new(&o, &one) == FERRY_OK);
+        CHECK(one && ferry_hash_file(one, path, &b) == FERRY_OK);
+        compared++;
+        int eq = one && ferry_hash_distance(&a.hash[k], &b.hash[k]) == 0;
+        same += eq;
+        if (!eq)
+          fprintf(stderr, "  %s size %d: %s alone differs from it among all\n", names[i], s,
+                  ferry_hash_kind_name((ferry_hash_kind)k));
+        ferry_hasher_free(one);
+      }
+    }
+    ferry_hasher_free(all);
+  }
+  printf("fast mode, each kind alone against all kinds: %d of %d equal\n", same, compared);
+  CHECK(same == compared);
+}
+
 /* A gray image whose brightness rises to the right: every horizontal
  * difference is positive, every vertical one zero. */
 static void test_crafted(void) {
@@ -179,6 +217,7 @@ static void test_bad_input(void) {
 
 int main(void) {
   test_fast_vs_compat();
+  test_fast_kind_sets();
   test_crafted();
   test_options();
   test_bad_input();
