@@ -32,6 +32,8 @@ def main():
                    help="compatible: imagehash's exact bits (a full decode, slower)")
     p.add_argument("--hash-size", type=int, choices=[8, 16], default=8)
     p.add_argument("--workers", type=int, default=None, help="hashing threads (default: all)")
+    p.add_argument("--device", default=None,
+                   help="cuda or cuda:N: hash on a GPU too (fast mode: its JPEG engine)")
     p.add_argument("--json", action="store_true", help="print the groups as JSON")
     p.add_argument("--move-to", metavar="DIR", help="move every non-keeper member here")
     args = p.parse_args()
@@ -44,7 +46,7 @@ def main():
     try:
         groups = ferry.find_duplicates(args.roots, args.kind, args.threshold, mode=args.mode,
                                        hash_size=args.hash_size, workers=args.workers,
-                                       details=True)
+                                       details=True, device=args.device)
     except ferry.Error as e:
         print(f"dedup: {e}", file=sys.stderr)
         return 1

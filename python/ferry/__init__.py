@@ -1005,7 +1005,7 @@ def _image_files(roots: Sequence[PathLike], recursive: bool) -> List[str]:
 def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "phash",
                     threshold: int = 8, *, mode: str = "fast", hash_size: int = 8,
                     workers: Optional[int] = None, recursive: bool = True,
-                    details: bool = False) -> List[Any]:
+                    details: bool = False, device: Any = None) -> List[Any]:
     """Groups of near-duplicate images: files whose `kind` hashes are within
     `threshold` bits of each other, transitively (union-find over the pairs).
 
@@ -1015,6 +1015,7 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     (largest resolution, then largest file, then first path), groups in the
     order of their first path. With details=True each group is a list of
     (path, width, height, distance to the keeper) instead.
+    device: where the files are hashed, as for ferry.hash (None: the cores).
     """
     if not (_ferry.HAVE_HASH and _ferry.HAVE_SEARCH):  # pragma: no cover
         raise UnsupportedError("this ferry was built without hashing and Hamming search")
@@ -1023,22 +1024,17 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     files = _image_files(roots, recursive)
     kind_name = _hash_kinds(kind)[0][0]
     mask = 1 << _ferry.hash_kind_parse(kind_name)
-    hashers = _Hashers(mode=_choice(_MODES, mode, "mode"), kinds=mask, hash_size=int(hash_size))
-
-    def one(path: str) -> Any:
-        try:
-            r = hashers.get().hash_file(path)
-        except Error:
-            return None
-        return r[1], r[2], r[4][kind_name]
-
     threads = _default_workers() if workers is None else max(1, int(workers))
-    if threads > 1 and len(files) > 1:
-        import concurrent.futures
-        with concurrent.futures.ThreadPoolExecutor(min(threads, len(files))) as pool:
-            results = list(pool.map(one, files))
-    else:
-        results = [one(f) for f in files]
+    items: List[Any] = []
+    if files:  # one C call: every core (and the GPU with device), the GIL released
+        items, _engine, note = _ferry.hash_files(
+            files, mode=_choice(_MODES, mode, "mode"), kinds=mask, hash_size=int(hash_size),
+            threads=threads, device=_device_index(device))
+        if note:
+            import warnings
+            warnings.warn(f"ferry.find_duplicates: {note}: hashing on the CPU", RuntimeWarning,
+                          stacklevel=2)
+    results = [None if isinstance(r, Error) else (r[1], r[2], r[4][kind_name]) for r in items]
     good = [(f, r) for f, r in zip(files, results) if r is not None]
     if len(good) < 2:
         return []

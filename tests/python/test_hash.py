@@ -115,6 +115,9 @@ def test_hash_on_the_gpu(photos):
         pytest.skip(f"no GPU for ferry here: {why}")
     cpu = ferry.hash(photos, "all", mode="compatible")
     assert ferry.hash(photos, "all", mode="compatible", device="cuda") == cpu
+    root = os.path.dirname(os.path.dirname(photos[0]))
+    assert ferry.find_duplicates(root, mode="compatible", device="cuda") == \
+        ferry.find_duplicates(root, mode="compatible")
     fast = ferry.hash(photos, "all", device="cuda")  # the JPEG engine beside the cores
     assert len(fast) == len(photos) and all(f is not None for f in fast)
     for f, c in zip(fast, cpu):
