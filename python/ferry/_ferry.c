@@ -1333,6 +1333,18 @@ typedef struct HasherObject {
   int hash_size;
 } HasherObject;
 
+/* The parsed keywords into o: mode, kinds, the limits (None: the
+ * default). -1 with an exception set. */
+static int finish_hash_options(ferry_hash_options *o, int mode, unsigned kinds,
+                               PyObject *max_pixels, PyObject *max_bytes) {
+  if (as_u64(max_pixels, "max_pixels", &o->max_pixels) < 0 ||
+      as_u64(max_bytes, "max_bytes", &o->max_bytes) < 0)
+    return -1;
+  o->mode = (ferry_hash_mode)mode;
+  o->kinds = kinds;
+  return 0;
+}
+
 static PyObject *hasher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"mode",       "kinds",     "hash_size", "colorhash_bits",
                            "max_pixels", "max_bytes", NULL};
@@ -1344,11 +1356,8 @@ static PyObject *hasher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$iIiiOO:Hasher", kwlist, &mode, &kinds,
                                    &o.hash_size, &o.colorhash_bits, &max_pixels, &max_bytes))
     return NULL;
-  if (as_u64(max_pixels, "max_pixels", &o.max_pixels) < 0 ||
-      as_u64(max_bytes, "max_bytes", &o.max_bytes) < 0)
+  if (finish_hash_options(&o, mode, kinds, max_pixels, max_bytes) < 0)
     return NULL;
-  o.mode = (ferry_hash_mode)mode;
-  o.kinds = kinds;
   HasherObject *self = (HasherObject *)type->tp_alloc(type, 0);
   if (!self)
     return NULL;
@@ -1534,11 +1543,8 @@ static PyObject *py_hash_files(PyObject *mod, PyObject *args, PyObject *kwargs) 
                                    &kinds, &o.hash_size, &o.colorhash_bits, &max_pixels, &max_bytes,
                                    &threads, &device))
     return NULL;
-  if (as_u64(max_pixels, "max_pixels", &o.max_pixels) < 0 ||
-      as_u64(max_bytes, "max_bytes", &o.max_bytes) < 0)
+  if (finish_hash_options(&o, mode, kinds, max_pixels, max_bytes) < 0)
     return NULL;
-  o.mode = (ferry_hash_mode)mode;
-  o.kinds = kinds;
   PyObject *fast = PySequence_Fast(seq, "hash_files: paths must be a sequence");
   if (!fast)
     return NULL;

@@ -24,6 +24,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "cuda/hash_gpu.h"
+#include "file_list.h"
 #include "hash/hash.h"
 
 #include <ctype.h>
@@ -44,48 +45,9 @@ static int refused;                         /* files the CPU cannot hash either 
 
 /* ------------------------------------------------------------- files */
 
-typedef struct list {
-  char **v;
-  size_t n, cap;
-} list;
-
-static void list_add(list *l, const char *s) {
-  if (l->n == l->cap) {
-    l->cap = l->cap ? 2 * l->cap : 64;
-    l->v = realloc(l->v, l->cap * sizeof *l->v);
-  }
-  l->v[l->n++] = strdup(s);
-}
-
 static int is_jpeg_name(const char *name) {
   const char *dot = strrchr(name, '.');
   return dot && (!strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg"));
-}
-
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* JPEGs under dir, recursively. */
-static void walk(const char *dir, list *out) {
-  DIR *d = opendir(dir);
-  if (!d)
-    return;
-  struct dirent *e;
-  char path[4096];
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (stat(path, &st))
-      continue;
-    if (S_ISDIR(st.st_mode))
-      walk(path, out);
-    else if (S_ISREG(st.st_mode) && is_jpeg_name(e->d_name))
-      list_add(out, path);
-  }
-  closedir(d);
 }
 
 /* ----------------------------------------------------------- compare */
@@ -214,17 +176,17 @@ static void test_corpus(fy_gpu_hasher *g) {
   const char *subs[] = {"photos", "hires"};
   for (int k = 0; corpus && k < 2; k++) {
     snprintf(dir, sizeof dir, "%s/%s", corpus, subs[k]);
-    walk(dir, &files);
+    list_walk(dir, is_jpeg_name, &files);
   }
   const char *from = "../shared/corpus/photos + hires";
   if (!files.n) {
     const char *sample = getenv("FERRY_SAMPLE");
     snprintf(dir, sizeof dir, "%s", sample ? sample : "data/sample");
-    walk(dir, &files);
+    list_walk(dir, is_jpeg_name, &files);
     from = dir;
     printf("  corpus not found (FERRY_CORPUS=%s): using %s\n", corpus ? corpus : "unset", dir);
   }
-  qsort(files.v, files.n, sizeof *files.v, cmp_str);
+  list_sort(&files);
   ferry_hasher *cpu[2] = {cpu_hasher(8), cpu_hasher(16)};
   long before = different;
   int good = 0;

@@ -20,6 +20,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "cuda/hash_gpu.h"
+#include "file_list.h"
 #include "hash/engine.h"
 #include "hash/hash.h"
 
@@ -33,46 +34,8 @@
 
 #define GPU_KINDS FY_GPU_HASH_KINDS
 
-typedef struct list {
-  char **v;
-  size_t n, cap;
-} list;
-
-static void list_add(list *l, const char *s) {
-  if (l->n == l->cap) {
-    l->cap = l->cap ? 2 * l->cap : 64;
-    l->v = realloc(l->v, l->cap * sizeof *l->v);
-  }
-  l->v[l->n++] = strdup(s);
-}
-
-static void list_free(list *l) {
-  for (size_t i = 0; i < l->n; i++)
-    free(l->v[i]);
-  free(l->v);
-}
-
-/* Every regular file under dir (no dot files), recursively. */
-static void walk(const char *dir, list *out) {
-  DIR *d = opendir(dir);
-  if (!d)
-    return;
-  struct dirent *e;
-  char path[4096];
-  while ((e = readdir(d))) {
-    if (e->d_name[0] == '.')
-      continue;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    struct stat st;
-    if (stat(path, &st))
-      continue;
-    if (S_ISDIR(st.st_mode))
-      walk(path, out);
-    else if (S_ISREG(st.st_mode) && !strstr(e->d_name, ".csv") && !strstr(e->d_name, ".md"))
-      list_add(out, path);
-  }
-  closedir(d);
-}
+/* Every file but the corpus's notes (MANIFEST.csv, README.md). */
+static int not_notes(const char *name) { return !strstr(name, ".csv") && !strstr(name, ".md"); }
 
 static int have_dir(const char *p) {
   struct stat st;
@@ -479,7 +442,7 @@ int main(void) {
   }
   list files = {0};
   for (int i = 0; i < nd; i++)
-    walk(dirs[i], &files);
+    list_walk(dirs[i], not_notes, &files);
   color_counts(&files);
   engine_alone(&files, 8, GPU_KINDS);
   engine_alone(&files, 16, GPU_KINDS);
