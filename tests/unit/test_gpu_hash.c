@@ -22,6 +22,7 @@
  * Without CUDA or a GPU: "SKIPPED test_gpu_hash: <reason>", exit code 0
  * (after checking that a GPU catalog is refused cleanly). */
 #define _POSIX_C_SOURCE 200809L
+#include "catalog_check.h"
 #include "check.h"
 #include "cuda/hash_gpu.h"
 #include "file_list.h"
@@ -365,34 +366,6 @@ static void test_cli(void) {
 
 /* ----------------------------------------------------------- catalog */
 
-static void quiet_error(void *user, const char *path, int status, const char *msg) {
-  (void)user, (void)path, (void)status, (void)msg;
-}
-
-/* ferry_index_update of dir into idx, compatible mode, on `device`. */
-static int index_dir(const char *idx, const char *dir, int device, ferry_index_stats *st) {
-  ferry_index_options o;
-  ferry_index_options_default(&o);
-  o.hash.mode = FERRY_HASH_COMPATIBLE;
-  o.device = device;
-  o.on_error = quiet_error;
-  return ferry_index_update(idx, &dir, 1, &o, st);
-}
-
-/* The catalog's CSV export (ferry index export), or NULL. */
-static char *export_csv(const char *idx, const char *csv) {
-  ferry_catalog *c = NULL;
-  if (ferry_catalog_load(idx, &c) || ferry_catalog_export(c, csv, "csv")) {
-    fprintf(stderr, "  %s: %s\n", idx, ferry_last_error());
-    ferry_catalog_free(c);
-    return NULL;
-  }
-  ferry_catalog_free(c);
-  char cmd[4200];
-  snprintf(cmd, sizeof cmd, "cat '%s'", csv);
-  return run_capture(cmd);
-}
-
 /* Without a GPU: refused with a reason, nothing written. */
 static void test_catalog_refused(const char *why) {
   char tmp[] = "/tmp/ferry-gpucat-XXXXXX", idx[256];
@@ -401,7 +374,8 @@ static void test_catalog_refused(const char *why) {
   snprintf(idx, sizeof idx, "%s/gpu.fidx", tmp);
   const char *sample = getenv("FERRY_SAMPLE");
   ferry_index_stats st;
-  int rc = index_dir(idx, sample ? sample : "data/sample", 0, &st);
+  int rc = index_dir(idx, sample ? sample : "data/sample", 0, FERRY_HASH_COMPATIBLE, FERRY_HASH_ALL,
+                     &st);
   CHECK_MSG(rc == FERRY_EUNSUPPORTED && strstr(ferry_last_error(), why), "%d %s", rc,
             ferry_last_error());
   CHECK(access(idx, F_OK) != 0);
@@ -425,10 +399,13 @@ static void test_catalog(void) {
   snprintf(ccsv, sizeof ccsv, "%s/cpu.csv", tmp);
   ferry_index_stats gs, cs, again;
   double t0 = fy_now();
-  CHECK_MSG(index_dir(gpu, dir, 0, &gs) == FERRY_OK, "%s", ferry_last_error());
+  CHECK_MSG(index_dir(gpu, dir, 0, FERRY_HASH_COMPATIBLE, FERRY_HASH_ALL, &gs) == FERRY_OK, "%s",
+            ferry_last_error());
   double tg = fy_now() - t0;
-  CHECK_MSG(index_dir(cpu, dir, -1, &cs) == FERRY_OK, "%s", ferry_last_error());
-  CHECK_MSG(index_dir(gpu, dir, 0, &again) == FERRY_OK, "%s", ferry_last_error());
+  CHECK_MSG(index_dir(cpu, dir, -1, FERRY_HASH_COMPATIBLE, FERRY_HASH_ALL, &cs) == FERRY_OK, "%s",
+            ferry_last_error());
+  CHECK_MSG(index_dir(gpu, dir, 0, FERRY_HASH_COMPATIBLE, FERRY_HASH_ALL, &again) == FERRY_OK, "%s",
+            ferry_last_error());
   char *a = export_csv(gpu, gcsv), *b = export_csv(cpu, ccsv);
   int same = a && b && !strcmp(a, b);
   printf("  catalog of %s on the GPU: %zu files (%zu failed) in %.1f s, export %s the CPU's "

@@ -18,6 +18,7 @@
  *  - a catalog made so, then updated: nothing hashed the second time.
  * Without CUDA or a GPU the GPU parts print "SKIPPED ..." with the reason. */
 #define _POSIX_C_SOURCE 200809L
+#include "catalog_check.h"
 #include "check.h"
 #include "cuda/hash_gpu.h"
 #include "file_list.h"
@@ -66,49 +67,6 @@ static int test_dirs(const char **dirs, char buf[3][4096]) {
   return n;
 }
 
-static void quiet_error(void *user, const char *path, int status, const char *msg) {
-  (void)user, (void)path, (void)status, (void)msg;
-}
-
-/* ferry_index_update of dir in fast mode with `kinds`, on `device`. */
-static int index_dir(const char *idx, const char *dir, int device, unsigned kinds,
-                     ferry_index_stats *st) {
-  ferry_index_options o;
-  ferry_index_options_default(&o);
-  o.hash.mode = FERRY_HASH_FAST;
-  o.hash.kinds = kinds;
-  o.device = device;
-  o.on_error = quiet_error;
-  return ferry_index_update(idx, &dir, 1, &o, st);
-}
-
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  size_t got = s ? fread(s, 1, (size_t)n, f) : 0;
-  fclose(f);
-  if (s)
-    s[got] = 0;
-  return s;
-}
-
-/* The catalog's CSV export, or NULL. */
-static char *export_csv(const char *idx, const char *csv) {
-  ferry_catalog *c = NULL;
-  if (ferry_catalog_load(idx, &c) || ferry_catalog_export(c, csv, "csv")) {
-    fprintf(stderr, "  %s: %s\n", idx, ferry_last_error());
-    ferry_catalog_free(c);
-    return NULL;
-  }
-  ferry_catalog_free(c);
-  return slurp(csv);
-}
-
 /* Catalogs of dir with device 0 and on the CPU; `same` asks for identical
  * exports (the engine not in use), else equal file and failure counts. */
 static void catalogs(const char *dir, unsigned kinds, int same, const char *what) {
@@ -122,9 +80,12 @@ static void catalogs(const char *dir, unsigned kinds, int same, const char *what
   snprintf(gc, sizeof gc, "%s/gpu.csv", tmp);
   snprintf(cc, sizeof cc, "%s/cpu.csv", tmp);
   ferry_index_stats gs, cs, again;
-  CHECK_MSG(index_dir(g, dir, 0, kinds, &gs) == FERRY_OK, "%s: %s", what, ferry_last_error());
-  CHECK_MSG(index_dir(c, dir, -1, kinds, &cs) == FERRY_OK, "%s: %s", what, ferry_last_error());
-  CHECK_MSG(index_dir(g, dir, 0, kinds, &again) == FERRY_OK, "%s: %s", what, ferry_last_error());
+  CHECK_MSG(index_dir(g, dir, 0, FERRY_HASH_FAST, kinds, &gs) == FERRY_OK, "%s: %s", what,
+            ferry_last_error());
+  CHECK_MSG(index_dir(c, dir, -1, FERRY_HASH_FAST, kinds, &cs) == FERRY_OK, "%s: %s", what,
+            ferry_last_error());
+  CHECK_MSG(index_dir(g, dir, 0, FERRY_HASH_FAST, kinds, &again) == FERRY_OK, "%s: %s", what,
+            ferry_last_error());
   char *a = export_csv(g, gc), *b = export_csv(c, cc);
   int identical = a && b && !strcmp(a, b);
   printf("  %s: %zu files, %zu failed (CPU: %zu, %zu failed); export %s the CPU's; "
