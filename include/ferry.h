@@ -398,18 +398,31 @@ typedef struct ferry_hash_files_report {
   char note[512];      /* why the GPU was not used although asked for, or "" */
 } ferry_hash_files_report;
 
-/* Hashes paths[0..n) with `options` on `threads` CPU threads (<= 0: every
- * core). device >= 0 adds CUDA device `device`: in compatible mode the
- * threads decode and the GPU hashes, with the CPU's bits; in fast mode the
- * GPU's JPEG engine decodes part of the JPEGs and the GPU hashes them
- * beside the threads (see ferry_index_options.device), or the threads work
- * alone and report->note says why. Per file: status[i] (FERRY_OK or the
- * error), errors[i] (a malloc'd message naming the file, free() it; NULL
- * when none), results[i] (the hashes when status[i] is FERRY_OK). Returns
- * FERRY_OK, or why compatible mode's GPU could not start (nothing hashed).
- * report may be NULL. */
+/* Where and how ferry_hash_files works. */
+typedef struct ferry_hash_files_options {
+  int threads; /* CPU threads; <= 0 (default): every core */
+  int device;  /* -1 (default): the CPU alone; N >= 0: CUDA device N too */
+  /* Called about 10 times a second from a thread of ferry's while files
+   * are hashed, and once at the end from the calling thread: files done
+   * (hashed or failed) of total. NULL: none. */
+  void (*progress)(void *user, size_t done, size_t total);
+  void *progress_user;
+} ferry_hash_files_options;
+
+void ferry_hash_files_options_default(ferry_hash_files_options *options);
+
+/* Hashes paths[0..n) with hash options `options` on every core (or
+ * run->threads). run->device >= 0 adds that CUDA device: in compatible
+ * mode the threads decode and the GPU hashes, with the CPU's bits; in fast
+ * mode the GPU's JPEG engine decodes part of the JPEGs and the GPU hashes
+ * them beside the threads (see ferry_index_options.device), or the threads
+ * work alone and report->note says why. Per file: status[i] (FERRY_OK or
+ * the error), errors[i] (a malloc'd message naming the file, free() it;
+ * NULL when none), results[i] (the hashes when status[i] is FERRY_OK).
+ * Returns FERRY_OK, or why compatible mode's GPU could not start (nothing
+ * hashed). options, run and report may be NULL (defaults; no report). */
 int ferry_hash_files(const char *const *paths, size_t n, const ferry_hash_options *options,
-                     int threads, int device, ferry_hash_result *results, int *status,
+                     const ferry_hash_files_options *run, ferry_hash_result *results, int *status,
                      char **errors, ferry_hash_files_report *report);
 
 /* "ahash", "dhash", "dhash_v", "phash", "whash", "colorhash". */

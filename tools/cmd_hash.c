@@ -189,6 +189,24 @@ static void report_error(void *user, const char *path, int status, const char *m
 
 /* ------------------------------------------------- CSV to stdout */
 
+struct csv_progress {
+  int tty;
+  double t0;
+};
+
+/* "ferry hash: 1234/100000 files (950/s), 1:43 left" on a terminal. */
+static void csv_progress(void *user, size_t done, size_t total) {
+  struct csv_progress *p = user;
+  double dt = fy_now() - p->t0, rate = dt > 0 ? (double)done / dt : 0;
+  fprintf(stderr, "\rferry hash: %zu/%zu files (%.0f/s)", done, total, rate);
+  if (done < total && rate > 0) {
+    int left = (int)((double)(total - done) / rate);
+    fprintf(stderr, ", %d:%02d left  ", left / 60, left % 60);
+  } else if (done == total) {
+    fputs("          \n", stderr);
+  }
+}
+
 static int print_hashes(const hash_args *a) {
   fy_found_list found;
   char **canon;
@@ -213,8 +231,16 @@ static int print_hashes(const hash_args *a) {
   for (size_t i = 0; i < n; i++)
     paths[i] = found.v[i].path;
   ferry_hash_files_report info;
-  int rc = ferry_hash_files(paths, n, &a->idx.hash, a->idx.threads, a->idx.device, res, status,
-                            errors, &info);
+  ferry_hash_files_options run;
+  ferry_hash_files_options_default(&run);
+  run.threads = a->idx.threads;
+  run.device = a->idx.device;
+  struct csv_progress cp = {isatty(2), fy_now()};
+  if (!a->quiet && cp.tty) {
+    run.progress = csv_progress;
+    run.progress_user = &cp;
+  }
+  int rc = ferry_hash_files(paths, n, &a->idx.hash, &run, res, status, errors, &info);
   if (info.note[0])
     fprintf(stderr, "ferry hash: %s: hashing on the CPU\n", info.note);
   else if (rc == FERRY_OK && n && a->idx.device >= 0 && a->idx.hash.mode == FERRY_HASH_FAST &&

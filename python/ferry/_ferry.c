@@ -1565,10 +1565,14 @@ static PyObject *py_hash_files(PyObject *mod, PyObject *args, PyObject *kwargs) 
     paths[i] = PyBytes_AS_STRING(enc[i]);
   }
   ferry_hash_files_report rep;
+  ferry_hash_files_options run;
+  ferry_hash_files_options_default(&run);
+  run.threads = threads;
+  run.device = device;
   int rc;
   char msg[1024] = "";
   Py_BEGIN_ALLOW_THREADS rc =
-      ferry_hash_files(paths, (size_t)n, &o, threads, device, res, status, errors, &rep);
+      ferry_hash_files(paths, (size_t)n, &o, &run, res, status, errors, &rep);
   if (rc)
     snprintf(msg, sizeof msg, "%s", ferry_last_error());
   Py_END_ALLOW_THREADS if (rc) {

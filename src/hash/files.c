@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MAX_THREADS 1024
 
@@ -27,12 +28,15 @@ typedef struct job {
   int *status;
   char **errors;
   fy_gpu_hash_queue *q; /* compatible mode on a GPU */
+  atomic_size_t done;   /* files answered, for progress */
 } job;
 
 static void fail(job *j, size_t i, int rc, const char *msg) {
   j->status[i] = rc;
   j->errors[i] = strdup(msg && *msg ? msg : ferry_strerror(rc));
 }
+
+static void answered(job *j) { atomic_fetch_add_explicit(&j->done, 1, memory_order_relaxed); }
 
 static void *cpu_worker(void *arg) {
   job *j = arg;
@@ -43,6 +47,7 @@ static void *cpu_worker(void *arg) {
     j->status[i] = rc;
     if (rc)
       fail(j, i, rc, ferry_last_error());
+    answered(j);
   }
   ferry_hasher_free(h);
   return NULL;
@@ -67,13 +72,14 @@ static void gpu_done(void *user, size_t id, int status, const ferry_hash_result 
   job *j = user;
   if (status) {
     fail(j, id, status, error ? error : "GPU hashing failed");
-    return;
+  } else {
+    ferry_hash_result *out = &j->res[id];
+    for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
+      if (r->kinds & FERRY_HASH_MASK(k))
+        out->hash[k] = r->hash[k];
+    out->kinds |= r->kinds;
   }
-  ferry_hash_result *out = &j->res[id];
-  for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
-    if (r->kinds & FERRY_HASH_MASK(k))
-      out->hash[k] = r->hash[k];
-  out->kinds |= r->kinds;
+  answered(j);
 }
 
 static void *gpu_worker(void *arg) {
@@ -83,11 +89,16 @@ static void *gpu_worker(void *arg) {
   for (size_t i; (i = atomic_fetch_add(&j->next, 1)) < j->n;) {
     fy_compat_image im; /* compatible mode's decode, colorhash counted (hasher.c) */
     int rc = rc0 ? rc0 : fy_compat_decode_file(&c, j->o, j->paths[i], &j->res[i], &im);
-    if (!rc && (j->o->kinds & FY_GPU_HASH_KINDS))
+    int queued = 0;
+    if (!rc && (j->o->kinds & FY_GPU_HASH_KINDS)) {
       rc = fy_gpu_hash_queue_submit(j->q, i, /* copies the pixels */
                                     &(fy_gpu_hash_image){im.p, im.w, im.h, im.channels, im.stride});
+      queued = rc == FERRY_OK; /* gpu_done answers it */
+    }
     if (rc)
       fail(j, i, rc, ferry_last_error());
+    if (!queued)
+      answered(j);
   }
   fy_hash_ctx_free(&c);
   fy_gpu_hash_queue_producer_done(j->q);
@@ -133,11 +144,84 @@ static void engine_done(void *user, size_t id, int status, const ferry_hash_resu
     fail(j, id, status, error);
   else
     j->res[id] = *r;
+  answered(j);
 }
 
-int ferry_hash_files(const char *const *paths, size_t n, const ferry_hash_options *o, int threads,
-                     int device, ferry_hash_result *res, int *status, char **errors,
-                     ferry_hash_files_report *info) {
+/* ------------------------------------------------------------ progress */
+
+typedef struct reporter {
+  job *j;
+  const ferry_hash_files_options *run;
+  pthread_t tid;
+  int started;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int stop;
+} reporter;
+
+static void *reporter_main(void *arg) {
+  reporter *r = arg;
+  pthread_mutex_lock(&r->mu);
+  while (!r->stop) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 100000000;
+    if (ts.tv_nsec >= 1000000000)
+      ts.tv_sec++, ts.tv_nsec -= 1000000000;
+    pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+    if (!r->stop)
+      r->run->progress(r->run->progress_user,
+                       atomic_load_explicit(&r->j->done, memory_order_relaxed), r->j->n);
+  }
+  pthread_mutex_unlock(&r->mu);
+  return NULL;
+}
+
+static void reporter_start(reporter *r, job *j, const ferry_hash_files_options *run) {
+  memset(r, 0, sizeof *r);
+  r->j = j;
+  r->run = run;
+  if (!run->progress)
+    return;
+  pthread_mutex_init(&r->mu, NULL);
+  pthread_cond_init(&r->cv, NULL);
+  r->started = pthread_create(&r->tid, NULL, reporter_main, r) == 0;
+}
+
+/* Stops the reporter; the last report (when the run went through) comes
+ * from the calling thread. */
+static void reporter_stop(reporter *r, int final) {
+  if (r->started) {
+    pthread_mutex_lock(&r->mu);
+    r->stop = 1;
+    pthread_cond_signal(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    pthread_join(r->tid, NULL);
+    pthread_mutex_destroy(&r->mu);
+    pthread_cond_destroy(&r->cv);
+  }
+  if (final && r->run->progress)
+    r->run->progress(r->run->progress_user, atomic_load(&r->j->done), r->j->n);
+}
+
+/* ------------------------------------------------------------- run */
+
+void ferry_hash_files_options_default(ferry_hash_files_options *o) {
+  memset(o, 0, sizeof *o);
+  o->device = -1;
+}
+
+static int hash_all(job *j, int threads, int device, ferry_hash_files_report *info);
+
+int ferry_hash_files(const char *const *paths, size_t n, const ferry_hash_options *o,
+                     const ferry_hash_files_options *run, ferry_hash_result *res, int *status,
+                     char **errors, ferry_hash_files_report *info) {
+  ferry_hash_files_options run_def;
+  if (!run) {
+    ferry_hash_files_options_default(&run_def);
+    run = &run_def;
+  }
+  int threads = run->threads, device = run->device;
   ferry_hash_files_report local;
   if (!info)
     info = &local;
@@ -152,8 +236,9 @@ int ferry_hash_files(const char *const *paths, size_t n, const ferry_hash_option
   int rc = fy_hash_options_check(o);
   if (rc)
     return rc;
-  job j = {paths, n, o, 0, res, status, errors, NULL};
+  job j = {paths, n, o, 0, res, status, errors, NULL, 0};
   atomic_init(&j.next, 0);
+  atomic_init(&j.done, 0);
   for (size_t i = 0; i < n; i++) {
     memset(&res[i], 0, sizeof res[i]);
     status[i] = FERRY_OK;
@@ -167,10 +252,19 @@ int ferry_hash_files(const char *const *paths, size_t n, const ferry_hash_option
     threads = n ? (int)n : 1;
   if (!n)
     return FERRY_OK;
+  reporter rep;
+  reporter_start(&rep, &j, run);
+  rc = hash_all(&j, threads, device, info);
+  reporter_stop(&rep, rc == FERRY_OK);
+  return rc;
+}
+
+static int hash_all(job *j, int threads, int device, ferry_hash_files_report *info) {
+  const ferry_hash_options *o = j->o;
   if (device >= 0 && o->mode == FERRY_HASH_COMPATIBLE)
-    return compat_on_gpu(&j, device, threads);
+    return compat_on_gpu(j, device, threads);
   if (device < 0) {
-    run_threads(&j, threads, cpu_worker);
+    run_threads(j, threads, cpu_worker);
     return FERRY_OK;
   }
   /* fast mode on a GPU: the cores start at once, the engine joins them
@@ -178,14 +272,14 @@ int ferry_hash_files(const char *const *paths, size_t n, const ferry_hash_option
   pthread_t tid[MAX_THREADS];
   int started = 0;
   for (int t = 0; t < threads; t++)
-    started += pthread_create(&tid[started], NULL, cpu_worker, &j) == 0;
-  fy_engine_feed feed = {engine_claim, engine_path, engine_done, &j};
+    started += pthread_create(&tid[started], NULL, cpu_worker, j) == 0;
+  fy_engine_feed feed = {engine_claim, engine_path, engine_done, j};
   fy_hash_engine *e = NULL;
   if (fy_hash_engine_start(device, o, 0, &feed, &e) != FERRY_OK)
     snprintf(info->note, sizeof info->note, "the JPEG engine of cuda:%d is not used (%s)", device,
              ferry_last_error());
   if (!started)
-    cpu_worker(&j);
+    cpu_worker(j);
   for (int t = 0; t < started; t++)
     pthread_join(tid[t], NULL);
   if (e) {

@@ -84,6 +84,72 @@ static void test_fast_kind_sets(void) {
   CHECK(same == compared);
 }
 
+/* ferry_hash_files: each file's result or error in place, equal to
+ * ferry_hash_file; progress rises to the total; NULL options are the
+ * defaults; device without a GPU: compatible mode refuses, fast mode runs
+ * on the CPU with a note. */
+struct progress_seen {
+  size_t calls, last, total;
+  int backwards;
+};
+
+static void on_progress(void *user, size_t done, size_t total) {
+  struct progress_seen *p = user;
+  __atomic_fetch_add(&p->calls, 1, __ATOMIC_RELAXED);
+  if (done < p->last)
+    p->backwards = 1;
+  p->last = done;
+  p->total = total;
+}
+
+static void test_hash_files(void) {
+  const char *names[] = {"rgb420.jpg", "missing.jpg", "rgb.png", "progressive.jpg", "lossy.webp"};
+  enum { N = 5 };
+  char paths[N][4096];
+  const char *pv[N];
+  for (int i = 0; i < N; i++) {
+    snprintf(paths[i], sizeof paths[i], "%s/hash/%s", check_fixtures(), names[i]);
+    pv[i] = paths[i];
+  }
+  ferry_hash_result res[N];
+  int status[N];
+  char *errors[N];
+  struct progress_seen seen = {0, 0, 0, 0};
+  ferry_hash_files_options run;
+  ferry_hash_files_options_default(&run);
+  run.threads = 2;
+  run.progress = on_progress;
+  run.progress_user = &seen;
+  ferry_hash_files_report rep;
+  CHECK(ferry_hash_files(pv, N, NULL, &run, res, status, errors, &rep) == FERRY_OK);
+  ferry_hasher *h = make(FERRY_HASH_FAST, 8);
+  for (int i = 0; i < N; i++) {
+    ferry_hash_result one;
+    int rc = ferry_hash_file(h, pv[i], &one);
+    CHECK_MSG(rc == status[i], "%s: %d against %d", names[i], status[i], rc);
+    if (rc) {
+      CHECK(errors[i] && strstr(errors[i], names[i]));
+    } else {
+      CHECK(!errors[i] && res[i].width == one.width && res[i].kinds == one.kinds);
+      for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
+        CHECK(ferry_hash_distance(&res[i].hash[k], &one.hash[k]) == 0);
+    }
+    free(errors[i]);
+  }
+  ferry_hasher_free(h);
+  CHECK(seen.calls >= 1 && seen.last == N && seen.total == N && !seen.backwards);
+  CHECK(rep.note[0] == 0 && rep.engine_files == 0);
+  /* defaults everywhere; nothing to do */
+  CHECK(ferry_hash_files(pv, 1, NULL, NULL, res, status, errors, NULL) == FERRY_OK &&
+        status[0] == FERRY_OK);
+  CHECK(ferry_hash_files(NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL) == FERRY_OK);
+  CHECK(ferry_hash_files(NULL, 2, NULL, NULL, res, status, errors, NULL) == FERRY_EINVAL);
+  ferry_hash_options bad;
+  ferry_hash_options_default(&bad);
+  bad.hash_size = 7;
+  CHECK(ferry_hash_files(pv, 1, &bad, NULL, res, status, errors, NULL) == FERRY_EINVAL);
+}
+
 /* A gray image whose brightness rises to the right: every horizontal
  * difference is positive, every vertical one zero. */
 static void test_crafted(void) {
@@ -218,6 +284,7 @@ static void test_bad_input(void) {
 int main(void) {
   test_fast_vs_compat();
   test_fast_kind_sets();
+  test_hash_files();
   test_crafted();
   test_options();
   test_bad_input();
