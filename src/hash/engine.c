@@ -24,7 +24,7 @@
 #define MAX_CHUNK 64
 #define DEFAULT_CHUNK 16
 #define DEFAULT_THREADS 3
-#define GROUP_BYTES ((size_t)512 << 20) /* decoded luma per engine call */
+#define GROUP_BYTES ((size_t)512 << 20) /* decoded pixels per engine call */
 
 struct fy_hash_engine;
 
@@ -101,7 +101,8 @@ static int engine_wants(struct fy_hash_engine *e, int engine, chunk *c, size_t k
   if (!fy_gpu_jpeg_check(e->gpu, engine, d, n, &c->w[k], &c->h[k])) /* 3 components */
     return 0;
   uint64_t px = (uint64_t)c->w[k] * (uint64_t)c->h[k];
-  return px > 0 && px <= GROUP_BYTES && (!e->o.max_pixels || px <= e->o.max_pixels);
+  size_t bpp = e->rgb ? 3 : 1;
+  return px > 0 && px * bpp <= GROUP_BYTES && (!e->o.max_pixels || px <= e->o.max_pixels);
 }
 
 typedef struct devbuf {
@@ -215,12 +216,13 @@ static void *engine_main(void *arg) {
       }
     }
     add_time(e, &e->t_read, t0);
+    size_t bpp = e->rgb ? 3 : 1;
     for (int i = 0; i < m;) { /* groups that fit the device buffer */
       int j = i;
       size_t bytes = 0;
       while (j < m &&
-             (j == i || bytes + aligned((size_t)c->w[sel[j]] * c->h[sel[j]]) <= GROUP_BYTES))
-        bytes += aligned((size_t)c->w[sel[j]] * c->h[sel[j]]), j++;
+             (j == i || bytes + aligned((size_t)c->w[sel[j]] * c->h[sel[j]] * bpp) <= GROUP_BYTES))
+        bytes += aligned((size_t)c->w[sel[j]] * c->h[sel[j]] * bpp), j++;
       run_group(e, t->index, gh, gc, &buf, h, hrc, c, sel + i, j - i);
       i = j;
     }
