@@ -582,6 +582,8 @@ typedef struct ferry_index_stats {
   size_t removed; /* entries under the roots whose file is gone */
   size_t kept;    /* entries outside the roots, left as they were */
   double seconds;
+  size_t engine_files; /* of those hashed, decoded by the GPU's JPEG engine
+                          (fast mode with options->device >= 0) */
 } ferry_index_stats;
 
 /* Creates or updates the catalog `index_path` for the files under `roots`

@@ -329,12 +329,15 @@ int cmd_hash(int argc, char **argv) {
     fprintf(stderr, "%sferry hash: %s\n", tty && !a.quiet ? "\n" : "", ferry_last_error());
     return CLI_FAIL;
   }
+  char engine_note[64] = "";
+  if (a.idx.device >= 0 && a.idx.hash.mode == FERRY_HASH_FAST)
+    snprintf(engine_note, sizeof engine_note, ", %zu of them by the JPEG engine", st.engine_files);
   if (!a.quiet)
     fprintf(stderr,
-            "ferry hash: %s: %zu files (%zu hashed, %zu unchanged, %zu resumed, %zu failed, "
+            "ferry hash: %s: %zu files (%zu hashed%s, %zu unchanged, %zu resumed, %zu failed, "
             "%zu removed, %zu kept from other folders) in %.1f s\n",
-            a.out, st.files, st.hashed, st.reused, st.resumed, st.failed, st.removed, st.kept,
-            st.seconds);
+            a.out, st.files, st.hashed, engine_note, st.reused, st.resumed, st.failed, st.removed,
+            st.kept, st.seconds);
   if (st.files == 0 && st.kept == 0) {
     fprintf(stderr, "ferry hash: no image files found\n");
     return CLI_FAIL;

@@ -144,6 +144,16 @@ static void engine_done(void *user, size_t k, int status, const ferry_hash_resul
   finished(r, k, 1);
 }
 
+/* The JPEG engine's threads on the run's counter, or NULL with a note. */
+static fy_hash_engine *start_engine(run *r, const ferry_index_options *o) {
+  fy_engine_feed feed = {engine_claim, engine_path, engine_done, r};
+  fy_hash_engine *e = NULL;
+  if (fy_hash_engine_start(o->device, &o->hash, 0, &feed, &e) != FERRY_OK)
+    fprintf(stderr, "ferry: the JPEG engine of cuda:%d is not used (%s): hashing on the CPU\n",
+            o->device, ferry_last_error());
+  return e;
+}
+
 /* GPU: compatible mode's decode here, the pixels to the queue (copied).
  * FERRY_OK when slot k went to the GPU, else its outcome is in hr. */
 static int gpu_submit(run *r, fy_hash_ctx *c, size_t k, const char *path, ferry_hash_result *hr) {
@@ -257,6 +267,9 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
   }
   pthread_mutex_init(&r.mu, NULL);
   pthread_cond_init(&r.cv, NULL);
+  int engine_wanted = o->device >= 0 && !compat && ntodo;
+  int engine_first = getenv("FERRY_HASH_ENGINE_FIRST") != NULL;
+  fy_hash_engine *engine = engine_wanted && engine_first ? start_engine(&r, o) : NULL;
   pthread_t *tid = calloc((size_t)threads, sizeof *tid);
   int started = 0;
   for (int i = 0; tid && i < threads; i++) {
@@ -273,13 +286,10 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
         fy_gpu_hash_queue_producer_done(r.gpu);
     }
   }
-  fy_hash_engine *engine = NULL; /* started beside the running workers */
-  if (o->device >= 0 && !compat && ntodo) {
-    fy_engine_feed feed = {engine_claim, engine_path, engine_done, &r};
-    if (fy_hash_engine_start(o->device, &o->hash, 0, &feed, &engine) != FERRY_OK)
-      fprintf(stderr, "ferry: the JPEG engine of cuda:%d is not used (%s): hashing on the CPU\n",
-              o->device, ferry_last_error());
-  }
+  /* the engine joins the running workers once the GPU is up (or starts
+   * first: FERRY_HASH_ENGINE_FIRST, for tests) */
+  if (engine_wanted && !engine_first)
+    engine = start_engine(&r, o);
   if (!started) { /* no thread at all: do it here, as the GPU queue's only producer */
     for (int i = 0; r.gpu && i < threads; i++)
       fy_gpu_hash_queue_producer_done(r.gpu);
@@ -339,7 +349,9 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
   for (int i = 0; i < started; i++)
     pthread_join(tid[i], NULL);
   free(tid);
-  fy_hash_engine_finish(engine, NULL); /* every file it claimed was answered */
+  fy_engine_stats es = {0, 0, 0};
+  fy_hash_engine_finish(engine, &es); /* every file it claimed was answered */
+  st->engine_files += es.engine;
   if (r.gpu) /* every image submitted was answered: its errors are in the entries */
     (void)fy_gpu_hash_queue_finish(r.gpu, NULL);
   for (size_t k = 0; k < ntodo; k++)

@@ -259,6 +259,15 @@ int ferry_hash_files(const char *const *paths, size_t n, const ferry_hash_option
   return rc;
 }
 
+static fy_hash_engine *start_engine(job *j, int device, ferry_hash_files_report *info) {
+  fy_engine_feed feed = {engine_claim, engine_path, engine_done, j};
+  fy_hash_engine *e = NULL;
+  if (fy_hash_engine_start(device, j->o, 0, &feed, &e) != FERRY_OK)
+    snprintf(info->note, sizeof info->note, "the JPEG engine of cuda:%d is not used (%s)", device,
+             ferry_last_error());
+  return e;
+}
+
 static int hash_all(job *j, int threads, int device, ferry_hash_files_report *info) {
   const ferry_hash_options *o = j->o;
   if (device >= 0 && o->mode == FERRY_HASH_COMPATIBLE)
@@ -268,16 +277,16 @@ static int hash_all(job *j, int threads, int device, ferry_hash_files_report *in
     return FERRY_OK;
   }
   /* fast mode on a GPU: the cores start at once, the engine joins them
-   * when the GPU is up (a fraction of a second) */
+   * when the GPU is up (a fraction of a second), or starts first
+   * (FERRY_HASH_ENGINE_FIRST, for tests) */
+  int first = getenv("FERRY_HASH_ENGINE_FIRST") != NULL;
+  fy_hash_engine *e = first ? start_engine(j, device, info) : NULL;
   pthread_t tid[MAX_THREADS];
   int started = 0;
   for (int t = 0; t < threads; t++)
     started += pthread_create(&tid[started], NULL, cpu_worker, j) == 0;
-  fy_engine_feed feed = {engine_claim, engine_path, engine_done, j};
-  fy_hash_engine *e = NULL;
-  if (fy_hash_engine_start(device, o, 0, &feed, &e) != FERRY_OK)
-    snprintf(info->note, sizeof info->note, "the JPEG engine of cuda:%d is not used (%s)", device,
-             ferry_last_error());
+  if (!first)
+    e = start_engine(j, device, info);
   if (!started)
     cpu_worker(j);
   for (int t = 0; t < started; t++)

@@ -69,7 +69,7 @@ static int test_dirs(const char **dirs, char buf[3][4096]) {
 
 /* Catalogs of dir with device 0 and on the CPU; `same` asks for identical
  * exports (the engine not in use), else equal file and failure counts. */
-static void catalogs(const char *dir, unsigned kinds, int same, const char *what) {
+static void catalogs(const char *dir, unsigned kinds, int same, const char *what, int want_engine) {
   char tmp[] = "/tmp/ferry-engcat-XXXXXX", g[256], c[256], gc[256], cc[256];
   if (!mkdtemp(tmp)) {
     SKIP("%s: no temporary directory", what);
@@ -88,10 +88,13 @@ static void catalogs(const char *dir, unsigned kinds, int same, const char *what
             ferry_last_error());
   char *a = export_csv(g, gc), *b = export_csv(c, cc);
   int identical = a && b && !strcmp(a, b);
-  printf("  %s: %zu files, %zu failed (CPU: %zu, %zu failed); export %s the CPU's; "
-         "again: %zu hashed, %zu unchanged\n",
-         what, gs.files, gs.failed, cs.files, cs.failed,
+  printf("  %s: %zu files, %zu failed, %zu by the engine (CPU: %zu, %zu failed); export %s the "
+         "CPU's; again: %zu hashed, %zu unchanged\n",
+         what, gs.files, gs.failed, gs.engine_files, cs.files, cs.failed,
          identical ? "identical to" : "differs from", again.hashed, again.reused);
+  CHECK(cs.engine_files == 0 && again.engine_files == 0);
+  if (want_engine) /* the engine started first: it claimed the first chunks */
+    CHECK_MSG(gs.engine_files > 0, "%s", what);
   CHECK(gs.files > 0 && gs.files == cs.files && gs.failed == cs.failed);
   CHECK(gs.hashed == gs.files && again.hashed == 0 && again.reused == gs.files);
   if (same)
@@ -329,7 +332,7 @@ static void color_counts(list *files) {
 
 /* ------------------------------------------------------------- CLI */
 
-static void cli(const char *dir) {
+static void cli(const char *dir, int want_engine) {
   const char *bin = getenv("FERRY_BIN");
   if (!bin) {
     SKIP("ferry hash --device cuda --mode fast: FERRY_BIN not set");
@@ -365,12 +368,13 @@ static void cli(const char *dir) {
   }
   const char *line = err ? strstr(err, "the JPEG engine decoded ") : NULL;
   long engine = line ? strtol(line + strlen("the JPEG engine decoded "), NULL, 10) : -1;
-  printf("  ferry hash --device cuda --mode fast %s: exit %d (CPU %d), %zu rows, %zu as the "
+  printf("  ferry hash --device cuda --mode fast %s%s: exit %d (CPU %d), %zu rows, %zu as the "
          "CPU's; engine decoded %ld\n",
-         dir, rc_g, rc_c, rows, same, engine);
+         dir, want_engine ? " (engine first)" : "", rc_g, rc_c, rows, same, engine);
   /* how many the engine took depends on timing (the cores start first and
-   * may finish a small directory before the GPU is up): only reported */
-  CHECK(rc_g == rc_c && rows > 1 && same == rows && engine >= 0);
+   * may finish a small directory before the GPU is up), unless it starts
+   * first */
+  CHECK(rc_g == rc_c && rows > 1 && same == rows && engine >= (want_engine ? 1 : 0));
   free(a), free(b), free(err);
   unlink(out_c), unlink(out_g), unlink(err_g);
   rmdir(tmp);
@@ -388,7 +392,7 @@ int main(void) {
   printf("test_hash_engine: fast-mode hashing with the GPU's JPEG engine\n");
   /* every hash, colorhash included: without a GPU the CPU does it all, bit
    * for bit; with one the engine takes part */
-  catalogs(small, FERRY_HASH_ALL, !gpu, "fast catalog, device 0, every hash");
+  catalogs(small, FERRY_HASH_ALL, !gpu, "fast catalog, device 0, every hash", 0);
   if (!gpu) {
     ferry_hash_options o;
     ferry_hash_options_default(&o);
@@ -397,7 +401,7 @@ int main(void) {
     fy_hash_engine *e = (fy_hash_engine *)1;
     CHECK(fy_hash_engine_start(0, &o, 0, &fd, &e) != FERRY_OK && e == NULL &&
           ferry_last_error()[0]);
-    catalogs(small, GPU_KINDS, 1, "fast catalog, device 0, no GPU");
+    catalogs(small, GPU_KINDS, 1, "fast catalog, device 0, no GPU", 0);
     SKIP("test_hash_engine GPU parts: %s", why);
     return check_done();
   }
@@ -409,11 +413,17 @@ int main(void) {
   engine_alone(&files, 16, GPU_KINDS);
   engine_alone(&files, 8, FERRY_HASH_ALL);
   list_free(&files);
-  cli(dirs[0]);
+  cli(dirs[0], 0);
+  /* the engine first (a test knob): it takes the first chunks, so the
+   * catalog and CSV paths surely see its results */
+  setenv("FERRY_HASH_ENGINE_FIRST", "1", 1);
+  cli(dirs[0], 1);
   for (int i = 0; i < nd; i++) {
     char what[4200];
-    snprintf(what, sizeof what, "fast catalog of %s with the engine", dirs[i]);
-    catalogs(dirs[i], GPU_KINDS, 0, what);
+    snprintf(what, sizeof what, "fast catalog of %s, engine first", dirs[i]);
+    catalogs(dirs[i], GPU_KINDS, 0, what,
+             strstr(dirs[i], "/photos") || strstr(dirs[i], "/hires") || strstr(dirs[i], "sample"));
   }
+  unsetenv("FERRY_HASH_ENGINE_FIRST");
   return check_done();
 }
