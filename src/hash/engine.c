@@ -42,6 +42,8 @@ struct fy_hash_engine {
   fy_gpu *gpu;
   engine_thread t[MAX_THREADS];
   pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int first_claims; /* threads past their first claim */
   fy_engine_stats stats;
   int warned, rgb;
   double t_read, t_decode, t_hash, t_cpu; /* seconds, all threads (FERRY_HASH_STATS) */
@@ -188,17 +190,29 @@ static void *engine_main(void *arg) {
   struct fy_hash_engine *e = t->e;
   ferry_hasher *h = NULL;
   fy_gpu_hasher *gh = NULL;
-  int hrc = ferry_hasher_new(&e->o, &h);
   fy_gpu_colorer *gc = NULL;
-  int grc = fy_gpu_hasher_new(e->device, &gh);
-  if (!grc && (e->o.kinds & FERRY_HASH_MASK(FERRY_HASH_COLORHASH)))
-    grc = fy_gpu_colorer_new(e->device, &gc);
-  if (grc)
-    warn_once(e, ferry_last_error());
+  int hrc = ferry_hasher_new(&e->o, &h), grc = -1; /* GPU contexts: after the first claim */
   chunk *c = calloc(1, sizeof *c);
   devbuf buf = {NULL, 0};
   size_t sel[MAX_CHUNK];
-  while (c && (c->n = e->feed.claim(e->feed.user, (size_t)e->chunk, c->ids)) > 0) {
+  for (int first = 1;; first = 0) {
+    size_t got = c ? e->feed.claim(e->feed.user, (size_t)e->chunk, c->ids) : 0;
+    if (first) { /* fy_hash_engine_start may wait for every thread's first claim */
+      pthread_mutex_lock(&e->mu);
+      e->first_claims++;
+      pthread_cond_broadcast(&e->cv);
+      pthread_mutex_unlock(&e->mu);
+    }
+    if (!got)
+      break;
+    c->n = got;
+    if (grc < 0) {
+      grc = fy_gpu_hasher_new(e->device, &gh);
+      if (!grc && (e->o.kinds & FERRY_HASH_MASK(FERRY_HASH_COLORHASH)))
+        grc = fy_gpu_colorer_new(e->device, &gc);
+      if (grc)
+        warn_once(e, ferry_last_error());
+    }
     int m = 0;
     double t0 = fy_now();
     for (size_t k = 0; k < c->n; k++) {
@@ -297,16 +311,26 @@ int fy_hash_engine_start(int device, const ferry_hash_options *o, int threads,
     return rc;
   }
   pthread_mutex_init(&e->mu, NULL);
+  pthread_cond_init(&e->cv, NULL);
   for (int i = 0; i < threads; i++) {
     e->t[i] = (engine_thread){e, i, 0, 0};
     e->t[i].started = pthread_create(&e->t[i].tid, NULL, engine_main, &e->t[i]) == 0;
     e->nthreads += e->t[i].started;
   }
   if (!e->nthreads) {
+    pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->mu);
     fy_gpu_close(e->gpu);
     free(e);
     return fy_error(FERRY_ENOMEM, "cannot start a JPEG engine thread");
+  }
+  /* FERRY_HASH_ENGINE_FIRST (tests): the caller's CPU threads start only
+   * once every engine thread holds its first chunk */
+  if (getenv("FERRY_HASH_ENGINE_FIRST")) {
+    pthread_mutex_lock(&e->mu);
+    while (e->first_claims < e->nthreads)
+      pthread_cond_wait(&e->cv, &e->mu);
+    pthread_mutex_unlock(&e->mu);
   }
   *out = e;
   return FERRY_OK;
@@ -321,6 +345,7 @@ void fy_hash_engine_finish(fy_hash_engine *e, fy_engine_stats *stats) {
   double t_run = fy_now() - e->t_start, t0 = fy_now();
   if (stats)
     *stats = e->stats;
+  pthread_cond_destroy(&e->cv);
   pthread_mutex_destroy(&e->mu);
   fy_gpu_close(e->gpu);
   if (getenv("FERRY_HASH_STATS"))
