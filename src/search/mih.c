@@ -135,7 +135,8 @@ typedef struct probe_ctx {
   int count_only;
 } probe_ctx;
 
-#if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && !defined(__clang__)
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__GNUC__) && !defined(__clang__) &&       \
+    !defined(FERRY_NO_CLONES)
 #define FY_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
 #else
 #define FY_POPCNT_CLONES
