@@ -43,10 +43,18 @@ def main():
               file=sys.stderr)
         return 1
     t0 = time.perf_counter()
+
+    def progress(done: int, total: int) -> None:
+        if sys.stderr.isatty():  # a line that rewrites itself, on a terminal only
+            rate = done / max(time.perf_counter() - t0, 1e-9)
+            end = "\n" if done == total else ""
+            print(f"\rdedup: {done}/{total} files hashed ({rate:.0f}/s)", end=end,
+                  file=sys.stderr, flush=True)
+
     try:
         groups = ferry.find_duplicates(args.roots, args.kind, args.threshold, mode=args.mode,
                                        hash_size=args.hash_size, workers=args.workers,
-                                       details=True, device=args.device)
+                                       details=True, device=args.device, progress=progress)
     except ferry.Error as e:
         print(f"dedup: {e}", file=sys.stderr)
         return 1

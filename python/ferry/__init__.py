@@ -34,7 +34,8 @@ import re
 import sys
 import threading
 import warnings
-from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import (Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple,
+                    Union)
 
 from . import _ferry
 from ._ferry import (  # noqa: F401  (re-exported)
@@ -888,7 +889,8 @@ def _is_pixels(obj: Any) -> bool:
 def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = "fast",
          hash_size: int = 8, colorhash_bits: int = 3, workers: Optional[int] = None,
          on_error: str = "raise", max_pixels: Optional[int] = None,
-         max_bytes: Optional[int] = None, device: Any = None) -> Any:
+         max_bytes: Optional[int] = None, device: Any = None,
+         progress: Optional[Callable[[int, int], Any]] = None) -> Any:
     """Perceptual hashes of images, as imagehash 4.3 computes them.
 
     source: an image file path, image bytes, uint8 pixels ([H, W] or
@@ -909,6 +911,8 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
       JPEGs beside the cores (hashes within a few bits of the CPU's, see
       docs/DEDUP.md). Without a usable GPU, compatible mode raises and fast
       mode runs on the cores with a warning.
+    progress: for a list of paths, called as progress(done, total) about ten
+      times a second from a hashing thread, and once at the end.
     """
     if not _ferry.HAVE_HASH:  # pragma: no cover - built without src/hash
         raise UnsupportedError("this ferry was built without perceptual hashes")
@@ -952,7 +956,7 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
         items, _engine, note = _ferry.hash_files(
             [os.fspath(x) for x in source], mode=_choice(_MODES, mode, "mode"), kinds=mask,
             hash_size=int(hash_size), colorhash_bits=int(colorhash_bits), max_pixels=max_pixels,
-            max_bytes=max_bytes, threads=threads, device=dev)
+            max_bytes=max_bytes, threads=threads, device=dev, progress=progress)
         if note:
             import warnings
             warnings.warn(f"ferry.hash: {note}: hashing on the CPU", RuntimeWarning, stacklevel=2)
@@ -1005,7 +1009,8 @@ def _image_files(roots: Sequence[PathLike], recursive: bool) -> List[str]:
 def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "phash",
                     threshold: int = 8, *, mode: str = "fast", hash_size: int = 8,
                     workers: Optional[int] = None, recursive: bool = True,
-                    details: bool = False, device: Any = None) -> List[Any]:
+                    details: bool = False, device: Any = None,
+                    progress: Optional[Callable[[int, int], Any]] = None) -> List[Any]:
     """Groups of near-duplicate images: files whose `kind` hashes are within
     `threshold` bits of each other, transitively (union-find over the pairs).
 
@@ -1016,6 +1021,7 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     order of their first path. With details=True each group is a list of
     (path, width, height, distance to the keeper) instead.
     device: where the files are hashed, as for ferry.hash (None: the cores).
+    progress: called as progress(done, total) while the files are hashed.
     """
     if not (_ferry.HAVE_HASH and _ferry.HAVE_SEARCH):  # pragma: no cover
         raise UnsupportedError("this ferry was built without hashing and Hamming search")
@@ -1029,7 +1035,7 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     if files:  # one C call: every core (and the GPU with device), the GIL released
         items, _engine, note = _ferry.hash_files(
             files, mode=_choice(_MODES, mode, "mode"), kinds=mask, hash_size=int(hash_size),
-            threads=threads, device=_device_index(device))
+            threads=threads, device=_device_index(device), progress=progress)
         if note:
             import warnings
             warnings.warn(f"ferry.find_duplicates: {note}: hashing on the CPU", RuntimeWarning,

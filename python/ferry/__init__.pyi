@@ -1,6 +1,6 @@
 """Type stubs of the ferry package (see __init__.py for the documentation)."""
 import os
-from typing import (Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union,
+from typing import (Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union,
                     overload)
 
 from ._ferry import (CorruptError as CorruptError, EmptySourceError as EmptySourceError,
@@ -111,14 +111,15 @@ def probe(path: _Path) -> Dict[str, Any]: ...
 def hash(source: Any, kind: str = "phash", *, mode: str = "fast", hash_size: int = 8,
          colorhash_bits: int = 3, workers: Optional[int] = None, on_error: str = "raise",
          max_pixels: Optional[int] = None, max_bytes: Optional[int] = None,
-         device: Any = None) -> Any: ...
+         device: Any = None, progress: Optional[Callable[[int, int], Any]] = None) -> Any: ...
 @overload
 def hash(source: Any, kind: Sequence[str], *, mode: str = "fast", hash_size: int = 8,
          colorhash_bits: int = 3, workers: Optional[int] = None, on_error: str = "raise",
          max_pixels: Optional[int] = None, max_bytes: Optional[int] = None,
-         device: Any = None) -> Any: ...
+         device: Any = None, progress: Optional[Callable[[int, int], Any]] = None) -> Any: ...
 def hash_distance(a: str, b: str) -> int: ...
 def find_duplicates(source: Union[_Path, Sequence[_Path]], kind: str = "phash",
                     threshold: int = 8, *, mode: str = "fast", hash_size: int = 8,
                     workers: Optional[int] = None, recursive: bool = True,
-                    details: bool = False, device: Any = None) -> List[Any]: ...
+                    details: bool = False, device: Any = None,
+                    progress: Optional[Callable[[int, int], Any]] = None) -> List[Any]: ...

@@ -1531,18 +1531,35 @@ static PyObject *py_hash_kind_parse(PyObject *mod, PyObject *arg) {
  * max_bytes, threads, device): ferry_hash_files with the GIL released.
  * Returns (items, engine_files, note): an item is hash_result's tuple, or
  * the ferry.Error instance of a file that failed (not raised). */
+/* progress(done, total) from ferry_hash_files' reporter thread (or the
+ * calling thread at the end), with the GIL taken; an exception in it is
+ * reported as unraisable and the run goes on. */
+static void py_progress(void *user, size_t done, size_t total) {
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *r = PyObject_CallFunction((PyObject *)user, "nn", (Py_ssize_t)done, (Py_ssize_t)total);
+  if (!r)
+    PyErr_WriteUnraisable((PyObject *)user);
+  Py_XDECREF(r);
+  PyGILState_Release(g);
+}
+
 static PyObject *py_hash_files(PyObject *mod, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"paths",      "mode",      "kinds",   "hash_size", "colorhash_bits",
-                           "max_pixels", "max_bytes", "threads", "device",    NULL};
+  static char *kwlist[] = {"paths",          "mode",       "kinds",     "hash_size",
+                           "colorhash_bits", "max_pixels", "max_bytes", "threads",
+                           "device",         "progress",   NULL};
   ferry_hash_options o;
   ferry_hash_options_default(&o);
   int mode = o.mode, threads = 0, device = -1;
   unsigned kinds = o.kinds;
-  PyObject *seq = NULL, *max_pixels = Py_None, *max_bytes = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$iIiiOOii:hash_files", kwlist, &seq, &mode,
+  PyObject *seq = NULL, *max_pixels = Py_None, *max_bytes = Py_None, *progress = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$iIiiOOiiO:hash_files", kwlist, &seq, &mode,
                                    &kinds, &o.hash_size, &o.colorhash_bits, &max_pixels, &max_bytes,
-                                   &threads, &device))
+                                   &threads, &device, &progress))
     return NULL;
+  if (progress != Py_None && !PyCallable_Check(progress)) {
+    PyErr_SetString(InvalidArgument, "hash_files: progress must be callable(done, total) or None");
+    return NULL;
+  }
   if (finish_hash_options(&o, mode, kinds, max_pixels, max_bytes) < 0)
     return NULL;
   PyObject *fast = PySequence_Fast(seq, "hash_files: paths must be a sequence");
@@ -1569,6 +1586,10 @@ static PyObject *py_hash_files(PyObject *mod, PyObject *args, PyObject *kwargs) 
   ferry_hash_files_options_default(&run);
   run.threads = threads;
   run.device = device;
+  if (progress != Py_None) {
+    run.progress = py_progress;
+    run.progress_user = progress; /* borrowed: the call holds a reference */
+  }
   int rc;
   char msg[1024] = "";
   Py_BEGIN_ALLOW_THREADS rc =

@@ -94,6 +94,14 @@ def test_path_lists_take_one_c_call(photos, sample):
     assert ferry.hash([pathlib.Path(p) for p in photos[:2]], "dhash") == [
         o["dhash"] for o in one[:2]]
     assert ferry.hash([], "phash") == []
+    seen = []
+    assert ferry.hash(photos[:10], "phash", workers=2,
+                      progress=lambda done, total: seen.append((done, total))) == [
+        o["phash"] for o in one]
+    assert seen and seen[-1] == (10, 10) and all(t == 10 for _, t in seen)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+    with pytest.raises(ferry.InvalidArgument, match="progress"):
+        ferry.hash(photos[:2], progress=3)
     with pytest.raises(ferry.InvalidArgument, match="list of file paths"):
         ferry.hash(b"\xff\xd8", device="cuda")
 
