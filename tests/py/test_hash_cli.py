@@ -88,6 +88,21 @@ def test_bad_files_reported_run_goes_on(pics):
     assert r.returncode == 1 and "no image files" in r.stderr
 
 
+def test_device_cuda_fast_without_a_gpu(pics):
+    """--device cuda --mode fast: without a usable GPU the cores hash alone,
+    with the same rows as the CPU run and a note saying why; --device cuda
+    alone (compatible mode) refuses. Progress goes to a terminal only."""
+    cpu = ferry("hash", pics, "--mode", "fast")
+    gpu = ferry("hash", pics, "--device", "cuda", "--mode", "fast")
+    if "is not used" not in gpu.stderr:
+        pytest.skip("a GPU with a JPEG engine answers here (tests/unit/test_hash_engine.c)")
+    assert gpu.returncode == cpu.returncode == 3 and gpu.stdout == cpu.stdout
+    assert "JPEG engine of cuda:0 is not used" in gpu.stderr
+    assert "\r" not in cpu.stderr and "files (" not in cpu.stderr  # no progress in a pipe
+    r = ferry("hash", pics, "--device", "cuda")
+    assert r.returncode == 1 and "cannot hash on GPU cuda:0" in r.stderr
+
+
 def test_catalog_incremental_and_export(pics, tmp_path):
     cat = tmp_path / "c.fidx"
     r = ferry("hash", pics, "-o", cat)
