@@ -273,6 +273,8 @@ typedef struct ferry_stats {
   uint64_t images, skipped, batches;
   uint64_t gpu_decoded; /* images decoded by the GPU's JPEG engine */
   uint64_t cached;      /* images served from the memory cache */
+  double idle_s;        /* summed over workers: time with no sample to claim (the ring
+                           full, the consumer holding batches, or between epochs) */
 } ferry_stats;
 
 int ferry_loader_open(const ferry_loader_options *options, ferry_loader **loader);

@@ -88,8 +88,8 @@ static void report(int epoch, const ferry_stats *d, double secs, int workers) {
          (unsigned long long)d->images, (unsigned long long)d->skipped,
          (unsigned long long)d->batches, secs, secs > 0 ? d->images / secs : 0.0);
   printf("  per image (summed over %d workers): read %.3f ms, decode %.3f ms, "
-         "transform %.3f ms; consumer waited %.2f s\n",
-         workers, d->read_s * per, d->decode_s * per, d->transform_s * per, d->wait_s);
+         "transform %.3f ms; consumer waited %.2f s, workers idle %.2f s (summed)\n",
+         workers, d->read_s * per, d->decode_s * per, d->transform_s * per, d->wait_s, d->idle_s);
   if (d->cached)
     printf("  %llu of %llu images served from the memory cache\n", (unsigned long long)d->cached,
            (unsigned long long)d->images);
@@ -104,6 +104,7 @@ static void diff_stats(const ferry_stats *a, const ferry_stats *b, ferry_stats *
   d->decode_s = a->decode_s - b->decode_s;
   d->transform_s = a->transform_s - b->transform_s;
   d->wait_s = a->wait_s - b->wait_s;
+  d->idle_s = a->idle_s - b->idle_s;
   d->images = a->images - b->images;
   d->skipped = a->skipped - b->skipped;
   d->batches = a->batches - b->batches;

@@ -609,7 +609,8 @@ class Loader(_Closable):
 
     def stats(self) -> dict:
         """Seconds per stage summed over workers (read_s, decode_s,
-        transform_s), the consumer's wait_s, and counters."""
+        transform_s), the consumer's wait_s, the workers' idle_s (nothing to
+        claim: the ring full or between epochs), and counters."""
         return self._live_core().stats()
 
     # ------------------------------------------------------------ closing

@@ -96,7 +96,9 @@ int64_t fy_claim_chunk(ferry_loader *L, slot **out, int max, int *n) {
         return pos;
       }
     }
+    double t0 = fy_now();
     pthread_cond_wait(&L->work_cv, &L->mu);
+    L->stats.idle_s += fy_now() - t0;
   }
 }
 

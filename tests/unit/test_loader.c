@@ -75,6 +75,33 @@ static void test_counts_and_skip(void) {
   ferry_loader_close(L);
 }
 
+/* A consumer that holds each batch 40 ms while the workers could go on:
+ * with a ring of 2 the workers run out of samples to claim (at the latest
+ * once the epoch's last samples are claimed, while the consumer still holds
+ * the last batches: 3 workers x 80 ms), and that time shows in idle_s. */
+static void test_idle_time(void) {
+  ferry_loader_options o;
+  base_opts(&o);
+  o.prefetch = 2;
+  o.on_skip = NULL;
+  ferry_loader *L;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  CHECK(ferry_loader_start_epoch(L, 0) == FERRY_OK);
+  ferry_batch *b;
+  int batches = 0;
+  while (ferry_loader_next(L, &b) == FERRY_OK) {
+    usleep(40000);
+    ferry_loader_release(L, b);
+    batches++;
+  }
+  ferry_stats st;
+  ferry_loader_get_stats(L, &st);
+  printf("idle: %d batches held 40 ms each, workers idle %.3f s, consumer waited %.3f s\n",
+         batches, st.idle_s, st.wait_s);
+  CHECK_MSG(batches == 7 && st.idle_s > 0.1, "%d batches, idle %.3f s", batches, st.idle_s);
+  ferry_loader_close(L);
+}
+
 static void test_deterministic_across_threads(void) {
   size_t per = 3 * 48 * 40 * 4;
   uint8_t *a = malloc(64 * per), *b = malloc(64 * per);
@@ -363,6 +390,7 @@ static void test_list_file(void) {
 
 int main(void) {
   test_counts_and_skip();
+  test_idle_time();
   test_deterministic_across_threads();
   test_sharding();
   test_equals_direct_path();
