@@ -48,6 +48,8 @@ typedef struct fy_store_params {
   int normalize; /* out = (x / 255 - mean[c]) / std[c]; else out = x
                     (u8) or x / 255 (f16/f32) */
   float mean[3], std[3];
+  int stream; /* plain copies use streaming stores (the destination is a
+                 batch ring far larger than the caches) */
 } fy_store_params;
 
 /* Writes a w x h x c (c = 1 or 3) 8-bit interleaved image into `dst` as one

@@ -106,8 +106,16 @@ void fy_store(const uint8_t *src, int w, int h, int c, size_t sstride,
   /* Plain bytes in the same layout: rows are copied as they are. */
   if (params->dtype == FERRY_U8 && !params->normalize && !params->flip &&
       (params->layout == FERRY_LAYOUT_HWC || c == 1)) {
+    size_t row = (size_t)w * c;
+    if (sstride == row) { /* one block: e.g. a pack's sample */
+      if (params->stream)
+        fy_copy_stream(dst, src, row * h);
+      else
+        memcpy(dst, src, row * h);
+      return;
+    }
     for (int y = 0; y < h; y++)
-      memcpy((uint8_t *)dst + (size_t)y * w * c, src + (size_t)y * sstride, (size_t)w * c);
+      memcpy((uint8_t *)dst + (size_t)y * row, src + (size_t)y * sstride, row);
     return;
   }
   lut t;

@@ -162,7 +162,10 @@ static int cache_get(ferry_loader *L, int64_t idx, void *dst) {
   const uint8_t *c = L->cache ? __atomic_load_n(&L->cache[idx], __ATOMIC_ACQUIRE) : NULL;
   if (!c)
     return 0;
-  memcpy(dst, c, L->cache_item);
+  if ((L->gpu ? L->stage_store : L->store).stream)
+    fy_copy_stream(dst, c, L->cache_item);
+  else
+    memcpy(dst, c, L->cache_item);
   return 1;
 }
 
@@ -439,10 +442,16 @@ int ferry_loader_open(const ferry_loader_options *options, ferry_loader **out) {
                                0,
                                L->o.normalize,
                                {L->o.mean[0], L->o.mean[1], L->o.mean[2]},
-                               {L->o.std[0], L->o.std[1], L->o.std[2]}};
-  L->stage_store = (fy_store_params){FERRY_LAYOUT_HWC, FERRY_U8, 0, 0, {0, 0, 0}, {1, 1, 1}};
+                               {L->o.std[0], L->o.std[1], L->o.std[2]},
+                               0};
+  L->stage_store = (fy_store_params){FERRY_LAYOUT_HWC, FERRY_U8, 0, 0, {0, 0, 0}, {1, 1, 1}, 0};
   L->sample_bytes = (size_t)3 * L->o.width * L->o.height * ferry_dtype_size(L->o.dtype);
   L->nslots = L->o.prefetch;
+  /* A ring far larger than the caches is written with streaming stores
+   * where samples are plain copies (packs, the memory cache). */
+  size_t ring = (size_t)L->nslots * (size_t)L->o.batch_size;
+  L->store.stream = ring * L->sample_bytes >= FY_STREAM_MIN_BYTES;
+  L->stage_store.stream = ring * 3 * L->o.width * L->o.height >= FY_STREAM_MIN_BYTES;
   /* The ring's size is known from the options: refuse it before walking
    * the source. */
   rc = !L->source_path           ? FERRY_ENOMEM

@@ -118,7 +118,7 @@ static void test_store_vs_cpu(ferry_layout layout, ferry_dtype dtype, int normal
   uint8_t *gpu = malloc(2 * per), *cpu = malloc(2 * per);
   CHECK(fy_gpu_download(0, fy_gpu_output(g, 0), gpu, 2 * per) == FERRY_OK);
   fy_store_params sp = {
-      layout, dtype, 0, normalize, {0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}};
+      layout, dtype, 0, normalize, {0.485f, 0.456f, 0.406f}, {0.229f, 0.224f, 0.225f}, 0};
   double maxd = 0;
   for (int k = 0; k < 2; k++) {
     sp.flip = k;

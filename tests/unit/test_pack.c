@@ -4,6 +4,7 @@
  * (--store jpeg): close to the direct pipeline, much smaller than u8, the
  * same checks, random crops, errors naming shard and sample. */
 #include "check.h"
+#include "core/internal.h"
 #include "ferry.h"
 
 #include <stdlib.h>
@@ -21,6 +22,12 @@ static void quiet_skip(void *u, const char *p, int st, const char *m) {
 }
 
 static int load_exact; /* 1: no DCT scaling (the exact decode path) */
+static int load_big;   /* 1: a ring past FY_STREAM_MIN_BYTES (streaming copies) */
+
+/* Pack sample size: over 4 KiB, so that big rings copy with streaming
+ * stores. */
+#define PW 48
+#define PH 32
 
 /* Loads a whole epoch (no shuffle) as u8 HWC w x h; returns the count and
  * fills paths/pixels. */
@@ -29,7 +36,8 @@ static int load_all(const char *src, ferry_crop crop, int w, int h, char paths[6
   ferry_loader_options o;
   ferry_loader_options_default(&o);
   o.source = src;
-  o.batch_size = 7;
+  o.batch_size = load_big ? 64 : 7;
+  o.prefetch = load_big ? 64 : 3;
   o.width = w;
   o.height = h;
   o.crop = crop;
@@ -62,8 +70,8 @@ static int build(const char *out, int shard) {
   ferry_pack_options_default(&o);
   o.source = sample();
   o.output = out;
-  o.width = 40;
-  o.height = 32;
+  o.width = PW;
+  o.height = PH;
   o.shard_size = shard;
   o.workers = 2;
   return ferry_pack_build(&o);
@@ -73,10 +81,10 @@ static void test_round_trip(const char *dir) {
   CHECK_MSG(build(dir, 9) == FERRY_OK, "%s", ferry_last_error());
   CHECK(ferry_pack_verify(dir, NULL) == FERRY_OK);
   static char pa[64][512], pb[64][512];
-  size_t per = 40 * 32 * 3;
+  size_t per = PW * PH * 3;
   uint8_t *a = malloc(64 * per), *b = malloc(64 * per);
-  int na = load_all(dir, FERRY_CROP_CENTER, 40, 32, pa, a);
-  int nb = load_all(sample(), FERRY_CROP_CENTER, 40, 32, pb, b);
+  int na = load_all(dir, FERRY_CROP_CENTER, PW, PH, pa, a);
+  int nb = load_all(sample(), FERRY_CROP_CENTER, PW, PH, pb, b);
   CHECK_MSG(na == 48 && nb == 48, "pack %d, direct %d", na, nb);
   int same = 0;
   for (int i = 0; i < na; i++)
@@ -87,6 +95,14 @@ static void test_round_trip(const char *dir) {
       same += memcmp(a + i * per, b + j * per, per) == 0;
     }
   CHECK_MSG(same == 48, "%d of 48 samples identical to the direct pipeline", same);
+  /* A ring of 64 batches of 64 (18.9 MB) takes streaming copies: the same
+   * bytes in the same order. */
+  CHECK((size_t)64 * 64 * per >= FY_STREAM_MIN_BYTES);
+  load_big = 1;
+  int nc = load_all(dir, FERRY_CROP_CENTER, PW, PH, pb, b);
+  load_big = 0;
+  CHECK_MSG(nc == na && memcmp(a, b, (size_t)na * per) == 0, "big ring: %d samples, %s", nc,
+            nc == na ? "bytes differ" : "count differs");
   free(a);
   free(b);
 }
@@ -139,10 +155,10 @@ static long sample_offset(FILE *f, int k) {
  * of the direct pipeline, matched by path; *worst: the worst sample's. */
 static double pack_vs_direct(const char *dir, double *worst) {
   static char pa[64][512], pb[64][512];
-  size_t per = 40 * 32 * 3;
+  size_t per = PW * PH * 3;
   uint8_t *a = malloc(64 * per), *b = malloc(64 * per);
-  int na = load_all(dir, FERRY_CROP_CENTER, 40, 32, pa, a);
-  int nb = load_all(sample(), FERRY_CROP_CENTER, 40, 32, pb, b);
+  int na = load_all(dir, FERRY_CROP_CENTER, PW, PH, pa, a);
+  int nb = load_all(sample(), FERRY_CROP_CENTER, PW, PH, pb, b);
   CHECK_MSG(na == 48 && nb == 48, "jpeg pack %d, direct %d", na, nb);
   int matched = 0;
   double sum = 0;
@@ -312,7 +328,7 @@ static void test_damage(const char *dir, const char *tmp) {
   FILE *f = fopen(shard, "r+b");
   CHECK(f != NULL);
   if (f) {
-    fseek(f, 64 + 3 * ((40 * 32 * 3 + 63) / 64 * 64) + 100, SEEK_SET);
+    fseek(f, 64 + 3 * ((PW * PH * 3 + 63) / 64 * 64) + 100, SEEK_SET);
     int c = fgetc(f);
     fseek(f, -1, SEEK_CUR);
     fputc(c ^ 0x10, f);

@@ -1,0 +1,75 @@
+/* copy.c — fy_copy_stream: memcpy with non-temporal stores (x86-64: AVX2
+ * where the CPU has it, else SSE2, both part of this file; elsewhere plain
+ * memcpy). */
+#include "core/internal.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* Bytes before dst reaches the alignment a streaming store needs. */
+static size_t head_bytes(const void *dst, size_t align, size_t n) {
+  size_t h = (align - ((uintptr_t)dst & (align - 1))) & (align - 1);
+  return h < n ? h : n;
+}
+
+__attribute__((target("avx2"))) static void copy_avx2(uint8_t *d, const uint8_t *s, size_t n) {
+  size_t h = head_bytes(d, 32, n);
+  memcpy(d, s, h);
+  d += h, s += h, n -= h;
+  size_t i = 0;
+  for (; i + 128 <= n; i += 128) {
+    __m256i a = _mm256_loadu_si256((const __m256i *)(s + i));
+    __m256i b = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+    __m256i c = _mm256_loadu_si256((const __m256i *)(s + i + 64));
+    __m256i e = _mm256_loadu_si256((const __m256i *)(s + i + 96));
+    _mm256_stream_si256((__m256i *)(d + i), a);
+    _mm256_stream_si256((__m256i *)(d + i + 32), b);
+    _mm256_stream_si256((__m256i *)(d + i + 64), c);
+    _mm256_stream_si256((__m256i *)(d + i + 96), e);
+  }
+  memcpy(d + i, s + i, n - i);
+  _mm_sfence();
+}
+
+static void copy_sse2(uint8_t *d, const uint8_t *s, size_t n) {
+  size_t h = head_bytes(d, 16, n);
+  memcpy(d, s, h);
+  d += h, s += h, n -= h;
+  size_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
+    __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
+    __m128i c = _mm_loadu_si128((const __m128i *)(s + i + 32));
+    __m128i e = _mm_loadu_si128((const __m128i *)(s + i + 48));
+    _mm_stream_si128((__m128i *)(d + i), a);
+    _mm_stream_si128((__m128i *)(d + i + 16), b);
+    _mm_stream_si128((__m128i *)(d + i + 32), c);
+    _mm_stream_si128((__m128i *)(d + i + 48), e);
+  }
+  memcpy(d + i, s + i, n - i);
+  _mm_sfence();
+}
+
+void fy_copy_stream(void *dst, const void *src, size_t n) {
+  static int avx2 = -1;
+  if (n < 4096) { /* too short for streaming to pay */
+    memcpy(dst, src, n);
+    return;
+  }
+  int a = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
+  if (a < 0) {
+    __builtin_cpu_init();
+    a = __builtin_cpu_supports("avx2") ? 1 : 0;
+    __atomic_store_n(&avx2, a, __ATOMIC_RELAXED);
+  }
+  if (a)
+    copy_avx2(dst, src, n);
+  else
+    copy_sse2(dst, src, n);
+}
+#else
+void fy_copy_stream(void *dst, const void *src, size_t n) { memcpy(dst, src, n); }
+#endif
