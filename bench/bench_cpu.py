@@ -10,8 +10,14 @@
   OpenCV     cv2.imdecode(bytes) -> cvtColor(BGR2RGB) -> cv2.resize(224x224, INTER_LINEAR)
 
 Every contender reads each file from the page cache (warmed first) and
-decodes it completely; each runs for at least --min-seconds. Prints a table
-and, with --record, appends it to bench/RESULTS.md with machine and date.
+decodes it completely. Every figure is images over seconds of steady work
+(ferry: epochs 2..N; Pillow and OpenCV: a loop of at least --min-seconds),
+and the contenders run in interleaved rounds (--rounds): the table gives
+each one's median, so that a machine whose speed drifts (a shared VM) moves
+every contender alike. ferry's epochs list the corpus K times (one worker:
+at least --min-seconds of work an epoch; all cores: at least 400 images per
+worker), so that epoch start and tail do not weigh. Prints a table and,
+with --record, appends it to bench/RESULTS.md with machine and date.
 """
 import argparse
 import datetime
@@ -72,16 +78,29 @@ def bench_opencv(files, min_seconds):
     return timed_loop(one, files, min_seconds)
 
 
-def bench_ferry(ferry, d, workers, epochs, extra=()):
-    cmd = [ferry, "load", str(d), "--crop", "none", "--size", "224", "--dtype", "u8",
+def bench_ferry(ferry, src, workers, epochs, extra=()):
+    """images/s over epochs 2..N (their images over their time) and the
+    peak RSS after each epoch."""
+    cmd = [ferry, "load", str(src), "--crop", "none", "--size", "224", "--dtype", "u8",
            "--layout", "hwc", "--batch", "64", "--workers", str(workers), "--no-shuffle",
            "--epochs", str(epochs), "--quiet", *extra]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode not in (0, 3):
         sys.exit(f"ferry failed: {r.stderr}")
-    rates = [float(m) for m in re.findall(r"([0-9.]+) images/s", r.stdout)]
+    runs = [(int(n), float(rate)) for n, rate in
+            re.findall(r"epoch \d+: (\d+) images, .* ([0-9.]+) images/s", r.stdout)]
     rss = [float(m) for m in re.findall(r"peak RSS ([0-9.]+) MiB", r.stdout)]
-    return max(rates[1:] or rates), rss  # first epoch warms up
+    runs = runs[1:] or runs  # the first epoch warms up
+    return sum(n for n, _ in runs) / sum(n / rate for n, rate in runs), rss
+
+
+def list_file(files, reps):
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as lf:
+        for _ in range(reps):
+            for f in files:
+                lf.write(f"{f.resolve()}\n")
+    return lf.name
 
 
 def cpu_name():
@@ -98,8 +117,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ferry", default=str(ROOT / "build" / "ferry"))
     ap.add_argument("--dir", default=str(ROOT.parent / "shared" / "corpus" / "photos"))
-    ap.add_argument("--min-seconds", type=float, default=5.0)
-    ap.add_argument("--epochs", type=int, default=4)
+    ap.add_argument("--min-seconds", type=float, default=4.0)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--record", action="store_true", help="append to bench/RESULTS.md")
     a = ap.parse_args()
     files = files_of(a.dir)
@@ -108,47 +127,51 @@ def main():
     for f in files:  # warm the page cache
         f.read_bytes()
     cores = os.cpu_count()
-    res = {}
-    res["ferry, 1 core"], _ = bench_ferry(a.ferry, a.dir, 1, a.epochs)
-    res["ferry, 1 core, --exact-decode"], _ = bench_ferry(a.ferry, a.dir, 1, a.epochs,
-                                                          ["--exact-decode"])
-    res["ferry, 1 core, no DCT scaling"], _ = bench_ferry(a.ferry, a.dir, 1, a.epochs,
-                                                          ["--no-dct-scale"])
-    # An epoch of the corpus alone is ~26 images per worker on 16 cores: its
-    # start and tail (workers idle while the last samples finish) would be
-    # most of it. The all-cores run lists the corpus K times so that every
-    # worker gets >= 400 images an epoch (same files, page cache warm); the
-    # corpus-sized epoch is reported beside it.
+    # One worker: an epoch of about --min-seconds at ~1,000 images/s.
+    one_list = list_file(files, max(1, round(a.min_seconds * 1000 / len(files))))
+    # All cores: >= 400 images per worker an epoch (an epoch of the corpus
+    # alone is ~26 images per worker on 16 cores: its start and tail would
+    # be most of it); the corpus-sized epoch is reported beside it.
     reps = max(1, -(-400 * cores // len(files)))
-    import tempfile
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as lf:
-        for _ in range(reps):
-            for f in files:
-                lf.write(f"{f.resolve()}\n")
+    all_list = list_file(files, reps)
+    runs, rss = {}, []
+    allc = f"ferry, {cores} cores"
     try:
-        res[f"ferry, {cores} cores"], rss = bench_ferry(a.ferry, lf.name, cores,
-                                                         max(a.epochs, 5))
+        for r in range(a.rounds):
+            runs.setdefault("ferry, 1 core", []).append(bench_ferry(a.ferry, one_list, 1, 3)[0])
+            cv = bench_opencv(files, a.min_seconds)
+            if cv:
+                runs.setdefault("OpenCV, 1 core", []).append(cv)
+            runs.setdefault("Pillow, 1 core", []).append(bench_pillow(files, a.min_seconds))
+            rate, rss_r = bench_ferry(a.ferry, all_list, cores, 5)
+            runs.setdefault(allc, []).append(rate)
+            rss = rss or rss_r
+            print(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:.0f}" for k, v in runs.items()),
+                  file=sys.stderr, flush=True)
+        runs["ferry, 1 core, --exact-decode"] = [bench_ferry(a.ferry, one_list, 1, 3,
+                                                             ["--exact-decode"])[0]]
+        runs["ferry, 1 core, no DCT scaling"] = [bench_ferry(a.ferry, one_list, 1, 3,
+                                                             ["--no-dct-scale"])[0]]
+        runs[f"{allc}, corpus-sized epochs"] = [bench_ferry(a.ferry, a.dir, cores, 5)[0]]
     finally:
-        os.unlink(lf.name)
-    res[f"ferry, {cores} cores, corpus-sized epochs"], _ = bench_ferry(a.ferry, a.dir, cores,
-                                                                        max(a.epochs, 5))
-    res["Pillow, 1 core"] = bench_pillow(files, a.min_seconds)
-    cv = bench_opencv(files, a.min_seconds)
-    if cv:
-        res["OpenCV, 1 core"] = cv
-    one = res["ferry, 1 core"]
+        os.unlink(one_list)
+        os.unlink(all_list)
+    med = {k: sorted(v)[len(v) // 2] for k, v in runs.items()}
+    one = med["ferry, 1 core"]
     lines = [f"### CPU decode + RGB + resize 224x224 u8 — {datetime.date.today()}",
              "",
-             f"Machine: {cpu_name()}, {cores} cores; {len(files)} files from {a.dir}",
+             f"Machine: {cpu_name()}, {cores} cores; {len(files)} files from {a.dir}; "
+             f"median of {a.rounds} interleaved rounds (single runs: one figure)",
              "",
-             "| pipeline | images/s | ferry 1-core vs it |",
-             "|---|---:|---:|"]
-    for k, v in res.items():
-        lines.append(f"| {k} | {v:.0f} | {one / v:.2f}x |")
+             "| pipeline | images/s (median) | rounds | ferry 1-core vs it |",
+             "|---|---:|---|---:|"]
+    for k, v in med.items():
+        lines.append(f"| {k} | {v:.0f} | {', '.join(f'{x:.0f}' for x in runs[k])} | "
+                     f"{one / v:.2f}x |")
     lines += ["",
-              f"Scaling: {cores} cores = {res[f'ferry, {cores} cores'] / one:.2f} x one core "
-              f"({res[f'ferry, {cores} cores'] / one / cores:.2f} of linear; epochs of "
-              f"{reps * len(files)} images: the corpus listed {reps} times).",
+              f"Scaling: {cores} cores = {med[allc] / one:.2f} x one core "
+              f"({med[allc] / one / cores:.2f} of linear; epochs of {reps * len(files)} images: "
+              f"the corpus listed {reps} times).",
               f"Peak RSS per epoch ({cores} cores): " + ", ".join(f"{x:.1f}" for x in rss) +
               f" MiB (epoch 5 / epoch 1 = {rss[-1] / rss[0]:.3f})" if rss else "", ""]
     text = "\n".join(lines)
