@@ -12,8 +12,10 @@ utilisation: the two loaders side by side on the same model and settings.
 Both loaders do the same augmentation: RandomResizedCrop(224) (antialiased
 bilinear), horizontal flip, ImageNet normalisation. torch: Pillow decoding in
 worker processes, pinned memory, copies to the GPU. ferry: decoding on every
-core in C threads (and on the GPU's JPEG engine with --ferry-device cuda),
-batches straight into the training step without a copy.
+core in C threads, resizing and normalising on the GPU (--ferry-device cuda,
+the default on a GPU; --hw-decode adds the GPU's JPEG engine), batches
+straight into the training step without a copy. SGD runs as one fused CUDA
+kernel (--no-fused: foreach), as a tuned training script would.
 
 Output: one line per --log-every steps, and a last JSON line with the
 images/s (after --warmup steps) and the mean GPU utilisation.
@@ -53,11 +55,17 @@ def parse_args():
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--ferry-device", choices=["cpu", "cuda"], default=None,
                    help="where ferry makes batches (default: the training device)")
-    p.add_argument("--no-hw-decode", action="store_true",
-                   help="ferry on a GPU: leave the GPU's JPEG engine out")
+    p.add_argument("--hw-decode", dest="hw_decode", action="store_true", default=False,
+                   help="ferry on a GPU: also decode on the GPU's JPEG engine (off by default: "
+                        "while ResNet-50 trains, the engine's work slows the step; CPU decoding "
+                        "with GPU resizing fed it faster on an H200, bench/RESULTS.md)")
+    p.add_argument("--no-hw-decode", dest="hw_decode", action="store_false",
+                   help=argparse.SUPPRESS)
     p.add_argument("--prefetch", type=int, default=3)
     p.add_argument("--compile", action="store_true",
                    help="torch.compile the model (the first steps compile; --warmup leaves them out)")
+    p.add_argument("--no-fused", dest="fused", action="store_false",
+                   help="foreach SGD instead of the fused CUDA kernel")
     p.add_argument("--log-every", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
     return p.parse_args()
@@ -134,7 +142,7 @@ def ferry_loader(args, rank, world):
                           crop="random", flip=True, mean=MEAN, std=STD, shuffle=True,
                           seed=args.seed, drop_last=True, rank=rank, world_size=world,
                           workers=args.workers or None, prefetch=args.prefetch,
-                          hw_decode=not args.no_hw_decode, output="torch")
+                          hw_decode=args.hw_decode, output="torch")
 
     def epoch(e):
         loader.set_epoch(e)
@@ -171,10 +179,15 @@ def main():
     if distributed:
         model = nn.parallel.DistributedDataParallel(
             model, device_ids=[local_rank] if args.device.startswith("cuda") else None)
-    opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)
+    device_type = "cuda" if args.device.startswith("cuda") else "cpu"
+    # One fused kernel for the whole update on CUDA (torch >= 2.4), else foreach.
+    try:
+        opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4,
+                              fused=args.fused and device_type == "cuda")
+    except (TypeError, RuntimeError):
+        opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)
     criterion = nn.CrossEntropyLoss()
     amp_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.amp)
-    device_type = "cuda" if args.device.startswith("cuda") else "cpu"
     scaler = torch.amp.GradScaler(device_type, enabled=args.amp == "fp16" and device_type == "cuda")
 
     if args.loader == "ferry":
@@ -225,7 +238,7 @@ def main():
               "world_size": world, "steps": step, "timed_steps": max(0, step - args.warmup),
               "images_per_s": round(timed_images * world / elapsed, 1) if t0 else None,
               "gpu_util_mean": round(util.mean(), 1) if util and util.mean() is not None else None,
-              "amp": args.amp, "device": args.device,
+              "amp": args.amp, "fused_sgd": args.fused, "device": args.device,
               "ferry_device": (args.ferry_device or device_type) if args.loader == "ferry" else None}
     if rank == 0:
         print(json.dumps(result), flush=True)
