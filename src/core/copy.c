@@ -4,7 +4,63 @@
 #include "core/internal.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The size of the level-3 (else the largest) cache of CPU 0 from sysfs, in
+ * bytes; 0 when unknown. */
+static size_t llc_bytes(void) {
+  size_t best = 0;
+  int best_level = 0;
+  for (int i = 0; i < 16; i++) {
+    char path[96], buf[64];
+    int level = 0;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    FILE *f = fopen(path, "r");
+    if (!f)
+      break;
+    if (fscanf(f, "%d", &level) != 1)
+      level = 0;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+    if (!(f = fopen(path, "r")))
+      continue;
+    if (fgets(buf, sizeof buf, f)) {
+      char *end;
+      unsigned long long v = strtoull(buf, &end, 10);
+      if (*end == 'K')
+        v <<= 10;
+      else if (*end == 'M')
+        v <<= 20;
+      if (level > best_level && v > 0) {
+        best_level = level;
+        best = (size_t)v;
+      }
+    }
+    fclose(f);
+  }
+  return best;
+}
+
+size_t fy_stream_min_bytes(void) {
+  static size_t cached; /* 0: not yet known (a race only repeats the work) */
+  const char *ev = getenv("FERRY_STREAM_MIN_MB");
+  if (ev && *ev) {
+    size_t mb = (size_t)strtoull(ev, NULL, 10) << 20;
+    return mb ? mb : 1; /* 0 MB: every ring streams */
+  }
+  size_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+  if (v)
+    return v;
+  v = llc_bytes();
+  if (!v)
+    v = (size_t)32 << 20;
+  if (v < FY_STREAM_MIN_BYTES)
+    v = FY_STREAM_MIN_BYTES;
+  __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+  return v;
+}
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

@@ -98,8 +98,12 @@ double fy_rand_unit(uint64_t r);
  * soon-read destinations plain memcpy is better. The stores are fenced
  * before it returns. */
 void fy_copy_stream(void *dst, const void *src, size_t n);
-/* Destinations (a whole batch ring) at least this large take streaming
- * copies. */
+/* Destinations (a whole batch ring) larger than this take streaming
+ * copies: the last-level cache's size (sysfs; 32 MiB when unknown), at
+ * least FY_STREAM_MIN_BYTES. A ring that fits in the cache is faster with
+ * plain stores (measured: 300 MiB L3, 115 MB ring, +8 %), a larger one with
+ * streaming stores (32 MiB L3: +40 %). FERRY_STREAM_MIN_MB overrides it. */
 #define FY_STREAM_MIN_BYTES ((size_t)16 << 20)
+size_t fy_stream_min_bytes(void);
 
 #endif

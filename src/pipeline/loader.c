@@ -447,11 +447,11 @@ int ferry_loader_open(const ferry_loader_options *options, ferry_loader **out) {
   L->stage_store = (fy_store_params){FERRY_LAYOUT_HWC, FERRY_U8, 0, 0, {0, 0, 0}, {1, 1, 1}, 0};
   L->sample_bytes = (size_t)3 * L->o.width * L->o.height * ferry_dtype_size(L->o.dtype);
   L->nslots = L->o.prefetch;
-  /* A ring far larger than the caches is written with streaming stores
-   * where samples are plain copies (packs, the memory cache). */
-  size_t ring = (size_t)L->nslots * (size_t)L->o.batch_size;
-  L->store.stream = ring * L->sample_bytes >= FY_STREAM_MIN_BYTES;
-  L->stage_store.stream = ring * 3 * L->o.width * L->o.height >= FY_STREAM_MIN_BYTES;
+  /* A ring larger than the last-level cache is written with streaming
+   * stores where samples are plain copies (packs, the memory cache). */
+  size_t ring = (size_t)L->nslots * (size_t)L->o.batch_size, min_ring = fy_stream_min_bytes();
+  L->store.stream = ring * L->sample_bytes > min_ring;
+  L->stage_store.stream = ring * 3 * L->o.width * L->o.height > min_ring;
   /* The ring's size is known from the options: refuse it before walking
    * the source. */
   rc = !L->source_path           ? FERRY_ENOMEM
