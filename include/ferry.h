@@ -213,7 +213,11 @@ typedef struct ferry_loader_options {
   /* Keep each transformed sample in RAM the first time it is made, up to
    * this many bytes (0 = off), and serve it from there in later epochs.
    * Only for deterministic pipelines: crop != FERRY_CROP_RANDOM and
-   * flip_prob == 0 (else ferry_loader_open refuses). */
+   * flip_prob == 0 (else ferry_loader_open refuses). On a GPU the cache
+   * holds the u8 samples before normalisation (3 x width x height bytes
+   * each); while it has room, samples are made on the CPU (the JPEG
+   * engine's never pass through host memory), after that the engine
+   * takes those not kept. */
   uint64_t cache_bytes;
   /* Called (from a worker thread, serialised) once per bad file; NULL
    * prints "ferry: skipped <file>: <reason>" to stderr. */

@@ -263,6 +263,10 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
       fy_sample_finished(L, s, pos, FERRY_ECORRUPT);
       continue;
     }
+    if (fy_cache_wants(L, idx)) { /* served from, or kept in, the memory cache */
+      fy_run_cpu_sample(L, w, s, pos, epoch);
+      continue;
+    }
     fy_buf *fb = &L->gpu_files[(size_t)s->id * L->o.batch_size + k];
     size_t len = 0;
     int iw = 0, ih = 0;
@@ -297,7 +301,9 @@ void *fy_dev_decoder_main(void *arg) {
   for (;;) {
     slot *s = NULL;
     int n = 0;
-    int64_t pos = fy_claim_chunk(L, &s, chunk, &n);
+    /* While the memory cache fills, samples take the CPU path (so that
+     * they are kept): one at a time, as a CPU worker would. */
+    int64_t pos = fy_claim_chunk(L, &s, fy_cache_has_room(L) ? 1 : chunk, &n);
     if (pos < 0)
       break;
     int epoch = L->epoch;

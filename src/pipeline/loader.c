@@ -169,6 +169,16 @@ static int cache_get(ferry_loader *L, int64_t idx, void *dst) {
   return 1;
 }
 
+int fy_cache_has_room(ferry_loader *L) {
+  return L->cache &&
+         __atomic_load_n(&L->cache_used, __ATOMIC_RELAXED) + L->cache_item <= L->o.cache_bytes;
+}
+
+int fy_cache_wants(ferry_loader *L, int64_t idx) {
+  return L->cache &&
+         (__atomic_load_n(&L->cache[idx], __ATOMIC_ACQUIRE) != NULL || fy_cache_has_room(L));
+}
+
 /* Keeps a copy of a freshly made sample while the budget allows. */
 static void cache_put(ferry_loader *L, int64_t idx, const void *src) {
   if (!L->cache || __atomic_load_n(&L->cache[idx], __ATOMIC_ACQUIRE))

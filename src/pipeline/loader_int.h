@@ -98,6 +98,13 @@ void *fy_dev_decoder_main(void *arg);
 
 /* loader.c, for device.c: runs one sample on the CPU path. */
 void fy_run_cpu_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch);
+/* With the memory cache on: 1 when sample idx is cached or the budget
+ * still has room for it, i.e. the CPU path should make it (the JPEG
+ * engine's samples never pass through host memory, so they cannot be
+ * kept). */
+int fy_cache_wants(ferry_loader *L, int64_t idx);
+/* With the memory cache on: 1 while its budget has room for a sample. */
+int fy_cache_has_room(ferry_loader *L);
 /* loader.c, for device.c: claims up to max positions of one batch (mu
  * held, may wait); returns the first position and sets *n, or -1 to stop. */
 int64_t fy_claim_chunk(ferry_loader *L, slot **out, int max, int *n);

@@ -285,6 +285,66 @@ static void test_loader(const char *source, int hw) {
   free(out[1]);
 }
 
+/* The memory cache on a GPU with the JPEG engine on: while the budget has
+ * room every sample takes the CPU path and is kept, so the second epoch is
+ * served from RAM (identical batches, no engine work); with a budget of 3
+ * samples the engine takes the rest in both epochs. */
+static void test_loader_cache(const char *source, uint64_t budget_samples) {
+  const int w = 64, h = 48;
+  size_t per = (size_t)3 * w * h * 2;
+  uint8_t *out[2] = {NULL, NULL};
+  ferry_loader_options o;
+  ferry_loader_options_default(&o);
+  o.source = source;
+  o.batch_size = 8;
+  o.width = w;
+  o.height = h;
+  o.shuffle = 0;
+  o.dtype = FERRY_F16;
+  o.normalize = 1;
+  o.device = 0;
+  o.hw_decode = 1;
+  o.cache_bytes = budget_samples * 3 * w * h;
+  ferry_loader *L;
+  int rc = ferry_loader_open(&o, &L);
+  CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
+  if (rc)
+    return;
+  int64_t n = ferry_loader_source_size(L);
+  ferry_stats st[2];
+  int count[2] = {0, 0};
+  for (int e = 0; e < 2; e++) {
+    out[e] = calloc((size_t)n, per);
+    CHECK(ferry_loader_start_epoch(L, e) == FERRY_OK);
+    ferry_batch *b;
+    while ((rc = ferry_loader_next(L, &b)) == FERRY_OK) {
+      CHECK(fy_gpu_download(0, b->data, out[e] + (size_t)count[e] * per, b->nbytes) == 0);
+      count[e] += b->count;
+      ferry_loader_release(L, b);
+    }
+    CHECK_MSG(rc == FERRY_END, "%s", ferry_last_error());
+    ferry_loader_get_stats(L, &st[e]);
+  }
+  ferry_loader_close(L);
+  uint64_t cached2 = st[1].cached - st[0].cached, engine2 = st[1].gpu_decoded - st[0].gpu_decoded;
+  CHECK(count[0] == count[1] && count[0] > 0);
+  if (budget_samples >= (uint64_t)n) {
+    CHECK_MSG(st[0].gpu_decoded == 0 && engine2 == 0, "engine took %llu + %llu samples",
+              (unsigned long long)st[0].gpu_decoded, (unsigned long long)engine2);
+    CHECK_MSG(cached2 == (uint64_t)count[1], "epoch 2: %llu of %d from the cache",
+              (unsigned long long)cached2, count[1]);
+    CHECK(memcmp(out[0], out[1], (size_t)count[0] * per) == 0);
+  } else {
+    CHECK_MSG(cached2 <= budget_samples && engine2 > 0, "epoch 2: %llu cached, %llu engine",
+              (unsigned long long)cached2, (unsigned long long)engine2);
+  }
+  printf("cache on a GPU (budget %llu samples): epoch 2 %llu from the cache, %llu by the engine\n",
+         (unsigned long long)budget_samples, (unsigned long long)cached2,
+         (unsigned long long)engine2);
+  free(out[0]);
+  free(out[1]);
+}
+
 int main(void) {
   fy_gpu_probe p;
   fy_gpu_probe_run(&p);
@@ -314,6 +374,12 @@ int main(void) {
   }
   test_loader(sample_file(""), 1);
   test_loader(sample_file(""), 0);
+  if (p.dev[0].hw_jpeg) {
+    test_loader_cache(sample_file(""), 1000);
+    test_loader_cache(sample_file(""), 3);
+  } else {
+    SKIP("cache with the JPEG engine: %s", p.dev[0].hw_jpeg_why);
+  }
   const char *list = getenv("FERRY_GPU_BAD_LIST");
   if (list)
     test_loader(list, 1);
