@@ -150,9 +150,10 @@ void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
     complete_batch(L, s);
   }
   L->inflight--;
-  /* The consumer waits for whole batches, an epoch change for no sample in
-   * flight: waking them for anything else only costs context switches. */
-  if (complete || L->inflight == 0 || rc)
+  /* The consumer waits for whole batches, an epoch change (drain, which
+   * clears epoch_active) for no sample in flight: waking them for anything
+   * else only costs context switches (with one worker, two per sample). */
+  if (complete || (L->inflight == 0 && !L->epoch_active) || rc)
     pthread_cond_broadcast(&L->ready_cv);
   pthread_mutex_unlock(&L->mu);
 }
