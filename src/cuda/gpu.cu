@@ -18,6 +18,11 @@ extern "C" {
 
 #define FY_PREC 22
 #define FY_GPU_POW2 9 /* batch sizes 1, 2, 4, ..., 256 */
+#define FY_PAD_SIDE 64 /* the padding JPEG: 64 x 64 */
+#define FY_PAD_MAX 16  /* at most this many padding images a call */
+
+extern "C" int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, int quality,
+                              const char *name, uint8_t **out, size_t *size);
 
 /* nvJPEG is loaded at run time, so that libferry works (on the CPU, or
  * with the GPU but without the JPEG engine) where libnvjpeg is absent. */
@@ -88,7 +93,13 @@ struct fy_gpu {
     nvjpegJpegStream_t jstream;
     cudaStream_t stream;
     cudaEvent_t done; /* blocking: the thread sleeps, not spins, while it waits */
+    uint8_t *pad_d;   /* where padding images decode (FY_PAD_MAX of them) */
   } eng[FY_GPU_MAX_ENGINES];
+  /* A small baseline JPEG that pads a call up to one of three batch sizes:
+   * each state's first use costs 0.1-0.6 s (measured on an H200), so a
+   * context keeps 3 states instead of one per power of two. */
+  uint8_t *pad_jpeg;
+  size_t pad_len;
   int hw;
   int prio; /* stream priority of the loader's streams */
   struct pin_cache *pins;
@@ -379,6 +390,26 @@ static int open_nvjpeg(fy_gpu *g) {
        "creating an event");
   }
   g->hw = 1;
+  /* The padding JPEG, if the engine takes it (else: powers of two). */
+  static uint8_t gray[FY_PAD_SIDE * FY_PAD_SIDE * 3];
+  memset(gray, 128, sizeof gray);
+  int pw = 0, ph = 0;
+  if (fy_jpeg_encode(gray, FY_PAD_SIDE, FY_PAD_SIDE, FY_PAD_SIDE * 3, 75, "padding", &g->pad_jpeg,
+                     &g->pad_len) == FERRY_OK &&
+      fy_gpu_jpeg_check(g, 0, g->pad_jpeg, g->pad_len, &pw, &ph) && pw == FY_PAD_SIDE) {
+    for (int i = 0; i < g->p.decoders && g->pad_jpeg; i++)
+      if (cudaMallocAsync((void **)&g->eng[i].pad_d,
+                          (size_t)FY_PAD_MAX * FY_PAD_SIDE * FY_PAD_SIDE * 3,
+                          g->eng[i].stream) != cudaSuccess) {
+        free(g->pad_jpeg);
+        g->pad_jpeg = NULL;
+      }
+  } else {
+    free(g->pad_jpeg);
+    g->pad_jpeg = NULL;
+  }
+  if (!g->pad_jpeg)
+    g->pad_len = 0;
   return FERRY_OK;
 }
 
@@ -512,11 +543,14 @@ extern "C" void fy_gpu_close(fy_gpu *g) {
       for (int k = 0; k < FY_GPU_POW2; k++)
         if (e->js[f][k])
           nvj.nvjpegJpegStateDestroy(e->js[f][k]);
+    if (e->pad_d)
+      cudaFreeAsync(e->pad_d, e->stream);
     if (e->stream)
       cudaStreamDestroy(e->stream);
     if (e->done)
       cudaEventDestroy(e->done);
   }
+  free(g->pad_jpeg);
   if (g->jh)
     nvj.nvjpegDestroy(g->jh);
   pin_cache_free(g->pins);
@@ -579,11 +613,39 @@ extern "C" int fy_gpu_jpeg_decode_ex(fy_gpu *g, int engine, const uint8_t *const
     img[i].pitch[0] = (unsigned int)pitch[i];
   }
   int f = luma ? 1 : 0;
+  const uint8_t *pdata[64];
+  size_t plen[64];
+  nvjpegImage_t pimg[64];
   for (int done = 0; done < n;) {
-    int k = FY_GPU_POW2 - 1;
-    while ((1 << k) > n - done)
-      k--;
-    int m = 1 << k;
+    int rem = n - done, k, m, take;
+    if (g->pad_jpeg) { /* batches of 64, 16 or 4, the rest padded */
+      k = rem >= 48 ? 6 : rem >= 12 ? 4 : 2;
+      m = 1 << k;
+      take = rem < m ? rem : m;
+    } else { /* a sum of powers of two */
+      k = FY_GPU_POW2 - 1;
+      while ((1 << k) > rem)
+        k--;
+      m = take = 1 << k;
+    }
+    const uint8_t *const *cd = data + done;
+    const size_t *cl = len + done;
+    nvjpegImage_t *ci = img + done;
+    if (take < m) {
+      for (int i = 0; i < m; i++) {
+        int pad = i >= take;
+        pdata[i] = pad ? g->pad_jpeg : data[done + i];
+        plen[i] = pad ? g->pad_len : len[done + i];
+        if (pad) {
+          memset(&pimg[i], 0, sizeof pimg[i]);
+          pimg[i].channel[0] = e->pad_d + (size_t)(i - take) * FY_PAD_SIDE * FY_PAD_SIDE * 3;
+          pimg[i].pitch[0] = FY_PAD_SIDE * 3;
+        } else {
+          pimg[i] = img[done + i];
+        }
+      }
+      cd = pdata, cl = plen, ci = pimg;
+    }
     nvjpegStatus_t st;
     if (!e->js[f][k] &&
         (st = nvj.nvjpegJpegStateCreate(g->jh, &e->js[f][k])) != NVJPEG_STATUS_SUCCESS) {
@@ -597,14 +659,13 @@ extern "C" int fy_gpu_jpeg_decode_ex(fy_gpu *g, int engine, const uint8_t *const
         return jpeg_fail(st, "batched decode initialisation");
       e->ready[f][k] = 1;
     }
-    st =
-        nvj.nvjpegDecodeBatched(g->jh, e->js[f][k], data + done, len + done, img + done, e->stream);
+    st = nvj.nvjpegDecodeBatched(g->jh, e->js[f][k], cd, cl, ci, e->stream);
     if (st != NVJPEG_STATUS_SUCCESS) {
       e->ready[f][k] = 0; /* re-initialise after a failed batch, as nvJPEG asks */
       cudaStreamSynchronize(e->stream);
       return jpeg_fail(st, "batched decode");
     }
-    done += m;
+    done += take;
   }
   /* The decoded pixels are ready before this returns, so the batch kernels
    * (queued later, on the loader's stream) see them; the other decoder
