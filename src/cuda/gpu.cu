@@ -17,7 +17,7 @@ extern "C" {
 #include "cuda/cuda_check.h"
 
 #define FY_PREC 22
-#define FY_GPU_POW2 9 /* batch sizes 1, 2, 4, ..., 256 */
+#define FY_GPU_POW2 9  /* batch sizes 1, 2, 4, ..., 256 */
 #define FY_PAD_SIDE 64 /* the padding JPEG: 64 x 64 */
 #define FY_PAD_MAX 16  /* at most this many padding images a call */
 
