@@ -391,7 +391,7 @@ static int open_nvjpeg(fy_gpu *g) {
   }
   g->hw = 1;
   /* The padding JPEG, if the engine takes it (else: powers of two). */
-  static uint8_t gray[FY_PAD_SIDE * FY_PAD_SIDE * 3];
+  uint8_t gray[FY_PAD_SIDE * FY_PAD_SIDE * 3];
   memset(gray, 128, sizeof gray);
   int pw = 0, ph = 0;
   if (fy_jpeg_encode(gray, FY_PAD_SIDE, FY_PAD_SIDE, FY_PAD_SIDE * 3, 75, "padding", &g->pad_jpeg,
