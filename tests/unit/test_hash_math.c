@@ -192,7 +192,35 @@ static void test_median(void) {
   CHECK(v[0] == 5); /* input untouched */
 }
 
+/* fy_rgb_to_l (vectorised) against Pillow's formula, pixel by pixel, for
+ * every width from 1 to 200 and random and extreme pixels. */
+static void test_rgb_to_l(void) {
+  enum { W = 200, H = 3 };
+  static uint8_t rgb[H][W * 3 + 7], gray[H][W + 5];
+  uint32_t seed = 12345;
+  for (int y = 0; y < H; y++)
+    for (int i = 0; i < W * 3; i++) {
+      seed = seed * 1664525u + 1013904223u;
+      rgb[y][i] = y == 1 ? (uint8_t)((seed >> 31) ? 255 : 0) : (uint8_t)(seed >> 24);
+    }
+  int bad = 0;
+  for (int w = 1; w <= W; w++) {
+    memset(gray, 0x5A, sizeof gray);
+    fy_rgb_to_l(&rgb[0][0], w, H, sizeof rgb[0], &gray[0][0], sizeof gray[0]);
+    for (int y = 0; y < H; y++) {
+      for (int x = 0; x < w; x++) {
+        const uint8_t *p = &rgb[y][3 * x];
+        unsigned want = (p[0] * 19595u + p[1] * 38470u + p[2] * 7471u + 0x8000u) >> 16;
+        bad += gray[y][x] != want;
+      }
+      bad += gray[y][w] != 0x5A; /* nothing written past the row */
+    }
+  }
+  CHECK_MSG(bad == 0, "%d pixels differ", bad);
+}
+
 int main(void) {
+  test_rgb_to_l();
   test_dct();
   test_hsv();
   test_haar();
