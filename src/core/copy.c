@@ -110,18 +110,11 @@ static void copy_sse2(uint8_t *d, const uint8_t *s, size_t n) {
 }
 
 void fy_copy_stream(void *dst, const void *src, size_t n) {
-  static int avx2 = -1;
   if (n < 4096) { /* too short for streaming to pay */
     memcpy(dst, src, n);
     return;
   }
-  int a = __atomic_load_n(&avx2, __ATOMIC_RELAXED);
-  if (a < 0) {
-    __builtin_cpu_init();
-    a = __builtin_cpu_supports("avx2") ? 1 : 0;
-    __atomic_store_n(&avx2, a, __ATOMIC_RELAXED);
-  }
-  if (a)
+  if (fy_cpu_avx2())
     copy_avx2(dst, src, n);
   else
     copy_sse2(dst, src, n);

@@ -68,6 +68,9 @@ double fy_now(void);
 /* Number of online CPU cores (at least 1). */
 int fy_num_cores(void);
 
+/* Whether this CPU runs AVX2 (asked once; 0 off x86-64). */
+int fy_cpu_avx2(void);
+
 /* Reads a whole file into buf (grown as needed); *size gets its length.
  * Refuses files over max_bytes (0 = no limit) before reading. Errors name
  * the path. The open never blocks. A FIFO, character device or socket is

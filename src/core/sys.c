@@ -21,6 +21,21 @@ int fy_num_cores(void) {
   return n > 0 ? (int)n : 1;
 }
 
+int fy_cpu_avx2(void) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static int v = -1; /* a race only asks twice */
+  int a = __atomic_load_n(&v, __ATOMIC_RELAXED);
+  if (a < 0) {
+    __builtin_cpu_init();
+    a = __builtin_cpu_supports("avx2") ? 1 : 0;
+    __atomic_store_n(&v, a, __ATOMIC_RELAXED);
+  }
+  return a;
+#else
+  return 0;
+#endif
+}
+
 /* Per thread, so that a loader's workers use its option while other
  * threads of the process keep theirs. */
 static _Thread_local int read_timeout_ms;

@@ -63,17 +63,6 @@ __attribute__((target("avx2"))) static size_t row_to_l_avx2(const uint8_t *p, ui
   }
   return x;
 }
-
-static int have_avx2(void) {
-  static int v = -1;
-  int a = __atomic_load_n(&v, __ATOMIC_RELAXED);
-  if (a < 0) {
-    __builtin_cpu_init();
-    a = __builtin_cpu_supports("avx2") ? 1 : 0;
-    __atomic_store_n(&v, a, __ATOMIC_RELAXED);
-  }
-  return a;
-}
 #endif
 
 void fy_rgb_to_l(const uint8_t *rgb, int w, int h, size_t stride, uint8_t *gray, size_t gstride) {
@@ -82,7 +71,7 @@ void fy_rgb_to_l(const uint8_t *rgb, int w, int h, size_t stride, uint8_t *gray,
     uint8_t *g = gray + (size_t)y * gstride;
     size_t x = 0;
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (have_avx2())
+    if (fy_cpu_avx2())
       x = row_to_l_avx2(p, g, (size_t)w);
 #endif
     row_to_l(p + 3 * x, g + x, (size_t)w - x);
