@@ -43,7 +43,8 @@ enum ferry_status {
   FERRY_ENOMEM = -6,       /* an allocation failed */
   FERRY_EEMPTY = -7,       /* a source holds no images */
   FERRY_ESTATE = -8,       /* a call made in the wrong state */
-  FERRY_EINTERNAL = -9     /* a bug in ferry: please report it */
+  FERRY_EINTERNAL = -9,    /* a bug in ferry: please report it */
+  FERRY_ETIMEOUT = -10     /* stalled: nothing progressed within a time-out */
 };
 
 /* A short, static description of a status code ("corrupt data"). */
@@ -246,6 +247,15 @@ typedef struct ferry_loader_options {
    * Regular files do not hang on a local disk; on a hung network mount
    * read() itself blocks, which no time-out can interrupt. */
   int read_timeout_ms;
+  /* The stall watchdog. When ferry_loader_next() (or an epoch change) has
+   * waited this many ms without any sample finishing, it returns
+   * FERRY_ETIMEOUT, "loader: stalled: ...", naming what each thread was
+   * doing (the file it was decoding, the GPU call it was waiting in) and
+   * for how long; the loader then stays failed and ferry_loader_close()
+   * waits at most this long for its threads, leaving any still blocked
+   * (and the memory they use) behind rather than hanging. 0 = the default,
+   * 60000; < 0 = wait for ever. */
+  int stall_timeout_ms;
 } ferry_loader_options;
 
 void ferry_loader_options_default(ferry_loader_options *options);

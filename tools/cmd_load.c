@@ -49,6 +49,8 @@ static const char help[] =
     "  --max-batch-mb N      bound on the batch ring, prefetch x batch (default 4096)\n"
     "  --read-timeout-ms MS  give up on a FIFO or device file after MS (default\n"
     "                        30000; -1 = wait for ever)\n"
+    "  --stall-timeout SEC   fail, naming what each thread waits on, when no image\n"
+    "                        finishes for SEC seconds (default 60; 0 = never)\n"
     "  --save-grid OUT.png   write the first batch as a contact sheet\n"
     "  --quiet               no progress line\n";
 
@@ -80,7 +82,8 @@ enum {
   OPT_CONSUME,
   OPT_CACHE,
   OPT_MAX_BATCH,
-  OPT_TIMEOUT
+  OPT_TIMEOUT,
+  OPT_STALL
 };
 
 static const struct option longopts[] = {{"size", required_argument, 0, 's'},
@@ -115,6 +118,7 @@ static const struct option longopts[] = {{"size", required_argument, 0, 's'},
                                          {"cache-mb", required_argument, 0, OPT_CACHE},
                                          {"max-batch-mb", required_argument, 0, OPT_MAX_BATCH},
                                          {"read-timeout-ms", required_argument, 0, OPT_TIMEOUT},
+                                         {"stall-timeout", required_argument, 0, OPT_STALL},
                                          {"quiet", no_argument, 0, 'q'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
@@ -196,6 +200,15 @@ static int parse_opt(int c, const char *arg, cli_load_args *a) {
     o->max_batch_bytes = (uint64_t)v << 20;
     return 0;
   case OPT_TIMEOUT: return cli_int(cmd, "--read-timeout-ms", arg, -1, 1 << 30, &o->read_timeout_ms);
+  case OPT_STALL: {
+    float sec;
+    if (cli_float(cmd, "--stall-timeout", arg, 0, 86400, &sec))
+      return -1;
+    o->stall_timeout_ms = sec > 0 ? (int)(sec * 1e3f + 0.5f) : -1;
+    if (sec > 0 && o->stall_timeout_ms < 1)
+      o->stall_timeout_ms = 1;
+    return 0;
+  }
   case OPT_NO_HW: o->hw_decode = 0; return 0;
   case OPT_DEVMEM:
     if (cli_int(cmd, "--device-memory", arg, 64, 1 << 20, &v))

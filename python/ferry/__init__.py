@@ -43,6 +43,7 @@ from ._ferry import (  # noqa: F401  (re-exported)
     EmptySourceError,
     Error,
     InternalError,
+    StallError,
     InvalidArgument,
     OutOfMemoryError,
     ReadError,
@@ -60,6 +61,7 @@ __all__ = [
     "VideoReader", "VideoBatch",
     "Error", "ReadError", "UnsupportedError", "CorruptError", "TooLargeError",
     "InvalidArgument", "OutOfMemoryError", "EmptySourceError", "StateError", "InternalError",
+    "StallError",
     "__version__",
 ]
 
@@ -184,6 +186,15 @@ def _pair(values: Sequence[float], what: str) -> Tuple[float, float]:
     if len(v) != 2:
         raise InvalidArgument(f"{what} needs 2 values (min, max), not {len(v)}")
     return v  # type: ignore[return-value]
+
+
+def _stall_ms(seconds: Optional[float]) -> int:
+    if seconds is None or seconds == 0:
+        return -1  # never
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+        raise InvalidArgument(f"stall_timeout must be a number of seconds > 0, 0 or None, "
+                              f"not {seconds!r}")
+    return max(1, min(int(round(seconds * 1e3)), 2**31 - 1))
 
 
 def _size(size: Union[int, Sequence[int]]) -> Tuple[int, int]:
@@ -386,6 +397,9 @@ class Loader(_Closable):
       max_batch_bytes: bound on the batch ring (prefetch x batch bytes; default 4 GiB),
           checked before anything is allocated.
       read_timeout_ms: give up on a FIFO or device file after this long (0: 30 s; < 0: wait).
+      stall_timeout: seconds (default 60) the iteration waits without any image finishing
+          before it raises StallError (a TimeoutError), naming what each loader thread was
+          doing and for how long; the loader then stays failed. 0 or None: wait for ever.
     """
 
     def __init__(self, source: Union[str, "os.PathLike[str]"], batch_size: int = 256,
@@ -403,7 +417,7 @@ class Loader(_Closable):
                  max_pixels: Optional[int] = None, dct_scaling: bool = True,
                  hw_decode: bool = True, device_memory: Optional[int] = None,
                  exact_decode: bool = False, max_batch_bytes: Optional[int] = None,
-                 read_timeout_ms: int = 0):
+                 read_timeout_ms: int = 0, stall_timeout: Optional[float] = 60.0):
         self._core = None  # so that close() and __del__ work after a failed __init__
         cache_bytes = None
         if cache not in (None, False):
@@ -456,7 +470,8 @@ class Loader(_Closable):
             dct_scaling=bool(dct_scaling), device=dev, hw_decode=bool(hw_decode),
             device_memory=device_memory, cache_bytes=cache_bytes,
             exact_decode=bool(exact_decode), max_batch_bytes=max_batch_bytes,
-            read_timeout_ms=int(read_timeout_ms))
+            read_timeout_ms=int(read_timeout_ms),
+            stall_timeout_ms=_stall_ms(stall_timeout))
         self._source = os.fspath(source)
         self._options = {k: v for k, v in options.items() if v is not None}
         self._output = output

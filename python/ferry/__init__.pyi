@@ -6,7 +6,8 @@ from typing import (Any, Callable, Dict, Iterator, List, NamedTuple, Optional, S
 from ._ferry import (CorruptError as CorruptError, EmptySourceError as EmptySourceError,
                      Error as Error, InternalError as InternalError,
                      InvalidArgument as InvalidArgument, OutOfMemoryError as OutOfMemoryError,
-                     ReadError as ReadError, StateError as StateError, Tensor as Tensor,
+                     ReadError as ReadError, StallError as StallError, StateError as StateError,
+                     Tensor as Tensor,
                      TooLargeError as TooLargeError, UnsupportedError as UnsupportedError,
                      VideoBatch as VideoBatch)
 
@@ -42,7 +43,8 @@ class Loader:
                  max_pixels: Optional[int] = None, dct_scaling: bool = True,
                  hw_decode: bool = True, device_memory: Optional[int] = None,
                  exact_decode: bool = False, max_batch_bytes: Optional[int] = None,
-                 read_timeout_ms: int = 0) -> None: ...
+                 read_timeout_ms: int = 0,
+                 stall_timeout: Optional[float] = 60.0) -> None: ...
     def set_epoch(self, epoch: int) -> None: ...
     def __iter__(self) -> Iterator[Tuple[Any, Any]]: ...
     def batches(self, epoch: Optional[int] = None) -> Iterator[Batch]: ...

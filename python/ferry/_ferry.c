@@ -55,7 +55,8 @@
 /* ------------------------------------------------------------------ errors */
 
 static PyObject *Error, *ReadError, *UnsupportedError, *CorruptError, *TooLargeError,
-    *InvalidArgument, *OutOfMemoryError, *EmptySourceError, *StateError, *InternalError;
+    *InvalidArgument, *OutOfMemoryError, *EmptySourceError, *StateError, *InternalError,
+    *StallError;
 
 static PyObject *error_class(int status) {
   switch (status) {
@@ -68,6 +69,7 @@ static PyObject *error_class(int status) {
   case FERRY_EEMPTY: return EmptySourceError;
   case FERRY_ESTATE: return StateError;
   case FERRY_EINTERNAL: return InternalError;
+  case FERRY_ETIMEOUT: return StallError;
   default: return Error;
   }
 }
@@ -722,6 +724,7 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
                            "exact_decode",
                            "max_batch_bytes",
                            "read_timeout_ms",
+                           "stall_timeout_ms",
                            NULL};
   ferry_loader_options o;
   ferry_loader_options_default(&o);
@@ -733,13 +736,14 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   int drop_last = o.drop_last, ignore_orientation = o.ignore_orientation;
   int dct = o.allow_dct_scaling, device = o.device, hw_decode = o.hw_decode;
   if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "O&|$iiiiiifffffifp(fff)(fff)iipOiipipOpipOOpOi:Loader", kwlist,
+          args, kwargs, "O&|$iiiiiifffffifp(fff)(fff)iipOiipipOpipOOpOii:Loader", kwlist,
           PyUnicode_FSConverter, &source, &o.batch_size, &o.width, &o.height, &o.workers,
           &o.prefetch, &crop, &o.crop_ratio, &o.scale_min, &o.scale_max, &o.ratio_min, &o.ratio_max,
           &filter, &o.flip_prob, &normalize, &o.mean[0], &o.mean[1], &o.mean[2], &o.std[0],
           &o.std[1], &o.std[2], &layout, &dtype, &shuffle, &seed, &o.rank, &o.world_size,
           &drop_last, &on_error, &ignore_orientation, &max_pixels, &dct, &device, &hw_decode,
-          &device_memory, &cache_bytes, &exact_decode, &max_batch_bytes, &o.read_timeout_ms))
+          &device_memory, &cache_bytes, &exact_decode, &max_batch_bytes, &o.read_timeout_ms,
+          &o.stall_timeout_ms))
     return NULL;
   if (as_u64(seed, "seed", &o.seed) < 0 || as_u64(max_pixels, "max_pixels", &o.max_pixels) < 0 ||
       as_u64(device_memory, "device_memory", &o.device_memory) < 0 ||
@@ -821,7 +825,7 @@ static PyObject *loader_start_epoch(LoaderObject *self, PyObject *arg) {
     return NULL;
   self->busy = 1;
   int rc;
-  char msg[1024];
+  char msg[4096];
   Py_BEGIN_ALLOW_THREADS rc = ferry_loader_start_epoch(self->L, (int)epoch);
   if (rc)
     snprintf(msg, sizeof msg, "%s", ferry_last_error());
@@ -854,7 +858,7 @@ static PyObject *loader_next(LoaderObject *self, PyObject *unused) {
   self->busy = 1;
   ferry_batch *b = NULL;
   int rc;
-  char msg[1024];
+  char msg[4096];
   Py_BEGIN_ALLOW_THREADS rc = ferry_loader_next(self->L, &b);
   if (rc && rc != FERRY_END)
     snprintf(msg, sizeof msg, "%s", ferry_last_error());
@@ -2457,7 +2461,11 @@ PyMODINIT_FUNC PyInit__ferry(void) {
                                "A call made in the wrong state (FERRY_ESTATE): e.g. every slot "
                                "of the ring is held by live batches.")) ||
       !(InternalError = new_error(m, "InternalError", NULL, FERRY_EINTERNAL,
-                                  "A bug in ferry (FERRY_EINTERNAL): report it.")))
+                                  "A bug in ferry (FERRY_EINTERNAL): report it.")) ||
+      !(StallError = new_error(m, "StallError", PyExc_TimeoutError, FERRY_ETIMEOUT,
+                               "The loader stalled (FERRY_ETIMEOUT): no image finished within "
+                               "stall_timeout seconds. The message names what each thread was "
+                               "doing; the loader stays failed.")))
     goto fail;
   Py_INCREF(&TensorType);
   Py_INCREF(&LoaderType);
@@ -2487,7 +2495,8 @@ PyMODINIT_FUNC PyInit__ferry(void) {
       add_int(m, "ECORRUPT", FERRY_ECORRUPT) < 0 ||
       add_int(m, "ETOO_LARGE", FERRY_ETOO_LARGE) < 0 || add_int(m, "ENOMEM", FERRY_ENOMEM) < 0 ||
       add_int(m, "EEMPTY", FERRY_EEMPTY) < 0 || add_int(m, "ESTATE", FERRY_ESTATE) < 0 ||
-      add_int(m, "EINTERNAL", FERRY_EINTERNAL) < 0 || add_int(m, "U8", FERRY_U8) < 0 ||
+      add_int(m, "EINTERNAL", FERRY_EINTERNAL) < 0 || add_int(m, "ETIMEOUT", FERRY_ETIMEOUT) < 0 ||
+      add_int(m, "U8", FERRY_U8) < 0 ||
       add_int(m, "F16", FERRY_F16) < 0 || add_int(m, "F32", FERRY_F32) < 0 ||
       add_int(m, "HWC", FERRY_LAYOUT_HWC) < 0 || add_int(m, "CHW", FERRY_LAYOUT_CHW) < 0 ||
       add_int(m, "CROP_NONE", FERRY_CROP_NONE) < 0 ||

@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-static _Thread_local char last_error[1024];
+static _Thread_local char last_error[4096];
 
 const char *ferry_strerror(int status) {
   switch (status) {
@@ -19,6 +19,7 @@ const char *ferry_strerror(int status) {
   case FERRY_EEMPTY: return "no images found";
   case FERRY_ESTATE: return "call not valid in this state";
   case FERRY_EINTERNAL: return "internal error";
+  case FERRY_ETIMEOUT: return "stalled past a time-out";
   default: return "unknown status";
   }
 }

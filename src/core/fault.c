@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 typedef struct fault_point {
   const char *env;
@@ -50,4 +51,36 @@ int fy_fail_bytes_due(fy_fault_kind kind, size_t want, size_t *ok) {
     return 0; /* byte N is not in this operation */
   *ok = (size_t)(at - 1 - before);
   return 1;
+}
+
+/* ------------------------------------------------------- injected stall */
+
+static atomic_llong stall_at = -1; /* -1 until the environment is read */
+static atomic_int stall_ms;
+static atomic_ullong stall_calls;
+
+void fy_fault_stall_set(uint64_t n, int ms) {
+  atomic_store(&stall_calls, 0);
+  atomic_store(&stall_ms, ms);
+  atomic_store(&stall_at, (long long)(n > (uint64_t)LLONG_MAX ? LLONG_MAX : n));
+}
+
+void fy_fault_stall(void) {
+  long long at = atomic_load_explicit(&stall_at, memory_order_relaxed);
+  if (at < 0) {
+    const char *e = getenv("FERRY_STALL_AT");
+    char *end = NULL;
+    long long n = e ? strtoll(e, &end, 10) : 0;
+    int ms = end && *end == ':' ? atoi(end + 1) : 0;
+    atomic_store(&stall_ms, ms);
+    long long expect = -1;
+    atomic_compare_exchange_strong(&stall_at, &expect, n > 0 && ms > 0 ? n : 0);
+    at = atomic_load(&stall_at);
+  }
+  if (at == 0 || atomic_fetch_add(&stall_calls, 1) + 1 != (unsigned long long)at)
+    return;
+  int ms = atomic_load(&stall_ms);
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0) {
+  }
 }

@@ -59,6 +59,14 @@ void fy_fail_bytes_set(fy_fault_kind kind, uint64_t n);
  * falls inside it (*ok = the bytes to move before failing), else 0. */
 int fy_fail_bytes_due(fy_fault_kind kind, size_t want, size_t *ok);
 
+/* An injected stall (tests of the loader's watchdog; src/core/fault.c):
+ * the call of fy_fault_stall() that is the Nth since fy_fault_stall_set(N,
+ * ms) (all threads together; FERRY_STALL_AT=N:MS in the environment)
+ * sleeps ms milliseconds. Once. The loader's workers call it before each
+ * decode. Disarmed (the default), a call costs one atomic load. */
+void fy_fault_stall_set(uint64_t n, int ms);
+void fy_fault_stall(void);
+
 /* Overflow-checked size arithmetic: 0 on overflow. */
 int fy_mul_size(size_t a, size_t b, size_t *out);
 

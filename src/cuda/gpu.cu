@@ -6,15 +6,18 @@
 #include <dlfcn.h>
 #include <nvjpeg.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 extern "C" {
 #include "cuda/gpu.h"
 }
 #define FY_CUDA_CONTEXT "CUDA"
 #include "cuda/cuda_check.h"
+#include "cuda/jpeg_mem.h"
 
 #define FY_PREC 22
 #define FY_GPU_POW2 9  /* batch sizes 1, 2, 4, ..., 256 */
@@ -31,10 +34,11 @@ extern "C" int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, in
   X(nvjpegCreateEx)                                                                                \
   X(nvjpegDestroy)                                                                                 \
   X(nvjpegJpegStateCreate)                                                                         \
-  X(nvjpegJpegStateDestroy) X(nvjpegJpegStreamCreate) X(nvjpegJpegStreamDestroy)                   \
-      X(nvjpegJpegStreamParseHeader) X(nvjpegDecodeBatchedSupported)                               \
-          X(nvjpegJpegStreamGetFrameDimensions) X(nvjpegJpegStreamGetComponentsNum)                \
-              X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched) X(nvjpegCreateExV2)
+  X(nvjpegJpegStateDestroy)                                                                        \
+  X(nvjpegJpegStreamCreate) X(nvjpegJpegStreamDestroy) X(nvjpegJpegStreamParseHeader)              \
+      X(nvjpegDecodeBatchedSupported) X(nvjpegJpegStreamGetFrameDimensions)                        \
+          X(nvjpegJpegStreamGetComponentsNum) X(nvjpegDecodeBatchedInitialize)                     \
+              X(nvjpegDecodeBatched) X(nvjpegCreateExV2)
 
 static struct {
   int tried, ok;
@@ -94,6 +98,7 @@ struct fy_gpu {
     cudaStream_t stream;
     cudaEvent_t done; /* blocking: the thread sleeps, not spins, while it waits */
     uint8_t *pad_d;   /* where padding images decode (FY_PAD_MAX of them) */
+    int phase;        /* ENGINE_* (atomic): what the thread is doing, for stall reports */
   } eng[FY_GPU_MAX_ENGINES];
   /* A small baseline JPEG that pads a call up to one of three batch sizes:
    * each state's first use costs 0.1-0.6 s (measured on an H200), so a
@@ -101,9 +106,27 @@ struct fy_gpu {
   uint8_t *pad_jpeg;
   size_t pad_len;
   int hw;
-  int prio; /* stream priority of the loader's streams */
-  struct pin_cache *pins;
+  int prio;                        /* stream priority of the loader's streams */
+  fy_mem_cache *dev_mem, *pin_mem; /* nvJPEG's buffers (jpeg_mem.cu) */
 };
+
+enum { ENGINE_IDLE, ENGINE_STATE, ENGINE_INIT, ENGINE_CALL, ENGINE_WAIT };
+
+static void set_phase(struct fy_gpu::engine *e, int phase) {
+  __atomic_store_n(&e->phase, phase, __ATOMIC_RELAXED);
+}
+
+extern "C" const char *fy_gpu_engine_phase(fy_gpu *g, int engine) {
+  if (engine < 0 || engine >= FY_GPU_MAX_ENGINES)
+    return "?";
+  switch (__atomic_load_n(&g->eng[engine].phase, __ATOMIC_RELAXED)) {
+  case ENGINE_STATE: return "creating an nvJPEG state";
+  case ENGINE_INIT: return "in nvjpegDecodeBatchedInitialize";
+  case ENGINE_CALL: return "in nvjpegDecodeBatched";
+  case ENGINE_WAIT: return "waiting for the engine to finish (cudaEventSynchronize)";
+  default: return "between engine calls";
+  }
+}
 
 /* ---------------------------------------------------------------- probe */
 
@@ -272,91 +295,6 @@ static int jpeg_fail(nvjpegStatus_t s, const char *what) {
   return fy_error(FERRY_EIO, "nvJPEG: %s failed (status %d)", what, (int)s);
 }
 
-/* nvJPEG's allocations. The defaults (cudaMalloc/cudaFree, cudaHostAlloc/
- * cudaFreeHost) each wait for the whole device, so the engine would stall
- * behind the consumer's kernels. Device memory is stream-ordered instead;
- * pinned blocks are kept and reused once their stream has passed them. */
-#define PIN_CACHE 64
-struct pin_cache {
-  pthread_mutex_t mu;
-  struct pin_block {
-    void *p;
-    size_t size;
-    cudaEvent_t done;
-    int used;
-  } b[PIN_CACHE];
-};
-
-static int dev_malloc(void *ctx, void **p, size_t n, cudaStream_t st) {
-  (void)ctx;
-  return cudaMallocAsync(p, n, st) == cudaSuccess ? 0 : 1;
-}
-
-static int dev_free(void *ctx, void *p, size_t n, cudaStream_t st) {
-  (void)ctx, (void)n;
-  return cudaFreeAsync(p, st) == cudaSuccess ? 0 : 1;
-}
-
-static int pin_malloc(void *ctx, void **p, size_t n, cudaStream_t st) {
-  (void)st;
-  struct pin_cache *c = (struct pin_cache *)ctx;
-  pthread_mutex_lock(&c->mu);
-  int best = -1;
-  for (int i = 0; i < PIN_CACHE; i++)
-    if (c->b[i].p && !c->b[i].used && c->b[i].size >= n &&
-        (best < 0 || c->b[i].size < c->b[best].size))
-      best = i;
-  if (best >= 0) {
-    c->b[best].used = 1;
-    *p = c->b[best].p;
-    cudaEvent_t ev = c->b[best].done;
-    pthread_mutex_unlock(&c->mu);
-    cudaEventSynchronize(ev); /* the last user's stream is past it */
-    return 0;
-  }
-  pthread_mutex_unlock(&c->mu);
-  return cudaHostAlloc(p, n, cudaHostAllocDefault) == cudaSuccess ? 0 : 1;
-}
-
-static int pin_free(void *ctx, void *p, size_t n, cudaStream_t st) {
-  struct pin_cache *c = (struct pin_cache *)ctx;
-  pthread_mutex_lock(&c->mu);
-  int slot = -1;
-  for (int i = 0; i < PIN_CACHE && slot < 0; i++)
-    if (c->b[i].p == p)
-      slot = i;
-  for (int i = 0; i < PIN_CACHE && slot < 0; i++)
-    if (!c->b[i].p)
-      slot = i;
-  if (slot >= 0) {
-    struct pin_cache::pin_block *b = &c->b[slot];
-    if (!b->p) {
-      b->p = p;
-      b->size = n;
-      cudaEventCreateWithFlags(&b->done, cudaEventDisableTiming);
-    }
-    cudaEventRecord(b->done, st);
-    b->used = 0;
-  }
-  pthread_mutex_unlock(&c->mu);
-  if (slot < 0)
-    cudaFreeHost(p); /* cache full: a rare synchronising free */
-  return 0;
-}
-
-static void pin_cache_free(struct pin_cache *c) {
-  if (!c)
-    return;
-  for (int i = 0; i < PIN_CACHE; i++)
-    if (c->b[i].p) {
-      cudaEventSynchronize(c->b[i].done);
-      cudaEventDestroy(c->b[i].done);
-      cudaFreeHost(c->b[i].p);
-    }
-  pthread_mutex_destroy(&c->mu);
-  free(c);
-}
-
 static int open_nvjpeg(fy_gpu *g) {
   if (!g->p.hw_decode || !nvj_load())
     return FERRY_OK; /* no engine (or no libnvjpeg): the CPU decodes */
@@ -367,12 +305,12 @@ static int open_nvjpeg(fy_gpu *g) {
     uint64_t keep = UINT64_MAX;
     cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
   }
-  g->pins = (struct pin_cache *)calloc(1, sizeof *g->pins);
-  if (!g->pins)
+  g->dev_mem = fy_mem_cache_new(g->p.device, 0);
+  g->pin_mem = fy_mem_cache_new(g->p.device, 1);
+  if (!g->dev_mem || !g->pin_mem)
     return fy_error(FERRY_ENOMEM, "out of memory");
-  pthread_mutex_init(&g->pins->mu, NULL);
-  nvjpegDevAllocatorV2_t da = {dev_malloc, dev_free, NULL};
-  nvjpegPinnedAllocatorV2_t pa = {pin_malloc, pin_free, g->pins};
+  nvjpegDevAllocatorV2_t da = {fy_mem_cache_alloc, fy_mem_cache_free, g->dev_mem};
+  nvjpegPinnedAllocatorV2_t pa = {fy_mem_cache_alloc, fy_mem_cache_free, g->pin_mem};
   nvjpegStatus_t s = nvj.nvjpegCreateExV2(NVJPEG_BACKEND_HARDWARE, &da, &pa, 0, &g->jh);
   if (s != NVJPEG_STATUS_SUCCESS) {
     g->hw = 0; /* no engine: the CPU decodes everything */
@@ -553,7 +491,9 @@ extern "C" void fy_gpu_close(fy_gpu *g) {
   free(g->pad_jpeg);
   if (g->jh)
     nvj.nvjpegDestroy(g->jh);
-  pin_cache_free(g->pins);
+  /* every engine stream was synchronised above: nothing uses the blocks */
+  fy_mem_cache_destroy(g->dev_mem, g->stream);
+  fy_mem_cache_destroy(g->pin_mem, g->stream);
   if (g->stream) {
     cudaStreamSynchronize(g->stream);
     cudaStreamDestroy(g->stream);
@@ -647,31 +587,45 @@ extern "C" int fy_gpu_jpeg_decode_ex(fy_gpu *g, int engine, const uint8_t *const
       cd = pdata, cl = plen, ci = pimg;
     }
     nvjpegStatus_t st;
+    set_phase(e, ENGINE_STATE);
     if (!e->js[f][k] &&
         (st = nvj.nvjpegJpegStateCreate(g->jh, &e->js[f][k])) != NVJPEG_STATUS_SUCCESS) {
       e->js[f][k] = NULL;
+      set_phase(e, ENGINE_IDLE);
       return jpeg_fail(st, "state creation");
     }
     if (!e->ready[f][k]) {
+      set_phase(e, ENGINE_INIT);
       st = nvj.nvjpegDecodeBatchedInitialize(g->jh, e->js[f][k], m, 1,
                                              luma ? NVJPEG_OUTPUT_Y : NVJPEG_OUTPUT_RGBI);
-      if (st != NVJPEG_STATUS_SUCCESS)
+      if (st != NVJPEG_STATUS_SUCCESS) {
+        set_phase(e, ENGINE_IDLE);
         return jpeg_fail(st, "batched decode initialisation");
+      }
       e->ready[f][k] = 1;
     }
+    set_phase(e, ENGINE_CALL);
     st = nvj.nvjpegDecodeBatched(g->jh, e->js[f][k], cd, cl, ci, e->stream);
     if (st != NVJPEG_STATUS_SUCCESS) {
       e->ready[f][k] = 0; /* re-initialise after a failed batch, as nvJPEG asks */
+      set_phase(e, ENGINE_WAIT);
       cudaStreamSynchronize(e->stream);
+      set_phase(e, ENGINE_IDLE);
       return jpeg_fail(st, "batched decode");
     }
     done += take;
   }
   /* The decoded pixels are ready before this returns, so the batch kernels
-   * (queued later, on the loader's stream) see them; the other decoder
+   * (queued later, on the loader's stream) see them, and the engine's
+   * stream is idle before this context's next call (the engine does not
+   * wait for earlier work on its stream: jpeg_mem.cu); the other decoder
    * threads keep the engine busy meanwhile. */
-  CU(cudaEventRecord(e->done, e->stream), "waiting for the JPEG engine");
-  CU(cudaEventSynchronize(e->done), "waiting for the JPEG engine");
+  set_phase(e, ENGINE_WAIT);
+  cudaError_t ce = cudaEventRecord(e->done, e->stream);
+  if (ce == cudaSuccess)
+    ce = cudaEventSynchronize(e->done);
+  set_phase(e, ENGINE_IDLE);
+  CU(ce, "waiting for the JPEG engine");
   return FERRY_OK;
 }
 
@@ -727,6 +681,32 @@ extern "C" int fy_gpu_finish(fy_gpu *g, int slot, int count, int table_used, int
 extern "C" int fy_gpu_wait(fy_gpu *g, int slot) {
   CU(cudaEventSynchronize(g->slots[slot].ready), "waiting for a batch");
   return FERRY_OK;
+}
+
+extern "C" int fy_gpu_wait_for(fy_gpu *g, int slot, int timeout_ms) {
+  if (timeout_ms <= 0)
+    return fy_gpu_wait(g, slot);
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int polls = 0;; polls++) {
+    cudaError_t e = cudaEventQuery(g->slots[slot].ready);
+    if (e == cudaSuccess)
+      return FERRY_OK;
+    if (e != cudaErrorNotReady)
+      return fy_cuda_fail(e, "waiting for a batch");
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    double ms = (t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) * 1e-6;
+    if (ms >= timeout_ms)
+      return fy_error(FERRY_ETIMEOUT, "CUDA: a batch's kernels did not finish in %d ms",
+                      timeout_ms);
+    /* the kernels take about a millisecond: yield first, then sleep briefly */
+    if (polls < 32) {
+      sched_yield();
+    } else {
+      struct timespec nap = {0, 50000};
+      nanosleep(&nap, NULL);
+    }
+  }
 }
 
 extern "C" int fy_gpu_release(fy_gpu *g, int slot, void *stream) {

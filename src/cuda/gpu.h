@@ -106,6 +106,13 @@ uint64_t fy_gpu_staged_src(fy_gpu *g, int slot, int k);
 int fy_gpu_finish(fy_gpu *g, int slot, int count, int table_used, int staged_images);
 /* Waits until slot s's batch is on the device. */
 int fy_gpu_wait(fy_gpu *g, int slot);
+/* The same, giving up after timeout_ms (<= 0: never) with FERRY_ETIMEOUT.
+ * Polls (no device-wide or blocking wait that could not be bounded). */
+int fy_gpu_wait_for(fy_gpu *g, int slot, int timeout_ms);
+/* What decoder context `engine` is doing now, for the loader's stall
+ * report: "idle", "in nvjpegDecodeBatched", "waiting for the engine to
+ * finish (cudaEventSynchronize)", ... A static string. */
+const char *fy_gpu_engine_phase(fy_gpu *g, int engine);
 /* The consumer is done with slot s once its work on `stream` (a
  * cudaStream_t, NULL = the legacy default stream) has run: later writes into
  * the slot wait for that. */

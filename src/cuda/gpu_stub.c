@@ -56,6 +56,10 @@ int fy_gpu_finish(fy_gpu *g, int slot, int count, int table_used, int staged) {
 }
 
 int fy_gpu_wait(fy_gpu *g, int slot) { return (void)g, (void)slot, no_cuda(); }
+int fy_gpu_wait_for(fy_gpu *g, int slot, int ms) {
+  return (void)g, (void)slot, (void)ms, no_cuda();
+}
+const char *fy_gpu_engine_phase(fy_gpu *g, int e) { return (void)g, (void)e, "built without CUDA"; }
 int fy_gpu_release(fy_gpu *g, int slot, void *st) {
   return (void)g, (void)slot, (void)st, no_cuda();
 }

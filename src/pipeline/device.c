@@ -57,8 +57,15 @@ int fy_dev_open(ferry_loader *L) {
   for (int i = 0; fy_gpu_hw_decode(L->gpu) && !L->pack && i < p.decoders; i++) {
     L->dec_args[i].L = L;
     L->dec_args[i].engine = i;
-    if (pthread_create(&L->gpu_tid[i], NULL, fy_dev_decoder_main, &L->dec_args[i]) != 0)
+    pthread_mutex_lock(&L->mu);
+    L->live++;
+    pthread_mutex_unlock(&L->mu);
+    if (pthread_create(&L->gpu_tid[i], NULL, fy_dev_decoder_main, &L->dec_args[i]) != 0) {
+      pthread_mutex_lock(&L->mu);
+      L->live--;
+      pthread_mutex_unlock(&L->mu);
       return fy_error(FERRY_ENOMEM, "loader: cannot start a GPU decoder thread");
+    }
     L->gpu_threads++;
   }
   return FERRY_OK;
@@ -122,9 +129,9 @@ int fy_dev_finish(ferry_loader *L, slot *s) {
   return fy_gpu_finish(L->gpu, s->id, j, L->table_used[s->id], staged);
 }
 
-int fy_dev_ready(ferry_loader *L, slot *s) {
+int fy_dev_ready(ferry_loader *L, slot *s, int timeout_ms) {
   s->batch.data = fy_gpu_output(L->gpu, s->id);
-  return fy_gpu_wait(L->gpu, s->id);
+  return fy_gpu_wait_for(L->gpu, s->id, timeout_ms);
 }
 
 void fy_dev_release(ferry_loader *L, slot *s, void *stream) {
@@ -212,6 +219,7 @@ static void run_engine(ferry_loader *L, int engine, fy_worker_state *w, slot *s,
                        int epoch) {
   if (j->n == 0)
     return;
+  fy_note_set(w->note, FY_STAGE_ENGINE, NULL, j->n);
   int rc = fy_gpu_jpeg_decode(L->gpu, engine, j->data, j->len, j->w, j->dst, j->n);
   if (rc != FERRY_OK && !__atomic_exchange_n(&L->engine_warned, 1, __ATOMIC_RELAXED))
     fprintf(stderr,
@@ -270,6 +278,7 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
     fy_buf *fb = &L->gpu_files[(size_t)s->id * L->o.batch_size + k];
     size_t len = 0;
     int iw = 0, ih = 0;
+    fy_note_set(w->note, FY_STAGE_READ, fy_source_path(&L->src, idx), 0);
     int ok = fy_read_file(fy_source_path(&L->src, idx), 1ull << 30, fb, &len) == FERRY_OK &&
              engine_wants(L, engine, fb->p, len, &iw, &ih);
     uint8_t *dst = ok ? arena_take(L, s, (size_t)iw * ih * 3) : NULL;
@@ -297,13 +306,15 @@ void *fy_dev_decoder_main(void *arg) {
   fy_worker_state w;
   fy_buf scratch = {0};
   memset(&w, 0, sizeof w);
+  w.note = &L->dnotes[engine];
+  fy_read_timeout_set(L->o.read_timeout_ms); /* fy_read_file in this thread */
   pthread_mutex_lock(&L->mu);
   for (;;) {
     slot *s = NULL;
     int n = 0;
     /* While the memory cache fills, samples take the CPU path (so that
      * they are kept): one at a time, as a CPU worker would. */
-    int64_t pos = fy_claim_chunk(L, &s, fy_cache_has_room(L) ? 1 : chunk, &n);
+    int64_t pos = fy_claim_chunk(L, w.note, &s, fy_cache_has_room(L) ? 1 : chunk, &n);
     if (pos < 0)
       break;
     int epoch = L->epoch;
@@ -311,6 +322,9 @@ void *fy_dev_decoder_main(void *arg) {
     decode_chunk(L, engine, &w, &scratch, s, pos, n, epoch);
     pthread_mutex_lock(&L->mu);
   }
+  fy_note_set(w.note, FY_STAGE_IDLE, NULL, 0);
+  L->live--; /* ferry_loader_close waits for this, bounded */
+  pthread_cond_broadcast(&L->ready_cv);
   pthread_mutex_unlock(&L->mu);
   fy_worker_state_free(&w);
   fy_buf_free(&scratch);

@@ -78,7 +78,7 @@ static void assign(ferry_loader *L, slot *s) {
     fy_dev_slot_reset(L, s);
 }
 
-int64_t fy_claim_chunk(ferry_loader *L, slot **out, int max, int *n) {
+int64_t fy_claim_chunk(ferry_loader *L, fy_note *note, slot **out, int max, int *n) {
   for (;;) {
     if (L->stop)
       return -1;
@@ -96,6 +96,7 @@ int64_t fy_claim_chunk(ferry_loader *L, slot **out, int max, int *n) {
         return pos;
       }
     }
+    fy_note_set(note, FY_STAGE_IDLE, NULL, 0);
     double t0 = fy_now();
     pthread_cond_wait(&L->work_cv, &L->mu);
     L->stats.idle_s += fy_now() - t0;
@@ -141,6 +142,7 @@ void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
   }
   L->stats.images += rc == FERRY_OK;
   L->stats.skipped += rc != FERRY_OK;
+  L->progress_t = fy_now(); /* the watchdog's clock */
   int complete = ++s->done == s->expected;
   if (complete) {
     /* This thread alone touches the slot now: close the gaps unlocked.
@@ -208,6 +210,7 @@ static void run_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos
   void *dst = L->gpu ? fy_dev_sample_dst(L, s, k) : (char *)s->data + (size_t)k * L->sample_bytes;
   const fy_store_params *store = L->gpu ? &L->stage_store : &L->store;
   int rc, cached = 0;
+  fy_note_set(w->note, FY_STAGE_COPY, path, 0);
   if (__atomic_load_n(&L->bad[idx], __ATOMIC_ACQUIRE)) {
     rc = FERRY_ECORRUPT; /* known bad: reported already, not read again */
   } else if ((cached = cache_get(L, idx, dst))) {
@@ -239,6 +242,7 @@ static void *worker_run(void *arg) {
   worker_arg *a = arg;
   ferry_loader *L = a->L;
   fy_worker_state *w = &L->ws[a->id];
+  w->note = &L->wnotes[a->id];
   free(a);
   fy_read_timeout_set(L->o.read_timeout_ms); /* fy_read_file in this thread */
   pthread_mutex_lock(&L->mu);
@@ -246,7 +250,8 @@ static void *worker_run(void *arg) {
     slot *s = NULL;
     int n;
     /* u8 pack samples are a copy each: claim several per lock. */
-    int64_t pos = fy_claim_chunk(L, &s, L->pack && L->pack->kind == FY_PACK_KIND_U8 ? 16 : 1, &n);
+    int64_t pos =
+        fy_claim_chunk(L, w->note, &s, L->pack && L->pack->kind == FY_PACK_KIND_U8 ? 16 : 1, &n);
     if (pos < 0)
       break;
     int epoch = L->epoch;
@@ -255,6 +260,9 @@ static void *worker_run(void *arg) {
       run_sample(L, w, s, pos + i, epoch);
     pthread_mutex_lock(&L->mu);
   }
+  fy_note_set(w->note, FY_STAGE_IDLE, NULL, 0);
+  L->live--; /* ferry_loader_close waits for this, bounded */
+  pthread_cond_broadcast(&L->ready_cv);
   pthread_mutex_unlock(&L->mu);
   return NULL;
 }
@@ -390,16 +398,23 @@ static int start_threads(ferry_loader *L) {
   L->nworkers = L->o.workers ? L->o.workers : L->gpu && fy_gpu_hw_decode(L->gpu) ? gpu_auto : cores;
   L->threads = calloc((size_t)L->nworkers, sizeof *L->threads);
   L->ws = calloc((size_t)L->nworkers, sizeof *L->ws);
-  if (!L->threads || !L->ws)
+  L->wnotes = calloc((size_t)L->nworkers, sizeof *L->wnotes);
+  if (!L->threads || !L->ws || !L->wnotes)
     return fy_error(FERRY_ENOMEM, "loader: out of memory");
   for (int i = 0; i < L->nworkers; i++) {
     worker_arg *a = malloc(sizeof *a);
     if (!a)
       return fy_error(FERRY_ENOMEM, "loader: out of memory");
     *a = (worker_arg){L, i};
+    pthread_mutex_lock(&L->mu);
+    L->live++;
+    pthread_mutex_unlock(&L->mu);
     if (pthread_create(&L->threads[i], NULL, worker_run, a) != 0) {
       free(a);
       L->nworkers = i;
+      pthread_mutex_lock(&L->mu);
+      L->live--;
+      pthread_mutex_unlock(&L->mu);
       return fy_error(FERRY_ENOMEM, "loader: cannot start worker thread %d", i);
     }
   }
@@ -447,7 +462,12 @@ int ferry_loader_open(const ferry_loader_options *options, ferry_loader **out) {
   pthread_mutex_init(&L->mu, NULL);
   pthread_mutex_init(&L->report_mu, NULL);
   pthread_cond_init(&L->work_cv, NULL);
-  pthread_cond_init(&L->ready_cv, NULL);
+  if (fy_watch_cond_init(&L->ready_cv) != 0)
+    pthread_cond_init(&L->ready_cv, NULL);
+  L->stall_ms = L->o.stall_timeout_ms == 0  ? 60000
+                : L->o.stall_timeout_ms < 0 ? 0
+                                            : L->o.stall_timeout_ms;
+  L->progress_t = fy_now();
   L->store = (fy_store_params){L->o.layout,
                                L->o.dtype,
                                0,
@@ -524,18 +544,27 @@ const char *ferry_loader_class_name(const ferry_loader *L, int label) {
   return L->src.class_names[label];
 }
 
-/* Stops claiming and waits until no sample is being processed. mu held. */
-static void drain(ferry_loader *L) {
+/* Stops claiming and waits until no sample is being processed (mu held):
+ * FERRY_OK, or FERRY_ETIMEOUT when that stalls. */
+static int drain(ferry_loader *L) {
   L->epoch_active = 0;
+  double t0 = fy_now();
+  fy_note_set(&L->cnote, FY_STAGE_DRAIN, NULL, 0);
   while (L->inflight > 0)
-    pthread_cond_wait(&L->ready_cv, &L->mu);
+    if (fy_watch_wait(L, &L->ready_cv, t0))
+      return fy_watch_stall(L, "the samples of the last epoch still in flight", fy_now() - t0);
+  return FERRY_OK;
 }
 
 int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
   if (!L || epoch < 0)
     return fy_error(FERRY_EINVAL, "ferry_loader_start_epoch: bad argument");
   pthread_mutex_lock(&L->mu);
-  drain(L);
+  if (L->stalled || drain(L) != FERRY_OK) {
+    int rc = fy_error(FERRY_ETIMEOUT, "%s", L->error_msg);
+    pthread_mutex_unlock(&L->mu);
+    return rc;
+  }
   int64_t n = fy_epoch_order(L->src.count, L->o.shuffle, L->o.seed, epoch, L->o.rank,
                              L->o.world_size, L->o.drop_last, L->order);
   (void)n; /* equals epoch_n, or more with drop_last (trailing partial batch) */
@@ -572,7 +601,9 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
   }
   pthread_mutex_lock(&L->mu);
   int rc = FERRY_OK;
-  if (L->next_batch >= L->num_batches) {
+  if (L->stalled) {
+    rc = fy_error(FERRY_ETIMEOUT, "%s", L->error_msg);
+  } else if (L->next_batch >= L->num_batches) {
     rc = FERRY_END;
   } else if (L->held >= L->nslots) {
     rc = fy_error(FERRY_ESTATE,
@@ -588,8 +619,14 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
   } else {
     slot *s = slot_of(L, L->next_batch);
     double t0 = fy_now();
+    int b = (int)L->next_batch;
+    fy_note_set(&L->cnote, FY_STAGE_WAIT, NULL, b);
     while (!L->error && s->state != SLOT_READY)
-      pthread_cond_wait(&L->ready_cv, &L->mu);
+      if (fy_watch_wait(L, &L->ready_cv, t0)) {
+        char what[96];
+        snprintf(what, sizeof what, "batch %d of epoch %d", b, L->epoch);
+        fy_watch_stall(L, what, fy_now() - t0);
+      }
     L->stats.wait_s += fy_now() - t0;
     if (L->error) {
       rc = fy_error(L->error, "%s", L->error_msg);
@@ -602,13 +639,20 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
     if (rc == FERRY_OK && L->gpu) {
       pthread_mutex_unlock(&L->mu);
       t0 = fy_now();
-      rc = fy_dev_ready(L, s); /* the batch's kernels have run */
+      fy_note_set(&L->cnote, FY_STAGE_KERNELS, NULL, b);
+      rc = fy_dev_ready(L, s, L->stall_ms); /* the batch's kernels have run */
       pthread_mutex_lock(&L->mu);
       L->stats.wait_s += fy_now() - t0;
+      if (rc == FERRY_ETIMEOUT) {
+        char what[128];
+        snprintf(what, sizeof what, "the GPU kernels of batch %d of epoch %d", b, L->epoch);
+        rc = fy_watch_stall(L, what, fy_now() - t0);
+      }
       if (rc)
         *out = NULL;
     }
   }
+  fy_note_set(&L->cnote, FY_STAGE_USER, NULL, 0);
   pthread_mutex_unlock(&L->mu);
   return rc;
 }
@@ -642,13 +686,51 @@ void ferry_loader_get_stats(const ferry_loader *L, ferry_stats *st) {
   pthread_mutex_unlock(&M->mu);
 }
 
+/* Loaders left behind by ferry_loader_close (threads still blocked): kept
+ * reachable here, never freed, since those threads may yet wake and touch
+ * them. */
+static pthread_mutex_t abandoned_mu = PTHREAD_MUTEX_INITIALIZER;
+static ferry_loader *abandoned[64];
+static int abandoned_n;
+
+static void abandon(ferry_loader *L) {
+  char threads[3072];
+  pthread_mutex_lock(&L->mu);
+  int n = L->live;
+  fy_watch_describe(L, threads, sizeof threads);
+  pthread_mutex_unlock(&L->mu);
+  fprintf(stderr,
+          "ferry: loader closed with %d thread%s still blocked after %.1f s (%s); %s and the "
+          "loader's memory are left behind\n",
+          n, n == 1 ? "" : "s", L->stall_ms * 1e-3, threads, n == 1 ? "it" : "they");
+  for (int i = 0; i < L->nworkers; i++)
+    pthread_detach(L->threads[i]);
+  for (int i = 0; i < L->gpu_threads; i++)
+    pthread_detach(L->gpu_tid[i]);
+  pthread_mutex_lock(&abandoned_mu);
+  if (abandoned_n < (int)(sizeof abandoned / sizeof abandoned[0]))
+    abandoned[abandoned_n++] = L;
+  pthread_mutex_unlock(&abandoned_mu);
+}
+
 void ferry_loader_close(ferry_loader *L) {
   if (!L)
     return;
   pthread_mutex_lock(&L->mu);
   L->stop = 1;
   pthread_cond_broadcast(&L->work_cv);
+  /* Threads finish the sample in hand, then exit; a thread blocked for
+   * longer than the stall time-out (a hung GPU call, a dead network mount)
+   * is left behind with the loader's memory rather than hanging here. */
+  double t0 = fy_now();
+  int stuck = 0;
+  while (L->live > 0 && !stuck)
+    stuck = fy_watch_wait(L, &L->ready_cv, t0);
   pthread_mutex_unlock(&L->mu);
+  if (stuck) {
+    abandon(L);
+    return;
+  }
   for (int i = 0; i < L->nworkers; i++)
     pthread_join(L->threads[i], NULL);
   fy_dev_close(L);
@@ -662,6 +744,7 @@ void ferry_loader_close(ferry_loader *L) {
   }
   free(L->slots);
   free(L->ws);
+  free(L->wnotes);
   free(L->threads);
   free(L->order);
   free(L->bad);

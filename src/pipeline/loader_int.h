@@ -59,7 +59,15 @@ struct ferry_loader {
   int inflight;        /* samples being processed right now */
   int held;            /* batches handed out, not released */
   int error;           /* on_error = fail: first error of the epoch */
-  char error_msg[1024];
+  char error_msg[4096];
+  /* the stall watchdog (watch.c) */
+  int stall_ms;                       /* 0: never */
+  int stalled;                        /* a stall was reported: the loader stays failed */
+  double progress_t;                  /* fy_now() when a sample last finished (mu) */
+  int live;                           /* threads running (mu); each exit signals ready_cv */
+  fy_note *wnotes;                    /* per worker */
+  fy_note dnotes[FY_GPU_MAX_ENGINES]; /* per GPU decoder thread */
+  fy_note cnote;                      /* the consumer */
   ferry_stats stats;
   fy_pack *pack;       /* the source is a pack (memory-mapped shards) */
   uint8_t **cache;     /* per source index: the sample as stored, or NULL */
@@ -80,6 +88,18 @@ struct ferry_loader {
   int *any_staged;    /* per slot */
 };
 
+/* watch.c: the stall watchdog. */
+/* Waits on cv (mu held) until signalled, or until stall_ms have passed with
+ * no sample finished since max(t0, the last one): then returns 1. */
+int fy_watch_wait(ferry_loader *L, pthread_cond_t *cv, double t0);
+/* Reports a stall (mu held): L fails for good with FERRY_ETIMEOUT and a
+ * message naming what each thread is doing; returns FERRY_ETIMEOUT. */
+int fy_watch_stall(ferry_loader *L, const char *waiting_for, double waited);
+/* What every thread is doing, as one line ("worker 3: decoding F for 61.0 s; ..."). */
+void fy_watch_describe(const ferry_loader *L, char *buf, size_t cap);
+/* pthread_cond_init on CLOCK_MONOTONIC (fy_now's clock); 0 on success. */
+int fy_watch_cond_init(pthread_cond_t *cv);
+
 /* device.c */
 int fy_dev_open(ferry_loader *L);
 void fy_dev_close(ferry_loader *L);
@@ -90,8 +110,9 @@ void fy_dev_sample_done(ferry_loader *L, slot *s, int k, int64_t idx, int epoch)
 void fy_dev_slot_reset(ferry_loader *L, slot *s);
 /* Compacts and launches a completed batch; FERRY_OK or an error. */
 int fy_dev_finish(ferry_loader *L, slot *s);
-/* Waits for the batch's kernels; sets data/device of the batch. */
-int fy_dev_ready(ferry_loader *L, slot *s);
+/* Waits (up to timeout_ms; <= 0: for ever) for the batch's kernels; sets
+ * data/device of the batch. FERRY_ETIMEOUT when they did not finish. */
+int fy_dev_ready(ferry_loader *L, slot *s, int timeout_ms);
 void fy_dev_release(ferry_loader *L, slot *s, void *stream);
 /* The decoder thread that feeds the hardware JPEG engine. */
 void *fy_dev_decoder_main(void *arg);
@@ -106,8 +127,9 @@ int fy_cache_wants(ferry_loader *L, int64_t idx);
 /* With the memory cache on: 1 while its budget has room for a sample. */
 int fy_cache_has_room(ferry_loader *L);
 /* loader.c, for device.c: claims up to max positions of one batch (mu
- * held, may wait); returns the first position and sets *n, or -1 to stop. */
-int64_t fy_claim_chunk(ferry_loader *L, slot **out, int max, int *n);
+ * held, may wait, noting the thread idle meanwhile); returns the first
+ * position and sets *n, or -1 to stop. */
+int64_t fy_claim_chunk(ferry_loader *L, fy_note *note, slot **out, int max, int *n);
 /* Marks position pos of slot s finished with status rc (mu not held). */
 void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc);
 

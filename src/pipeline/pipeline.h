@@ -24,6 +24,34 @@ void fy_plan_box(const ferry_loader_options *o, uint64_t seed, int epoch, int64_
 /* Whether a sample is flipped. */
 int fy_plan_flip(const ferry_loader_options *o, uint64_t seed, int epoch, int64_t index);
 
+/* What one loader thread is doing now, for the stall watchdog (watch.c):
+ * written by its own thread, read by the consumer when it has waited too
+ * long. Fields are accessed atomically; `what` points to memory that lives
+ * as long as the loader (a source path) or to a string literal. */
+enum {
+  FY_STAGE_IDLE = 0, /* waiting for a sample to claim */
+  FY_STAGE_READ,     /* reading `what` */
+  FY_STAGE_DECODE,   /* decoding `what` */
+  FY_STAGE_RESIZE,   /* resampling and storing `what` */
+  FY_STAGE_COPY,     /* copying `what` from a pack or the memory cache */
+  FY_STAGE_ENGINE,   /* `count` images on the GPU's JPEG engine */
+  FY_STAGE_FINISH,   /* uploading a batch and launching its GPU kernels */
+  FY_STAGE_WAIT,     /* the consumer: waiting for batch `count` */
+  FY_STAGE_KERNELS,  /* the consumer: waiting for batch `count`'s GPU kernels */
+  FY_STAGE_DRAIN,    /* the consumer: waiting for the last epoch's samples */
+  FY_STAGE_USER      /* the consumer: outside the loader (its own work) */
+};
+
+typedef struct fy_note {
+  int stage;
+  int count;
+  const char *what;
+  int64_t since_us; /* fy_now() in microseconds when the stage began */
+} fy_note;
+
+/* Notes that thread n is now at `stage` (NULL n: nothing). */
+void fy_note_set(fy_note *n, int stage, const char *what, int count);
+
 /* One worker's reusable state. */
 typedef struct fy_worker_state {
   fy_buf file;
@@ -31,6 +59,7 @@ typedef struct fy_worker_state {
   fy_resize_ctx rs;
   fy_buf resized;
   double read_s, decode_s, transform_s;
+  fy_note *note; /* this thread's note for the watchdog, or NULL */
 } fy_worker_state;
 
 void fy_worker_state_free(fy_worker_state *w);

@@ -114,12 +114,15 @@ static int decode_crop_resize(fy_worker_state *w, const ferry_loader_options *o,
   int fast = o->allow_dct_scaling && !o->exact_decode;
   w->dec.fast_decode = fast;
   fy_decoded d;
+  fy_note_set(w->note, FY_STAGE_DECODE, path, 0);
+  fy_fault_stall();
   double t0 = fy_now();
   int rc = fy_decode(&w->dec, data, n, path, &dopt, plan_cb, pc, &d);
   double t1 = fy_now();
   w->decode_s += t1 - t0;
   if (rc)
     return rc;
+  fy_note_set(w->note, FY_STAGE_RESIZE, path, 0);
   /* The crop box in the decoded pixels' coordinates. */
   fy_box b = {(pc->box.x0 - d.x0) * d.sx, (pc->box.y0 - d.y0) * d.sy, (pc->box.x1 - d.x0) * d.sx,
               (pc->box.y1 - d.y0) * d.sy};
@@ -166,6 +169,7 @@ int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
                       void *dst) {
   double t0 = fy_now();
   size_t n = 0;
+  fy_note_set(w->note, FY_STAGE_READ, path, 0);
   int rc = fy_read_file(path, 1ull << 30, &w->file, &n);
   w->read_s += fy_now() - t0;
   if (rc)
@@ -182,7 +186,13 @@ int fy_process_pack_sample(fy_worker_state *w, const ferry_loader_options *o,
     char name[4400];
     const uint8_t *jpeg = fy_pack_sample_len(p, index, &n, NULL);
     fy_pack_sample_name(p, index, name, sizeof name);
-    return process_bytes(w, o, store, name, jpeg, n, epoch, index, dst);
+    /* the watchdog's note must outlive this call: not the name on the stack */
+    fy_note *note = w->note;
+    fy_note_set(note, FY_STAGE_DECODE, "a JPEG pack sample", 0);
+    w->note = NULL;
+    int rc = process_bytes(w, o, store, name, jpeg, n, epoch, index, dst);
+    w->note = note;
+    return rc;
   }
   double t0 = fy_now();
   const uint8_t *px = fy_pack_sample(p, index, NULL);

@@ -66,6 +66,14 @@ check load-shard 0 "this rank: 16 images" -- "$FERRY" load "$SAMPLE" --size 32 -
 check load-grid 3 "wrote $TMP/grid.png" -- "$FERRY" load "$SAMPLE" --size 64 --save-grid "$TMP/grid.png"
 check load-grid-file 0 "PNG 512x" -- "$FERRY" info "$TMP/grid.png"
 check load-bad-dtype 2 "--dtype must be" -- "$FERRY" load "$SAMPLE" --dtype f64
+# the stall watchdog: the 5th decode sleeps 3 s, the time-out is 0.3 s
+check load-stall 1 "stalled: no sample finished for 0.3 s .*worker [0-9]+: decoding .*\.jpg for" -- \
+  env FERRY_STALL_AT=5:3000 "$FERRY" load "$SAMPLE" --size 32 --batch 4 --workers 2 --stall-timeout 0.3 --quiet
+check load-stall-close 1 "loader closed with 1 thread still blocked" -- \
+  env FERRY_STALL_AT=5:3000 "$FERRY" load "$SAMPLE" --size 32 --batch 4 --workers 2 --stall-timeout 0.3 --quiet
+check load-stall-off 3 "epoch 0: 48 images" -- \
+  env FERRY_STALL_AT=5:500 "$FERRY" load "$SAMPLE" --size 32 --batch 4 --workers 2 --stall-timeout 0 --quiet
+check load-bad-stall 2 "--stall-timeout" -- "$FERRY" load "$SAMPLE" --stall-timeout -1
 check load-bad-batch 2 "--batch needs" -- "$FERRY" load "$SAMPLE" --batch 0
 check load-bad-rank 1 "rank 5 not in" -- "$FERRY" load "$SAMPLE" --rank 5 --world-size 2
 check load-missing 1 "nowhere: No such file" -- "$FERRY" load "$TMP/nowhere"

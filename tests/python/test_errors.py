@@ -17,7 +17,8 @@ def test_hierarchy():
              (ferry.OutOfMemoryError, MemoryError, _ferry.ENOMEM),
              (ferry.EmptySourceError, None, _ferry.EEMPTY),
              (ferry.StateError, RuntimeError, _ferry.ESTATE),
-             (ferry.InternalError, None, _ferry.EINTERNAL)]
+             (ferry.InternalError, None, _ferry.EINTERNAL),
+             (ferry.StallError, TimeoutError, _ferry.ETIMEOUT)]
     for cls, builtin, status in pairs:
         assert issubclass(cls, ferry.Error) and issubclass(cls, Exception)
         if builtin:
