@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Prepares .device/ (git-ignored) for runs on a GPU machine through the
+# device tool, which has no compiler toolchain for ferry's dependencies and
+# Python 3.12: a CUDA build without video (fewer shared libraries to carry),
+# the shared libraries that machine lacks, the Python package built for
+# Python 3.12, and corpus/photos with synth_imagenet.py to make JPEG sets
+# there. Name ".device" in the call's carry, then on the machine:
+#   export LD_LIBRARY_PATH=$PWD/.device/lib PYTHONPATH=$PWD/.device/py
+#   .device/ferry load ...; python3 bench/soak_gpu.py --ferry .device/ferry ...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=${FERRY_GPU_BUILD:-build-gpu}
+D=.device
+SHARED=${FERRY_SHARED:-../shared}
+cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DFERRY_VIDEO=OFF >/dev/null
+cmake --build "$B" -j "$(nproc)" --target ferry ferry_static test_gpu test_loader test_watchdog \
+  test_gpu_hash test_hash_engine >/dev/null
+grep -q "FERRY_HAVE_CUDA" "$B/CMakeCache.txt" || true
+rm -rf "$D"
+mkdir -p "$D/lib" "$D/py/ferry"
+cp "$B"/ferry "$B"/test_gpu "$B"/test_loader "$B"/test_watchdog "$B"/test_gpu_hash \
+  "$B"/test_hash_engine "$D/"
+for l in libjpeg.so.62 libpng16.so.16 libwebp.so.7 libsharpyuv.so.0; do
+  f=$(ldconfig -p | awk -v l="$l" '$1 == l {print $NF; exit}')
+  [ -n "$f" ] && cp -L "$f" "$D/lib/"
+done
+PY=${PY312:-$(ls -d "$HOME"/.pyenv/versions/3.12*/bin/python3 2>/dev/null | head -1)}
+[ -x "$PY" ] || { echo "device_bundle: no Python 3.12 here (set PY312)" >&2; exit 1; }
+"$PY" -c "import setuptools" 2>/dev/null || "$PY" -m pip install -q setuptools
+FERRY_PY_CMAKE_BUILD="$B" "$PY" setup.py -q build_ext --inplace >/dev/null
+cp python/ferry/*.py python/ferry/*.pyi python/ferry/py.typed "$D/py/ferry/"
+mv python/ferry/_ferry.cpython-312-*.so "$D/py/ferry/"
+if [ -d "$SHARED/corpus/photos" ]; then
+  mkdir -p "$D/photos"
+  cp "$SHARED"/corpus/photos/*.jpg "$D/photos/"
+  cp "$SHARED/tools/synth_imagenet.py" "$D/"
+fi
+du -sh "$D"

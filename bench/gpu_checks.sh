@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One call on the GPU machine (device tool, with .device/ from
+# bench/device_bundle.sh carried): the GPU unit tests, the Python GPU tests
+# with torch, then the loader soak (bench/soak_gpu.py) until SOAK_SECONDS.
+#   bash bench/gpu_checks.sh [SOAK_FIRST] [SOAK_RUNS] [SOAK_SECONDS] [TESTS=1]
+set -u
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+first=${1:-0} runs=${2:-300} secs=${3:-400} tests=${4:-1}
+export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PYTHONPATH=$PWD/.device/py FERRY_PY_PATH=$PWD/.device/py PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+nproc; date -u
+SET=/tmp/set
+if [ ! -d "$SET" ]; then
+  t0=$(date +%s)
+  python3 .device/synth_imagenet.py .device/photos "$SET" "${SET_N:-2000}" --classes 100 >/dev/null
+  echo "made $(find "$SET" -name '*.jpg' | wc -l) JPEGs in $(( $(date +%s) - t0 )) s"
+fi
+if [ "$tests" = 1 ]; then
+  for t in test_gpu test_watchdog test_loader test_gpu_hash test_hash_engine; do
+    (cd "$PWD" && timeout 300 .device/$t 2>&1 | tail -2 | sed "s/^/$t: /")
+  done
+  timeout 400 python3 -m pytest -q -x -p no:cacheprovider tests/python/test_gpu.py \
+    tests/python/test_watchdog.py tests/python/test_torch.py 2>&1 | tail -4
+fi
+python3 bench/soak_gpu.py --ferry .device/ferry --dir "$SET" --first "$first" --runs "$runs" \
+  --max-seconds "$secs" --log "$OUT/soak.jsonl" --dumps "$OUT" 2>&1 | tail -30
