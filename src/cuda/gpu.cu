@@ -17,6 +17,7 @@ extern "C" {
 }
 #define FY_CUDA_CONTEXT "CUDA"
 #include "cuda/cuda_check.h"
+#include "cuda/engine_gate.h"
 #include "cuda/jpeg_mem.h"
 
 #define FY_PREC 22
@@ -38,7 +39,7 @@ extern "C" int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, in
   X(nvjpegJpegStreamCreate) X(nvjpegJpegStreamDestroy) X(nvjpegJpegStreamParseHeader)              \
       X(nvjpegDecodeBatchedSupported) X(nvjpegJpegStreamGetFrameDimensions)                        \
           X(nvjpegJpegStreamGetComponentsNum) X(nvjpegDecodeBatchedInitialize)                     \
-              X(nvjpegDecodeBatched) X(nvjpegCreateExV2)
+              X(nvjpegDecodeBatched) X(nvjpegCreateExV2) X(nvjpegJpegStreamGetChromaSubsampling)
 
 static struct {
   int tried, ok;
@@ -94,6 +95,7 @@ struct fy_gpu {
   struct engine {
     nvjpegJpegState_t js[2][FY_GPU_POW2]; /* [luma only][log2 batch size] */
     int ready[2][FY_GPU_POW2];
+    fy_engine_seen seen[2][FY_GPU_POW2]; /* the largest inputs each state has taken */
     nvjpegJpegStream_t jstream;
     cudaStream_t stream;
     cudaEvent_t done; /* blocking: the thread sleeps, not spins, while it waits */
@@ -110,7 +112,7 @@ struct fy_gpu {
   fy_mem_cache *dev_mem, *pin_mem; /* nvJPEG's buffers (jpeg_mem.cu) */
 };
 
-enum { ENGINE_IDLE, ENGINE_STATE, ENGINE_INIT, ENGINE_CALL, ENGINE_WAIT };
+enum { ENGINE_IDLE, ENGINE_GATE, ENGINE_STATE, ENGINE_INIT, ENGINE_CALL, ENGINE_WAIT };
 
 static void set_phase(struct fy_gpu::engine *e, int phase) {
   __atomic_store_n(&e->phase, phase, __ATOMIC_RELAXED);
@@ -120,6 +122,7 @@ extern "C" const char *fy_gpu_engine_phase(fy_gpu *g, int engine) {
   if (engine < 0 || engine >= FY_GPU_MAX_ENGINES)
     return "?";
   switch (__atomic_load_n(&g->eng[engine].phase, __ATOMIC_RELAXED)) {
+  case ENGINE_GATE: return "waiting for its turn at the engine (engine_gate.c)";
   case ENGINE_STATE: return "creating an nvJPEG state";
   case ENGINE_INIT: return "in nvjpegDecodeBatchedInitialize";
   case ENGINE_CALL: return "in nvjpegDecodeBatched";
@@ -473,6 +476,9 @@ extern "C" void fy_gpu_close(fy_gpu *g) {
     if (s->released)
       cudaEventDestroy(s->released);
   }
+  /* destroying states frees the engine's buffers: alone at the engine */
+  if (g->jh)
+    fy_engine_gate_enter(1);
   for (int i = 0; i < FY_GPU_MAX_ENGINES; i++) {
     struct fy_gpu::engine *e = &g->eng[i];
     if (e->jstream)
@@ -489,8 +495,10 @@ extern "C" void fy_gpu_close(fy_gpu *g) {
       cudaEventDestroy(e->done);
   }
   free(g->pad_jpeg);
-  if (g->jh)
+  if (g->jh) {
     nvj.nvjpegDestroy(g->jh);
+    fy_engine_gate_leave(1);
+  }
   /* every engine stream was synchronised above: nothing uses the blocks */
   fy_mem_cache_destroy(g->dev_mem, g->stream);
   fy_mem_cache_destroy(g->pin_mem, g->stream);
@@ -537,6 +545,80 @@ extern "C" int fy_gpu_jpeg_check(fy_gpu *g, int engine, const uint8_t *data, siz
   *w = (int)fw;
   *h = (int)fh;
   return 1;
+}
+
+/* Whether decoding these `take` images on state [f][k] may make nvJPEG
+ * grow its buffers; records them as seen. */
+static int grows(fy_gpu *g, struct fy_gpu::engine *e, int f, int k, const uint8_t *const *data,
+                 const size_t *len, int take) {
+  fy_engine_seen *seen = &e->seen[f][k];
+  int any = !e->ready[f][k];
+  for (int i = 0; i < take; i++) {
+    unsigned int w = 0, h = 0;
+    nvjpegChromaSubsampling_t css = NVJPEG_CSS_UNKNOWN;
+    if (nvj.nvjpegJpegStreamParseHeader(g->jh, data[i], len[i], e->jstream) !=
+            NVJPEG_STATUS_SUCCESS ||
+        nvj.nvjpegJpegStreamGetFrameDimensions(e->jstream, &w, &h) != NVJPEG_STATUS_SUCCESS ||
+        nvj.nvjpegJpegStreamGetChromaSubsampling(e->jstream, &css) != NVJPEG_STATUS_SUCCESS) {
+      any = 1; /* cannot tell: take the engine alone */
+      continue;
+    }
+    if (fy_engine_seen_grows(seen, (int)w, (int)h, len[i], (int)css)) {
+      any = 1;
+      fy_engine_seen_add(seen, (int)w, (int)h, len[i], (int)css);
+    }
+  }
+  return any;
+}
+
+/* One nvjpegDecodeBatched call of m images on state [f][k] (`take` of them
+ * real, the rest padding), and the wait for it, inside the engine gate:
+ * exclusive when the state may grow. */
+static int decode_sub(fy_gpu *g, struct fy_gpu::engine *e, int f, int k, int m,
+                      const uint8_t *const *cd, const size_t *cl, nvjpegImage_t *ci, int take) {
+  int excl = grows(g, e, f, k, cd, cl, take);
+  set_phase(e, ENGINE_GATE);
+  fy_engine_gate_enter(excl);
+  int rc = FERRY_OK;
+  nvjpegStatus_t st = NVJPEG_STATUS_SUCCESS;
+  set_phase(e, ENGINE_STATE);
+  if (!e->js[f][k] &&
+      (st = nvj.nvjpegJpegStateCreate(g->jh, &e->js[f][k])) != NVJPEG_STATUS_SUCCESS) {
+    e->js[f][k] = NULL;
+    rc = jpeg_fail(st, "state creation");
+  }
+  if (rc == FERRY_OK && !e->ready[f][k]) {
+    set_phase(e, ENGINE_INIT);
+    st = nvj.nvjpegDecodeBatchedInitialize(g->jh, e->js[f][k], m, 1,
+                                           f ? NVJPEG_OUTPUT_Y : NVJPEG_OUTPUT_RGBI);
+    if (st != NVJPEG_STATUS_SUCCESS)
+      rc = jpeg_fail(st, "batched decode initialisation");
+    else
+      e->ready[f][k] = 1;
+  }
+  if (rc == FERRY_OK) {
+    set_phase(e, ENGINE_CALL);
+    st = nvj.nvjpegDecodeBatched(g->jh, e->js[f][k], cd, cl, ci, e->stream);
+    if (st != NVJPEG_STATUS_SUCCESS) {
+      e->ready[f][k] = 0; /* re-initialise after a failed batch, as nvJPEG asks */
+      memset(&e->seen[f][k], 0, sizeof e->seen[f][k]);
+      rc = jpeg_fail(st, "batched decode");
+    }
+    /* The pixels are on the device before this returns (the batch kernels,
+     * queued later on the loader's stream, read them) and the engine's
+     * stream is idle before the next call (the engine does not wait for
+     * earlier work on its stream: jpeg_mem.cu); other decoder threads keep
+     * the engine busy meanwhile. */
+    set_phase(e, ENGINE_WAIT);
+    cudaError_t ce = cudaEventRecord(e->done, e->stream);
+    if (ce == cudaSuccess)
+      ce = cudaEventSynchronize(e->done);
+    if (ce != cudaSuccess && rc == FERRY_OK)
+      rc = fy_cuda_fail(ce, "waiting for the JPEG engine");
+  }
+  fy_engine_gate_leave(excl);
+  set_phase(e, ENGINE_IDLE);
+  return rc;
 }
 
 extern "C" int fy_gpu_jpeg_decode_ex(fy_gpu *g, int engine, const uint8_t *const *data,
@@ -586,46 +668,11 @@ extern "C" int fy_gpu_jpeg_decode_ex(fy_gpu *g, int engine, const uint8_t *const
       }
       cd = pdata, cl = plen, ci = pimg;
     }
-    nvjpegStatus_t st;
-    set_phase(e, ENGINE_STATE);
-    if (!e->js[f][k] &&
-        (st = nvj.nvjpegJpegStateCreate(g->jh, &e->js[f][k])) != NVJPEG_STATUS_SUCCESS) {
-      e->js[f][k] = NULL;
-      set_phase(e, ENGINE_IDLE);
-      return jpeg_fail(st, "state creation");
-    }
-    if (!e->ready[f][k]) {
-      set_phase(e, ENGINE_INIT);
-      st = nvj.nvjpegDecodeBatchedInitialize(g->jh, e->js[f][k], m, 1,
-                                             luma ? NVJPEG_OUTPUT_Y : NVJPEG_OUTPUT_RGBI);
-      if (st != NVJPEG_STATUS_SUCCESS) {
-        set_phase(e, ENGINE_IDLE);
-        return jpeg_fail(st, "batched decode initialisation");
-      }
-      e->ready[f][k] = 1;
-    }
-    set_phase(e, ENGINE_CALL);
-    st = nvj.nvjpegDecodeBatched(g->jh, e->js[f][k], cd, cl, ci, e->stream);
-    if (st != NVJPEG_STATUS_SUCCESS) {
-      e->ready[f][k] = 0; /* re-initialise after a failed batch, as nvJPEG asks */
-      set_phase(e, ENGINE_WAIT);
-      cudaStreamSynchronize(e->stream);
-      set_phase(e, ENGINE_IDLE);
-      return jpeg_fail(st, "batched decode");
-    }
+    int rc = decode_sub(g, e, f, k, m, cd, cl, ci, take);
+    if (rc)
+      return rc;
     done += take;
   }
-  /* The decoded pixels are ready before this returns, so the batch kernels
-   * (queued later, on the loader's stream) see them, and the engine's
-   * stream is idle before this context's next call (the engine does not
-   * wait for earlier work on its stream: jpeg_mem.cu); the other decoder
-   * threads keep the engine busy meanwhile. */
-  set_phase(e, ENGINE_WAIT);
-  cudaError_t ce = cudaEventRecord(e->done, e->stream);
-  if (ce == cudaSuccess)
-    ce = cudaEventSynchronize(e->done);
-  set_phase(e, ENGINE_IDLE);
-  CU(ce, "waiting for the JPEG engine");
   return FERRY_OK;
 }
 

@@ -713,6 +713,13 @@ static void abandon(ferry_loader *L) {
   pthread_mutex_unlock(&abandoned_mu);
 }
 
+int fy_loader_abandoned(void) {
+  pthread_mutex_lock(&abandoned_mu);
+  int n = abandoned_n;
+  pthread_mutex_unlock(&abandoned_mu);
+  return n;
+}
+
 void ferry_loader_close(ferry_loader *L) {
   if (!L)
     return;

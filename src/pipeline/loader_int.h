@@ -100,6 +100,12 @@ void fy_watch_describe(const ferry_loader *L, char *buf, size_t cap);
 /* pthread_cond_init on CLOCK_MONOTONIC (fy_now's clock); 0 on success. */
 int fy_watch_cond_init(pthread_cond_t *cv);
 
+/* Loaders that ferry_loader_close() left behind, their threads still
+ * blocked (a hung GPU call): a process with one should leave with _exit(),
+ * since library destructors at exit() (nvJPEG's) can wait for those
+ * threads' locks for ever. */
+int fy_loader_abandoned(void);
+
 /* device.c */
 int fy_dev_open(ferry_loader *L);
 void fy_dev_close(ferry_loader *L);
