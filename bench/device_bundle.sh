@@ -21,7 +21,7 @@ mkdir -p "$D/lib" "$D/py/ferry"
 cp "$B"/ferry "$B"/test_gpu "$B"/test_loader "$B"/test_watchdog "$B"/test_gpu_hash \
   "$B"/test_hash_engine "$D/"
 for l in libjpeg.so.62 libpng16.so.16 libwebp.so.7 libsharpyuv.so.0; do
-  f=$(ldconfig -p | awk -v l="$l" '$1 == l {print $NF; exit}')
+  f=$(ldconfig -p | awk -v l="$l" '$1 == l && !f {print $NF; f = 1}')
   [ -n "$f" ] && cp -L "$f" "$D/lib/"
 done
 PY=${PY312:-$(ls -d "$HOME"/.pyenv/versions/3.12*/bin/python3 2>/dev/null | head -1)}
@@ -35,4 +35,5 @@ if [ -d "$SHARED/corpus/photos" ]; then
   cp "$SHARED"/corpus/photos/*.jpg "$D/photos/"
   cp "$SHARED/tools/synth_imagenet.py" "$D/"
 fi
+cc -O2 -shared -fPIC -o "$D/cuda_trace.so" bench/cuda_trace.c -ldl
 du -sh "$D"

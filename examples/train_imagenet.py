@@ -38,7 +38,9 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", help="ImageFolder directory (class sub-folders) or a ferry list file")
-    p.add_argument("--loader", choices=["ferry", "torch"], default="ferry")
+    p.add_argument("--loader", choices=["ferry", "torch", "synthetic"], default="ferry",
+                   help="synthetic: one random batch on the GPU, reused every step (the step's "
+                        "own ceiling, no loading at all)")
     p.add_argument("--arch", default="resnet50", help="a torchvision.models name")
     p.add_argument("--batch-size", type=int, default=256, help="per GPU")
     p.add_argument("--epochs", type=int, default=1)
@@ -133,6 +135,20 @@ def torch_loader(args, rank, world, distributed):
     return epoch, len(dl)
 
 
+def synthetic_loader(args, steps_per_epoch):
+    g = torch.Generator(device="cpu").manual_seed(args.seed)
+    dtype = torch.float16 if args.amp == "fp16" else torch.float32
+    images = torch.randn(args.batch_size, 3, args.size, args.size, generator=g).to(
+        args.device, dtype)
+    labels = torch.randint(0, 1000, (args.batch_size,), generator=g).to(args.device)
+
+    def epoch(e):
+        for _ in range(steps_per_epoch):
+            yield images, labels
+
+    return epoch, steps_per_epoch
+
+
 def ferry_loader(args, rank, world):
     import ferry
     where = args.ferry_device or ("cuda" if str(args.device).startswith("cuda") else "cpu")
@@ -192,6 +208,8 @@ def main():
 
     if args.loader == "ferry":
         epoch_iter, steps_per_epoch = ferry_loader(args, rank, world)
+    elif args.loader == "synthetic":
+        epoch_iter, steps_per_epoch = synthetic_loader(args, args.steps or 100)
     else:
         epoch_iter, steps_per_epoch = torch_loader(args, rank, world, distributed)
     util = GpuUtilisation(local_rank).start() if device_type == "cuda" else None

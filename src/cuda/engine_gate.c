@@ -47,3 +47,13 @@ void fy_engine_seen_add(fy_engine_seen *s, int w, int h, size_t bytes, int css) 
   s->bytes = bytes > s->bytes ? bytes : s->bytes;
   s->css |= 1u << (css & 31);
 }
+
+int fy_engine_seen_box(fy_engine_seen *s, int step) {
+  int w = (s->w + step - 1) / step * step, h = (s->h + step - 1) / step * step;
+  int grew = w != s->w || h != s->h || s->area != (int64_t)w * h || s->css != ~0u;
+  s->w = w;
+  s->h = h;
+  s->area = (int64_t)w * h;
+  s->css = ~0u;
+  return grew;
+}

@@ -39,7 +39,8 @@ extern "C" int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, in
   X(nvjpegJpegStreamCreate) X(nvjpegJpegStreamDestroy) X(nvjpegJpegStreamParseHeader)              \
       X(nvjpegDecodeBatchedSupported) X(nvjpegJpegStreamGetFrameDimensions)                        \
           X(nvjpegJpegStreamGetComponentsNum) X(nvjpegDecodeBatchedInitialize)                     \
-              X(nvjpegDecodeBatched) X(nvjpegCreateExV2) X(nvjpegJpegStreamGetChromaSubsampling)
+              X(nvjpegDecodeBatched) X(nvjpegCreateExV2) X(nvjpegJpegStreamGetChromaSubsampling) \
+                  X(nvjpegDecodeBatchedPreAllocate)
 
 static struct {
   int tried, ok;
@@ -109,6 +110,7 @@ struct fy_gpu {
   size_t pad_len;
   int hw;
   int prio;                        /* stream priority of the loader's streams */
+  int prealloc; /* nvjpegDecodeBatchedPreAllocate boxes (FERRY_NVJPEG_PREALLOC=0: off) */
   fy_mem_cache *dev_mem, *pin_mem; /* nvJPEG's buffers (jpeg_mem.cu) */
 };
 
@@ -331,6 +333,8 @@ static int open_nvjpeg(fy_gpu *g) {
        "creating an event");
   }
   g->hw = 1;
+  const char *pe = getenv("FERRY_NVJPEG_PREALLOC");
+  g->prealloc = !(pe && !strcmp(pe, "0"));
   /* The padding JPEG, if the engine takes it (else: powers of two). */
   uint8_t gray[FY_PAD_SIDE * FY_PAD_SIDE * 3];
   memset(gray, 128, sizeof gray);
@@ -587,14 +591,32 @@ static int decode_sub(fy_gpu *g, struct fy_gpu::engine *e, int f, int k, int m,
     e->js[f][k] = NULL;
     rc = jpeg_fail(st, "state creation");
   }
+  nvjpegOutputFormat_t fmt = f ? NVJPEG_OUTPUT_Y : NVJPEG_OUTPUT_RGBI;
   if (rc == FERRY_OK && !e->ready[f][k]) {
     set_phase(e, ENGINE_INIT);
-    st = nvj.nvjpegDecodeBatchedInitialize(g->jh, e->js[f][k], m, 1,
-                                           f ? NVJPEG_OUTPUT_Y : NVJPEG_OUTPUT_RGBI);
+    st = nvj.nvjpegDecodeBatchedInitialize(g->jh, e->js[f][k], m, 1, fmt);
     if (st != NVJPEG_STATUS_SUCCESS)
       rc = jpeg_fail(st, "batched decode initialisation");
     else
       e->ready[f][k] = 1;
+  }
+  /* Without a size to plan for, nvJPEG frees and reallocates the engine's
+   * buffers as image sizes vary (its documentation says so), and each free
+   * waits for the whole device, the training step's kernels included. So
+   * when a state grows, its buffers are allocated once for a box (rounded
+   * up to 256 pixels, 4:4:4) that later images of up to that size reuse. */
+  fy_engine_seen box = e->seen[f][k];
+  int boxed = fy_engine_seen_box(&box, 256);
+  /* (not for boxes past 1 GiB a state, e.g. 64 twelve-megapixel photos: then
+   * nvJPEG sizes its buffers itself, and growth stays exclusive) */
+  if (rc == FERRY_OK && excl && g->prealloc && boxed &&
+      (uint64_t)m * (uint64_t)box.area * 3 <= (1ull << 30)) {
+    e->seen[f][k] = box;
+    set_phase(e, ENGINE_INIT);
+    st = nvj.nvjpegDecodeBatchedPreAllocate(g->jh, e->js[f][k], m, e->seen[f][k].w,
+                                            e->seen[f][k].h, NVJPEG_CSS_444, fmt);
+    if (st != NVJPEG_STATUS_SUCCESS) /* a hint: decoding still works without it */
+      memset(&e->seen[f][k], 0, sizeof e->seen[f][k]);
   }
   if (rc == FERRY_OK) {
     set_phase(e, ENGINE_CALL);

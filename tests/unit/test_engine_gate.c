@@ -105,6 +105,14 @@ static void test_seen(void) {
   CHECK(fy_engine_seen_grows(&s, 10, 10, 100, 0));   /* another chroma layout */
   fy_engine_seen_add(&s, 10, 10, 100, 0);
   CHECK(!fy_engine_seen_grows(&s, 10, 10, 100, 0));
+  /* a preallocated box: everything inside it, any subsampling, is seen */
+  CHECK(fy_engine_seen_box(&s, 256) == 1);
+  CHECK(s.w == 1024 && s.h == 1024 && s.area == 1024 * 1024);
+  CHECK(!fy_engine_seen_grows(&s, 1000, 1000, 100, 1));
+  CHECK(!fy_engine_seen_grows(&s, 1024, 1024, 100, 3));
+  CHECK(fy_engine_seen_grows(&s, 1025, 10, 100, 1));
+  CHECK(fy_engine_seen_grows(&s, 10, 10, 60000, 1)); /* bitstreams are not in the box */
+  CHECK(fy_engine_seen_box(&s, 256) == 0);
 }
 
 int main(void) {

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# On the GPU machine (.device/ carried): the training step fed by ferry with
+# and without the JPEG engine, against the same step on synthetic data (its
+# ceiling), examples/train_imagenet.py, one script, one machine.
+#   bash bench/train_step.sh [ARCH] [STEPS]
+set -u
+OUT=${OUT:-/tmp/out}
+arch=${1:-resnet50} steps=${2:-100}
+export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PYTHONPATH=$PWD/.device/py PYTHONUNBUFFERED=1
+SET=/tmp/set10k
+if [ ! -d "$SET" ]; then
+  python3 .device/synth_imagenet.py .device/photos "$SET" 10000 --classes 100 >/dev/null
+fi
+trace=$PWD/.device/cuda_trace.so
+run() { # NAME ENV... -- ARGS...
+  local name=$1; shift
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  echo "== $name"
+  env "${envs[@]}" python3 examples/train_imagenet.py "$SET" --arch "$arch" --steps "$steps" \
+    --warmup 20 --epochs 10 --log-every 0 "$@" 2>&1 | grep -E '^\{|cuda_trace|Error|error' |
+    tee -a "$OUT/train_$arch.txt"
+}
+run synthetic X=1 -- --loader synthetic
+run ferry-engine LD_PRELOAD=$trace -- --loader ferry --hw-decode
+run ferry-engine-noprealloc LD_PRELOAD=$trace FERRY_NVJPEG_PREALLOC=0 -- --loader ferry --hw-decode
+run ferry-cpu LD_PRELOAD=$trace -- --loader ferry
