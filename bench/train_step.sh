@@ -2,7 +2,7 @@
 # On the GPU machine (.device/ carried): the training step fed by ferry with
 # and without the JPEG engine, against the same step on synthetic data (its
 # ceiling), examples/train_imagenet.py, one script, one machine.
-#   bash bench/train_step.sh [ARCH] [STEPS]
+#   bash bench/train_step.sh [ARCH] [STEPS] [compare|probe]
 set -u
 OUT=${OUT:-/tmp/out}
 arch=${1:-resnet50} steps=${2:-100}
@@ -23,7 +23,13 @@ run() { # NAME ENV... -- ARGS...
     --warmup 20 --epochs 10 --log-every 0 "$@" 2>&1 | grep -E '^\{|cuda_trace|Error|error' |
     tee -a "$OUT/train_$arch.txt"
 }
+mode=${3:-compare}
 run synthetic X=1 -- --loader synthetic
-run ferry-engine LD_PRELOAD=$trace -- --loader ferry --hw-decode
-run ferry-engine-noprealloc LD_PRELOAD=$trace FERRY_NVJPEG_PREALLOC=0 -- --loader ferry --hw-decode
-run ferry-cpu LD_PRELOAD=$trace -- --loader ferry
+run ferry-engine X=1 -- --loader ferry --hw-decode
+run ferry-cpu X=1 -- --loader ferry
+if [ "$mode" = probe ]; then # where the engine's cost to the step comes from
+  run ferry-engine-normal-priority FERRY_GPU_NO_PRIORITY=1 -- --loader ferry --hw-decode
+  run ferry-engine-1-decoder FERRY_GPU_DECODERS=1 -- --loader ferry --hw-decode
+  run ferry-engine-chunk16 FERRY_GPU_CHUNK=16 -- --loader ferry --hw-decode
+  run ferry-engine-prefetch8 X=1 -- --loader ferry --hw-decode --prefetch 8
+fi

@@ -214,12 +214,20 @@ def main():
         epoch_iter, steps_per_epoch = torch_loader(args, rank, world, distributed)
     util = GpuUtilisation(local_rank).start() if device_type == "cuda" else None
 
-    step, timed_images, t0 = 0, 0, None
+    step, timed_images, t0, data_wait = 0, 0, None, 0.0
     done = False
     start = time.perf_counter()
     for e in range(args.epochs):
         model.train()
-        for images, labels in epoch_iter(e):
+        it = epoch_iter(e)
+        while True:
+            tw = time.perf_counter()
+            try:
+                images, labels = next(it)
+            except StopIteration:
+                break
+            if t0 is not None:  # host time the step waited for its batch
+                data_wait += time.perf_counter() - tw
             if args.channels_last:
                 images = images.contiguous(memory_format=torch.channels_last)
             with torch.autocast(device_type, dtype=amp_dtype, enabled=amp_dtype is not None):
@@ -256,6 +264,7 @@ def main():
               "world_size": world, "steps": step, "timed_steps": max(0, step - args.warmup),
               "images_per_s": round(timed_images * world / elapsed, 1) if t0 else None,
               "gpu_util_mean": round(util.mean(), 1) if util and util.mean() is not None else None,
+              "data_wait_ms_per_step": round(1e3 * data_wait / max(1, step - args.warmup), 2),
               "amp": args.amp, "fused_sgd": args.fused, "device": args.device,
               "ferry_device": (args.ferry_device or device_type) if args.loader == "ferry" else None}
     if rank == 0:

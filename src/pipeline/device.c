@@ -14,6 +14,7 @@
 
 #define CHUNK 128        /* most samples per call to the JPEG engine */
 #define DEFAULT_CHUNK 64 /* measured best on an H200 with 16 cores */
+#define HUNGRY_S 1.0     /* how long after a consumer's wait the extra engine contexts stay on */
 
 static size_t stage_bytes(const ferry_loader *L) { return (size_t)3 * L->o.width * L->o.height; }
 
@@ -298,11 +299,16 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
   run_engine(L, engine, w, s, &j, epoch);
 }
 
+int fy_dev_hungry(const ferry_loader *L) {
+  return L->hungry_t > 0 && fy_now() - L->hungry_t < HUNGRY_S;
+}
+
 void *fy_dev_decoder_main(void *arg) {
   ferry_loader *L = ((fy_dec_arg *)arg)->L;
   int engine = ((fy_dec_arg *)arg)->engine;
   const char *ev = getenv("FERRY_GPU_CHUNK");
   int chunk = ev && atoi(ev) >= 1 && atoi(ev) <= CHUNK ? atoi(ev) : DEFAULT_CHUNK;
+  int always = getenv("FERRY_GPU_ENGINES_ALWAYS") != NULL; /* benchmarks: the old policy */
   fy_worker_state w;
   fy_buf scratch = {0};
   memset(&w, 0, sizeof w);
@@ -312,6 +318,19 @@ void *fy_dev_decoder_main(void *arg) {
   for (;;) {
     slot *s = NULL;
     int n = 0;
+    /* The first engine context always decodes; the others join only while
+     * the consumer has lately had to wait for a batch (fy_dev_hungry). With
+     * a consumer slower than the loader (a training step), several engine
+     * jobs at once only lengthen each one while the step holds the GPU, and
+     * a batch waits for its slowest chunk: on an H100, ResNet-50 fed with
+     * 3 contexts always on ran at 86 % of its synthetic-data rate, with one
+     * at 99 % (bench/RESULTS.md). Decode-bound, the consumer always waits
+     * and every context runs. */
+    if (engine > 0 && !always && !L->stop && !fy_dev_hungry(L)) {
+      fy_note_set(w.note, FY_STAGE_IDLE, NULL, 0);
+      pthread_cond_wait(&L->work_cv, &L->mu);
+      continue;
+    }
     /* While the memory cache fills, samples take the CPU path (so that
      * they are kept): one at a time, as a CPU worker would. */
     int64_t pos = fy_claim_chunk(L, w.note, &s, fy_cache_has_room(L) ? 1 : chunk, &n);

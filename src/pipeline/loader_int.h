@@ -77,6 +77,7 @@ struct ferry_loader {
   fy_gpu *gpu;
   int gpu_threads; /* decoder threads feeding the JPEG engine */
   int engine_warned;
+  double hungry_t; /* fy_now() when the consumer last had to wait for a batch (mu) */
   pthread_t gpu_tid[FY_GPU_MAX_ENGINES];
   fy_dec_arg dec_args[FY_GPU_MAX_ENGINES];
   pthread_mutex_t dev_mu; /* the slots' device arenas and tables */
@@ -120,6 +121,9 @@ int fy_dev_finish(ferry_loader *L, slot *s);
  * data/device of the batch. FERRY_ETIMEOUT when they did not finish. */
 int fy_dev_ready(ferry_loader *L, slot *s, int timeout_ms);
 void fy_dev_release(ferry_loader *L, slot *s, void *stream);
+/* 1 while the consumer has lately waited for a batch (mu held): the extra
+ * engine contexts decode only then. */
+int fy_dev_hungry(const ferry_loader *L);
 /* The decoder thread that feeds the hardware JPEG engine. */
 void *fy_dev_decoder_main(void *arg);
 
