@@ -7,7 +7,9 @@ set -u
 export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 SET=${1:-/tmp/set10k}
 [ -d "$SET" ] || python3 .device/synth_imagenet.py .device/photos "$SET" 10000 --classes 100 >/dev/null
-for extra in "--crop none" "--crop random --flip" "--crop none --consume-ms 20" "--crop none --consume-ms 40"; do
+extras=("--crop none" "--crop random --flip" "--crop none --consume-ms 20" "--crop none --consume-ms 40")
+[ -n "${QUICK:-}" ] && extras=("--crop none" "--crop random --flip")
+for extra in "${extras[@]}"; do
   for policy in demand always; do
     env_=X=1; [ $policy = always ] && env_=FERRY_GPU_ENGINES_ALWAYS=1
     r=$(env $env_ .device/ferry load "$SET" --device cuda:0 --size 224 --dtype f16 --normalize \

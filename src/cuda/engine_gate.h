@@ -25,10 +25,10 @@ void fy_engine_gate_leave(int exclusive);
 
 /* The largest inputs a decoding state has taken. */
 typedef struct fy_engine_seen {
-  int w, h;      /* widest, tallest */
-  int64_t area;  /* most pixels */
-  size_t bytes;  /* longest bitstream */
-  unsigned css;  /* chroma subsamplings seen, one bit each */
+  int w, h;     /* widest, tallest */
+  int64_t area; /* most pixels */
+  size_t bytes; /* longest bitstream */
+  unsigned css; /* chroma subsamplings seen, one bit each */
 } fy_engine_seen;
 
 /* 1 when an image of w x h pixels, `bytes` long, with chroma subsampling

@@ -36,11 +36,11 @@ extern "C" int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, in
   X(nvjpegDestroy)                                                                                 \
   X(nvjpegJpegStateCreate)                                                                         \
   X(nvjpegJpegStateDestroy)                                                                        \
-  X(nvjpegJpegStreamCreate) X(nvjpegJpegStreamDestroy) X(nvjpegJpegStreamParseHeader)              \
-      X(nvjpegDecodeBatchedSupported) X(nvjpegJpegStreamGetFrameDimensions)                        \
-          X(nvjpegJpegStreamGetComponentsNum) X(nvjpegDecodeBatchedInitialize)                     \
-              X(nvjpegDecodeBatched) X(nvjpegCreateExV2) X(nvjpegJpegStreamGetChromaSubsampling) \
-                  X(nvjpegDecodeBatchedPreAllocate)
+  X(nvjpegJpegStreamCreate)                                                                        \
+  X(nvjpegJpegStreamDestroy) X(nvjpegJpegStreamParseHeader) X(nvjpegDecodeBatchedSupported)        \
+      X(nvjpegJpegStreamGetFrameDimensions) X(nvjpegJpegStreamGetComponentsNum)                    \
+          X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched) X(nvjpegCreateExV2)              \
+              X(nvjpegJpegStreamGetChromaSubsampling) X(nvjpegDecodeBatchedPreAllocate)
 
 static struct {
   int tried, ok;
@@ -109,7 +109,7 @@ struct fy_gpu {
   uint8_t *pad_jpeg;
   size_t pad_len;
   int hw;
-  int prio;                        /* stream priority of the loader's streams */
+  int prio;     /* stream priority of the loader's streams */
   int prealloc; /* nvjpegDecodeBatchedPreAllocate boxes (FERRY_NVJPEG_PREALLOC=0: off) */
   fy_mem_cache *dev_mem, *pin_mem; /* nvJPEG's buffers (jpeg_mem.cu) */
 };
@@ -613,8 +613,8 @@ static int decode_sub(fy_gpu *g, struct fy_gpu::engine *e, int f, int k, int m,
       (uint64_t)m * (uint64_t)box.area * 3 <= (1ull << 30)) {
     e->seen[f][k] = box;
     set_phase(e, ENGINE_INIT);
-    st = nvj.nvjpegDecodeBatchedPreAllocate(g->jh, e->js[f][k], m, e->seen[f][k].w,
-                                            e->seen[f][k].h, NVJPEG_CSS_444, fmt);
+    st = nvj.nvjpegDecodeBatchedPreAllocate(g->jh, e->js[f][k], m, e->seen[f][k].w, e->seen[f][k].h,
+                                            NVJPEG_CSS_444, fmt);
     if (st != NVJPEG_STATUS_SUCCESS) /* a hint: decoding still works without it */
       memset(&e->seen[f][k], 0, sizeof e->seen[f][k]);
   }
