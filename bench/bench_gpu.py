@@ -5,6 +5,9 @@
   ferry        `ferry load DIR --device cuda:0 ...` (JPEG engine + all CPU cores)
   torchvision  read_file + decode_jpeg(device="cuda") batched + resize + normalize
   DataLoader   torch DataLoader, 16 workers, Pillow, pinned memory, .cuda()
+  DALI         NVIDIA DALI 2.x, the same val (resize) and train (RandomResizedCrop +
+               flip) pipelines (examples/dali_pipes.py), hw_decoder_load 0.65 and 0.9,
+               when nvidia-dali can be imported (--skip-peers leaves it out)
 
 Run on the GPU machine: python3 bench/bench_gpu.py --ferry build-gpu/ferry --dir DIR
 """
@@ -70,6 +73,26 @@ def run_torchvision(files, batches=3):
     return best
 
 
+def run_dali(d, train, hw_load, epochs=4):
+    """DALI's best epoch of 2..epochs (the first warms up), as for ferry."""
+    import torch
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                    "examples"))
+    from dali_pipes import make_iterator
+    it, _ = make_iterator(d, 256, 224, train, hw_decoder_load=hw_load)
+    best = 0
+    for ep in range(epochs):
+        t, n = time.perf_counter(), 0
+        for out in it:
+            n += out[0]["images"].shape[0]
+        torch.cuda.synchronize()
+        if ep:
+            best = max(best, n / (time.perf_counter() - t))
+    what = "train (random crop + flip)" if train else "val (resize)"
+    print(f"DALI {what}, hw_decoder_load {hw_load}: {best:.0f} images/s", flush=True)
+    return best
+
+
 def run_dataloader(d, workers=16):
     import torch
     import torchvision
@@ -102,16 +125,28 @@ def main():
     res = {}
     res["ferry GPU (engine + CPU workers)"], _ = run_ferry(a.ferry, a.dir, [])
     res["ferry GPU (CPU decode, GPU resize)"], _ = run_ferry(a.ferry, a.dir, ["--no-hw-decode"])
+    train = ["--crop", "random", "--flip"]  # the last --crop wins over run_ferry's "none"
+    res["ferry GPU, train: random crop + flip"], _ = run_ferry(a.ferry, a.dir, train)
     _, wait = run_ferry(a.ferry, a.dir, ["--consume-ms", "2"])
     _, wait20 = run_ferry(a.ferry, a.dir, ["--consume-ms", "20"])
     _, wait40 = run_ferry(a.ferry, a.dir, ["--consume-ms", "40"])
     if not a.skip_peers:
         res["torchvision decode_jpeg(cuda) + resize"] = run_torchvision(files)
         res["torch DataLoader 16 workers"] = run_dataloader(a.dir)
+        try:
+            import nvidia.dali  # noqa: F401
+            for load in (0.65, 0.9):
+                res[f"DALI val, hw_decoder_load {load}"] = run_dali(a.dir, False, load)
+                res[f"DALI train, hw_decoder_load {load}"] = run_dali(a.dir, True, load)
+        except ImportError:
+            print("DALI: not installed here (pip install nvidia-dali-cuda130): left out",
+                  flush=True)
     ours = res["ferry GPU (engine + CPU workers)"]
-    print("\n| pipeline | images/s | ferry vs it |\n|---|---:|---:|")
+    ours_train = res["ferry GPU, train: random crop + flip"]
+    print("\n| pipeline | images/s | ferry (same pipeline) vs it |\n|---|---:|---:|")
     for k, v in res.items():
-        print(f"| {k} | {v:.0f} | {ours / v if v else 0:.2f}x |")
+        ref = ours_train if "train" in k else ours
+        print(f"| {k} | {v:.0f} | {ref / v if v else 0:.2f}x |")
     print(f"\nconsumer with 2 ms of GPU work per batch waited on ferry {wait}% of the time")
     print(f"consumer with 20 ms of GPU work per batch waited on ferry {wait20}% of the time")
     print(f"consumer with 40 ms of GPU work per batch waited on ferry {wait40}% of the time")

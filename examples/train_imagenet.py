@@ -38,9 +38,12 @@ def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", help="ImageFolder directory (class sub-folders) or a ferry list file")
-    p.add_argument("--loader", choices=["ferry", "torch", "synthetic"], default="ferry",
+    p.add_argument("--loader", choices=["ferry", "torch", "dali", "synthetic"], default="ferry",
                    help="synthetic: one random batch on the GPU, reused every step (the step's "
-                        "own ceiling, no loading at all)")
+                        "own ceiling, no loading at all); dali: NVIDIA DALI's pipeline doing "
+                        "the same (a peer, for comparison; needs nvidia-dali)")
+    p.add_argument("--dali-hw-load", type=float, default=0.65,
+                   help="dali: share of each batch sent to the JPEG engine (DALI's default 0.65)")
     p.add_argument("--arch", default="resnet50", help="a torchvision.models name")
     p.add_argument("--batch-size", type=int, default=256, help="per GPU")
     p.add_argument("--epochs", type=int, default=1)
@@ -149,6 +152,20 @@ def synthetic_loader(args, steps_per_epoch):
     return epoch, steps_per_epoch
 
 
+def dali_loader(args, rank, world):
+    from dali_pipes import make_iterator  # examples/dali_pipes.py, beside this script
+    it, n = make_iterator(args.data, args.batch_size, args.size, True,
+                          hw_decoder_load=args.dali_hw_load, threads=args.workers or None,
+                          seed=args.seed, fp16=args.amp == "fp16", shard_id=rank,
+                          num_shards=world, device_id=torch.cuda.current_device())
+
+    def epoch(e):
+        for out in it:
+            yield out[0]["images"], out[0]["labels"].squeeze(-1).long()
+
+    return epoch, n
+
+
 def ferry_loader(args, rank, world):
     import ferry
     where = args.ferry_device or ("cuda" if str(args.device).startswith("cuda") else "cpu")
@@ -208,6 +225,8 @@ def main():
 
     if args.loader == "ferry":
         epoch_iter, steps_per_epoch = ferry_loader(args, rank, world)
+    elif args.loader == "dali":
+        epoch_iter, steps_per_epoch = dali_loader(args, rank, world)
     elif args.loader == "synthetic":
         epoch_iter, steps_per_epoch = synthetic_loader(args, args.steps or 100)
     else:
