@@ -221,6 +221,7 @@ static void run_engine(ferry_loader *L, int engine, fy_worker_state *w, slot *s,
   if (j->n == 0)
     return;
   fy_note_set(w->note, FY_STAGE_ENGINE, NULL, j->n);
+  fy_fault_stall(); /* tests: a stalled engine call */
   int rc = fy_gpu_jpeg_decode(L->gpu, engine, j->data, j->len, j->w, j->dst, j->n);
   if (rc != FERRY_OK && !__atomic_exchange_n(&L->engine_warned, 1, __ATOMIC_RELAXED))
     fprintf(stderr,

@@ -4,6 +4,7 @@
  * without a crash or a sticky CUDA error. Without a GPU (or without CUDA
  * in the build) it says so and skips. */
 #include "check.h"
+#include "core/internal.h"
 #include "cuda/gpu.h"
 #include "image/image.h"
 
@@ -345,6 +346,52 @@ static void test_loader_cache(const char *source, uint64_t budget_samples) {
   free(out[1]);
 }
 
+/* A batch whose kernels outlast the wait: FERRY_ETIMEOUT, then a longer
+ * wait succeeds (the consumer's bounded wait, fy_gpu_wait_for). */
+static void test_wait_timeout(void) {
+  fy_gpu *g = open_gpu(32, 32, FERRY_LAYOUT_HWC, FERRY_U8, 0, 0);
+  if (!g)
+    return;
+  CHECK(fy_gpu_busy(0, 400.0, fy_gpu_stream(g)) == FERRY_OK);
+  CHECK(fy_gpu_finish(g, 0, 0, 0, 0) == FERRY_OK); /* the ready event, after the busy kernel */
+  CHECK(fy_gpu_wait_for(g, 0, 50) == FERRY_ETIMEOUT);
+  CHECK(strstr(ferry_last_error(), "did not finish in 50 ms") != NULL);
+  CHECK(fy_gpu_wait_for(g, 0, 10000) == FERRY_OK);
+  fy_gpu_close(g);
+}
+
+/* The GPU loader with a stalled sample (fy_fault_stall: a CPU decode or an
+ * engine call sleeps 3 s): an error naming the stall, not a hang, and a
+ * close that does not wait for the sleeper. Last: it leaves that thread. */
+static void test_loader_stall(const char *dir) {
+  ferry_loader_options o;
+  ferry_loader_options_default(&o);
+  o.source = dir;
+  o.batch_size = 8;
+  o.width = o.height = 64;
+  o.device = 0;
+  o.stall_timeout_ms = 500;
+  ferry_loader *L;
+  if (ferry_loader_open(&o, &L) != FERRY_OK) {
+    CHECK_MSG(0, "%s", ferry_last_error());
+    return;
+  }
+  fy_fault_stall_set(3, 3000);
+  double t0 = fy_now();
+  ferry_batch *b;
+  int rc;
+  while ((rc = ferry_loader_next(L, &b)) == FERRY_OK)
+    ferry_loader_release(L, b);
+  CHECK_MSG(rc == FERRY_ETIMEOUT, "rc %d: %s", rc, ferry_last_error());
+  CHECK_MSG(strstr(ferry_last_error(), "loader: stalled") != NULL, "%s", ferry_last_error());
+  printf("GPU loader stall: %.200s\n", ferry_last_error());
+  CHECK(fy_now() - t0 < 2.8);
+  t0 = fy_now();
+  ferry_loader_close(L);
+  CHECK(fy_now() - t0 < 2.5);
+  fy_fault_stall_set(0, 0);
+}
+
 int main(void) {
   fy_gpu_probe p;
   fy_gpu_probe_run(&p);
@@ -383,5 +430,7 @@ int main(void) {
   const char *list = getenv("FERRY_GPU_BAD_LIST");
   if (list)
     test_loader(list, 1);
+  test_wait_timeout();
+  test_loader_stall(sample_file(""));
   return check_done();
 }
