@@ -24,5 +24,15 @@ if [ "$tests" = 1 ]; then
   timeout 400 python3 -m pytest -q -x -p no:cacheprovider tests/python/test_gpu.py \
     tests/python/test_watchdog.py tests/python/test_torch.py 2>&1 | tail -4
 fi
+if [ -n "${SANITIZE:-}" ]; then # compute-sanitizer over the GPU tests (issue 15)
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
+  for tool in racecheck synccheck memcheck; do
+    for t in test_gpu test_gpu_hash; do
+      timeout 500 "$cs" --tool $tool --error-exitcode 9 .device/$t > "$OUT/cs-$tool-$t.txt" 2>&1
+      echo "compute-sanitizer $tool $t: exit $? ($(grep -E 'ERROR SUMMARY|passed' "$OUT/cs-$tool-$t.txt" | tr '\n' ' '))"
+    done
+  done
+fi
+[ "$runs" = 0 ] && exit 0
 python3 bench/soak_gpu.py --ferry .device/ferry --dir "$SET" --first "$first" --runs "$runs" \
   --max-seconds "$secs" --log "$OUT/soak.jsonl" --dumps "$OUT" 2>&1 | tail -30

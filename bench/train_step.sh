@@ -2,7 +2,7 @@
 # On the GPU machine (.device/ carried): the training step fed by ferry with
 # and without the JPEG engine, against the same step on synthetic data (its
 # ceiling), examples/train_imagenet.py, one script, one machine.
-#   bash bench/train_step.sh [ARCH] [STEPS] [compare|probe]
+#   bash bench/train_step.sh [ARCH] [STEPS] [compare|probe|policy]
 set -u
 OUT=${OUT:-/tmp/out}
 arch=${1:-resnet50} steps=${2:-100}
@@ -32,4 +32,9 @@ if [ "$mode" = probe ]; then # where the engine's cost to the step comes from
   run ferry-engine-1-decoder FERRY_GPU_DECODERS=1 -- --loader ferry --hw-decode
   run ferry-engine-chunk16 FERRY_GPU_CHUNK=16 -- --loader ferry --hw-decode
   run ferry-engine-prefetch8 X=1 -- --loader ferry --hw-decode --prefetch 8
+fi
+if [ "$mode" = policy ]; then # the engine contexts' policies (device.c)
+  for p in majority one always; do
+    run ferry-engine-$p FERRY_GPU_ENGINE_POLICY=$p -- --loader ferry --hw-decode
+  done
 fi

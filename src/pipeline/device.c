@@ -16,6 +16,8 @@
 #define DEFAULT_CHUNK 64 /* measured best on an H200 with 16 cores */
 #define HUNGRY_S 1.0     /* how long after a consumer's wait the extra engine contexts stay on */
 
+static int engine_policy(void);
+
 static size_t stage_bytes(const ferry_loader *L) { return (size_t)3 * L->o.width * L->o.height; }
 
 int fy_dev_open(ferry_loader *L) {
@@ -40,6 +42,7 @@ int fy_dev_open(ferry_loader *L) {
     p.decoders = atoi(ev);
   memcpy(p.mean, L->o.mean, sizeof p.mean);
   memcpy(p.std, L->o.std, sizeof p.std);
+  L->engine_policy = engine_policy();
   int rc = fy_gpu_open(&p, &L->gpu);
   if (rc)
     return rc;
@@ -301,7 +304,30 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
 }
 
 int fy_dev_hungry(const ferry_loader *L) {
-  return L->hungry_t > 0 && fy_now() - L->hungry_t < HUNGRY_S;
+  switch (L->engine_policy) {
+  case FY_ENGINES_MAJORITY: return __builtin_popcount(L->waited_bits) >= 3;
+  case FY_ENGINES_ONE: return 0;
+  case FY_ENGINES_ALWAYS: return 1;
+  default: return L->hungry_t > 0 && fy_now() - L->hungry_t < HUNGRY_S;
+  }
+}
+
+/* FERRY_GPU_ENGINE_POLICY (benchmarks): when the extra engine contexts
+ * decode. demand (default): for a second after the consumer waited for a
+ * batch past the ring's first fill; majority: while it waited for 3 of its
+ * last 4; one: never; always: always (before 2026-11-24). */
+static int engine_policy(void) {
+  const char *e = getenv("FERRY_GPU_ENGINE_POLICY");
+  static const char *names[] = {"demand", "majority", "one", "always"};
+  for (int i = 0; e && i < 4; i++)
+    if (!strcmp(e, names[i]))
+      return i;
+  if (e && *e)
+    fprintf(stderr,
+            "ferry: FERRY_GPU_ENGINE_POLICY=%s is not demand, majority, one or always: "
+            "demand\n",
+            e);
+  return FY_ENGINES_DEMAND;
 }
 
 void *fy_dev_decoder_main(void *arg) {
@@ -309,7 +335,6 @@ void *fy_dev_decoder_main(void *arg) {
   int engine = ((fy_dec_arg *)arg)->engine;
   const char *ev = getenv("FERRY_GPU_CHUNK");
   int chunk = ev && atoi(ev) >= 1 && atoi(ev) <= CHUNK ? atoi(ev) : DEFAULT_CHUNK;
-  int always = getenv("FERRY_GPU_ENGINES_ALWAYS") != NULL; /* benchmarks: the old policy */
   fy_worker_state w;
   fy_buf scratch = {0};
   memset(&w, 0, sizeof w);
@@ -327,7 +352,7 @@ void *fy_dev_decoder_main(void *arg) {
      * 3 contexts always on ran at 86 % of its synthetic-data rate, with one
      * at 99 % (bench/RESULTS.md). Decode-bound, the consumer always waits
      * and every context runs. */
-    if (engine > 0 && !always && !L->stop && !fy_dev_hungry(L)) {
+    if (engine > 0 && !L->stop && !fy_dev_hungry(L)) {
       fy_note_set(w.note, FY_STAGE_IDLE, NULL, 0);
       pthread_cond_wait(&L->work_cv, &L->mu);
       continue;

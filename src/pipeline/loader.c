@@ -621,13 +621,15 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
     double t0 = fy_now();
     int b = (int)L->next_batch;
     fy_note_set(&L->cnote, FY_STAGE_WAIT, NULL, b);
-    if (L->gpu && s->state != SLOT_READY && !L->error && b >= L->nslots) {
-      /* the loader is behind (past the ring's first fill of the epoch,
-       * which every consumer waits for): the extra JPEG engine contexts
-       * join in */
-      int was = fy_dev_hungry(L);
-      L->hungry_t = fy_now();
-      if (!was)
+    if (L->gpu && !L->error && b >= L->nslots) {
+      /* past the ring's first fill of the epoch (which every consumer
+       * waits for): when the loader is behind, the extra JPEG engine
+       * contexts join in (fy_dev_hungry) */
+      int was = fy_dev_hungry(L), waits = s->state != SLOT_READY;
+      L->waited_bits = ((L->waited_bits << 1) | (unsigned)waits) & 0xfu;
+      if (waits)
+        L->hungry_t = fy_now();
+      if (!was && fy_dev_hungry(L))
         pthread_cond_broadcast(&L->work_cv);
     }
     while (!L->error && s->state != SLOT_READY)

@@ -77,7 +77,9 @@ struct ferry_loader {
   fy_gpu *gpu;
   int gpu_threads; /* decoder threads feeding the JPEG engine */
   int engine_warned;
-  double hungry_t; /* fy_now() when the consumer last had to wait for a batch (mu) */
+  double hungry_t;      /* fy_now() when the consumer last had to wait for a batch (mu) */
+  unsigned waited_bits; /* of its last 4 batches (past each ring fill), those it waited for */
+  int engine_policy;    /* FY_ENGINES_* (device.c) */
   pthread_t gpu_tid[FY_GPU_MAX_ENGINES];
   fy_dec_arg dec_args[FY_GPU_MAX_ENGINES];
   pthread_mutex_t dev_mu; /* the slots' device arenas and tables */
@@ -121,8 +123,9 @@ int fy_dev_finish(ferry_loader *L, slot *s);
  * data/device of the batch. FERRY_ETIMEOUT when they did not finish. */
 int fy_dev_ready(ferry_loader *L, slot *s, int timeout_ms);
 void fy_dev_release(ferry_loader *L, slot *s, void *stream);
-/* 1 while the consumer has lately waited for a batch (mu held): the extra
- * engine contexts decode only then. */
+enum { FY_ENGINES_DEMAND, FY_ENGINES_MAJORITY, FY_ENGINES_ONE, FY_ENGINES_ALWAYS };
+/* 1 while the extra engine contexts should decode (mu held): by default
+ * while the consumer has lately waited for a batch. */
 int fy_dev_hungry(const ferry_loader *L);
 /* The decoder thread that feeds the hardware JPEG engine. */
 void *fy_dev_decoder_main(void *arg);
