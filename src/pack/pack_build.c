@@ -54,14 +54,39 @@ static int write_small_file(const char *dir, const char *name, const char *text)
   return fy_pack_commit(tmp, final, dir);
 }
 
+static int is_pack_temp(const char *name);
+
+/* A directory without a PLAN is a new pack only when it holds nothing else
+ * (ferry's own temporaries aside): packing into a folder of the user's
+ * would write MANIFEST, PLAN and shard files among theirs. */
+static int check_empty(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d)
+    return fy_error(FERRY_EIO, "%s: cannot open: %s", dir, strerror(errno));
+  struct dirent *e;
+  char other[256] = "";
+  while ((e = readdir(d)) != NULL && !other[0])
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !is_pack_temp(e->d_name))
+      snprintf(other, sizeof other, "%s", e->d_name);
+  closedir(d);
+  if (other[0])
+    return fy_error(FERRY_EINVAL,
+                    "%s: not empty (it holds %s) and not a ferry pack (no PLAN): pack into a "
+                    "new or empty directory",
+                    dir, other);
+  return FERRY_OK;
+}
+
 /* Checks or writes PLAN. */
 static int check_plan(const ferry_pack_options *o, int64_t n) {
   char want[8192], path[4200], have[8192];
   plan_text(o, n, want, sizeof want);
   snprintf(path, sizeof path, "%s/PLAN", o->output);
   FILE *f = fopen(path, "r");
-  if (!f)
-    return write_small_file(o->output, "PLAN", want);
+  if (!f) {
+    int rc = check_empty(o->output);
+    return rc ? rc : write_small_file(o->output, "PLAN", want);
+  }
   size_t k = fread(have, 1, sizeof have - 1, f);
   have[k] = '\0';
   fclose(f);
@@ -90,13 +115,26 @@ static int shard_done(const char *dir, int k, uint32_t *count) {
   return 1;
 }
 
+/* The temporaries an interrupted `ferry pack` leaves, by exact name:
+ * shard-NNNNN.fpk.tmp (fy_pack_write_shard_var) and .PLAN.tmp,
+ * .MANIFEST.tmp (write_small_file). Nothing else in the directory is
+ * ferry's to remove, whatever its name ends with. */
+static int is_pack_temp(const char *name) {
+  if (!strcmp(name, ".PLAN.tmp") || !strcmp(name, ".MANIFEST.tmp"))
+    return 1;
+  if (strncmp(name, "shard-", 6) != 0)
+    return 0;
+  const char *p = name + 6;
+  size_t digits = strspn(p, "0123456789");
+  return digits >= 5 && !strcmp(p + digits, ".fpk.tmp");
+}
+
 static void remove_temps(const char *dir) {
   DIR *d = opendir(dir);
   struct dirent *e;
   char path[4200];
   while (d && (e = readdir(d)) != NULL) {
-    size_t n = strlen(e->d_name);
-    if (n > 4 && strcmp(e->d_name + n - 4, ".tmp") == 0) {
+    if (is_pack_temp(e->d_name)) {
       snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
       unlink(path); /* an interrupted write: never renamed, never read */
     }
@@ -108,7 +146,7 @@ static void remove_temps(const char *dir) {
 /* Lists the samples of the missing shards, in order, as a list file. */
 static int write_todo(const ferry_pack_options *o, const fy_source *src, const int *missing,
                       int nmissing, char *path, size_t plen) {
-  snprintf(path, plen, "%s/.todo.list", o->output);
+  snprintf(path, plen, "%s/.ferry-pack-todo.list", o->output);
   FILE *f = fopen(path, "w");
   if (!f)
     return fy_error(FERRY_EIO, "%s: cannot create: %s", path, strerror(errno));

@@ -366,12 +366,13 @@ static void test_damage(const char *dir, const char *tmp) {
 }
 
 static void test_resume(const char *dir) {
-  char path[4400], cmd[20000];
+  char path[4400], cmd[40000];
   /* lose two shards and the MANIFEST, leave a stray temporary file */
   snprintf(cmd, sizeof cmd,
            "rm %s/MANIFEST %s/shard-00001.fpk %s/shard-00004.fpk && echo junk > "
-           "%s/shard-00004.fpk.tmp",
-           dir, dir, dir, dir);
+           "%s/shard-00004.fpk.tmp && echo junk > %s/.MANIFEST.tmp && echo mine > %s/notes.tmp "
+           "&& echo mine > %s/shard-1.fpk.tmp && echo mine > %s/x.fpk.tmp",
+           dir, dir, dir, dir, dir, dir, dir, dir);
   run(cmd);
   struct stat st0, st1;
   snprintf(path, sizeof path, "%s/shard-00000.fpk", dir);
@@ -381,10 +382,41 @@ static void test_resume(const char *dir) {
   CHECK(st0.st_mtime == st1.st_mtime && st0.st_ino == st1.st_ino); /* kept, not redone */
   snprintf(path, sizeof path, "%s/shard-00004.fpk.tmp", dir);
   CHECK(access(path, F_OK) != 0);
+  snprintf(path, sizeof path, "%s/.MANIFEST.tmp", dir);
+  CHECK(access(path, F_OK) != 0);
+  /* the user's own files are never removed, whatever their names end with */
+  const char *mine[] = {"notes.tmp", "shard-1.fpk.tmp", "x.fpk.tmp"};
+  for (int i = 0; i < 3; i++) {
+    snprintf(path, sizeof path, "%s/%s", dir, mine[i]);
+    CHECK_MSG(access(path, F_OK) == 0, "%s was removed", path);
+    unlink(path);
+  }
   CHECK(ferry_pack_verify(dir, NULL) == FERRY_OK);
   /* other settings in the same directory are refused */
   CHECK(build(dir, 5) == FERRY_EINVAL);
   CHECK(strstr(ferry_last_error(), "other settings") != NULL);
+}
+
+/* A folder of the user's (files, no PLAN) is not packed into: refused before
+ * anything is written, its files untouched. */
+static void test_foreign_dir(const char *dir) {
+  char cmd[14000], path[4400];
+  snprintf(cmd, sizeof cmd, "mkdir -p %s && echo mine > %s/MANIFEST && echo mine > %s/a.tmp", dir,
+           dir, dir);
+  run(cmd);
+  CHECK(build(dir, 9) == FERRY_EINVAL);
+  CHECK_MSG(strstr(ferry_last_error(), "not empty") && strstr(ferry_last_error(), "no PLAN"),
+            "%s", ferry_last_error());
+  snprintf(path, sizeof path, "%s/PLAN", dir);
+  CHECK(access(path, F_OK) != 0);
+  snprintf(path, sizeof path, "%s/MANIFEST", dir);
+  FILE *f = fopen(path, "r");
+  char line[16] = "";
+  CHECK(f && fgets(line, sizeof line, f) && !strcmp(line, "mine\n"));
+  if (f)
+    fclose(f);
+  snprintf(path, sizeof path, "%s/a.tmp", dir);
+  CHECK(access(path, F_OK) == 0);
 }
 
 int main(void) {
@@ -396,6 +428,9 @@ int main(void) {
   test_round_trip(pack);
   test_damage(pack, tmp);
   test_resume(pack);
+  char foreign[4200];
+  snprintf(foreign, sizeof foreign, "%s/mine", dir);
+  test_foreign_dir(foreign);
   char jpack[4200], u8pack[4200];
   snprintf(jpack, sizeof jpack, "%s/jpack", dir);
   snprintf(u8pack, sizeof u8pack, "%s/u8pack", dir);
