@@ -28,6 +28,11 @@ int cmd_video(int argc, char **argv); /* video frames as batches */
 /* Prints "ferry <cmd>: <message>" to stderr and returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...);
 
+/* CLI_USAGE, with a message, when the output file `out` already exists as
+ * the same file as `in` (the same device and inode: also through a symbolic
+ * or hard link), which writing it would destroy; else CLI_OK. */
+int cli_refuse_overwrite(const char *cmd, const char *out, const char *in);
+
 /* Parsers for option values; each returns 0 on success, else prints a
  * usage error naming the option and returns -1. */
 int cli_int(const char *cmd, const char *opt, const char *s, long lo, long hi, int *out);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_list ap;
@@ -16,6 +17,15 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
   va_end(ap);
   fprintf(stderr, " (see `ferry %s --help`)\n", cmd);
   return CLI_USAGE;
+}
+
+int cli_refuse_overwrite(const char *cmd, const char *out, const char *in) {
+  struct stat so, si;
+  if (!out || !in || stat(out, &so) != 0 || stat(in, &si) != 0)
+    return CLI_OK; /* no output yet, or no input to lose */
+  if (so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+    return cli_usage_error(cmd, "the output %s is the input %s: refusing to overwrite it", out, in);
+  return CLI_OK;
 }
 
 int cli_int(const char *cmd, const char *opt, const char *s, long lo, long hi, int *out) {
@@ -65,24 +75,25 @@ int cli_size(const char *cmd, const char *s, int *w, int *h) {
 int cli_dtype(const char *cmd, const char *s, ferry_dtype *out) {
   PICK("u8", FERRY_U8)
   PICK("uint8", FERRY_U8)
-  PICK("f16", FERRY_F16) PICK("float16", FERRY_F16) PICK("f32", FERRY_F32)
-      PICK("float32", FERRY_F32)
-          cli_usage_error(cmd, "--dtype must be u8, f16 or f32, not '%s'", s);
+  PICK("f16", FERRY_F16)
+  PICK("float16", FERRY_F16) PICK("f32", FERRY_F32) PICK("float32", FERRY_F32)
+      cli_usage_error(cmd, "--dtype must be u8, f16 or f32, not '%s'", s);
   return -1;
 }
 
 int cli_layout(const char *cmd, const char *s, ferry_layout *out) {
   PICK("chw", FERRY_LAYOUT_CHW)
   PICK("nchw", FERRY_LAYOUT_CHW)
-  PICK("hwc", FERRY_LAYOUT_HWC) PICK("nhwc", FERRY_LAYOUT_HWC)
-      cli_usage_error(cmd, "--layout must be chw or hwc, not '%s'", s);
+  PICK("hwc", FERRY_LAYOUT_HWC)
+  PICK("nhwc", FERRY_LAYOUT_HWC) cli_usage_error(cmd, "--layout must be chw or hwc, not '%s'", s);
   return -1;
 }
 
 int cli_crop(const char *cmd, const char *s, ferry_crop *out) {
   PICK("center", FERRY_CROP_CENTER)
   PICK("centre", FERRY_CROP_CENTER)
-  PICK("random", FERRY_CROP_RANDOM) PICK("none", FERRY_CROP_NONE)
+  PICK("random", FERRY_CROP_RANDOM)
+  PICK("none", FERRY_CROP_NONE)
       cli_usage_error(cmd, "--crop must be center, random or none, not '%s'", s);
   return -1;
 }
@@ -90,13 +101,13 @@ int cli_crop(const char *cmd, const char *s, ferry_crop *out) {
 int cli_filter(const char *cmd, const char *s, ferry_filter *out) {
   PICK("bilinear", FERRY_FILTER_BILINEAR)
   PICK("triangle", FERRY_FILTER_TRIANGLE)
-  PICK("area", FERRY_FILTER_AREA) PICK("box", FERRY_FILTER_AREA)
-      PICK("bicubic", FERRY_FILTER_BICUBIC) PICK("lanczos", FERRY_FILTER_LANCZOS)
-          PICK("nearest", FERRY_FILTER_NEAREST)
-              cli_usage_error(cmd,
-                              "--filter must be bilinear, triangle, area, bicubic, lanczos or "
-                              "nearest, not '%s'",
-                              s);
+  PICK("area", FERRY_FILTER_AREA)
+  PICK("box", FERRY_FILTER_AREA) PICK("bicubic", FERRY_FILTER_BICUBIC)
+      PICK("lanczos", FERRY_FILTER_LANCZOS) PICK("nearest", FERRY_FILTER_NEAREST)
+          cli_usage_error(cmd,
+                          "--filter must be bilinear, triangle, area, bicubic, lanczos or "
+                          "nearest, not '%s'",
+                          s);
   return -1;
 }
 

@@ -90,6 +90,8 @@ int cmd_decode(int argc, char **argv) {
     return cli_usage_error("decode", "needs exactly one FILE");
   if (!out)
     return cli_usage_error("decode", "needs -o OUT.png");
+  if (cli_refuse_overwrite("decode", out, argv[optind]))
+    return CLI_USAGE;
   o.min_width = w;
   o.min_height = h;
   ferry_image im;

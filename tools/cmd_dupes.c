@@ -115,6 +115,8 @@ int cmd_dupes(int argc, char **argv) {
     return cli_usage_error("dupes", "needs a catalog (.fidx, from `ferry hash -o`)");
   if (apply && !move_to)
     return cli_usage_error("dupes", "--apply goes with --move-dupes-to DIR");
+  if (cli_refuse_overwrite("dupes", out, catalog))
+    return CLI_USAGE;
   ferry_catalog *c;
   if (ferry_catalog_load(catalog, &c)) {
     fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());

@@ -72,6 +72,8 @@ int cmd_index(int argc, char **argv) {
     return info(catalog);
   if (strcmp(format, "csv") && strcmp(format, "json"))
     return cli_usage_error("index", "--format must be csv or json, not '%s'", format);
+  if (cli_refuse_overwrite("index", out, catalog))
+    return CLI_USAGE;
   ferry_catalog *c;
   if (ferry_catalog_load(catalog, &c)) {
     fprintf(stderr, "ferry index: %s\n", ferry_last_error());

@@ -56,6 +56,11 @@ check decode-no-out 2 "needs -o" -- "$FERRY" decode "$SAMPLE/class0/p0000.jpg"
 check decode-bad-size 2 "--size needs" -- "$FERRY" decode "$SAMPLE/class0/p0000.jpg" -o "$TMP/f.png" --size 0
 check decode-max-pixels 1 "over the 1000-pixel limit" -- "$FERRY" decode "$SAMPLE/class0/p0000.jpg" -o "$TMP/g.png" --max-pixels 1000
 check decode-bad-dir 1 "cannot" -- "$FERRY" decode "$SAMPLE/class0/p0000.jpg" -o "$TMP/no/such/dir/x.png"
+# an output that is the input (itself, or through a link) is refused, the input kept
+cp "$SAMPLE/class0/p0000.jpg" "$TMP/self.jpg"; ln -s self.jpg "$TMP/self-link.png"
+check decode-self 2 "is the input .*refusing to overwrite" -- "$FERRY" decode "$TMP/self.jpg" -o "$TMP/self.jpg" --size 32
+check decode-self-link 2 "is the input .*refusing to overwrite" -- "$FERRY" decode "$TMP/self.jpg" -o "$TMP/self-link.png"
+check decode-self-kept 0 "JPEG 702x712" -- "$FERRY" info "$TMP/self.jpg"
 
 # load
 check load 3 "epoch 1: 48 images, 1 skipped" -- "$FERRY" load "$SAMPLE" --size 64 --batch 16 --epochs 2 --workers 2 --quiet

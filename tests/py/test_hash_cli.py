@@ -129,6 +129,17 @@ def test_catalog_incremental_and_export(pics, tmp_path):
     assert len(bad) == 1 and "broken.jpg" in bad[0]["path"]
     r = ferry("index", "export", pics / "broken.jpg")
     assert r.returncode == 1 and "not a ferry catalog" in r.stderr
+    # an output that is the catalog itself (or a link to it) is refused, the catalog kept
+    before = cat.read_bytes()
+    (tmp_path / "link.csv").symlink_to(cat)
+    for cmd in (("index", "export", cat, "-o", cat), ("dupes", cat, "-o", cat),
+                ("dupes", cat, "-o", tmp_path / "link.csv")):
+        r = ferry(*cmd)
+        assert r.returncode == 2 and "refusing to overwrite" in r.stderr, (cmd, r.stderr)
+    assert cat.read_bytes() == before
+    r = ferry("hash", pics, "-o", pics / "new.jpg")  # a photo named as the catalog
+    assert r.returncode == 1 and "not a ferry catalog" in r.stderr
+    assert (pics / "new.jpg").read_bytes() == (FIX / "rgb444.jpg").read_bytes()
 
 
 def test_killed_run_resumes(tmp_path):

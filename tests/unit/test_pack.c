@@ -405,8 +405,8 @@ static void test_foreign_dir(const char *dir) {
            dir, dir);
   run(cmd);
   CHECK(build(dir, 9) == FERRY_EINVAL);
-  CHECK_MSG(strstr(ferry_last_error(), "not empty") && strstr(ferry_last_error(), "no PLAN"),
-            "%s", ferry_last_error());
+  CHECK_MSG(strstr(ferry_last_error(), "not empty") && strstr(ferry_last_error(), "no PLAN"), "%s",
+            ferry_last_error());
   snprintf(path, sizeof path, "%s/PLAN", dir);
   CHECK(access(path, F_OK) != 0);
   snprintf(path, sizeof path, "%s/MANIFEST", dir);
