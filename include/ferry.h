@@ -600,6 +600,14 @@ typedef struct ferry_index_stats {
   double seconds;
   size_t engine_files; /* of those hashed, decoded by the GPU's JPEG engine
                           (fast mode with options->device >= 0) */
+  /* Folders or files under the roots that could not be read (no
+   * permission, a path too long, out of file descriptors): each is
+   * reported through on_error (status FERRY_EIO) and its old entries are
+   * kept, never dropped as removed. `ferry hash` exits 3 then. */
+  size_t unread;
+  size_t unread_kept;   /* old entries kept because their folder could not be read */
+  size_t skipped_moves; /* subfolders left out as `ferry dupes` move destinations
+                           (they hold a ferry-moves.csv) */
 } ferry_index_stats;
 
 /* Creates or updates the catalog `index_path` for the files under `roots`

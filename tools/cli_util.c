@@ -76,7 +76,8 @@ int cli_dtype(const char *cmd, const char *s, ferry_dtype *out) {
   PICK("u8", FERRY_U8)
   PICK("uint8", FERRY_U8)
   PICK("f16", FERRY_F16)
-  PICK("float16", FERRY_F16) PICK("f32", FERRY_F32) PICK("float32", FERRY_F32)
+  PICK("float16", FERRY_F16)
+  PICK("f32", FERRY_F32) PICK("float32", FERRY_F32)
       cli_usage_error(cmd, "--dtype must be u8, f16 or f32, not '%s'", s);
   return -1;
 }
@@ -94,7 +95,7 @@ int cli_crop(const char *cmd, const char *s, ferry_crop *out) {
   PICK("centre", FERRY_CROP_CENTER)
   PICK("random", FERRY_CROP_RANDOM)
   PICK("none", FERRY_CROP_NONE)
-      cli_usage_error(cmd, "--crop must be center, random or none, not '%s'", s);
+  cli_usage_error(cmd, "--crop must be center, random or none, not '%s'", s);
   return -1;
 }
 
@@ -102,8 +103,9 @@ int cli_filter(const char *cmd, const char *s, ferry_filter *out) {
   PICK("bilinear", FERRY_FILTER_BILINEAR)
   PICK("triangle", FERRY_FILTER_TRIANGLE)
   PICK("area", FERRY_FILTER_AREA)
-  PICK("box", FERRY_FILTER_AREA) PICK("bicubic", FERRY_FILTER_BICUBIC)
-      PICK("lanczos", FERRY_FILTER_LANCZOS) PICK("nearest", FERRY_FILTER_NEAREST)
+  PICK("box", FERRY_FILTER_AREA)
+  PICK("bicubic", FERRY_FILTER_BICUBIC) PICK("lanczos", FERRY_FILTER_LANCZOS)
+      PICK("nearest", FERRY_FILTER_NEAREST)
           cli_usage_error(cmd,
                           "--filter must be bilinear, triangle, area, bicubic, lanczos or "
                           "nearest, not '%s'",

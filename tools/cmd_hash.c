@@ -338,9 +338,19 @@ int cmd_hash(int argc, char **argv) {
             "%zu removed, %zu kept from other folders) in %.1f s\n",
             a.out, st.files, st.hashed, engine_note, st.reused, st.resumed, st.failed, st.removed,
             st.kept, st.seconds);
-  if (st.files == 0 && st.kept == 0) {
+  if (st.unread)
+    fprintf(stderr,
+            "ferry hash: %zu folders or files could not be read (named above); their %zu "
+            "catalog entries are kept as they were\n",
+            st.unread, st.unread_kept);
+  if (st.skipped_moves && !a.quiet)
+    fprintf(stderr,
+            "ferry hash: %zu folders left out: `ferry dupes` move destinations (they hold "
+            "ferry-moves.csv)\n",
+            st.skipped_moves);
+  if (st.files == 0 && st.kept == 0 && st.unread_kept == 0) {
     fprintf(stderr, "ferry hash: no image files found\n");
     return CLI_FAIL;
   }
-  return st.failed ? CLI_PARTIAL : CLI_OK;
+  return st.failed || st.unread ? CLI_PARTIAL : CLI_OK;
 }

@@ -95,13 +95,23 @@ typedef struct fy_found {
 typedef struct fy_found_list {
   fy_found *v;
   size_t n, cap;
+  /* what the walk could not read ("PATH" and "PATH: reason"), and the
+   * folders it left out as `ferry dupes` move destinations */
+  char **unread, **unread_why;
+  size_t nunread, unread_cap;
+  size_t skipped_moves;
 } fy_found_list;
 
 /* Walks the roots (directories, recursively if asked, or files), keeping
  * image files (by extension unless all_files). Paths are absolute; the
  * list is sorted and has no duplicates. Roots that cannot be read are an
- * error naming them. *canon receives the canonical roots (free each and
- * the array). */
+ * error naming them; a folder or file below them that cannot be read (no
+ * permission, a path too long, out of file descriptors) is listed in
+ * out->unread, with the reason, and the walk goes on. One directory is
+ * open at a time, whatever the depth. Subfolders holding a
+ * ferry-moves.csv (where `ferry dupes --move-dupes-to` put copies) are
+ * left out and counted. *canon receives the canonical roots (free each
+ * and the array). */
 int fy_scan(const char *const *roots, int nroots, int recursive, int all_files, fy_found_list *out,
             char ***canon);
 void fy_found_free(fy_found_list *l);

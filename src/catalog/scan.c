@@ -40,36 +40,123 @@ static int add(fy_found_list *l, const char *path, const struct stat *st) {
   return FERRY_OK;
 }
 
-static int walk(const char *dir, int recursive, int all_files, fy_found_list *out) {
+static int note_unread(fy_found_list *l, const char *path, int err) {
+  if (l->nunread == l->unread_cap) {
+    size_t cap = l->unread_cap ? l->unread_cap * 2 : 16;
+    char **u = realloc(l->unread, cap * sizeof *u), **w = NULL;
+    if (u)
+      l->unread = u;
+    w = u ? realloc(l->unread_why, cap * sizeof *w) : NULL;
+    if (!u || !w)
+      return fy_error(FERRY_ENOMEM, "out of memory listing files");
+    l->unread_why = w;
+    l->unread_cap = cap;
+  }
+  size_t n = strlen(path) + strlen(strerror(err)) + 3;
+  char *p = strdup(path), *why = malloc(n);
+  if (!p || !why) {
+    free(p);
+    free(why);
+    return fy_error(FERRY_ENOMEM, "out of memory listing files");
+  }
+  snprintf(why, n, "%s: %s", path, strerror(err));
+  l->unread[l->nunread] = p;
+  l->unread_why[l->nunread++] = why;
+  return FERRY_OK;
+}
+
+typedef struct names {
+  char **v;
+  size_t n, cap;
+} names;
+
+static void names_free(names *ns) {
+  for (size_t i = 0; i < ns->n; i++)
+    free(ns->v[i]);
+  free(ns->v);
+}
+
+/* The names in dir, read at once and the directory closed, so that a deep
+ * tree never holds more than one directory open. 0, or an errno. */
+static int list_dir(const char *dir, names *ns) {
+  memset(ns, 0, sizeof *ns);
+  if (fy_fault_dir_denied(dir))
+    return EACCES;
   DIR *d = opendir(dir);
-  if (!d) /* an unreadable subdirectory is skipped, not fatal */
-    return FERRY_OK;
-  size_t dl = strlen(dir);
+  if (!d)
+    return errno ? errno : EIO;
   struct dirent *e;
-  int rc = FERRY_OK;
-  while (rc == FERRY_OK && (e = readdir(d)) != NULL) {
+  int err = 0;
+  errno = 0;
+  while ((e = readdir(d)) != NULL) {
     if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
       continue;
-    size_t n = dl + strlen(e->d_name) + 2;
+    if (ns->n == ns->cap) {
+      size_t cap = ns->cap ? ns->cap * 2 : 64;
+      char **v = realloc(ns->v, cap * sizeof *v);
+      if (!v) {
+        err = ENOMEM;
+        break;
+      }
+      ns->v = v;
+      ns->cap = cap;
+    }
+    if (!(ns->v[ns->n] = strdup(e->d_name))) {
+      err = ENOMEM;
+      break;
+    }
+    ns->n++;
+    errno = 0;
+  }
+  if (!err && errno)
+    err = errno; /* readdir failed part way */
+  closedir(d);
+  return err;
+}
+
+static int walk(const char *dir, int recursive, int all_files, int is_root, fy_found_list *out) {
+  names ns;
+  int err = list_dir(dir, &ns);
+  if (err == ENOMEM) {
+    names_free(&ns);
+    return fy_error(FERRY_ENOMEM, "out of memory listing files");
+  }
+  if (err) { /* said, and the old entries of this folder kept: never silent */
+    int rc = note_unread(out, dir, err);
+    if (rc || !ns.n) {
+      names_free(&ns);
+      return rc;
+    }
+  }
+  for (size_t i = 0; !is_root && i < ns.n; i++)
+    if (!strcmp(ns.v[i], "ferry-moves.csv")) { /* a move destination: not hashed again */
+      out->skipped_moves++;
+      names_free(&ns);
+      return FERRY_OK;
+    }
+  size_t dl = strlen(dir);
+  int rc = FERRY_OK;
+  for (size_t i = 0; i < ns.n && rc == FERRY_OK; i++) {
+    size_t n = dl + strlen(ns.v[i]) + 2;
     char *path = malloc(n);
     if (!path) {
       rc = fy_error(FERRY_ENOMEM, "out of memory listing files");
       break;
     }
-    snprintf(path, n, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", e->d_name);
+    snprintf(path, n, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", ns.v[i]);
     struct stat lst, st;
-    if (lstat(path, &lst) == 0) {
-      if (S_ISDIR(lst.st_mode)) {
-        if (recursive)
-          rc = walk(path, recursive, all_files, out);
-      } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-                 (all_files || image_name(e->d_name))) {
-        rc = add(out, path, &st); /* symlinks to files are followed */
-      }
+    if (lstat(path, &lst) != 0) {
+      if (errno != ENOENT) /* gone meanwhile: nothing to say */
+        rc = note_unread(out, path, errno);
+    } else if (S_ISDIR(lst.st_mode)) {
+      if (recursive)
+        rc = walk(path, recursive, all_files, 0, out);
+    } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (all_files || image_name(ns.v[i]))) {
+      rc = add(out, path, &st); /* symlinks to files are followed */
     }
     free(path);
   }
-  closedir(d);
+  names_free(&ns);
   return rc;
 }
 
@@ -101,7 +188,7 @@ int fy_scan(const char *const *roots, int nroots, int recursive, int all_files, 
     }
     (*canon)[i] = real;
     if (S_ISDIR(st.st_mode))
-      rc = walk(real, recursive, all_files, out);
+      rc = walk(real, recursive, all_files, 1, out);
     else if (S_ISREG(st.st_mode))
       rc = add(out, real, &st); /* a file named on the command line: always */
     else
@@ -132,5 +219,11 @@ void fy_found_free(fy_found_list *l) {
   for (size_t i = 0; i < l->n; i++)
     free(l->v[i].path);
   free(l->v);
+  for (size_t i = 0; i < l->nunread; i++) {
+    free(l->unread[i]);
+    free(l->unread_why[i]);
+  }
+  free(l->unread);
+  free(l->unread_why);
   memset(l, 0, sizeof *l);
 }

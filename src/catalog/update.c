@@ -393,6 +393,19 @@ static int gpu_check(const ferry_index_options *o) {
   return FERRY_OK;
 }
 
+/* Whether path is among the files found (sorted). */
+static int in_found(const fy_found_list *l, const char *path) {
+  size_t lo = 0, hi = l->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (strcmp(l->v[mid].path, path) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < l->n && !strcmp(l->v[lo].path, path);
+}
+
 static int unchanged(const ferry_catalog_entry *e, const fy_found *f) {
   return e && e->size == f->size && e->mtime_ns == f->mtime_ns;
 }
@@ -447,14 +460,30 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
   ferry_index_progress pg = {0};
   size_t ntodo = 0;
   if (!rc) {
-    /* entries outside the roots stay as they are */
+    st->unread = found.nunread;
+    st->skipped_moves = found.skipped_moves;
+    for (size_t u = 0; u < found.nunread; u++) {
+      char msg[4400];
+      snprintf(msg, sizeof msg, "%s (not hashed; its catalog entries are kept)",
+               found.unread_why[u]);
+      (options->on_error ? options->on_error : default_error)(options->error_user, found.unread[u],
+                                                              FERRY_EIO, msg);
+    }
+    /* entries outside the roots stay as they are; so do those under a
+     * folder that could not be read this time (never dropped as removed) */
     for (size_t i = 0; old && i < old->count && !rc; i++) {
-      int under = 0;
+      const char *p = old->entries[i].path;
+      int under = 0, unread = 0;
       for (int r = 0; r < nroots && !under; r++)
-        under = fy_path_under(old->entries[i].path, canon[r]);
-      if (!under) {
+        under = fy_path_under(p, canon[r]);
+      for (size_t u = 0; under && u < found.nunread && !unread; u++)
+        unread = fy_path_under(p, found.unread[u]) && !in_found(&found, p);
+      if (!under || unread) {
         rc = fy_catalog_add(out, &old->entries[i]);
-        st->kept++;
+        if (unread)
+          st->unread_kept++;
+        else
+          st->kept++;
       }
     }
     for (size_t i = 0; i < found.n && !rc; i++) {
@@ -478,18 +507,11 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
         int under = 0;
         for (int r = 0; r < nroots && !under; r++)
           under = fy_path_under(old->entries[i].path, canon[r]);
-        if (under) {
-          size_t lo = 0, hi = found.n;
-          while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (strcmp(found.v[mid].path, old->entries[i].path) < 0)
-              lo = mid + 1;
-            else
-              hi = mid;
-          }
-          if (lo == found.n || strcmp(found.v[lo].path, old->entries[i].path))
-            st->removed++;
-        }
+        int unread = 0;
+        for (size_t u = 0; under && u < found.nunread && !unread; u++)
+          unread = fy_path_under(old->entries[i].path, found.unread[u]);
+        if (under && !unread && !in_found(&found, old->entries[i].path))
+          st->removed++;
       }
     pg.total = found.n;
     pg.done = st->resumed + st->reused;

@@ -12,6 +12,7 @@
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 typedef struct fault_point {
@@ -83,4 +84,12 @@ void fy_fault_stall(void) {
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
   while (nanosleep(&ts, &ts) != 0) {
   }
+}
+
+int fy_fault_dir_denied(const char *dir) {
+  const char *e = getenv("FERRY_DENY_DIR");
+  if (!e || !*e)
+    return 0;
+  const char *slash = strrchr(dir, '/');
+  return !strcmp(slash ? slash + 1 : dir, e);
 }

@@ -66,6 +66,10 @@ int fy_fail_bytes_due(fy_fault_kind kind, size_t want, size_t *ok);
  * decode. Disarmed (the default), a call costs one atomic load. */
 void fy_fault_stall_set(uint64_t n, int ms);
 void fy_fault_stall(void);
+/* A folder that cannot be listed (tests of the catalog walk, which run as
+ * root in CI, where permissions deny nothing): 1 when the last name of
+ * `dir` is FERRY_DENY_DIR in the environment. */
+int fy_fault_dir_denied(const char *dir);
 
 /* Overflow-checked size arithmetic: 0 on overflow. */
 int fy_mul_size(size_t a, size_t b, size_t *out);

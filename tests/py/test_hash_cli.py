@@ -259,3 +259,189 @@ def test_move_dupes_dry_run_and_apply(tmp_path):
     assert r.returncode == 3 and "not moved" in r.stderr
     r = ferry("dupes", cat, "--apply")
     assert r.returncode == 2 and "--move-dupes-to" in r.stderr
+
+
+def _three_copies(pics):
+    pics.mkdir(parents=True, exist_ok=True)
+    shutil.copy(FIX / "rgb444.jpg", pics / "big.jpg")  # the keeper: the largest file
+    for i in range(2):
+        shutil.copy(FIX / "rgb420.jpg", pics / f"copy{i}.jpg")
+
+
+def test_move_keeper_is_a_link(tmp_path):
+    """A keeper that is a symbolic link to a group member: the member is the
+    keeper's own file and stays; the keeper never dangles."""
+    pics = tmp_path / "pics"
+    pics.mkdir()
+    shutil.copy(FIX / "rgb444.jpg", pics / "z_original.jpg")
+    (pics / "a_link.jpg").symlink_to("z_original.jpg")
+    shutil.copy(FIX / "rgb420.jpg", pics / "m_copy.jpg")
+    cat, aside = tmp_path / "c.fidx", tmp_path / "aside"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
+    assert "the same file as the keeper" in r.stderr or "other names" in r.stderr, r.stderr
+    assert (pics / "a_link.jpg").exists() and (pics / "z_original.jpg").exists()
+    assert not (pics / "m_copy.jpg").exists()  # a real copy is moved
+    assert r.returncode == 0, r.stderr
+
+
+def test_move_keeper_gone_or_replaced(tmp_path):
+    """The keeper deleted, or replaced by another picture, after hashing:
+    nothing of its group moves (exit 3)."""
+    pics = tmp_path / "pics"
+    _three_copies(pics)
+    cat, aside = tmp_path / "c.fidx", tmp_path / "aside"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    keeper = pics / "big.jpg"
+    keeper.unlink()
+    r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
+    assert r.returncode == 3 and "keeper of its group is gone or changed" in r.stderr, r.stderr
+    assert sorted(p.name for p in pics.iterdir()) == ["copy0.jpg", "copy1.jpg"]
+    shutil.copy(FIX / "palette.png", keeper)  # another picture under the keeper's name
+    r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
+    assert r.returncode == 3 and "keeper of its group is gone or changed" in r.stderr, r.stderr
+    assert sorted(p.name for p in pics.iterdir()) == ["big.jpg", "copy0.jpg", "copy1.jpg"]
+
+
+def test_move_destination_inside_the_tree(tmp_path):
+    """Moved copies hashed again from inside the destination neither become
+    keepers nor make the original move."""
+    pics = tmp_path / "pics"
+    _three_copies(pics)
+    cat, aside = tmp_path / "c.fidx", pics / "dupes"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
+    assert r.returncode == 0, r.stderr
+    r = ferry("hash", pics, "-o", cat)  # the walk leaves the move destination out
+    assert r.returncode == 0 and "1 folders left out" in r.stderr, r.stderr
+    r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
+    assert r.returncode == 0 and "moved 0 files" in r.stderr, r.stderr
+    # named as a root, it is hashed: its files still neither keep nor move
+    assert ferry("hash", pics, aside, "-o", cat, "-q").returncode == 0
+    r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
+    assert r.returncode == 0 and "already inside" in r.stderr, r.stderr
+    assert (pics / "big.jpg").exists()
+    assert len(list(aside.rglob("*.jpg"))) == 2
+    assert not list((aside).rglob("dupes/*/dupes"))  # no nesting
+
+
+def rewrite_catalog_paths(cat, fn):
+    """Rewrites every entry's path of a .fidx with fn (the format of
+    src/catalog/catalog.c and record.c: 40-byte header, then per entry a u32
+    length and the record, whose path length is the u16 at offset 32; a
+    20-byte trailer whose last 4 bytes are the CRC-32 of all before them)."""
+    import struct
+    import zlib
+    d = cat.read_bytes()
+    count = struct.unpack_from("<Q", d, 32)[0]
+    out, at = bytearray(d[:40]), 40
+    for _ in range(count):
+        n = struct.unpack_from("<I", d, at)[0]
+        rec = d[at + 4:at + 4 + n]
+        pl = struct.unpack_from("<H", rec, 32)[0]
+        path = fn(rec[40:40 + pl].decode())
+        pb = path.encode()
+        new = bytearray(rec[:40]) + pb + rec[40 + pl:]
+        struct.pack_into("<H", new, 32, len(pb))
+        out += struct.pack("<I", len(new)) + new
+        at += 4 + n
+    out += d[at:at + 16]
+    out += struct.pack("<I", zlib.crc32(bytes(out)))
+    cat.write_bytes(bytes(out))
+
+
+def test_move_paths_with_dotdot_stay_inside(tmp_path):
+    """Catalog paths with '..' (here '/../../../' before the real path, as a
+    crafted catalog may hold) are normalised: every move lands inside the
+    destination."""
+    pics = tmp_path / "pics"
+    _three_copies(pics)
+    cat, aside = tmp_path / "c.fidx", tmp_path / "aside"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    rewrite_catalog_paths(cat, lambda p: "/../../.." + p)
+    r = ferry("index", "export", cat)
+    assert r.returncode == 0 and "/../../.." in r.stdout, r.stderr
+    r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
+    assert r.returncode == 0, r.stderr
+    moved = list(aside.rglob("*.jpg"))
+    assert len(moved) == 2 and all(str(m.resolve()).startswith(str(aside.resolve()) + "/")
+                                   for m in moved)
+    log = list(csv.DictReader(open(aside / "ferry-moves.csv")))
+    assert all(".." not in row["to"] for row in log)
+
+
+def test_move_log_quotes_odd_names(tmp_path):
+    """A name with quotes, a comma and a newline stays one field of the undo log."""
+    pics = tmp_path / "pics"
+    _three_copies(pics)
+    odd = pics / 'a "b",\nc.jpg'
+    (pics / "copy0.jpg").rename(odd)
+    cat, aside = tmp_path / "c.fidx", tmp_path / "aside"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
+    assert r.returncode == 0, r.stderr
+    log = list(csv.DictReader(open(aside / "ferry-moves.csv", newline="")))
+    assert len(log) == 2 and any(row["from"] == str(odd) for row in log)
+
+
+def test_unreadable_folder_keeps_its_entries(tmp_path):
+    """A folder the walk cannot list is named, the run exits 3, and its old
+    entries stay in the catalog instead of being dropped as removed.
+    (FERRY_DENY_DIR stands in for a permission error: tests run as root.)"""
+    pics = tmp_path / "pics"
+    _three_copies(pics / "locked")
+    shutil.copy(FIX / "palette.png", pics / "open.png")
+    cat = tmp_path / "c.fidx"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    before = ferry("index", "export", cat).stdout
+    assert before.count("/locked/") == 3
+    env = dict(os.environ, FERRY_DENY_DIR="locked")
+    r = ferry("hash", pics, "-o", cat, env=env)
+    assert r.returncode == 3, r.stderr
+    assert "locked: Permission denied (not hashed; its catalog entries are kept)" in r.stderr
+    assert "0 removed" in r.stderr and "their 3 catalog entries are kept" in r.stderr
+    assert ferry("index", "export", cat).stdout.count("/locked/") == 3
+    if os.geteuid() != 0:  # a real permission error, where permissions deny something
+        (pics / "locked").chmod(0)
+        try:
+            r = ferry("hash", pics, "-o", cat)
+            assert r.returncode == 3 and "Permission denied" in r.stderr, r.stderr
+        finally:
+            (pics / "locked").chmod(0o755)
+
+
+def test_deep_and_long_paths_are_walked_or_named(tmp_path):
+    """A tree deeper than the open-file limit is walked whole; a path longer
+    than the system's limit is named, never dropped silently."""
+    import resource
+    deep = tmp_path / "deep"
+    d = deep
+    for i in range(60):
+        d = d / f"d{i}"
+    d.mkdir(parents=True)
+    shutil.copy(FIX / "palette.png", d / "bottom.png")
+    cat = tmp_path / "c.fidx"
+
+    def low_fds():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40))
+    r = subprocess.run([FERRY_BIN, "hash", str(deep), "-o", str(cat)], capture_output=True,
+                       text=True, timeout=120, preexec_fn=low_fds)
+    assert r.returncode == 0 and "1 files (1 hashed" in r.stderr, r.stderr
+    # a path past PATH_MAX (4096 bytes), made one level at a time
+    long_root = tmp_path / "long"
+    long_root.mkdir()
+    fd = os.open(long_root, os.O_RDONLY)
+    try:
+        for i in range(20):
+            name = f"{i:02d}" + "x" * 240
+            os.mkdir(name, dir_fd=fd)
+            nfd = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+        with open(os.open("deep.png", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "wb") as f:
+            f.write((FIX / "palette.png").read_bytes())
+    finally:
+        os.close(fd)
+    r = ferry("hash", long_root, "-o", tmp_path / "l.fidx")
+    assert r.returncode in (1, 3), r.stderr
+    assert "File name too long" in r.stderr, r.stderr
