@@ -677,6 +677,10 @@ typedef struct ferry_pack_options {
   void *progress_user;
   int store;   /* FERRY_PACK_U8 (default: u8 HWC tensors) or FERRY_PACK_JPEG */
   int quality; /* FERRY_PACK_JPEG: JPEG quality 1..100; default 90 */
+  /* Called (serialised, from a worker thread) once per bad file left out of
+   * the pack; NULL prints "ferry: skipped <file>: <reason>" to stderr. */
+  void (*on_skip)(void *user, const char *path, int status, const char *msg);
+  void *on_skip_user;
 } ferry_pack_options;
 
 void ferry_pack_options_default(ferry_pack_options *options);

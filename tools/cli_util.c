@@ -77,8 +77,8 @@ int cli_dtype(const char *cmd, const char *s, ferry_dtype *out) {
   PICK("uint8", FERRY_U8)
   PICK("f16", FERRY_F16)
   PICK("float16", FERRY_F16)
-  PICK("f32", FERRY_F32) PICK("float32", FERRY_F32)
-      cli_usage_error(cmd, "--dtype must be u8, f16 or f32, not '%s'", s);
+  PICK("f32", FERRY_F32)
+  PICK("float32", FERRY_F32) cli_usage_error(cmd, "--dtype must be u8, f16 or f32, not '%s'", s);
   return -1;
 }
 
@@ -104,12 +104,12 @@ int cli_filter(const char *cmd, const char *s, ferry_filter *out) {
   PICK("triangle", FERRY_FILTER_TRIANGLE)
   PICK("area", FERRY_FILTER_AREA)
   PICK("box", FERRY_FILTER_AREA)
-  PICK("bicubic", FERRY_FILTER_BICUBIC) PICK("lanczos", FERRY_FILTER_LANCZOS)
-      PICK("nearest", FERRY_FILTER_NEAREST)
-          cli_usage_error(cmd,
-                          "--filter must be bilinear, triangle, area, bicubic, lanczos or "
-                          "nearest, not '%s'",
-                          s);
+  PICK("bicubic", FERRY_FILTER_BICUBIC)
+  PICK("lanczos", FERRY_FILTER_LANCZOS) PICK("nearest", FERRY_FILTER_NEAREST)
+      cli_usage_error(cmd,
+                      "--filter must be bilinear, triangle, area, bicubic, lanczos or "
+                      "nearest, not '%s'",
+                      s);
   return -1;
 }
 

@@ -39,6 +39,7 @@ static const char help[] =
 typedef struct progress_state {
   int tty;
   struct timespec t0;
+  long long skipped;
 } progress_state;
 
 static void on_progress(void *user, int64_t done, int64_t total) {
@@ -51,6 +52,15 @@ static void on_progress(void *user, int64_t done, int64_t total) {
   fprintf(stderr, "\r  packed %lld/%lld images  %.0f img/s ", (long long)done, (long long)total,
           s > 0 ? done / s : 0.0);
   fflush(stderr);
+}
+
+/* Bad files left out: said as the loader says them, and counted for the
+ * exit code (3 when some were skipped, as load and hash). */
+static void on_skip(void *user, const char *path, int status, const char *msg) {
+  (void)status;
+  progress_state *p = user;
+  p->skipped++;
+  fprintf(stderr, "%sferry: skipped %s\n", p->tty ? "\r\033[K" : "", msg && *msg ? msg : path);
 }
 
 static int verify(const char *dir) {
@@ -125,10 +135,12 @@ int cmd_pack(int argc, char **argv) {
   if (!o.output)
     return cli_usage_error("pack", "needs -o DIR");
   o.source = argv[optind];
-  progress_state ps = {!quiet && isatty(2), {0, 0}};
+  progress_state ps = {!quiet && isatty(2), {0, 0}, 0};
   clock_gettime(CLOCK_MONOTONIC, &ps.t0);
   o.progress = on_progress;
   o.progress_user = &ps;
+  o.on_skip = on_skip;
+  o.on_skip_user = &ps;
   int rc = ferry_pack_build(&o);
   if (ps.tty)
     fprintf(stderr, "\n");
@@ -141,5 +153,7 @@ int cmd_pack(int argc, char **argv) {
            o.width < o.height ? o.width : o.height, o.quality);
   else
     printf("%s: packed %s at %dx%d\n", o.output, o.source, o.width, o.height);
-  return CLI_OK;
+  if (ps.skipped)
+    fprintf(stderr, "ferry pack: %lld bad files left out (named above)\n", ps.skipped);
+  return ps.skipped ? CLI_PARTIAL : CLI_OK;
 }

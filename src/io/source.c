@@ -180,9 +180,9 @@ static int parse_line(fy_source *s, const char *list, long lineno, char *line, c
     char *lab = trim(comma + 1), *end;
     errno = 0;
     long v = strtol(lab, &end, 10);
-    if (*lab == '\0' || *end != '\0' || errno || v < 0 || v > INT32_MAX)
-      return fy_error(FERRY_EINVAL, "%s:%ld: label '%s' is not a non-negative integer", list,
-                      lineno, lab);
+    if (*lab == '\0' || *end != '\0' || errno || v < 0 || v > FY_MAX_LABEL)
+      return fy_error(FERRY_EINVAL, "%s:%ld: label '%s' is not an integer in 0..%d", list, lineno,
+                      lab, FY_MAX_LABEL);
     label = (int32_t)v;
     *comma = '\0';
     p = trim(p);
@@ -217,10 +217,13 @@ static int open_list(fy_source *s, const char *list) {
   ssize_t got;
   while (rc == FERRY_OK && (got = getline(&line, &cap, f)) >= 0) {
     lineno++;
+    /* a UTF-8 byte order mark (editors on Windows write one) is not part
+     * of the first path */
+    char *text = lineno == 1 && got >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3) ? line + 3 : line;
     if (memchr(line, '\0', (size_t)got))
       rc = fy_error(FERRY_EINVAL, "%s:%ld: binary data: not a list file", list, lineno);
     else
-      rc = parse_line(s, list, lineno, line, base);
+      rc = parse_line(s, list, lineno, text, base);
   }
   if (rc == FERRY_OK && ferror(f))
     rc = fy_error(FERRY_EIO, "%s: read error", list);
@@ -246,6 +249,9 @@ int fy_source_open(fy_source *s, const char *path) {
 }
 
 int fy_source_add(fy_source *s, const char *path, int32_t label) {
+  if (label < -1 || label > FY_MAX_LABEL)
+    return fy_error(FERRY_ECORRUPT, "%s: label %d out of range (0..%d)", path, (int)label,
+                    FY_MAX_LABEL);
   if (label >= s->num_classes)
     s->num_classes = label + 1;
   return add_sample(s, path, label);

@@ -5,6 +5,9 @@
 
 #include "core/internal.h"
 
+/* The largest label: num_classes = label + 1 must fit in an int. */
+#define FY_MAX_LABEL (INT32_MAX - 1)
+
 typedef struct fy_source {
   int64_t count;
   char *paths; /* all paths, NUL-separated */

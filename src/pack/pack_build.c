@@ -214,6 +214,8 @@ static int pack_missing(const ferry_pack_options *o, const char *todo, const int
   lo.workers = o->workers;
   lo.prefetch = 2;
   lo.on_error = o->on_error;
+  lo.on_skip = o->on_skip;
+  lo.on_skip_user = o->on_skip_user;
   ferry_loader *L;
   int rc = ferry_loader_open(&lo, &L);
   if (rc)

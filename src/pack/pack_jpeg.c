@@ -167,6 +167,8 @@ static void *worker_run(void *arg) {
     pthread_mutex_lock(&J->mu);
     if (rc && J->o->on_error == FERRY_ON_ERROR_FAIL) {
       fail(J, rc);
+    } else if (rc && J->o->on_skip) {
+      J->o->on_skip(J->o->on_skip_user, abs ? abs : path, rc, ferry_last_error());
     } else if (rc) {
       fprintf(stderr, "ferry: skipped %s\n", ferry_last_error());
     }

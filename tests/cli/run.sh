@@ -86,6 +86,16 @@ mkdir -p "$TMP/emptydir"
 check load-empty 1 "no images found" -- "$FERRY" load "$TMP/emptydir"
 printf '%s\n' "$SAMPLE/class0/p0000.jpg,1" "$SAMPLE/class1/p0001.jpg,0" > "$TMP/list.txt"
 check load-list 0 "2 images, 0 skipped" -- "$FERRY" load "$TMP/list.txt" --size 32 --quiet
+# a UTF-8 byte order mark before the first path is not part of it
+printf '\xEF\xBB\xBF%s\n%s\n' "$SAMPLE/class0/p0000.jpg,1" "$SAMPLE/class1/p0001.jpg,0" > "$TMP/bom.txt"
+check load-list-bom 0 "2 images, 0 skipped" -- "$FERRY" load "$TMP/bom.txt" --size 32 --quiet
+# a label past the int range is refused, naming the line (no signed overflow)
+printf '%s\n' "$SAMPLE/class0/p0000.jpg,2147483647" > "$TMP/biglabel.txt"
+check load-list-big-label 1 "biglabel.txt:1: label '2147483647' is not an integer in 0..2147483646" -- \
+  "$FERRY" load "$TMP/biglabel.txt" --size 32 --quiet
+# pack says it left bad files out, and exits 3 as load and hash do
+check pack-skip 3 "skipped .*truncated.jpg.*|1 bad files left out" -- "$FERRY" pack "$SAMPLE" -o "$TMP/pk" --size 32 --quiet
+check pack-skip-count 3 "1 bad files left out" -- "$FERRY" pack "$SAMPLE" -o "$TMP/pk2" --size 32 --quiet
 
 # demo
 (cd "$TMP" && "$FERRY" demo --epochs 1 --grid "$TMP/demo.png" > "$TMP/demo.out" 2>&1)
