@@ -2,6 +2,7 @@
  * loading and saving the .fidx file. */
 #include "catalog/catalog.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -229,6 +230,42 @@ static int write_all(const ferry_catalog *c, FILE *f) {
   for (int i = 0; i < 4; i++)
     tail[16 + i] = (uint8_t)(crc >> (8 * i));
   return fwrite(tail, 1, 20, f) == 20 ? 0 : -1;
+}
+
+int fy_catalog_remove_stale(const char *path) {
+  char *dir = strdup(path);
+  if (!dir)
+    return 0;
+  char *slash = strrchr(dir, '/');
+  const char *base = slash ? slash + 1 : path;
+  if (slash == dir)
+    dir[1] = '\0';
+  else if (slash)
+    *slash = '\0';
+  else
+    strcpy(dir, ".");
+  size_t bl = strlen(base);
+  int removed = 0;
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  while (d && (e = readdir(d)) != NULL) {
+    /* exactly BASE.tmp<digits>: what fy_catalog_save writes, nothing else */
+    const char *n = e->d_name;
+    if (strncmp(n, base, bl) || strncmp(n + bl, ".tmp", 4) || !n[bl + 4] ||
+        strspn(n + bl + 4, "0123456789") != strlen(n + bl + 4))
+      continue;
+    size_t len = strlen(dir) + strlen(n) + 2;
+    char *p = malloc(len);
+    if (p) {
+      snprintf(p, len, "%s/%s", dir, n);
+      removed += unlink(p) == 0;
+      free(p);
+    }
+  }
+  if (d)
+    closedir(d);
+  free(dir);
+  return removed;
 }
 
 int fy_catalog_save(const ferry_catalog *c, const char *path) {

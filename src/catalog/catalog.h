@@ -82,6 +82,11 @@ int fy_journal_load(const char *index_path, const ferry_hash_options *o, ferry_c
 /* Deletes the journal and syncs its directory. */
 void fy_journal_remove(const char *index_path);
 
+/* Removes the temporaries a killed fy_catalog_save of `path` left
+ * (exactly PATH.tmp<pid>); call with the catalog's lock held, when no
+ * other save of it can be running. Returns how many. */
+int fy_catalog_remove_stale(const char *path);
+
 /* fsync of the directory that holds `path`. */
 int fy_sync_dir(const char *path);
 

@@ -439,6 +439,7 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
   fy_found_list found = {0};
   char **canon = NULL;
   size_t *todo = NULL;
+  fy_catalog_remove_stale(index_path); /* under the lock: a killed save's leftovers */
   rc = fy_journal_load(index_path, ho, &resumed);
   if (!rc && access(index_path, F_OK) == 0) {
     rc = ferry_catalog_load(index_path, &old);

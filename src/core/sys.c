@@ -87,13 +87,17 @@ static int read_regular(int fd, const char *path, size_t want, fy_buf *buf, size
   return FERRY_OK;
 }
 
-/* Makes buf hold at least `need` bytes, keeping its first `used`. */
-static int grow_keep(fy_buf *buf, size_t need, size_t used, const char *path) {
+/* Makes buf hold at least `need` bytes, keeping its first `used`; grows
+ * by doubling, but never past `most` (the byte limit of the read and one
+ * read's worth): a 1 GiB limit costs at most about 1 GiB. */
+static int grow_keep(fy_buf *buf, size_t need, size_t used, const char *path, size_t most) {
   if (need <= buf->cap)
     return FERRY_OK;
   fy_buf bigger = {0};
   bigger.heap_only = buf->heap_only;
   size_t cap = buf->cap > need / 2 ? buf->cap * 2 : need;
+  if (cap > most)
+    cap = need > most ? need : most;
   if (fy_buf_reserve(&bigger, cap))
     return fy_error(FERRY_ENOMEM, "%s: out of memory for %zu bytes", path, cap);
   if (used)
@@ -118,7 +122,7 @@ static int read_stream(int fd, const char *path, uint64_t max_bytes, int timeout
   double deadline = timeout_ms > 0 ? fy_now() + timeout_ms / 1e3 : 0;
   size_t got = 0;
   for (;;) {
-    int rc = grow_keep(buf, got + 65536 + 1, got, path);
+    int rc = grow_keep(buf, got + 65536 + 1, got, path, (size_t)limit + 65536 + 1);
     if (rc)
       return rc;
     struct pollfd p = {fd, POLLIN, 0};

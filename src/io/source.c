@@ -199,6 +199,27 @@ static int parse_line(fy_source *s, const char *list, long lineno, char *line, c
   return add_sample(s, path, label);
 }
 
+#define FY_MAX_LIST_LINE 65536 /* a path is at most 4096 bytes */
+
+/* One line of f into buf (at most cap bytes kept, NUL-terminated: buf
+ * holds cap + 1), without its end: the bytes read (cap + 1 when the line
+ * is longer than cap, the rest of it skipped), or -1 at the end. Memory
+ * stays bounded whatever the file holds (a pipe of endless bytes). */
+static ssize_t read_line(FILE *f, char *buf, size_t cap) {
+  size_t n = 0, total = 0;
+  int c;
+  while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+    if (n < cap)
+      buf[n++] = (char)c;
+    if (++total > cap)
+      break; /* too long: the caller refuses the file */
+  }
+  buf[n] = '\0';
+  if (c == EOF && total == 0)
+    return -1;
+  return (ssize_t)total;
+}
+
 static int open_list(fy_source *s, const char *list) {
   FILE *f = fopen(list, "r");
   if (!f)
@@ -210,17 +231,19 @@ static int open_list(fy_source *s, const char *list) {
     *slash = '\0';
   else
     base[0] = '\0';
-  char *line = NULL;
-  size_t cap = 0;
+  char *line = malloc(FY_MAX_LIST_LINE + 2);
   long lineno = 0;
-  int rc = FERRY_OK;
+  int rc = line ? FERRY_OK : fy_error(FERRY_ENOMEM, "out of memory");
   ssize_t got;
-  while (rc == FERRY_OK && (got = getline(&line, &cap, f)) >= 0) {
+  while (rc == FERRY_OK && (got = read_line(f, line, FY_MAX_LIST_LINE + 1)) >= 0) {
     lineno++;
     /* a UTF-8 byte order mark (editors on Windows write one) is not part
      * of the first path */
     char *text = lineno == 1 && got >= 3 && !memcmp(line, "\xEF\xBB\xBF", 3) ? line + 3 : line;
-    if (memchr(line, '\0', (size_t)got))
+    if (got > FY_MAX_LIST_LINE)
+      rc = fy_error(FERRY_EINVAL, "%s:%ld: a line of more than %d bytes: not a list file", list,
+                    lineno, FY_MAX_LIST_LINE);
+    else if (memchr(line, '\0', (size_t)got))
       rc = fy_error(FERRY_EINVAL, "%s:%ld: binary data: not a list file", list, lineno);
     else
       rc = parse_line(s, list, lineno, text, base);
@@ -239,6 +262,11 @@ int fy_source_open(fy_source *s, const char *path) {
   struct stat st;
   if (stat(path, &st) != 0)
     return fy_error(FERRY_EIO, "%s: %s", path, strerror(errno));
+  if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+    return fy_error(FERRY_EINVAL,
+                    "%s: not a folder, a list file or a pipe (a device or socket is never read "
+                    "as a list)",
+                    path);
   int rc = S_ISDIR(st.st_mode) ? open_dir(s, path) : open_list(s, path);
   if (rc == FERRY_OK && s->count == 0)
     rc = fy_error(FERRY_EEMPTY, "%s: no images found (looked for .jpg .jpeg .png .webp%s)", path,

@@ -445,3 +445,21 @@ def test_deep_and_long_paths_are_walked_or_named(tmp_path):
     r = ferry("hash", long_root, "-o", tmp_path / "l.fidx")
     assert r.returncode in (1, 3), r.stderr
     assert "File name too long" in r.stderr, r.stderr
+
+
+def test_killed_save_leftovers_are_removed(tmp_path):
+    """A catalog save killed between writing CATALOG.tmpPID and renaming it
+    leaves that file; the next run (holding the catalog's lock) removes
+    exactly such names, nothing else."""
+    pics = tmp_path / "pics"
+    _three_copies(pics)
+    cat = tmp_path / "c.fidx"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    stale = tmp_path / "c.fidx.tmp4242"
+    stale.write_bytes(b"half a catalog")
+    mine = [tmp_path / "c.fidx.tmp-notes", tmp_path / "c.fidx.tmp12x", tmp_path / "d.fidx.tmp1"]
+    for m in mine:
+        m.write_text("mine")
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    assert not stale.exists()
+    assert all(m.read_text() == "mine" for m in mine)

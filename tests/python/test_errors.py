@@ -52,6 +52,13 @@ def test_bad_list_file_line(tmp_path, sample):
     assert "list.txt" in str(e.value)
 
 
+def test_device_as_list_file_refused_at_once():
+    """/dev/zero as a source: refused before a byte is read (it used to grow
+    until the kernel killed the process)."""
+    with pytest.raises(ferry.InvalidArgument, match="not a folder, a list file or a pipe"):
+        ferry.Loader("/dev/zero", 4, 16)
+
+
 @pytest.mark.parametrize("name,cls,words", [
     ("tiny.gif", ferry.UnsupportedError, "GIF"),
     ("tiny.bmp", ferry.UnsupportedError, "BMP"),
