@@ -38,10 +38,15 @@ void fy_pack_entry_get(const fy_pack_shard *s, uint32_t k, fy_pack_entry *e) {
 /* Maps a shard and checks what it says about itself. */
 static int open_shard(fy_pack *p, fy_pack_shard *s, uint32_t want_count) {
   const char *path = s->path;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO in a shard's place must not block the open */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
     return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
+  if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+    close(fd);
+    return fy_error(FERRY_ECORRUPT, "%s: not a regular file (a shard must be one)", path);
+  }
   if (fstat(fd, &st) != 0 || st.st_size < FY_PACK_HEADER) {
     close(fd);
     return fy_error(FERRY_ECORRUPT, "%s: not a ferry shard (too short)", path);
@@ -103,9 +108,19 @@ static int open_shard(fy_pack *p, fy_pack_shard *s, uint32_t want_count) {
 static int read_manifest(fy_pack *p, const char *dir, uint32_t **counts) {
   char path[4096];
   snprintf(path, sizeof path, "%s/MANIFEST", dir);
-  FILE *f = fopen(path, "r");
-  if (!f)
-    return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(errno));
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+    close(fd);
+    return fy_error(FERRY_ECORRUPT, "%s: not a regular file", path);
+  }
+  FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+  if (!f) {
+    int err = errno;
+    if (fd >= 0)
+      close(fd);
+    return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(err));
+  }
   int version = 0, n = 0;
   int ok = fscanf(f, "ferry-pack %d shape %d %d %d shards %d", &version, &p->height, &p->width,
                   &p->channels, &n) == 5;

@@ -419,6 +419,25 @@ static void test_foreign_dir(const char *dir) {
   CHECK(access(path, F_OK) == 0);
 }
 
+/* A FIFO in a shard's place: verify, load and a resumed build fail at once,
+ * naming it, instead of blocking in open(). */
+static void test_fifo_shard(const char *dir, const char *work) {
+  char cmd[20000], path[4400];
+  snprintf(cmd, sizeof cmd, "rm -rf %s && cp -r %s %s && rm %s/shard-00001.fpk", work, dir, work,
+           work);
+  run(cmd);
+  snprintf(path, sizeof path, "%s/shard-00001.fpk", work);
+  CHECK(mkfifo(path, 0644) == 0);
+  CHECK(ferry_pack_verify(work, NULL) == FERRY_ECORRUPT);
+  CHECK_MSG(strstr(ferry_last_error(), "not a regular file"), "%s", ferry_last_error());
+  ferry_loader_options o;
+  ferry_loader_options_default(&o);
+  o.source = work;
+  ferry_loader *L;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_ECORRUPT);
+  CHECK(build(work, 9) != FERRY_OK || access(path, F_OK) == 0); /* returns, whatever it says */
+}
+
 int main(void) {
   char dir[] = "/tmp/ferry_pack_XXXXXX";
   CHECK(mkdtemp(dir) != NULL);
@@ -428,6 +447,9 @@ int main(void) {
   test_round_trip(pack);
   test_damage(pack, tmp);
   test_resume(pack);
+  char fifo[4200];
+  snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+  test_fifo_shard(pack, fifo);
   char foreign[4200];
   snprintf(foreign, sizeof foreign, "%s/mine", dir);
   test_foreign_dir(foreign);
