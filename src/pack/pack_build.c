@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -268,6 +269,8 @@ static int pack_missing(const ferry_pack_options *o, const char *todo, const int
   return rc == FERRY_END ? FERRY_OK : fy_error(rc, "%s", msg);
 }
 
+static int pack_locked(const ferry_pack_options *o);
+
 int ferry_pack_build(const ferry_pack_options *o) {
   if (!o || !o->source || !o->output || o->shard_size < 1 || o->width < 1 || o->height < 1)
     return fy_error(FERRY_EINVAL, "pack: source, output, size and shard size are required");
@@ -280,6 +283,21 @@ int ferry_pack_build(const ferry_pack_options *o) {
                                   "none and crop when loading");
   if (mkdir(o->output, 0755) != 0 && errno != EEXIST)
     return fy_error(FERRY_EIO, "%s: cannot create: %s", o->output, strerror(errno));
+  /* One writer a directory: a lock on the directory itself (released
+   * when this returns, or when the process dies). */
+  int lock = open(o->output, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock < 0)
+    return fy_error(FERRY_EIO, "%s: cannot open: %s", o->output, strerror(errno));
+  if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    close(lock);
+    return fy_error(FERRY_ESTATE, "%s: another ferry pack is writing this directory", o->output);
+  }
+  int rc = pack_locked(o);
+  close(lock);
+  return rc;
+}
+
+static int pack_locked(const ferry_pack_options *o) {
   fy_source src;
   int rc = fy_source_open(&src, o->source);
   if (rc)

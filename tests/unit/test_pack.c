@@ -7,8 +7,10 @@
 #include "core/internal.h"
 #include "ferry.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -438,6 +440,17 @@ static void test_fifo_shard(const char *dir, const char *work) {
   CHECK(build(work, 9) != FERRY_OK || access(path, F_OK) == 0); /* returns, whatever it says */
 }
 
+/* Two writers into one pack directory: the second is refused (the first
+ * holds a lock on the directory), nothing is written. */
+static void test_lock(const char *dir) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY);
+  CHECK(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0);
+  CHECK(build(dir, 9) == FERRY_ESTATE);
+  CHECK_MSG(strstr(ferry_last_error(), "another ferry pack is writing"), "%s", ferry_last_error());
+  close(fd);
+  CHECK(build(dir, 9) == FERRY_OK); /* free again */
+}
+
 int main(void) {
   char dir[] = "/tmp/ferry_pack_XXXXXX";
   CHECK(mkdtemp(dir) != NULL);
@@ -450,6 +463,7 @@ int main(void) {
   char fifo[4200];
   snprintf(fifo, sizeof fifo, "%s/fifo", dir);
   test_fifo_shard(pack, fifo);
+  test_lock(pack);
   char foreign[4200];
   snprintf(foreign, sizeof foreign, "%s/mine", dir);
   test_foreign_dir(foreign);
