@@ -1,6 +1,7 @@
 /* catalog.c — the in-memory catalog (entries and their strings), and
  * loading and saving the .fidx file. */
 #include "catalog/catalog.h"
+#include "hash/hash.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -136,6 +137,12 @@ int ferry_catalog_load(const char *path, ferry_catalog **out) {
   }
   ferry_hash_options o;
   fy_options_decode(d + 16, &o);
+  if (fy_hash_options_check(&o) != FERRY_OK) { /* settings ferry never writes */
+    char why[512];
+    snprintf(why, sizeof why, "%s", ferry_last_error());
+    fy_buf_free(&buf);
+    return fy_error(FERRY_ECORRUPT, "%s: catalog is damaged (its hash settings: %s)", path, why);
+  }
   uint64_t count = le(d + 32, 8);
   ferry_catalog *c = fy_catalog_new(&o);
   if (!c) {

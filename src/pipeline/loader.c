@@ -9,6 +9,7 @@
  * takes batches in order. */
 #include "pipeline/loader_int.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -312,10 +313,10 @@ static int validate(const ferry_loader_options *o) {
     return fy_error(FERRY_EINVAL, "loader: crop ratio %g not in (0, 1]", o->crop_ratio);
   if (o->crop == FERRY_CROP_RANDOM &&
       !(o->scale_min > 0 && o->scale_min <= o->scale_max && o->scale_max <= 1 && o->ratio_min > 0 &&
-        o->ratio_min <= o->ratio_max))
+        o->ratio_min <= o->ratio_max && isfinite(o->ratio_max)))
     return fy_error(FERRY_EINVAL, "loader: random crop needs 0 < scale_min <= scale_max <= 1 "
                                   "and 0 < ratio_min <= ratio_max");
-  if (o->flip_prob < 0 || o->flip_prob > 1)
+  if (!(o->flip_prob >= 0 && o->flip_prob <= 1)) /* NaN too */
     return fy_error(FERRY_EINVAL, "loader: flip probability %g not in [0, 1]", o->flip_prob);
   if ((unsigned)o->layout > FERRY_LAYOUT_CHW || (unsigned)o->dtype > FERRY_F32 ||
       (unsigned)o->filter > FERRY_FILTER_NEAREST || (unsigned)o->crop > FERRY_CROP_RANDOM)
@@ -326,8 +327,11 @@ static int validate(const ferry_loader_options *o) {
   if (o->device < -1 || o->device > 255)
     return fy_error(FERRY_EINVAL, "loader: device %d not valid (-1 = CPU, N = cuda:N)", o->device);
   for (int c = 0; c < 3 && o->normalize; c++)
-    if (!(o->std[c] > 0))
-      return fy_error(FERRY_EINVAL, "loader: std[%d] must be > 0", c);
+    if (!(o->std[c] >= 1e-6f && isfinite(o->std[c]) && isfinite(o->mean[c])))
+      return fy_error(FERRY_EINVAL,
+                      "loader: mean[%d] = %g and std[%d] = %g: the mean must be finite and the "
+                      "std finite and >= 1e-6 (else every value is inf or NaN)",
+                      c, o->mean[c], c, o->std[c]);
   return FERRY_OK;
 }
 

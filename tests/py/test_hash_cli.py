@@ -463,3 +463,21 @@ def test_killed_save_leftovers_are_removed(tmp_path):
     assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
     assert not stale.exists()
     assert all(m.read_text() == "mine" for m in mine)
+
+
+@pytest.mark.parametrize("offset,value", [(24, 1000), (28, 0xFFFFFFFF)])
+def test_catalog_with_impossible_settings_refused(tmp_path, offset, value):
+    """A catalog header claiming settings ferry never writes (hash size 1000,
+    colorhash bits -1) is refused as damaged, not loaded."""
+    import struct
+    import zlib
+    pics = tmp_path / "pics"
+    _three_copies(pics)
+    cat = tmp_path / "c.fidx"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    d = bytearray(cat.read_bytes())
+    struct.pack_into("<I", d, offset, value)
+    struct.pack_into("<I", d, len(d) - 4, zlib.crc32(bytes(d[:-4])))
+    cat.write_bytes(bytes(d))
+    r = ferry("index", "info", cat)
+    assert r.returncode == 1 and "catalog is damaged (its hash settings" in r.stderr, r.stderr

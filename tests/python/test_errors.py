@@ -144,3 +144,17 @@ def test_limits_and_exact_decode(sample, tmp_path):
     b = next(iter(ferry.Loader(sample, batch_size=4, size=64, shuffle=False, output="numpy",
                                exact_decode=True)))[0]
     assert a.shape == b.shape and abs(a.astype(int) - b.astype(int)).mean() < 2.0
+
+
+@pytest.mark.parametrize("kw,words", [
+    (dict(mean=(float("nan"),) * 3, std=(0.2,) * 3), "mean must be finite"),
+    (dict(mean=(0.5,) * 3, std=(1e-30,) * 3), "std finite and >= 1e-6"),
+    (dict(mean=(0.5,) * 3, std=(float("inf"),) * 3), "std"),
+    (dict(flip=float("nan")), "flip probability"),
+    (dict(crop="random", ratio=(float("inf"), float("inf"))), "ratio"),
+])
+def test_non_finite_options_refused(sample, kw, words):
+    """Options that would make every value NaN or inf (or a random crop of
+    infinite ratio) are refused where the C library checks options."""
+    with pytest.raises(ferry.InvalidArgument, match=words):
+        ferry.Loader(sample, 4, 16, **kw)
