@@ -3,6 +3,7 @@
 #include "codec/jpeg_int.h"
 
 #include <stdio.h>
+#include <string.h>
 
 /* libjpeg reports errors through a callback that must not return: jump back
  * to the caller with the formatted message. Corrupt-data warnings (a
@@ -34,6 +35,7 @@ void fy_jerr_init(struct jpeg_decompress_struct *cinfo, fy_jerr *e) {
   e->pub.output_message = jerr_silent;
   e->msg[0] = '\0';
   e->truncated = 0;
+  e->too_many_scans = 0;
 }
 
 /* libjpeg-turbo's allocation methods, each first asking the fault counter
@@ -74,7 +76,20 @@ static void mem_realize(j_common_ptr c) {
   own(c)->realize_virt_arrays(c);
 }
 
+static void scan_limit(j_common_ptr c) {
+  struct jpeg_decompress_struct *d = (struct jpeg_decompress_struct *)c;
+  if (!c->is_decompressor || d->input_scan_number <= FY_JPEG_MAX_SCANS)
+    return;
+  fy_jerr *e = (fy_jerr *)c->err;
+  e->too_many_scans = 1;
+  longjmp(e->jump, 1);
+}
+
 void fy_jpeg_mem_hook(struct jpeg_decompress_struct *cinfo) {
+  fy_jerr *e = (fy_jerr *)cinfo->err;
+  memset(&e->progress, 0, sizeof e->progress);
+  e->progress.progress_monitor = scan_limit;
+  cinfo->progress = &e->progress;
   if (!fy_fail_alloc_armed())
     return;
   struct jpeg_memory_mgr *m = cinfo->mem;
@@ -87,6 +102,9 @@ void fy_jpeg_mem_hook(struct jpeg_decompress_struct *cinfo) {
 }
 
 int fy_jerr_status(const fy_jerr *e, const char *name) {
+  if (e->too_many_scans)
+    return fy_error(FERRY_ETOO_LARGE, "%s: JPEG with more than %d scans, over the limit", name,
+                    FY_JPEG_MAX_SCANS);
   if (e->pub.msg_code == JERR_OUT_OF_MEMORY)
     return fy_error(FERRY_ENOMEM, "%s: out of memory decoding JPEG (libjpeg: %s)", name, e->msg);
   if (e->truncated)

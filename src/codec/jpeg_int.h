@@ -15,17 +15,24 @@ typedef struct fy_jerr {
   jmp_buf jump;
   char msg[JMSG_LENGTH_MAX];
   int truncated;
-  struct jpeg_memory_mgr mem; /* libjpeg's own methods, under fy_jpeg_mem_hook */
+  int too_many_scans;
+  struct jpeg_memory_mgr mem;        /* libjpeg's own methods, under fy_jpeg_mem_hook */
+  struct jpeg_progress_mgr progress; /* the scan limit */
 } fy_jerr;
+
+/* Most scans a JPEG may hold: a progressive file has about 10; one made of
+ * thousands of repeated scans takes minutes to decode (a decoding bomb).
+ * libjpeg-turbo's own tools offer the same guard (djpeg -maxscans). */
+#define FY_JPEG_MAX_SCANS 1000
 
 /* Installs ferry's error manager: errors and corrupt-data warnings longjmp
  * to e->jump with the message in e->msg. */
 void fy_jerr_init(struct jpeg_decompress_struct *cinfo, fy_jerr *e);
-/* Fault injection (tests): when fy_fail_alloc is armed, routes libjpeg's
- * allocations (cinfo->mem) through the same counter, so that the Nth one
- * fails as libjpeg's own out-of-memory error does. Call right after
- * jpeg_create_decompress, with fy_jerr_init's e installed. Does nothing
- * when injection is off. */
+/* Call right after jpeg_create_decompress, with fy_jerr_init's e
+ * installed: sets the scan limit (FY_JPEG_MAX_SCANS, a progress monitor),
+ * and, for fault injection (tests) when fy_fail_alloc is armed, routes
+ * libjpeg's allocations (cinfo->mem) through the same counter, so that the
+ * Nth one fails as libjpeg's own out-of-memory error does. */
 void fy_jpeg_mem_hook(struct jpeg_decompress_struct *cinfo);
 /* The status and message for a libjpeg failure of file `name`. */
 int fy_jerr_status(const fy_jerr *e, const char *name);

@@ -158,3 +158,37 @@ def test_non_finite_options_refused(sample, kw, words):
     infinite ratio) are refused where the C library checks options."""
     with pytest.raises(ferry.InvalidArgument, match=words):
         ferry.Loader(sample, 4, 16, **kw)
+
+
+def _scan_bomb(side, repeats):
+    """A progressive JPEG of a flat grey image whose first AC scan, rewritten
+    to Ah = Al = 0 (legal to repeat: no progression warning), is repeated:
+    each repeat makes the decoder go over the whole image again."""
+    import io
+    import struct
+    from PIL import Image
+    b = io.BytesIO()
+    Image.new("L", (side, side), 128).save(b, "JPEG", progressive=True, quality=90)
+    d = b.getvalue()
+    i, scans = 2, []
+    while d[i + 1] != 0xD9:
+        j = i + 2 + struct.unpack(">H", d[i + 2:i + 4])[0]
+        if d[i + 1] == 0xDA:
+            while not (d[j] == 0xFF and d[j + 1] != 0 and not 0xD0 <= d[j + 1] <= 0xD7):
+                j += 1
+            scans.append((i, j))
+        i = j
+    a, z = scans[1]  # the first AC scan: every AC coefficient of a flat image is 0
+    scan = bytearray(d[a:z])
+    scan[9] = 0x00
+    return d[:a] + bytes(scan) * repeats + b"\xff\xd9"
+
+
+def test_progressive_scan_bomb_refused(tmp_path):
+    bomb = tmp_path / "bomb.jpg"
+    bomb.write_bytes(_scan_bomb(256, 1500))
+    with pytest.raises(ferry.TooLargeError, match="more than 1000 scans"):
+        ferry.decode(bomb)
+    ok = tmp_path / "many_scans.jpg"  # under the limit: decoded as before
+    ok.write_bytes(_scan_bomb(64, 900))
+    assert ferry.decode(ok).shape[:2] == (64, 64)
