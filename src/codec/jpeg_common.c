@@ -109,6 +109,11 @@ int fy_jerr_status(const fy_jerr *e, const char *name) {
     return fy_error(FERRY_ENOMEM, "%s: out of memory decoding JPEG (libjpeg: %s)", name, e->msg);
   if (e->truncated)
     return fy_error(FERRY_ECORRUPT, "%s: truncated JPEG data", name);
+  if (e->pub.msg_code == JERR_SOF_UNSUPPORTED) /* lossless (SOF3), hierarchical, ... */
+    return fy_error(FERRY_EUNSUPPORTED,
+                    "%s: unsupported format: a JPEG process ferry does not "
+                    "decode (%s)",
+                    name, e->msg);
   if (e->pub.msg_code == JERR_NO_SOI || e->pub.msg_code == JERR_INPUT_EMPTY)
     return fy_error(FERRY_ECORRUPT, "%s: not a JPEG file (%s)", name, e->msg);
   return fy_error(FERRY_ECORRUPT, "%s: corrupt JPEG: %s", name, e->msg);

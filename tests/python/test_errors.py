@@ -192,3 +192,14 @@ def test_progressive_scan_bomb_refused(tmp_path):
     ok = tmp_path / "many_scans.jpg"  # under the limit: decoded as before
     ok.write_bytes(_scan_bomb(64, 900))
     assert ferry.decode(ok).shape[:2] == (64, 64)
+
+
+def test_lossless_jpeg_is_unsupported_not_corrupt(tmp_path, sample):
+    """A JPEG process libjpeg-turbo 2 does not decode (lossless, SOF3) is
+    reported as unsupported, not as damaged."""
+    d = (sample / "class0" / "p0000.jpg").read_bytes()
+    i = d.index(b"\xff\xc0")
+    f = tmp_path / "sof3.jpg"
+    f.write_bytes(d[:i] + b"\xff\xc3" + d[i + 2:])
+    with pytest.raises(ferry.UnsupportedError, match="JPEG process ferry does not decode"):
+        ferry.decode(f)
