@@ -71,6 +71,12 @@ void fy_fault_stall(void);
  * `dir` is FERRY_DENY_DIR in the environment. */
 int fy_fault_dir_denied(const char *dir);
 
+/* Runs fn(arg) with SIGBUS (a memory-mapped file that shrank under its
+ * mapping) turned into a return of -1 for this thread; 0 when fn ran to
+ * its end. fn must not leave locks held or state half-changed when cut
+ * short (src/core/bus.c). */
+int fy_bus_guard(void (*fn)(void *), void *arg);
+
 /* Overflow-checked size arithmetic: 0 on overflow. */
 int fy_mul_size(size_t a, size_t b, size_t *out);
 

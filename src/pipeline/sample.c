@@ -177,43 +177,94 @@ int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
   return process_bytes(w, o, store, path, w->file.p, n, epoch, index, dst);
 }
 
+/* What touches a pack's mapping, run under fy_bus_guard: a shard
+ * truncated under the loader then fails the sample instead of killing the
+ * process with SIGBUS. */
+typedef struct pack_job {
+  fy_worker_state *w;
+  const ferry_loader_options *o;
+  const fy_store_params *store;
+  const fy_pack *p;
+  int epoch;
+  int64_t index;
+  void *dst;
+  int rc;
+  size_t n; /* JPEG packs: the sample's bytes, copied into w->file */
+} pack_job;
+
+/* JPEG packs: the sample's bytes copied out of the mapping (then decoded
+ * from the copy, outside the guard). */
+static void copy_jpeg(void *arg) {
+  pack_job *j = arg;
+  size_t n = 0;
+  const uint8_t *jpeg = fy_pack_sample_len(j->p, j->index, &n, NULL); /* the index is mapped too */
+  j->rc = fy_buf_reserve(&j->w->file, n ? n : 1);
+  if (j->rc == FERRY_OK)
+    memcpy(j->w->file.p, jpeg, n);
+  j->n = n;
+}
+
+/* u8 packs: resampled or stored straight from the mapping. */
+static void u8_sample(void *arg) {
+  pack_job *j = arg;
+  fy_worker_state *w = j->w;
+  const ferry_loader_options *o = j->o;
+  const fy_pack *p = j->p;
+  double t0 = fy_now();
+  const uint8_t *px = fy_pack_sample(p, j->index, NULL);
+  int pw = p->width, ph = p->height;
+  size_t stride = (size_t)pw * 3;
+  fy_store_params sp = *j->store;
+  sp.flip = fy_plan_flip(o, o->seed, j->epoch, j->index);
+  if (pw != o->width || ph != o->height || o->crop == FERRY_CROP_RANDOM) {
+    fy_box box = {0, 0, pw, ph};
+    if (o->crop == FERRY_CROP_RANDOM)
+      fy_plan_box(o, o->seed, j->epoch, j->index, pw, ph, &box);
+    int rc = fy_buf_reserve(&w->resized, (size_t)o->width * o->height * 3);
+    if (rc == FERRY_OK)
+      rc = fy_resize_u8(px, pw, ph, stride, 3, &box, w->resized.p, o->width, o->height,
+                        (size_t)o->width * 3, o->filter, &w->rs);
+    if (rc) {
+      j->rc = rc;
+      return;
+    }
+    px = w->resized.p;
+    stride = (size_t)o->width * 3;
+  }
+  fy_store(px, o->width, o->height, 3, stride, &sp, j->dst); /* zero decode */
+  w->transform_s += fy_now() - t0;
+  j->rc = FERRY_OK;
+}
+
+static int shrunk(const fy_pack *p, int64_t index) {
+  char name[4400];
+  fy_pack_sample_name(p, index, name, sizeof name);
+  return fy_error(FERRY_EIO,
+                  "%s: the shard shrank while it was being read (truncated or replaced?)", name);
+}
+
 int fy_process_pack_sample(fy_worker_state *w, const ferry_loader_options *o,
                            const fy_store_params *store, const fy_pack *p, int epoch, int64_t index,
                            void *dst) {
+  pack_job j = {w, o, store, p, epoch, index, dst, FERRY_OK, 0};
   if (p->kind == FY_PACK_KIND_JPEG) {
-    /* decoded from the mapping like a file: every crop and transform */
-    size_t n = 0;
+    /* decoded like a file: every crop and transform */
     char name[4400];
-    const uint8_t *jpeg = fy_pack_sample_len(p, index, &n, NULL);
+    if (fy_bus_guard(copy_jpeg, &j) != 0)
+      return shrunk(p, index);
+    if (j.rc)
+      return j.rc;
+    int rc;
     fy_pack_sample_name(p, index, name, sizeof name);
     /* the watchdog's note must outlive this call: not the name on the stack */
     fy_note *note = w->note;
     fy_note_set(note, FY_STAGE_DECODE, "a JPEG pack sample", 0);
     w->note = NULL;
-    int rc = process_bytes(w, o, store, name, jpeg, n, epoch, index, dst);
+    rc = process_bytes(w, o, store, name, w->file.p, j.n, epoch, index, dst);
     w->note = note;
     return rc;
   }
-  double t0 = fy_now();
-  const uint8_t *px = fy_pack_sample(p, index, NULL);
-  int pw = p->width, ph = p->height;
-  size_t stride = (size_t)pw * 3;
-  fy_store_params sp = *store;
-  sp.flip = fy_plan_flip(o, o->seed, epoch, index);
-  if (pw != o->width || ph != o->height || o->crop == FERRY_CROP_RANDOM) {
-    fy_box box = {0, 0, pw, ph};
-    if (o->crop == FERRY_CROP_RANDOM)
-      fy_plan_box(o, o->seed, epoch, index, pw, ph, &box);
-    int rc = fy_buf_reserve(&w->resized, (size_t)o->width * o->height * 3);
-    if (rc == FERRY_OK)
-      rc = fy_resize_u8(px, pw, ph, stride, 3, &box, w->resized.p, o->width, o->height,
-                        (size_t)o->width * 3, o->filter, &w->rs);
-    if (rc)
-      return rc;
-    px = w->resized.p;
-    stride = (size_t)o->width * 3;
-  }
-  fy_store(px, o->width, o->height, 3, stride, &sp, dst); /* zero decode */
-  w->transform_s += fy_now() - t0;
-  return FERRY_OK;
+  if (fy_bus_guard(u8_sample, &j) != 0)
+    return shrunk(p, index);
+  return j.rc;
 }

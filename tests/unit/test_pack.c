@@ -440,6 +440,47 @@ static void test_fifo_shard(const char *dir, const char *work) {
   CHECK(build(work, 9) != FERRY_OK || access(path, F_OK) == 0); /* returns, whatever it says */
 }
 
+static int shrank_skips;
+static void count_shrank(void *u, const char *p, int st, const char *m) {
+  (void)u, (void)p, (void)st;
+  if (strstr(m, "shrank while it was being read"))
+    __atomic_fetch_add(&shrank_skips, 1, __ATOMIC_RELAXED);
+}
+
+/* A shard truncated while a loader reads the pack: its samples fail with a
+ * named error (SIGBUS caught, src/core/bus.c), the process lives on. */
+static void test_truncated_under_load(const char *dir, const char *work) {
+  char cmd[20000], path[4400];
+  snprintf(cmd, sizeof cmd, "rm -rf %s && cp -r %s %s", work, dir, work);
+  run(cmd);
+  ferry_loader_options o;
+  ferry_loader_options_default(&o);
+  o.source = work;
+  o.batch_size = 7;
+  o.prefetch = 2;
+  o.width = PW;
+  o.height = PH;
+  o.shuffle = 0;
+  o.workers = 2;
+  o.on_skip = count_shrank;
+  ferry_loader *L;
+  if (ferry_loader_open(&o, &L) != FERRY_OK) {
+    CHECK_MSG(0, "%s", ferry_last_error());
+    return;
+  }
+  ferry_batch *b;
+  CHECK(ferry_loader_next(L, &b) == FERRY_OK);
+  snprintf(path, sizeof path, "%s/shard-00004.fpk", work);
+  CHECK(truncate(path, 1000) == 0);
+  ferry_loader_release(L, b);
+  int rc;
+  while ((rc = ferry_loader_next(L, &b)) == FERRY_OK)
+    ferry_loader_release(L, b);
+  CHECK(rc == FERRY_END);
+  CHECK_MSG(shrank_skips > 0, "%d samples reported as read from a shrunk shard", shrank_skips);
+  ferry_loader_close(L);
+}
+
 /* Two writers into one pack directory: the second is refused (the first
  * holds a lock on the directory), nothing is written. */
 static void test_lock(const char *dir) {
@@ -464,6 +505,7 @@ int main(void) {
   snprintf(fifo, sizeof fifo, "%s/fifo", dir);
   test_fifo_shard(pack, fifo);
   test_lock(pack);
+  test_truncated_under_load(pack, fifo);
   char foreign[4200];
   snprintf(foreign, sizeof foreign, "%s/mine", dir);
   test_foreign_dir(foreign);
