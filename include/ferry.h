@@ -83,9 +83,10 @@ typedef struct ferry_info {
   int progressive;   /* JPEG: progressive; PNG: interlaced */
   int arithmetic;    /* JPEG: arithmetic coding */
   int has_alpha;
-  int lossless;        /* WebP: lossless bitstream */
-  char colorspace[16]; /* "YCbCr", "Gray", "CMYK", "YCCK", "RGB", "RGBA", ... */
-  char subsampling[8]; /* JPEG chroma subsampling: "4:4:4", "4:2:0", ... */
+  int lossless;         /* WebP: lossless bitstream */
+  char colorspace[16];  /* "YCbCr", "Gray", "CMYK", "YCCK", "RGB", "RGBA", ... */
+  char subsampling[16]; /* JPEG chroma subsampling: "4:4:4", "4:2:0", ..., or each
+                          component's sampling factors ("1x1,2x2,1x1") where no name fits */
 } ferry_info;
 
 /* Reads the header of image bytes / an image file. The format is sniffed

@@ -22,8 +22,19 @@ static void subsampling_name(const struct jpeg_decompress_struct *c, char *out, 
     snprintf(out, n, "%s", c->num_components == 1 ? "gray" : "");
     return;
   }
-  int h = c->comp_info[0].h_samp_factor / c->comp_info[1].h_samp_factor;
-  int v = c->comp_info[0].v_samp_factor / c->comp_info[1].v_samp_factor;
+  const jpeg_component_info *y = &c->comp_info[0], *cb = &c->comp_info[1], *cr = &c->comp_info[2];
+  if (c->num_components != 3 || cb->h_samp_factor != cr->h_samp_factor ||
+      cb->v_samp_factor != cr->v_samp_factor || y->h_samp_factor % cb->h_samp_factor ||
+      y->v_samp_factor % cb->v_samp_factor) {
+    /* no J:a:b name fits: each component's sampling factors, as they are */
+    size_t k = 0;
+    for (int i = 0; i < c->num_components && k < n; i++)
+      k += (size_t)snprintf(out + k, n - k, "%s%dx%d", i ? "," : "", c->comp_info[i].h_samp_factor,
+                            c->comp_info[i].v_samp_factor);
+    return;
+  }
+  int h = y->h_samp_factor / cb->h_samp_factor;
+  int v = y->v_samp_factor / cb->v_samp_factor;
   if (h == 1 && v == 1)
     snprintf(out, n, "4:4:4");
   else if (h == 2 && v == 1)

@@ -34,6 +34,10 @@ check info-jpeg 0 "JPEG 702x712, 3 channels, 8-bit YCbCr, 4:4:4, baseline, orien
   "$FERRY" info "$SAMPLE/class0/p0000.jpg"
 check info-orient 0 "orientation 6" -- "$FERRY" info "$SAMPLE/class0/exif_orient6.jpg"
 check info-png 0 "PNG" -- "$FERRY" info "$SAMPLE/class2/p0100.png"
+# chroma sampled more finely than luma (Cb 2x2 under Y 1x1): no J:a:b name, the factors as they are
+python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); i = d.index(b"\xff\xc0") + 14; d[i] = 0x22; open(sys.argv[2], "wb").write(d)' \
+  "$SAMPLE/class0/p0000.jpg" "$TMP/odd_sampling.jpg"
+check info-odd-sampling 0 "8-bit YCbCr, 1x1,2x2,1x1, baseline" -- "$FERRY" info "$TMP/odd_sampling.jpg"
 check info-webp 0 "WebP .*lossy" -- "$FERRY" info "$SAMPLE/class3/p0101.webp"
 check info-json 0 '"format": "JPEG", "width": 702' -- "$FERRY" info --json "$SAMPLE/class0/p0000.jpg"
 check info-missing 1 "nope.jpg: cannot open" -- "$FERRY" info "$TMP/nope.jpg"
