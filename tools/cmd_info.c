@@ -1,4 +1,5 @@
 /* cmd_info.c — `ferry info FILE...`: what each header says. */
+#include "catalog/text.h"
 #include "cli.h"
 
 #include <string.h>
@@ -12,23 +13,10 @@ static const char help[] =
     "A file that cannot be read is reported with the reason; the exit code\n"
     "is then 1.\n";
 
-static void json_str(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\')
-      printf("\\%c", *s);
-    else if ((unsigned char)*s < 0x20)
-      printf("\\u%04x", *s);
-    else
-      putchar(*s);
-  }
-  putchar('"');
-}
-
 static void print_info(const char *path, const ferry_info *i, int json) {
   if (json) {
     printf("{\"file\": ");
-    json_str(path);
+    fy_json_string(stdout, path); /* the one JSON string writer */
     printf(", \"format\": \"%s\", \"width\": %d, \"height\": %d, \"channels\": %d, "
            "\"bit_depth\": %d, \"colorspace\": \"%s\", \"subsampling\": \"%s\", "
            "\"progressive\": %s, \"arithmetic\": %s, \"orientation\": %d, \"alpha\": %s}\n",

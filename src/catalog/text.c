@@ -18,14 +18,21 @@ void fy_csv_field(FILE *f, const char *s) {
   fputc('"', f);
 }
 
-/* Length of the valid UTF-8 sequence at s (0 if invalid). */
+/* Length of the valid UTF-8 sequence at s, or 0: no overlong forms, no
+ * surrogates (U+D800..DFFF), nothing past U+10FFFF. */
 static int utf8_len(const unsigned char *s) {
   if (s[0] < 0x80)
     return 1;
-  int n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
+  int n = s[0] >= 0xC2 && s[0] <= 0xDF   ? 2
+          : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
+          : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4
+                                         : 0;
   for (int i = 1; i < n; i++)
     if ((s[i] & 0xC0) != 0x80)
       return 0;
+  if ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0) ||
+      (s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))
+    return 0;
   return n;
 }
 
@@ -39,9 +46,11 @@ void fy_json_string(FILE *f, const char *str) {
       fprintf(f, "\\u%04x", *s++);
     } else {
       int n = utf8_len(s);
-      if (n == 0) { /* not UTF-8 (a Latin-1 file name): U+FFFD */
-        fputs("\\ufffd", f);
-        s++;
+      if (n == 0) {
+        /* a byte that is not UTF-8 (a Latin-1 name, say): the lone
+         * surrogate U+DC80..U+DCFF, as Python's surrogateescape spells it,
+         * so that os.fsencode(json.loads(...)) gives the bytes back */
+        fprintf(f, "\\udc%02x", *s++);
       } else {
         fwrite(s, 1, (size_t)n, f);
         s += n;

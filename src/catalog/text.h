@@ -9,7 +9,8 @@
 
 /* A CSV field, quoted when it holds a comma, quote or newline. */
 void fy_csv_field(FILE *f, const char *s);
-/* A JSON string literal; bytes that are not UTF-8 become U+FFFD. */
+/* A JSON string literal. Bytes that are not (strict) UTF-8 become lone
+ * surrogates \udc80..\udcff (Python's surrogateescape): lossless. */
 void fy_json_string(FILE *f, const char *s);
 /* Text escaped for HTML content and attribute values. */
 void fy_html_text(FILE *f, const char *s);

@@ -40,6 +40,9 @@ python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); i = d.ind
 check info-odd-sampling 0 "8-bit YCbCr, 1x1,2x2,1x1, baseline" -- "$FERRY" info "$TMP/odd_sampling.jpg"
 check info-webp 0 "WebP .*lossy" -- "$FERRY" info "$SAMPLE/class3/p0101.webp"
 check info-json 0 '"format": "JPEG", "width": 702' -- "$FERRY" info --json "$SAMPLE/class0/p0000.jpg"
+# a name that is not UTF-8: valid JSON, the byte kept as Python's surrogateescape spells it
+cp "$SAMPLE/class0/p0000.jpg" "$TMP/$(printf 'caf\xe9.jpg')"
+check info-json-latin1 0 'caf\\udce9\.jpg' -- "$FERRY" info --json "$TMP/$(printf 'caf\xe9.jpg')"
 check info-missing 1 "nope.jpg: cannot open" -- "$FERRY" info "$TMP/nope.jpg"
 printf 'GIF89a\x01\x00\x01\x00' > "$TMP/x.jpg"
 check info-gif 1 "x.jpg: unsupported format: GIF" -- "$FERRY" info "$TMP/x.jpg"

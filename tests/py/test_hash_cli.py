@@ -481,3 +481,31 @@ def test_catalog_with_impossible_settings_refused(tmp_path, offset, value):
     cat.write_bytes(bytes(d))
     r = ferry("index", "info", cat)
     assert r.returncode == 1 and "catalog is damaged (its hash settings" in r.stderr, r.stderr
+
+
+def test_json_names_in_any_bytes_round_trip(tmp_path):
+    """File names that are not UTF-8 (Latin-1, a 5-byte form, an overlong
+    slash, a surrogate) give valid JSON, and the bytes come back exactly
+    through Python's surrogateescape (os.fsencode)."""
+    pics = tmp_path / "pics"
+    pics.mkdir()
+    names = [b"caf\xe9.jpg", b"x\xf8\x88\x80\x80\x80.jpg", b"o\xc0\xafl.jpg", b"s\xed\xa0\x80.jpg",
+             "ok-\u00e9\U0001f600.jpg".encode()]
+    data = (FIX / "rgb420.jpg").read_bytes()
+    for n in names:
+        with open(os.path.join(os.fsencode(pics), n), "wb") as f:
+            f.write(data)
+    cat, out = tmp_path / "c.fidx", tmp_path / "c.json"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    assert ferry("index", "export", cat, "--format", "json", "-o", out).returncode == 0
+    raw = out.read_bytes()
+    raw.decode("utf-8")  # strict UTF-8 as a whole
+    j = json.loads(raw)
+    got = sorted(os.path.basename(os.fsencode(e["path"])) for e in j["entries"])
+    assert got == sorted(names)
+    r = subprocess.run([FERRY_BIN, "dupes", str(cat), "--format", "json", "--threshold", "40",
+                        "-q"], capture_output=True, timeout=60)
+    groups = json.loads(r.stdout.decode("utf-8"))["groups"]
+    members = sorted(os.path.basename(os.fsencode(m["path"])) for g in groups
+                     for m in g["members"])
+    assert members == sorted(names)
