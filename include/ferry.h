@@ -637,8 +637,13 @@ size_t ferry_dupes_group_count(const ferry_dupes *dupes);
 /* Members of group g as catalog indices; members[0] is the keeper (largest
  * resolution, then largest file, then first path). Returns the count. */
 size_t ferry_dupes_group(const ferry_dupes *dupes, size_t g, const uint32_t **members);
-/* The pairs found (catalog indices), for distances. */
+/* The pairs found between distinct hash values (each as the catalog index
+ * of its first entry: entries with identical hashes are searched once and
+ * stand for each other at distance 0), for distances. */
 size_t ferry_dupes_pairs(const ferry_dupes *dupes, const ferry_pair **pairs);
+/* How many pairs of entries are within the threshold, identical hashes
+ * included (k copies of one picture: k(k-1)/2), never all listed. */
+uint64_t ferry_dupes_pair_count(const ferry_dupes *dupes);
 /* The Hamming distance of two catalog entries for the dupes' hash kind. */
 int ferry_dupes_distance(const ferry_dupes *dupes, uint32_t a, uint32_t b);
 /* Writes the groups as "csv", "json" or "html" (a self-contained page with

@@ -149,11 +149,11 @@ int cmd_dupes(int argc, char **argv) {
     for (size_t g = 0; g < ferry_dupes_group_count(d); g++)
       members += ferry_dupes_group(d, g, NULL);
     fprintf(stderr,
-            "ferry dupes: %zu groups, %zu files, %zu pairs within %d bits of %s among %zu "
+            "ferry dupes: %zu groups, %zu files, %llu pairs within %d bits of %s among %zu "
             "files (%s search, %s, %.2f s)\n",
-            ferry_dupes_group_count(d), members, ferry_dupes_pairs(d, NULL), so.threshold,
-            ferry_hash_kind_name(kind), ferry_catalog_size(c), ferry_search_last_method(),
-            so.device >= 0 ? "GPU" : ferry_search_isa(), dt);
+            ferry_dupes_group_count(d), members, (unsigned long long)ferry_dupes_pair_count(d),
+            so.threshold, ferry_hash_kind_name(kind), ferry_catalog_size(c),
+            ferry_search_last_method(), so.device >= 0 ? "GPU" : ferry_search_isa(), dt);
   }
   if (rc == CLI_OK && move_to)
     rc = cli_move_dupes(c, d, move_to, apply, quiet);

@@ -17,6 +17,34 @@ int ferry_dupes_default_threshold(ferry_hash_kind kind, int hash_size) {
   return hash_size == 16 ? t16[kind] : t8[kind];
 }
 
+/* qsort of search indices by code (the codes and their width set just
+ * before: ferry_dupes_find is not called from two threads on one catalog
+ * at once... but it may be, on two: so thread-local). */
+static _Thread_local const uint64_t *sort_codes;
+static _Thread_local int sort_words;
+
+static int by_code(const void *pa, const void *pb) {
+  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+  const uint64_t *x = sort_codes + (size_t)a * sort_words, *y = sort_codes + (size_t)b * sort_words;
+  for (int w = 0; w < sort_words; w++)
+    if (x[w] != y[w])
+      return x[w] < y[w] ? -1 : 1;
+  return a < b ? -1 : a > b;
+}
+
+static int by_index(const void *pa, const void *pb) {
+  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+  return a < b ? -1 : a > b;
+}
+
+static uint32_t find(uint32_t *parent, uint32_t x) {
+  while (parent[x] != x) {
+    parent[x] = parent[parent[x]]; /* path halving */
+    x = parent[x];
+  }
+  return x;
+}
+
 static int keeper_first(const ferry_catalog_entry *a, const ferry_catalog_entry *b) {
   uint64_t pa = (uint64_t)a->width * a->height, pb = (uint64_t)b->width * b->height;
   if (pa != pb)
@@ -67,27 +95,106 @@ int ferry_dupes_find(const ferry_catalog *cat, ferry_hash_kind kind,
     memcpy(d->codes + n * d->words, e->hash[kind].w, d->words * sizeof *d->codes);
     n++;
   }
+  /* Identical codes are searched once: entries sharing a code form a run
+   * of the sorted order, stand for each other at distance 0, and the
+   * search sees one code per run. A catalog of 100,000 copies of one
+   * picture is then one code and one group, not 5e9 pairs in memory. */
+  uint32_t *ord = malloc((n ? n : 1) * sizeof *ord), *uid = malloc((n ? n : 1) * sizeof *uid);
+  uint64_t *ucodes = malloc((n ? n : 1) * d->words * sizeof *ucodes);
+  uint32_t *urep = malloc((n ? n : 1) * sizeof *urep),
+           *ucount = malloc((n ? n : 1) * sizeof *ucount);
+  int rc =
+      ord && uid && ucodes && urep && ucount ? FERRY_OK : fy_error(FERRY_ENOMEM, "out of memory");
+  size_t nu = 0;
+  if (!rc) {
+    for (size_t i = 0; i < n; i++)
+      ord[i] = (uint32_t)i;
+    sort_codes = d->codes;
+    sort_words = d->words;
+    qsort(ord, n, sizeof *ord, by_code);
+    for (size_t k = 0; k < n; k++) {
+      uint32_t i = ord[k];
+      if (!k || memcmp(d->codes + (size_t)i * d->words, d->codes + (size_t)ord[k - 1] * d->words,
+                       d->words * sizeof *d->codes)) {
+        memcpy(ucodes + nu * d->words, d->codes + (size_t)i * d->words,
+               d->words * sizeof *d->codes);
+        urep[nu] = i; /* the smallest index of the run (ties sorted by index) */
+        ucount[nu++] = 0;
+      }
+      uid[i] = (uint32_t)(nu - 1);
+      ucount[nu - 1]++;
+    }
+  }
   ferry_pair *pairs = NULL;
   size_t np = 0;
-  int rc = ferry_hamming_pairs(d->codes, n, d->words, options, &pairs, &np);
-  uint32_t *group_of = malloc((n ? n : 1) * sizeof *group_of);
-  size_t ng = 0;
-  if (!rc && !group_of)
-    rc = fy_error(FERRY_ENOMEM, "out of memory");
   if (!rc)
-    rc = ferry_group_pairs(n, pairs, np, group_of, &ng);
+    rc = ferry_hamming_pairs(ucodes, nu, d->words, options, &pairs, &np);
+  /* union-find over the distinct codes */
+  uint32_t *parent = rc ? NULL : malloc((nu ? nu : 1) * sizeof *parent);
+  if (!rc && !parent)
+    rc = fy_error(FERRY_ENOMEM, "out of memory");
+  uint64_t total = 0; /* pairs of entries within the threshold */
+  if (!rc) {
+    for (size_t u = 0; u < nu; u++) {
+      parent[u] = (uint32_t)u;
+      total += (uint64_t)ucount[u] * (ucount[u] - 1) / 2;
+    }
+    for (size_t p = 0; p < np; p++) {
+      uint32_t a = find(parent, pairs[p].i), b = find(parent, pairs[p].j);
+      if (a != b)
+        parent[a > b ? a : b] = a < b ? a : b;
+      total += (uint64_t)ucount[pairs[p].i] * ucount[pairs[p].j];
+    }
+  }
+  /* groups: components holding two entries or more, numbered in order of
+   * their smallest entry (catalog order), as before */
+  uint32_t *group_of = rc ? NULL : malloc((n ? n : 1) * sizeof *group_of);
+  uint32_t *gid = rc ? NULL : malloc((nu ? nu : 1) * sizeof *gid);
+  uint32_t *csize = rc ? NULL : calloc(nu ? nu : 1, sizeof *csize);
+  size_t ng = 0;
+  if (!rc && (!group_of || !gid || !csize))
+    rc = fy_error(FERRY_ENOMEM, "out of memory");
+  if (!rc) {
+    for (size_t u = 0; u < nu; u++) {
+      gid[u] = UINT32_MAX;
+      csize[find(parent, (uint32_t)u)] += ucount[u];
+    }
+    for (size_t i = 0; i < n; i++) { /* index order: groups numbered by smallest member */
+      uint32_t r = find(parent, uid[i]);
+      if (csize[r] < 2) {
+        group_of[i] = UINT32_MAX;
+        continue;
+      }
+      if (gid[r] == UINT32_MAX)
+        gid[r] = (uint32_t)ng++;
+      group_of[i] = gid[r];
+    }
+  }
+  free(gid);
+  free(csize);
+  free(parent);
+  free(ord);
   if (rc) {
     ferry_pairs_free(pairs);
     free(group_of);
+    free(uid);
+    free(ucodes);
+    free(urep);
+    free(ucount);
     ferry_dupes_free(d);
     return rc;
   }
-  for (size_t p = 0; p < np; p++) { /* to catalog indices */
-    pairs[p].i = d->idx[pairs[p].i];
-    pairs[p].j = d->idx[pairs[p].j];
+  for (size_t p = 0; p < np; p++) { /* to catalog indices: each code's first entry */
+    pairs[p].i = d->idx[urep[pairs[p].i]];
+    pairs[p].j = d->idx[urep[pairs[p].j]];
   }
+  free(uid);
+  free(ucodes);
+  free(urep);
+  free(ucount);
   d->pairs = pairs;
   d->npairs = np;
+  d->pair_total = total;
   /* members grouped (counting sort by group), keeper first in each */
   d->ngroups = ng;
   d->gstart = calloc(ng + 1, sizeof *d->gstart);
@@ -124,12 +231,8 @@ int ferry_dupes_find(const ferry_catalog *cat, ferry_hash_kind kind,
     uint32_t t = m[0]; /* keeper first, the others in path order */
     m[0] = m[best];
     m[best] = t;
-    for (size_t a = 2; a < cnt; a++) /* insertion sort: index order is path order */
-      for (size_t b = a; b > 1 && m[b - 1] > m[b]; b--) {
-        uint32_t x = m[b];
-        m[b] = m[b - 1];
-        m[b - 1] = x;
-      }
+    if (cnt > 2) /* index order is path order (a group may hold 100,000) */
+      qsort(m + 1, cnt - 1, sizeof *m, by_index);
   }
   *out = d;
   return FERRY_OK;
@@ -147,6 +250,8 @@ size_t ferry_dupes_group(const ferry_dupes *d, size_t g, const uint32_t **member
     *members = d->members + d->gstart[g];
   return d->gstart[g + 1] - d->gstart[g];
 }
+
+uint64_t ferry_dupes_pair_count(const ferry_dupes *d) { return d ? d->pair_total : 0; }
 
 size_t ferry_dupes_pairs(const ferry_dupes *d, const ferry_pair **pairs) {
   if (pairs)

@@ -11,8 +11,9 @@ struct ferry_dupes {
   int threshold, words;
   uint32_t *idx;     /* search index -> catalog index */
   uint64_t *codes;   /* the searched codes */
-  ferry_pair *pairs; /* catalog indices */
+  ferry_pair *pairs; /* between distinct codes, as their first entries' catalog indices */
   size_t npairs;
+  uint64_t pair_total; /* pairs of entries within the threshold, identical codes included */
   size_t ngroups;
   size_t *gstart;    /* group g: members[gstart[g] .. gstart[g + 1]) */
   uint32_t *members; /* catalog indices, keeper first in each group */

@@ -27,8 +27,8 @@ static void write_csv(const ferry_dupes *d, FILE *f) {
 }
 
 static void write_json(const ferry_dupes *d, FILE *f) {
-  fprintf(f, "{\"hash\": \"%s\", \"threshold\": %d, \"pairs\": %zu, \"groups\": [",
-          ferry_hash_kind_name(d->kind), d->threshold, d->npairs);
+  fprintf(f, "{\"hash\": \"%s\", \"threshold\": %d, \"pairs\": %llu, \"groups\": [",
+          ferry_hash_kind_name(d->kind), d->threshold, (unsigned long long)d->pair_total);
   for (size_t g = 0; g < d->ngroups; g++) {
     const uint32_t *m;
     size_t n = ferry_dupes_group(d, g, &m);

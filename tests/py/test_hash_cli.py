@@ -509,3 +509,42 @@ def test_json_names_in_any_bytes_round_trip(tmp_path):
     members = sorted(os.path.basename(os.fsencode(m["path"])) for g in groups
                      for m in g["members"])
     assert members == sorted(names)
+
+
+def test_dupes_of_100000_identical_hashes_in_bounded_memory(tmp_path):
+    """100,000 entries with one hash (copies of one picture) make one group
+    in bounded memory: identical codes are searched once, not as 5e9 pairs.
+    The catalog is made from a one-entry catalog, its record repeated with
+    other paths (the format of src/catalog/catalog.c and record.c)."""
+    import resource
+    import struct
+    import zlib
+    pics = tmp_path / "pics"
+    pics.mkdir()
+    shutil.copy(FIX / "rgb420.jpg", pics / "a.jpg")
+    cat = tmp_path / "c.fidx"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    d = cat.read_bytes()
+    assert struct.unpack_from("<Q", d, 32)[0] == 1
+    n0 = struct.unpack_from("<I", d, 40)[0]
+    rec = d[44:44 + n0]
+    pl = struct.unpack_from("<H", rec, 32)[0]
+    n = 100_000
+    out = bytearray(d[:32]) + struct.pack("<Q", n)
+    for i in range(n):  # sorted paths, as the catalog keeps them
+        path = f"{pics}/{i:06d}.jpg".encode()
+        new = bytearray(rec[:40]) + path + rec[40 + pl:]
+        struct.pack_into("<H", new, 32, len(path))
+        out += struct.pack("<I", len(new)) + new
+    out += d[44 + n0:44 + n0 + 8] + struct.pack("<Q", n)
+    out += struct.pack("<I", zlib.crc32(bytes(out)))
+    cat.write_bytes(bytes(out))
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    r = ferry("dupes", cat, "--format", "json", "-o", tmp_path / "g.json", timeout=300)
+    peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    assert r.returncode == 0, r.stderr
+    assert "1 groups, 100000 files, 4999950000 pairs" in r.stderr, r.stderr
+    j = json.loads((tmp_path / "g.json").read_text())
+    assert len(j["groups"]) == 1 and len(j["groups"][0]["members"]) == n
+    assert j["pairs"] == n * (n - 1) // 2
+    assert max(peak_kib, before) < 1024 * 1024, f"peak RSS {peak_kib} KiB"
