@@ -4,6 +4,7 @@
  * build resumes: complete shards are kept, the rest redone. */
 #include "io/source.h"
 #include "pack/pack.h"
+#include "pipeline/loader_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -164,31 +165,25 @@ static void remove_temps(const char *dir) {
     closedir(d);
 }
 
-/* Lists the samples of the missing shards, in order, as a list file. */
-static int write_todo(const ferry_pack_options *o, const fy_source *src, const int *missing,
-                      int nmissing, char *path, size_t plen) {
-  snprintf(path, plen, "%s/.ferry-pack-todo.list", o->output);
-  FILE *f = fopen(path, "w");
-  if (!f)
-    return fy_error(FERRY_EIO, "%s: cannot create: %s", path, strerror(errno));
-  for (int m = 0; m < nmissing; m++) {
+/* The samples of the missing shards, in order, as a source of their own
+ * (in memory: a name with a newline or a comma stays one path). Absolute
+ * paths, as a pack stores them. */
+static int todo_source(const ferry_pack_options *o, const fy_source *src, const int *missing,
+                       int nmissing, fy_source *todo) {
+  memset(todo, 0, sizeof *todo);
+  int rc = FERRY_OK;
+  for (int m = 0; m < nmissing && rc == FERRY_OK; m++) {
     int64_t a = (int64_t)missing[m] * o->shard_size, b = a + o->shard_size;
-    for (int64_t i = a; i < b && i < src->count; i++) {
-      /* absolute: the list lives in the pack directory, and relative
-       * entries would be read relative to it */
+    for (int64_t i = a; i < b && i < src->count && rc == FERRY_OK; i++) {
       const char *p = fy_source_path(src, i);
       char *abs = realpath(p, NULL);
-      if (src->labels[i] >= 0)
-        fprintf(f, "%s,%d\n", abs ? abs : p, src->labels[i]);
-      else
-        fprintf(f, "%s\n", abs ? abs : p);
+      rc = fy_source_add(todo, abs ? abs : p, src->labels[i]);
       free(abs);
     }
   }
-  int bad = ferror(f);
-  if (fclose(f) != 0 || bad)
-    return fy_error(FERRY_EIO, "%s: write failed", path);
-  return FERRY_OK;
+  if (rc)
+    fy_source_free(todo);
+  return rc;
 }
 
 static int write_manifest(const ferry_pack_options *o, int nshards) {
@@ -217,12 +212,12 @@ static int write_manifest(const ferry_pack_options *o, int nshards) {
   return rc;
 }
 
-/* Runs the loader over the to-do list, one shard per batch. */
-static int pack_missing(const ferry_pack_options *o, const char *todo, const int *missing,
+/* Runs the loader over the to-do samples (taken over), one shard per batch. */
+static int pack_missing(const ferry_pack_options *o, fy_source *todo, const int *missing,
                         int nmissing, int64_t done0, int64_t total) {
   ferry_loader_options lo;
   ferry_loader_options_default(&lo);
-  lo.source = todo;
+  lo.source = o->source;
   lo.batch_size = o->shard_size;
   lo.width = o->width;
   lo.height = o->height;
@@ -238,7 +233,7 @@ static int pack_missing(const ferry_pack_options *o, const char *todo, const int
   lo.on_skip = o->on_skip;
   lo.on_skip_user = o->on_skip_user;
   ferry_loader *L;
-  int rc = ferry_loader_open(&lo, &L);
+  int rc = fy_loader_open_source(&lo, todo, &L);
   if (rc)
     return rc;
   const char **paths = malloc(sizeof *paths * (size_t)o->shard_size);
@@ -319,14 +314,13 @@ static int pack_locked(const ferry_pack_options *o) {
         missing[nmissing++] = k;
     }
   }
-  char todo[4200];
   if (rc == FERRY_OK && o->store == FERRY_PACK_JPEG) {
     rc = fy_pack_build_jpeg(o, &src, missing, nmissing, done);
   } else if (rc == FERRY_OK && nmissing > 0) {
-    rc = write_todo(o, &src, missing, nmissing, todo, sizeof todo);
+    fy_source todo;
+    rc = todo_source(o, &src, missing, nmissing, &todo);
     if (rc == FERRY_OK)
-      rc = pack_missing(o, todo, missing, nmissing, done, src.count);
-    unlink(todo);
+      rc = pack_missing(o, &todo, missing, nmissing, done, src.count);
   }
   if (rc == FERRY_OK)
     rc = write_manifest(o, nshards);

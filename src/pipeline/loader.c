@@ -450,16 +450,39 @@ static int open_pack(ferry_loader *L) {
   return rc;
 }
 
+static int open_loader(const ferry_loader_options *options, fy_source *given, ferry_loader **out);
+
 int ferry_loader_open(const ferry_loader_options *options, ferry_loader **out) {
-  if (!options || !out)
+  return open_loader(options, NULL, out);
+}
+
+int fy_loader_open_source(const ferry_loader_options *options, fy_source *src, ferry_loader **out) {
+  return open_loader(options, src, out);
+}
+
+/* Opens a loader over options->source, or over `given` (taken over, and
+ * cleared, whatever happens) when not NULL. */
+static int open_loader(const ferry_loader_options *options, fy_source *given, ferry_loader **out) {
+  fy_source src_given = {0};
+  if (given) {
+    src_given = *given;
+    memset(given, 0, sizeof *given);
+  }
+  if (!options || !out) {
+    fy_source_free(&src_given);
     return fy_error(FERRY_EINVAL, "ferry_loader_open: NULL argument");
+  }
   *out = NULL;
   int rc = validate(options);
-  if (rc)
+  if (rc) {
+    fy_source_free(&src_given);
     return rc;
+  }
   ferry_loader *L = calloc(1, sizeof *L);
-  if (!L)
+  if (!L) {
+    fy_source_free(&src_given);
     return fy_error(FERRY_ENOMEM, "loader: out of memory");
+  }
   L->o = *options;
   L->source_path = strdup(options->source);
   L->o.source = L->source_path;
@@ -489,8 +512,11 @@ int ferry_loader_open(const ferry_loader_options *options, ferry_loader **out) {
   L->stage_store.stream = ring * 3 * L->o.width * L->o.height > min_ring;
   /* The ring's size is known from the options: refuse it before walking
    * the source. */
-  rc = !L->source_path           ? FERRY_ENOMEM
-       : !check_ring(L)          ? FERRY_ETOO_LARGE
+  if (given)
+    L->src = src_given; /* owned by L from here on: freed with it */
+  rc = !L->source_path  ? FERRY_ENOMEM
+       : !check_ring(L) ? FERRY_ETOO_LARGE
+       : given ? (L->src.count ? FERRY_OK : fy_error(FERRY_EEMPTY, "%s: no images", L->o.source))
        : fy_pack_is(L->o.source) ? open_pack(L)
                                  : fy_source_open(&L->src, L->o.source);
   if (rc == FERRY_OK) {

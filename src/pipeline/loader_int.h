@@ -91,6 +91,11 @@ struct ferry_loader {
   int *any_staged;    /* per slot */
 };
 
+/* ferry_loader_open over a source already listed (pack building: any
+ * bytes in a name survive, no list file in between); takes *src over and
+ * clears it, whatever happens. options->source names it in messages. */
+int fy_loader_open_source(const ferry_loader_options *options, fy_source *src, ferry_loader **out);
+
 /* watch.c: the stall watchdog. */
 /* Waits on cv (mu held) until signalled, or until stall_ms have passed with
  * no sample finished since max(t0, the last one): then returns 1. */

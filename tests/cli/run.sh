@@ -107,6 +107,13 @@ check load-long-line 1 "longline.txt:1: a line of more than 65536 bytes" -- "$FE
 # pack says it left bad files out, and exits 3 as load and hash do
 check pack-skip 3 "skipped .*truncated.jpg.*|1 bad files left out" -- "$FERRY" pack "$SAMPLE" -o "$TMP/pk" --size 32 --quiet
 check pack-skip-count 3 "1 bad files left out" -- "$FERRY" pack "$SAMPLE" -o "$TMP/pk2" --size 32 --quiet
+# any byte a name can hold survives packing: a newline, a comma
+mkdir -p "$TMP/odd/c0"
+cp "$SAMPLE/class0/p0000.jpg" "$TMP/odd/c0/$(printf 'new\nline.jpg')"
+cp "$SAMPLE/class0/p0004.jpg" "$TMP/odd/c0/root,comma.jpg"
+cp "$SAMPLE/class0/p0000.jpg" "$TMP/odd/c0/plain.jpg"
+check pack-odd-names 0 "packed" -- "$FERRY" pack "$TMP/odd" -o "$TMP/oddpk" --size 32 --quiet
+check pack-odd-names-load 0 "epoch 0: 3 images, 0 skipped" -- "$FERRY" load "$TMP/oddpk" --size 32 --quiet
 
 # demo
 (cd "$TMP" && "$FERRY" demo --epochs 1 --grid "$TMP/demo.png" > "$TMP/demo.out" 2>&1)
