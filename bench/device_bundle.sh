@@ -35,5 +35,4 @@ if [ -d "$SHARED/corpus/photos" ]; then
   cp "$SHARED"/corpus/photos/*.jpg "$D/photos/"
   cp "$SHARED/tools/synth_imagenet.py" "$D/"
 fi
-cc -O2 -shared -fPIC -o "$D/cuda_trace.so" bench/cuda_trace.c -ldl
 du -sh "$D"

@@ -12,7 +12,6 @@ SET=/tmp/set10k
 if [ ! -d "$SET" ]; then
   python3 .device/synth_imagenet.py .device/photos "$SET" 10000 --classes 100 >/dev/null
 fi
-trace=$PWD/.device/cuda_trace.so
 run() { # NAME ENV... -- ARGS...
   local name=$1; shift
   local envs=()
@@ -20,7 +19,7 @@ run() { # NAME ENV... -- ARGS...
   shift
   echo "== $name"
   env "${envs[@]}" python3 examples/train_imagenet.py "$SET" --arch "$arch" --steps "$steps" \
-    --warmup 20 --epochs 10 --log-every 0 "$@" 2>&1 | grep -E '^\{|cuda_trace|Error|error' |
+    --warmup 20 --epochs 10 --log-every 0 "$@" 2>&1 | grep -E '^\{|Error|error' |
     tee -a "$OUT/train_$arch.txt"
 }
 mode=${3:-compare}

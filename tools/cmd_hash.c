@@ -49,9 +49,11 @@ static const char help[] =
     "  -q, --quiet             no progress line\n"
     "\n"
     "Files that cannot be hashed are reported (\"ferry: FILE: reason\"), kept in\n"
-    "the catalog with their error, and never stop the run.\n"
+    "the catalog with their error, and never stop the run. A folder that cannot\n"
+    "be read is named and its catalog entries are kept; subfolders holding a\n"
+    "ferry-moves.csv (`ferry dupes --move-dupes-to` destinations) are left out.\n"
     "exit codes: 0 success, 1 failure, 2 bad command line, 3 finished but some\n"
-    "files could not be hashed\n";
+    "files or folders could not be hashed or read\n";
 
 typedef struct hash_args {
   ferry_index_options idx;

@@ -34,7 +34,11 @@ static const char help[] =
     "  --on-error skip|fail  bad files: leave out (default) or stop\n"
     "  --verify DIR          check every shard's header, index and sample checksums;\n"
     "                        names the shard and sample of any damage (exit code 1)\n"
-    "  --quiet               no progress line\n";
+    "  --quiet               no progress line\n"
+    "\n"
+    "DIR must be new, empty or a pack being resumed; one ferry pack writes it at a\n"
+    "time. exit codes: 0 success, 1 failure, 2 bad command line, 3 packed but\n"
+    "some bad files were left out (named on stderr)\n";
 
 typedef struct progress_state {
   int tty;

@@ -4,6 +4,8 @@
  * DIR/ferry-moves.csv. A dry run unless --apply. ferry never deletes. */
 #include "dupes_move.h"
 
+#include "catalog/catalog.h"
+#include "catalog/text.h"
 #include "cli.h"
 
 #include <errno.h>
@@ -66,18 +68,6 @@ static int copy_move(const char *src, const char *dst) {
   return ok ? 0 : -1;
 }
 
-/* One CSV field, quoted, quotes doubled: a file name with a comma, a quote
- * or a newline stays one field (no forged rows in the undo log). */
-static void csv_field(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"')
-      fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 /* The path with its directory resolved (symbolic links, "..", "."), the
  * last name kept as it is (a link among the duplicates is moved as a link,
  * never its target). NULL when the directory does not exist. */
@@ -103,12 +93,6 @@ static char *canonical(const char *path) {
     snprintf(out, n, "%s%s%s", real, strcmp(real, "/") ? "/" : "", name);
   free(real);
   return out;
-}
-
-/* Whether `path` (canonical) is `root` or lies below it. */
-static int inside(const char *path, const char *root) {
-  size_t n = strlen(root);
-  return !strncmp(path, root, n) && (path[n] == '/' || path[n] == '\0' || !strcmp(root, "/"));
 }
 
 /* Whether the file at `path` is still what the catalog hashed: a regular
@@ -159,9 +143,11 @@ static int move_one(const char *src, const ferry_catalog_entry *e, const char *k
     fprintf(stderr, "ferry dupes: cannot move %s to %s: %s\n", src, dst, strerror(errno));
     return -1;
   }
-  csv_field(log, src);
+  /* quoted where needed: a name with a comma, quote or newline stays one
+   * field, so no crafted name can forge an undo row */
+  fy_csv_field(log, src);
   fputc(',', log);
-  csv_field(log, dst);
+  fy_csv_field(log, dst);
   fputc('\n', log);
   fflush(log);
   return 0;
@@ -173,7 +159,7 @@ static char *pick_keeper(const ferry_catalog *c, const uint32_t *m, size_t n, co
                          size_t *which) {
   for (size_t k = 0; k < n; k++) {
     char *p = canonical(ferry_catalog_get(c, m[k])->path);
-    if (p && !inside(p, root)) {
+    if (p && !fy_path_under(p, root)) {
       *which = k;
       return p;
     }
@@ -204,7 +190,7 @@ int cli_move_dupes(const ferry_catalog *c, const ferry_dupes *d, const char *dir
   if (apply) {
     size_t n = strlen(root) + 32;
     char *lp = malloc(n);
-    snprintf(lp, n, "%s/ferry-moves.csv", root);
+    snprintf(lp, n, "%s/%s", root, FY_MOVES_LOG);
     int fresh = access(lp, F_OK) != 0;
     log = fopen(lp, "a");
     if (log && fresh)
@@ -239,7 +225,7 @@ int cli_move_dupes(const ferry_catalog *c, const ferry_dupes *d, const char *dir
         failed++;
         continue;
       }
-      if (inside(src, root)) {
+      if (fy_path_under(src, root)) {
         inside_root++;
         free(src);
         continue;

@@ -124,4 +124,8 @@ void fy_found_free(fy_found_list *l);
 /* Whether `path` is `root` or lies under it. */
 int fy_path_under(const char *path, const char *root);
 
+/* The undo log `ferry dupes --move-dupes-to DIR` keeps in DIR; a folder
+ * holding one is a move destination, which the catalog walk leaves out. */
+#define FY_MOVES_LOG "ferry-moves.csv"
+
 #endif

@@ -129,7 +129,7 @@ static int walk(const char *dir, int recursive, int all_files, int is_root, fy_f
     }
   }
   for (size_t i = 0; !is_root && i < ns.n; i++)
-    if (!strcmp(ns.v[i], "ferry-moves.csv")) { /* a move destination: not hashed again */
+    if (!strcmp(ns.v[i], FY_MOVES_LOG)) { /* a move destination: not hashed again */
       out->skipped_moves++;
       names_free(&ns);
       return FERRY_OK;

@@ -37,7 +37,8 @@ extern "C" int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, in
   X(nvjpegJpegStateCreate)                                                                         \
   X(nvjpegJpegStateDestroy)                                                                        \
   X(nvjpegJpegStreamCreate)                                                                        \
-  X(nvjpegJpegStreamDestroy) X(nvjpegJpegStreamParseHeader) X(nvjpegDecodeBatchedSupported)        \
+  X(nvjpegJpegStreamDestroy)                                                                       \
+  X(nvjpegJpegStreamParseHeader) X(nvjpegDecodeBatchedSupported)                                   \
       X(nvjpegJpegStreamGetFrameDimensions) X(nvjpegJpegStreamGetComponentsNum)                    \
           X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched) X(nvjpegCreateExV2)              \
               X(nvjpegJpegStreamGetChromaSubsampling) X(nvjpegDecodeBatchedPreAllocate)
@@ -755,17 +756,14 @@ extern "C" int fy_gpu_wait(fy_gpu *g, int slot) {
 extern "C" int fy_gpu_wait_for(fy_gpu *g, int slot, int timeout_ms) {
   if (timeout_ms <= 0)
     return fy_gpu_wait(g, slot);
-  struct timespec t0, t;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
+  double deadline = fy_now() + timeout_ms * 1e-3;
   for (int polls = 0;; polls++) {
     cudaError_t e = cudaEventQuery(g->slots[slot].ready);
     if (e == cudaSuccess)
       return FERRY_OK;
     if (e != cudaErrorNotReady)
       return fy_cuda_fail(e, "waiting for a batch");
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    double ms = (t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) * 1e-6;
-    if (ms >= timeout_ms)
+    if (fy_now() >= deadline)
       return fy_error(FERRY_ETIMEOUT, "CUDA: a batch's kernels did not finish in %d ms",
                       timeout_ms);
     /* the kernels take about a millisecond: yield first, then sleep briefly */

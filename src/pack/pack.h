@@ -28,6 +28,7 @@
 #define FY_PACK_H
 
 #include "core/internal.h"
+#include <stdio.h>
 
 #define FY_PACK_MAGIC "FERRYPK1"
 #define FY_PACK_VERSION 1
@@ -67,6 +68,10 @@ uint32_t fy_crc32c(uint32_t crc, const void *data, size_t n);
 
 /* 1 when `dir` is a pack (holds a MANIFEST). */
 int fy_pack_is(const char *dir);
+/* A pack's own file (MANIFEST, PLAN, a shard header) opened for reading
+ * without blocking on a FIFO in its place: NULL with errno, EINVAL when the
+ * path is there but not a regular file. */
+FILE *fy_pack_fopen(const char *path);
 /* Opens a complete pack: maps every shard, checks headers and indexes
  * (not the samples' checksums: that is fy_pack_verify's job). Errors name
  * the shard and the reason. */

@@ -58,7 +58,6 @@ static int write_small_file(const char *dir, const char *name, const char *text)
 }
 
 static int is_pack_temp(const char *name);
-static FILE *open_regular(const char *path);
 
 /* A directory without a PLAN is a new pack only when it holds nothing else
  * (ferry's own temporaries aside): packing into a folder of the user's
@@ -86,10 +85,9 @@ static int check_plan(const ferry_pack_options *o, int64_t n) {
   char want[8192], path[4200], have[8192];
   plan_text(o, n, want, sizeof want);
   snprintf(path, sizeof path, "%s/PLAN", o->output);
-  struct stat pst;
-  if (lstat(path, &pst) == 0 && !S_ISREG(pst.st_mode))
+  FILE *f = fy_pack_fopen(path);
+  if (!f && errno == EINVAL)
     return fy_error(FERRY_EINVAL, "%s: not a regular file", path);
-  FILE *f = open_regular(path);
   if (!f) {
     int rc = check_empty(o->output);
     return rc ? rc : write_small_file(o->output, "PLAN", want);
@@ -106,25 +104,10 @@ static int check_plan(const ferry_pack_options *o, int64_t n) {
 }
 
 /* Shard k is done when its file exists with a valid header. */
-/* A regular file opened for reading without blocking (a FIFO in its place
- * must not stop the run), or NULL. */
-static FILE *open_regular(const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  struct stat st;
-  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-    close(fd);
-    return NULL;
-  }
-  FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-  if (!f && fd >= 0)
-    close(fd);
-  return f;
-}
-
 static int shard_done(const char *dir, int k, uint32_t *count) {
   char path[4200];
   snprintf(path, sizeof path, "%s/shard-%05d.fpk", dir, k);
-  FILE *f = open_regular(path);
+  FILE *f = fy_pack_fopen(path);
   if (!f)
     return 0;
   uint8_t h[FY_PACK_HEADER];

@@ -18,6 +18,25 @@ static uint32_t get32(const uint8_t *p) {
 
 static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
 
+FILE *fy_pack_fopen(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return NULL;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    errno = EINVAL;
+    return NULL;
+  }
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    int err = errno;
+    close(fd);
+    errno = err;
+  }
+  return f;
+}
+
 int fy_pack_is(const char *dir) {
   char path[4096];
   struct stat st;
@@ -108,19 +127,11 @@ static int open_shard(fy_pack *p, fy_pack_shard *s, uint32_t want_count) {
 static int read_manifest(fy_pack *p, const char *dir, uint32_t **counts) {
   char path[4096];
   snprintf(path, sizeof path, "%s/MANIFEST", dir);
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
-  struct stat st;
-  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-    close(fd);
+  FILE *f = fy_pack_fopen(path);
+  if (!f && errno == EINVAL)
     return fy_error(FERRY_ECORRUPT, "%s: not a regular file", path);
-  }
-  FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-  if (!f) {
-    int err = errno;
-    if (fd >= 0)
-      close(fd);
-    return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(err));
-  }
+  if (!f)
+    return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(errno));
   int version = 0, n = 0;
   int ok = fscanf(f, "ferry-pack %d shape %d %d %d shards %d", &version, &p->height, &p->width,
                   &p->channels, &n) == 5;

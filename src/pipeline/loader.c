@@ -211,7 +211,8 @@ static void run_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos
   void *dst = L->gpu ? fy_dev_sample_dst(L, s, k) : (char *)s->data + (size_t)k * L->sample_bytes;
   const fy_store_params *store = L->gpu ? &L->stage_store : &L->store;
   int rc, cached = 0;
-  fy_note_set(w->note, FY_STAGE_COPY, path, 0);
+  if (L->cache || L->pack) /* files say "reading" themselves (sample.c) */
+    fy_note_set(w->note, FY_STAGE_COPY, path, 0);
   if (__atomic_load_n(&L->bad[idx], __ATOMIC_ACQUIRE)) {
     rc = FERRY_ECORRUPT; /* known bad: reported already, not read again */
   } else if ((cached = cache_get(L, idx, dst))) {
@@ -579,7 +580,6 @@ const char *ferry_loader_class_name(const ferry_loader *L, int label) {
 static int drain(ferry_loader *L) {
   L->epoch_active = 0;
   double t0 = fy_now();
-  fy_note_set(&L->cnote, FY_STAGE_DRAIN, NULL, 0);
   while (L->inflight > 0)
     if (fy_watch_wait(L, &L->ready_cv, t0))
       return fy_watch_stall(L, "the samples of the last epoch still in flight", fy_now() - t0);
@@ -650,7 +650,6 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
     slot *s = slot_of(L, L->next_batch);
     double t0 = fy_now();
     int b = (int)L->next_batch;
-    fy_note_set(&L->cnote, FY_STAGE_WAIT, NULL, b);
     if (L->gpu && !L->error && b >= L->nslots) {
       /* past the ring's first fill of the epoch (which every consumer
        * waits for): when the loader is behind, the extra JPEG engine
@@ -680,7 +679,6 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
     if (rc == FERRY_OK && L->gpu) {
       pthread_mutex_unlock(&L->mu);
       t0 = fy_now();
-      fy_note_set(&L->cnote, FY_STAGE_KERNELS, NULL, b);
       rc = fy_dev_ready(L, s, L->stall_ms); /* the batch's kernels have run */
       pthread_mutex_lock(&L->mu);
       L->stats.wait_s += fy_now() - t0;
@@ -693,7 +691,6 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
         *out = NULL;
     }
   }
-  fy_note_set(&L->cnote, FY_STAGE_USER, NULL, 0);
   pthread_mutex_unlock(&L->mu);
   return rc;
 }

@@ -67,7 +67,6 @@ struct ferry_loader {
   int live;                           /* threads running (mu); each exit signals ready_cv */
   fy_note *wnotes;                    /* per worker */
   fy_note dnotes[FY_GPU_MAX_ENGINES]; /* per GPU decoder thread */
-  fy_note cnote;                      /* the consumer */
   ferry_stats stats;
   fy_pack *pack;       /* the source is a pack (memory-mapped shards) */
   uint8_t **cache;     /* per source index: the sample as stored, or NULL */

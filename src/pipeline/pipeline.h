@@ -34,12 +34,7 @@ enum {
   FY_STAGE_DECODE,   /* decoding `what` */
   FY_STAGE_RESIZE,   /* resampling and storing `what` */
   FY_STAGE_COPY,     /* copying `what` from a pack or the memory cache */
-  FY_STAGE_ENGINE,   /* `count` images on the GPU's JPEG engine */
-  FY_STAGE_FINISH,   /* uploading a batch and launching its GPU kernels */
-  FY_STAGE_WAIT,     /* the consumer: waiting for batch `count` */
-  FY_STAGE_KERNELS,  /* the consumer: waiting for batch `count`'s GPU kernels */
-  FY_STAGE_DRAIN,    /* the consumer: waiting for the last epoch's samples */
-  FY_STAGE_USER      /* the consumer: outside the loader (its own work) */
+  FY_STAGE_ENGINE    /* `count` images on the GPU's JPEG engine */
 };
 
 typedef struct fy_note {

@@ -61,13 +61,7 @@ static void describe(text *t, const ferry_loader *L, const fy_note *n, int engin
     put(t, "%d images on the GPU JPEG engine (%s)", count,
         L->gpu && engine >= 0 ? fy_gpu_engine_phase(L->gpu, engine) : "?");
     break;
-  case FY_STAGE_FINISH: put(t, "uploading batch %d and launching its GPU kernels", count); break;
-  case FY_STAGE_WAIT: put(t, "waiting for batch %d", count); break;
-  case FY_STAGE_KERNELS:
-    put(t, "waiting for the GPU kernels of batch %d (cudaEventQuery)", count);
-    break;
-  case FY_STAGE_DRAIN: put(t, "waiting for the samples of the last epoch"); break;
-  default: put(t, "in its own code"); break;
+  default: put(t, "?"); break;
   }
   put(t, " for %.1f s", secs);
 }
