@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine (.device/ carried): the JPEG engine's contexts by
-# policy (FERRY_GPU_ENGINE_POLICY; POLICIES="demand always" by default),
+# policy (FERRY_GPU_ENGINE_POLICY; POLICIES="probe one always" by default),
 # decode-bound (ferry load, val and train pipelines) and under a stand-in
 # consumer (--consume-ms), one script, one machine.
 set -u
@@ -10,7 +10,7 @@ SET=${1:-/tmp/set10k}
 extras=("--crop none" "--crop random --flip" "--crop none --consume-ms 20" "--crop none --consume-ms 40")
 [ -n "${QUICK:-}" ] && extras=("--crop none" "--crop random --flip")
 for extra in "${extras[@]}"; do
-  for policy in ${POLICIES:-demand always}; do
+  for policy in ${POLICIES:-probe one always}; do
     r=$(FERRY_GPU_ENGINE_POLICY=$policy .device/ferry load "$SET" --device cuda:0 --size 224 --dtype f16 --normalize \
         --batch 256 --epochs 4 --quiet $extra 2>&1)
     best=$(echo "$r" | grep -oE '[0-9]+ images/s' | tail -3 | sort -n | tail -1)

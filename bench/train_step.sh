@@ -33,7 +33,7 @@ if [ "$mode" = probe ]; then # where the engine's cost to the step comes from
   run ferry-engine-prefetch8 X=1 -- --loader ferry --hw-decode --prefetch 8
 fi
 if [ "$mode" = policy ]; then # the engine contexts' policies (device.c)
-  for p in majority one always; do
+  for p in demand one always; do
     run ferry-engine-$p FERRY_GPU_ENGINE_POLICY=$p -- --loader ferry --hw-decode
   done
 fi

@@ -107,10 +107,10 @@ int cli_filter(const char *cmd, const char *s, ferry_filter *out) {
   PICK("bicubic", FERRY_FILTER_BICUBIC)
   PICK("lanczos", FERRY_FILTER_LANCZOS)
   PICK("nearest", FERRY_FILTER_NEAREST)
-      cli_usage_error(cmd,
-                      "--filter must be bilinear, triangle, area, bicubic, lanczos or "
-                      "nearest, not '%s'",
-                      s);
+  cli_usage_error(cmd,
+                  "--filter must be bilinear, triangle, area, bicubic, lanczos or "
+                  "nearest, not '%s'",
+                  s);
   return -1;
 }
 

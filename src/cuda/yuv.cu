@@ -58,14 +58,13 @@ __global__ void k_yuv_rgb(yuv_params p) {
   float U = (0.75f * u0 + 0.25f * u1 - 128.0f) * p.cs;
   float V = (0.75f * v0 + 0.25f * v1 - 128.0f) * p.cs;
   Y = (Y - p.yo) * p.ys;
-  int ox = x, oy = y, ow = p.w;
+  int ox = x, oy = y;
   switch (p.orientation) {
   case 3: ox = p.w - 1 - x, oy = p.h - 1 - y; break;
-  case 6: ox = p.h - 1 - y, oy = x, ow = p.h; break;
-  case 8: ox = y, oy = p.w - 1 - x, ow = p.h; break;
+  case 6: ox = p.h - 1 - y, oy = x; break;
+  case 8: ox = y, oy = p.w - 1 - x; break;
   default: break;
   }
-  (void)ow;
   uint8_t *o = p.dst + (size_t)oy * p.dst_pitch + (size_t)ox * 3;
   o[0] = to_u8(Y + p.rv * V);
   o[1] = to_u8(Y - p.gu * U - p.gv * V);

@@ -43,6 +43,7 @@ int fy_dev_open(ferry_loader *L) {
   memcpy(p.mean, L->o.mean, sizeof p.mean);
   memcpy(p.std, L->o.std, sizeof p.std);
   L->engine_policy = engine_policy();
+  fy_engine_ctl_init(&L->ctl, n);
   int rc = fy_gpu_open(&p, &L->gpu);
   if (rc)
     return rc;
@@ -305,29 +306,43 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
 
 int fy_dev_hungry(const ferry_loader *L) {
   switch (L->engine_policy) {
-  case FY_ENGINES_MAJORITY: return __builtin_popcount(L->waited_bits) >= 3;
+  case FY_ENGINES_DEMAND: return L->hungry_t > 0 && fy_now() - L->hungry_t < HUNGRY_S;
   case FY_ENGINES_ONE: return 0;
   case FY_ENGINES_ALWAYS: return 1;
-  default: return L->hungry_t > 0 && fy_now() - L->hungry_t < HUNGRY_S;
+  default: return L->ctl.on;
   }
 }
 
+void fy_dev_asked(ferry_loader *L, int64_t b, int waits) {
+  int was = fy_dev_hungry(L), counted = b >= L->nslots; /* past the ring's first fill */
+  if (L->engine_policy == FY_ENGINES_PROBE && fy_engine_ctl_step(&L->ctl, fy_now(), counted) &&
+      getenv("FERRY_DEBUG"))
+    fprintf(stderr,
+            "ferry: debug: extra engine contexts %s (batches/s with them off %.1f, on %.1f; "
+            "held %.0f s)\n",
+            L->ctl.on ? "on" : "off", L->ctl.rate[0], L->ctl.rate[1], L->ctl.hold_s);
+  if (L->engine_policy == FY_ENGINES_DEMAND && counted && waits)
+    L->hungry_t = fy_now();
+  if (!was && fy_dev_hungry(L))
+    pthread_cond_broadcast(&L->work_cv);
+}
+
 /* FERRY_GPU_ENGINE_POLICY (benchmarks): when the extra engine contexts
- * decode. demand (default): for a second after the consumer waited for a
- * batch past the ring's first fill; majority: while it waited for 3 of its
- * last 4; one: never; always: always (before 2026-11-24). */
+ * decode. probe (default): as fy_engine_ctl measures best; demand: for a
+ * second after the consumer waited for a batch past the ring's first fill;
+ * one: never; always: always (before 2026-11-24). */
 static int engine_policy(void) {
   const char *e = getenv("FERRY_GPU_ENGINE_POLICY");
-  static const char *names[] = {"demand", "majority", "one", "always"};
+  static const char *names[] = {"probe", "demand", "one", "always"};
   for (int i = 0; e && i < 4; i++)
     if (!strcmp(e, names[i]))
       return i;
   if (e && *e)
     fprintf(stderr,
-            "ferry: FERRY_GPU_ENGINE_POLICY=%s is not demand, majority, one or always: "
-            "demand\n",
+            "ferry: FERRY_GPU_ENGINE_POLICY=%s is not probe, demand, one or always: "
+            "probe\n",
             e);
-  return FY_ENGINES_DEMAND;
+  return FY_ENGINES_PROBE;
 }
 
 void *fy_dev_decoder_main(void *arg) {
@@ -344,14 +359,14 @@ void *fy_dev_decoder_main(void *arg) {
   for (;;) {
     slot *s = NULL;
     int n = 0;
-    /* The first engine context always decodes; the others join only while
-     * the consumer has lately had to wait for a batch (fy_dev_hungry). With
-     * a consumer slower than the loader (a training step), several engine
-     * jobs at once only lengthen each one while the step holds the GPU, and
-     * a batch waits for its slowest chunk: on an H100, ResNet-50 fed with
-     * 3 contexts always on ran at 86 % of its synthetic-data rate, with one
-     * at 99 % (bench/RESULTS.md). Decode-bound, the consumer always waits
-     * and every context runs. */
+    /* The first engine context always decodes; the others only while
+     * they make the consumer's batches come faster (fy_dev_hungry,
+     * engine_ctl.h). With a consumer slower than the loader (a training
+     * step), several engine jobs at once only lengthen each one while the
+     * step holds the GPU, and a batch waits for its slowest chunk: on an
+     * H100, ResNet-50 fed with 3 contexts always on ran at 86 % of its
+     * synthetic-data rate, with one at 99 % (bench/RESULTS.md).
+     * Decode-bound, every context runs. */
     if (engine > 0 && !L->stop && !fy_dev_hungry(L)) {
       fy_note_set(w.note, FY_STAGE_IDLE, NULL, 0);
       pthread_cond_wait(&L->work_cv, &L->mu);

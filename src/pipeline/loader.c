@@ -650,17 +650,8 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
     slot *s = slot_of(L, L->next_batch);
     double t0 = fy_now();
     int b = (int)L->next_batch;
-    if (L->gpu && !L->error && b >= L->nslots) {
-      /* past the ring's first fill of the epoch (which every consumer
-       * waits for): when the loader is behind, the extra JPEG engine
-       * contexts join in (fy_dev_hungry) */
-      int was = fy_dev_hungry(L), waits = s->state != SLOT_READY;
-      L->waited_bits = ((L->waited_bits << 1) | (unsigned)waits) & 0xfu;
-      if (waits)
-        L->hungry_t = fy_now();
-      if (!was && fy_dev_hungry(L))
-        pthread_cond_broadcast(&L->work_cv);
-    }
+    if (L->gpu && !L->error)
+      fy_dev_asked(L, b, s->state != SLOT_READY);
     while (!L->error && s->state != SLOT_READY)
       if (fy_watch_wait(L, &L->ready_cv, t0)) {
         char what[96];

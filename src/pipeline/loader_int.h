@@ -5,6 +5,7 @@
 
 #include "cuda/gpu.h"
 #include "io/source.h"
+#include "pipeline/engine_ctl.h"
 #include "pipeline/pipeline.h"
 
 #include <pthread.h>
@@ -76,9 +77,9 @@ struct ferry_loader {
   fy_gpu *gpu;
   int gpu_threads; /* decoder threads feeding the JPEG engine */
   int engine_warned;
-  double hungry_t;      /* fy_now() when the consumer last had to wait for a batch (mu) */
-  unsigned waited_bits; /* of its last 4 batches (past each ring fill), those it waited for */
-  int engine_policy;    /* FY_ENGINES_* (device.c) */
+  double hungry_t;   /* demand policy: fy_now() when the consumer last waited (mu) */
+  fy_engine_ctl ctl; /* probe policy: the extra contexts by measured rate (mu) */
+  int engine_policy; /* FY_ENGINES_* (device.c) */
   pthread_t gpu_tid[FY_GPU_MAX_ENGINES];
   fy_dec_arg dec_args[FY_GPU_MAX_ENGINES];
   pthread_mutex_t dev_mu; /* the slots' device arenas and tables */
@@ -127,10 +128,13 @@ int fy_dev_finish(ferry_loader *L, slot *s);
  * data/device of the batch. FERRY_ETIMEOUT when they did not finish. */
 int fy_dev_ready(ferry_loader *L, slot *s, int timeout_ms);
 void fy_dev_release(ferry_loader *L, slot *s, void *stream);
-enum { FY_ENGINES_DEMAND, FY_ENGINES_MAJORITY, FY_ENGINES_ONE, FY_ENGINES_ALWAYS };
+enum { FY_ENGINES_PROBE, FY_ENGINES_DEMAND, FY_ENGINES_ONE, FY_ENGINES_ALWAYS };
 /* 1 while the extra engine contexts should decode (mu held): by default
- * while the consumer has lately waited for a batch. */
+ * while they make the consumer's batches come faster. */
 int fy_dev_hungry(const ferry_loader *L);
+/* The consumer asks for batch b of the epoch (mu held); waits: it is not
+ * ready. Feeds the policy and wakes the extra contexts when it turns on. */
+void fy_dev_asked(ferry_loader *L, int64_t b, int waits);
 /* The decoder thread that feeds the hardware JPEG engine. */
 void *fy_dev_decoder_main(void *arg);
 

@@ -96,8 +96,8 @@ static void test_idle_time(void) {
   }
   ferry_stats st;
   ferry_loader_get_stats(L, &st);
-  printf("idle: %d batches held 40 ms each, workers idle %.3f s, consumer waited %.3f s\n",
-         batches, st.idle_s, st.wait_s);
+  printf("idle: %d batches held 40 ms each, workers idle %.3f s, consumer waited %.3f s\n", batches,
+         st.idle_s, st.wait_s);
   CHECK_MSG(batches == 7 && st.idle_s > 0.1, "%d batches, idle %.3f s", batches, st.idle_s);
   ferry_loader_close(L);
 }
