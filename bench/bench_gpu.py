@@ -73,13 +73,13 @@ def run_torchvision(files, batches=3):
     return best
 
 
-def run_dali(d, train, hw_load, epochs=4):
+def run_dali(d, train, hw_load, epochs=4, decoder="mixed"):
     """DALI's best epoch of 2..epochs (the first warms up), as for ferry."""
     import torch
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
                                     "examples"))
     from dali_pipes import make_iterator
-    it, _ = make_iterator(d, 256, 224, train, hw_decoder_load=hw_load)
+    it, _ = make_iterator(d, 256, 224, train, hw_decoder_load=hw_load, decoder=decoder)
     best = 0
     for ep in range(epochs):
         t, n = time.perf_counter(), 0
@@ -89,7 +89,8 @@ def run_dali(d, train, hw_load, epochs=4):
         if ep:
             best = max(best, n / (time.perf_counter() - t))
     what = "train (random crop + flip)" if train else "val (resize)"
-    print(f"DALI {what}, hw_decoder_load {hw_load}: {best:.0f} images/s", flush=True)
+    how = f"hw_decoder_load {hw_load}" if decoder == "mixed" else "CPU decoding"
+    print(f"DALI {what}, {how}: {best:.0f} images/s", flush=True)
     return best
 
 
@@ -119,6 +120,8 @@ def main():
     ap.add_argument("--ferry", default="build-gpu/ferry")
     ap.add_argument("--dir", required=True)
     ap.add_argument("--skip-peers", action="store_true")
+    ap.add_argument("--peers", default="torchvision,dataloader,dali",
+                    help="comma-separated peers to run beside ferry (default all three)")
     a = ap.parse_args()
     files = files_of(a.dir)
     print(f"{len(files)} JPEGs in {a.dir}; {os.cpu_count()} cores", flush=True)
@@ -130,14 +133,21 @@ def main():
     _, wait = run_ferry(a.ferry, a.dir, ["--consume-ms", "2"])
     _, wait20 = run_ferry(a.ferry, a.dir, ["--consume-ms", "20"])
     _, wait40 = run_ferry(a.ferry, a.dir, ["--consume-ms", "40"])
-    if not a.skip_peers:
+    peers = set() if a.skip_peers else set(a.peers.split(","))
+    if "torchvision" in peers:
         res["torchvision decode_jpeg(cuda) + resize"] = run_torchvision(files)
+    if "dataloader" in peers:
         res["torch DataLoader 16 workers"] = run_dataloader(a.dir)
+    if "dali" in peers:
         try:
             import nvidia.dali  # noqa: F401
-            for load in (0.65, 0.9):
-                res[f"DALI val, hw_decoder_load {load}"] = run_dali(a.dir, False, load)
-                res[f"DALI train, hw_decoder_load {load}"] = run_dali(a.dir, True, load)
+            for what, train in (("val", False), ("train", True)):
+                for load, decoder in ((0.65, "mixed"), (0.9, "mixed"), (0, "cpu")):
+                    how = f"hw_decoder_load {load}" if decoder == "mixed" else "CPU decoding"
+                    try:
+                        res[f"DALI {what}, {how}"] = run_dali(a.dir, train, load, decoder=decoder)
+                    except Exception as e:  # a peer's failure is reported, not fatal
+                        print(f"DALI {what}, {how}: FAILED: {e!r}", flush=True)
         except ImportError:
             print("DALI: not installed here (pip install nvidia-dali-cuda130): left out",
                   flush=True)
@@ -147,6 +157,10 @@ def main():
     for k, v in res.items():
         ref = ours_train if "train" in k else ours
         print(f"| {k} | {v:.0f} | {ref / v if v else 0:.2f}x |")
+    for what, ref in (("val", ours), ("train", ours_train)):
+        dali = [v for k, v in res.items() if k.startswith(f"DALI {what}")]
+        if dali:
+            print(f"ferry / DALI's best {what} configuration: {ref / max(dali):.2f}x")
     print(f"\nconsumer with 2 ms of GPU work per batch waited on ferry {wait}% of the time")
     print(f"consumer with 20 ms of GPU work per batch waited on ferry {wait20}% of the time")
     print(f"consumer with 40 ms of GPU work per batch waited on ferry {wait40}% of the time")

@@ -11,11 +11,12 @@ extras=("--crop none" "--crop random --flip" "--crop none --consume-ms 20" "--cr
 [ -n "${QUICK:-}" ] && extras=("--crop none" "--crop random --flip")
 for extra in "${extras[@]}"; do
   for policy in ${POLICIES:-probe one always}; do
-    r=$(FERRY_GPU_ENGINE_POLICY=$policy .device/ferry load "$SET" --device cuda:0 --size 224 --dtype f16 --normalize \
+    r=$(FERRY_DEBUG=1 FERRY_GPU_ENGINE_POLICY=$policy .device/ferry load "$SET" --device cuda:0 --size 224 --dtype f16 --normalize \
         --batch 256 --epochs 4 --quiet $extra 2>&1)
     best=$(echo "$r" | grep -oE '[0-9]+ images/s' | tail -3 | sort -n | tail -1)
     wait=$(echo "$r" | grep -oE 'waited on ferry [0-9.]+%' | tail -3 | tr '\n' ' ')
     eng=$(echo "$r" | grep -oE 'engine decoded [0-9]+ of [0-9]+' | tail -1)
-    echo "$extra | $policy | best of epochs 2-4: $best | $wait | $eng"
+    ctl=$(echo "$r" | grep -c 'debug: extra engine contexts on')
+    echo "$extra | $policy | best of epochs 2-4: $best | $wait | $eng | extras turned on $ctl times"
   done
 done

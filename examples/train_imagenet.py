@@ -44,6 +44,9 @@ def parse_args():
                         "the same (a peer, for comparison; needs nvidia-dali)")
     p.add_argument("--dali-hw-load", type=float, default=0.65,
                    help="dali: share of each batch sent to the JPEG engine (DALI's default 0.65)")
+    p.add_argument("--dali-decoder", choices=["mixed", "cpu"], default="mixed",
+                   help="dali: decode on the GPU (mixed: the JPEG engine + CUDA, the default) "
+                        "or on the CPU threads, resizing on the GPU")
     p.add_argument("--arch", default="resnet50", help="a torchvision.models name")
     p.add_argument("--batch-size", type=int, default=256, help="per GPU")
     p.add_argument("--epochs", type=int, default=1)
@@ -157,7 +160,8 @@ def dali_loader(args, rank, world):
     it, n = make_iterator(args.data, args.batch_size, args.size, True,
                           hw_decoder_load=args.dali_hw_load, threads=args.workers or None,
                           seed=args.seed, fp16=args.amp == "fp16", shard_id=rank,
-                          num_shards=world, device_id=torch.cuda.current_device())
+                          num_shards=world, device_id=torch.cuda.current_device(),
+                          decoder=args.dali_decoder)
 
     def epoch(e):
         for out in it:
