@@ -22,7 +22,7 @@ run() { # NAME ENV... -- ARGS...
   shift
   echo "== $name"
   env "${envs[@]}" python3 examples/train_imagenet.py "$SET" --arch "$arch" --steps "$steps" \
-    --warmup 20 --epochs 10 --log-every 0 "$@" 2>&1 | grep -E '^\{|Error|error|debug: extra' |
+    --warmup 20 --epochs 10 --log-every 0 "$@" 2>&1 | grep -E '^\{|Error|error|debug: JPEG engine' |
     tee -a "$OUT/train_$arch.txt"
 }
 mode=${3:-compare}
@@ -36,7 +36,7 @@ if [ "$mode" = probe ]; then # where the engine's cost to the step comes from
   run ferry-engine-prefetch8 X=1 -- --loader ferry --hw-decode --prefetch 8
 fi
 if [ "$mode" = policy ]; then # the engine contexts' policies (device.c)
-  for p in demand one always; do
+  for p in one always; do
     run ferry-engine-$p FERRY_GPU_ENGINE_POLICY=$p -- --loader ferry --hw-decode
   done
 fi

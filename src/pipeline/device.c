@@ -14,7 +14,6 @@
 
 #define CHUNK 128        /* most samples per call to the JPEG engine */
 #define DEFAULT_CHUNK 64 /* measured best on an H200 with 16 cores */
-#define HUNGRY_S 1.0     /* how long after a consumer's wait the extra engine contexts stay on */
 
 static int engine_policy(void);
 
@@ -43,7 +42,6 @@ int fy_dev_open(ferry_loader *L) {
   memcpy(p.mean, L->o.mean, sizeof p.mean);
   memcpy(p.std, L->o.std, sizeof p.std);
   L->engine_policy = engine_policy();
-  fy_engine_ctl_init(&L->ctl, n);
   int rc = fy_gpu_open(&p, &L->gpu);
   if (rc)
     return rc;
@@ -73,6 +71,8 @@ int fy_dev_open(ferry_loader *L) {
     }
     L->gpu_threads++;
   }
+  fy_engine_ctl_init(&L->ctl,
+                     L->engine_policy == FY_ENGINES_ONE && L->gpu_threads ? 1 : L->gpu_threads, n);
   return FERRY_OK;
 }
 
@@ -304,45 +304,36 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
   run_engine(L, engine, w, s, &j, epoch);
 }
 
-int fy_dev_hungry(const ferry_loader *L) {
-  switch (L->engine_policy) {
-  case FY_ENGINES_DEMAND: return L->hungry_t > 0 && fy_now() - L->hungry_t < HUNGRY_S;
-  case FY_ENGINES_ONE: return 0;
-  case FY_ENGINES_ALWAYS: return 1;
-  default: return L->ctl.on;
-  }
-}
+int fy_dev_engine_on(const ferry_loader *L, int engine) { return engine < L->ctl.level; }
 
 void fy_dev_asked(ferry_loader *L, int64_t b, int waits) {
-  int was = fy_dev_hungry(L), counted = b >= L->nslots; /* past the ring's first fill */
-  if (L->engine_policy == FY_ENGINES_PROBE && fy_engine_ctl_step(&L->ctl, fy_now(), counted) &&
-      getenv("FERRY_DEBUG"))
+  (void)waits;
+  if (L->engine_policy != FY_ENGINES_ADAPT)
+    return;
+  int was = L->ctl.level;
+  double now = fy_now();
+  if (!fy_engine_ctl_step(&L->ctl, now, fy_workers_idle_s(L, now), L->nworkers, b >= L->nslots))
+    return;
+  if (getenv("FERRY_DEBUG"))
     fprintf(stderr,
-            "ferry: debug: extra engine contexts %s (batches/s with them off %.1f, on %.1f; "
-            "held %.0f s)\n",
-            L->ctl.on ? "on" : "off", L->ctl.rate[0], L->ctl.rate[1], L->ctl.hold_s);
-  if (L->engine_policy == FY_ENGINES_DEMAND && counted && waits)
-    L->hungry_t = fy_now();
-  if (!was && fy_dev_hungry(L))
+            "ferry: debug: JPEG engine contexts %d -> %d: %s (%.1f batches/s, CPU workers idle "
+            "%.0f %%)\n",
+            was, L->ctl.level, L->ctl.why, L->ctl.rate, 100 * L->ctl.idle_frac);
+  if (L->ctl.level > was)
     pthread_cond_broadcast(&L->work_cv);
 }
 
-/* FERRY_GPU_ENGINE_POLICY (benchmarks): when the extra engine contexts
- * decode. probe (default): as fy_engine_ctl measures best; demand: for a
- * second after the consumer waited for a batch past the ring's first fill;
- * one: never; always: always (before 2026-11-24). */
+/* FERRY_GPU_ENGINE_POLICY (benchmarks): how many engine contexts decode.
+ * adapt (default): as engine_ctl.h measures best; one: one; always: all. */
 static int engine_policy(void) {
   const char *e = getenv("FERRY_GPU_ENGINE_POLICY");
-  static const char *names[] = {"probe", "demand", "one", "always"};
-  for (int i = 0; e && i < 4; i++)
+  static const char *names[] = {"adapt", "one", "always"};
+  for (int i = 0; e && i < 3; i++)
     if (!strcmp(e, names[i]))
       return i;
   if (e && *e)
-    fprintf(stderr,
-            "ferry: FERRY_GPU_ENGINE_POLICY=%s is not probe, demand, one or always: "
-            "probe\n",
-            e);
-  return FY_ENGINES_PROBE;
+    fprintf(stderr, "ferry: FERRY_GPU_ENGINE_POLICY=%s is not adapt, one or always: adapt\n", e);
+  return FY_ENGINES_ADAPT;
 }
 
 void *fy_dev_decoder_main(void *arg) {
@@ -359,15 +350,13 @@ void *fy_dev_decoder_main(void *arg) {
   for (;;) {
     slot *s = NULL;
     int n = 0;
-    /* The first engine context always decodes; the others only while
-     * they make the consumer's batches come faster (fy_dev_hungry,
-     * engine_ctl.h). With a consumer slower than the loader (a training
-     * step), several engine jobs at once only lengthen each one while the
-     * step holds the GPU, and a batch waits for its slowest chunk: on an
-     * H100, ResNet-50 fed with 3 contexts always on ran at 86 % of its
-     * synthetic-data rate, with one at 99 % (bench/RESULTS.md).
-     * Decode-bound, every context runs. */
-    if (engine > 0 && !L->stop && !fy_dev_hungry(L)) {
+    /* Only as many engine contexts decode as help (engine_ctl.h): with
+     * a consumer slower than the loader (a training step), engine jobs
+     * only lengthen while the step holds the GPU, and a batch waits for
+     * its slowest chunk: on an H100, ResNet-50 fed with 3 contexts always
+     * on ran at 85-86 % of its synthetic-data rate, with the cores alone
+     * at 99 % (bench/RESULTS.md). Decode-bound, every context runs. */
+    if (!L->stop && !fy_dev_engine_on(L, engine)) {
       fy_note_set(w.note, FY_STAGE_IDLE, NULL, 0);
       pthread_cond_wait(&L->work_cv, &L->mu);
       continue;

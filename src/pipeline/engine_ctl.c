@@ -1,21 +1,31 @@
-/* engine_ctl.c — the extra JPEG engine contexts, on or off by measured
- * consumer rate (engine_ctl.h). */
+/* engine_ctl.c — how many JPEG engine contexts decode (engine_ctl.h). */
 #include "pipeline/engine_ctl.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define HOLD_MIN_S 4.0  /* first hold after a probe that changed the choice */
-#define HOLD_MAX_S 64.0 /* holds double up to this while the choice stays */
-#define ON_GAIN 1.03    /* on must be this much faster: off costs the GPU less */
+#define WINDOW_S 0.5    /* a window spans at least this long */
+#define WINDOW_N 8      /* and this many batch intervals */
+#define IDLE_DOWN 0.25  /* workers idle this share: one context fewer */
+#define IDLE_UP 0.05    /* workers idle less: try one more */
+#define GAIN 1.03       /* a context on trial must make batches this much faster */
+#define BACKOFF_MIN 4.0 /* s before the next trial after a failed one; doubles */
+#define BACKOFF_MAX 64.0
 
-void fy_engine_ctl_init(fy_engine_ctl *c, int settle) {
+static void new_window(fy_engine_ctl *c, int settle) {
+  c->left = settle;
+  c->n = 0;
+  c->span = 0;
+}
+
+void fy_engine_ctl_init(fy_engine_ctl *c, int max, int settle) {
   memset(c, 0, sizeof *c);
+  c->max = max < 0 ? 0 : max;
+  c->level = c->max;
   c->settle = settle < 1 ? 1 : settle;
   c->t_last = -1;
-  c->hold_s = HOLD_MIN_S;
-  c->phase = FY_CTL_OFF; /* probe at once: off, then on */
-  c->left = c->settle;
+  c->backoff_s = BACKOFF_MIN;
+  new_window(c, c->settle);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -23,55 +33,66 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Batches per second over the phase: the median interval, so that one
- * pause of the consumer's own (a checkpoint, an evaluation) does not
- * decide. */
-static double phase_rate(fy_engine_ctl *c) {
-  qsort(c->dt, (size_t)c->n, sizeof c->dt[0], cmp_double);
-  double med = c->dt[c->n / 2];
-  return med > 0 ? 1.0 / med : 1e9;
+/* The window's batches per second and the workers' idle share. An
+ * interval over 4 times the median is the consumer away (a checkpoint, an
+ * evaluation: the ring fills and the workers idle): it counts as 4 times
+ * the median towards the rate and not at all towards the idle share, so a
+ * pause does not decide. */
+static void measure(fy_engine_ctl *c, int workers) {
+  double s[FY_CTL_MAX_DT], sum = 0, idle = 0;
+  memcpy(s, c->dt, (size_t)c->n * sizeof s[0]);
+  qsort(s, (size_t)c->n, sizeof s[0], cmp_double);
+  double cap = 4 * s[c->n / 2];
+  for (int i = 0; i < c->n; i++) {
+    sum += c->dt[i] > cap ? cap : c->dt[i];
+    idle += c->dt[i] > cap ? 0 : c->di[i];
+  }
+  c->rate = sum > 0 ? c->n / sum : 1e9;
+  c->idle_frac = workers > 0 && sum > 0 ? idle / (sum * workers) : 0;
 }
 
-static void start_phase(fy_engine_ctl *c, int phase) {
-  c->phase = phase;
-  c->left = c->settle;
-  c->n = 0;
+static int decide(fy_engine_ctl *c, double now) {
+  int was = c->level;
+  if (c->trial) { /* keep the new context only if it paid */
+    c->trial = 0;
+    if (c->rate < c->rate_before * GAIN) {
+      c->level--;
+      c->why = "the context on trial did not pay";
+      c->no_up_until = now + c->backoff_s;
+      c->backoff_s = c->backoff_s * 2 > BACKOFF_MAX ? BACKOFF_MAX : c->backoff_s * 2;
+    } else {
+      c->backoff_s = BACKOFF_MIN;
+    }
+  } else if (c->idle_frac < IDLE_UP && c->level < c->max && now >= c->no_up_until) {
+    c->rate_before = c->rate;
+    c->level++;
+    c->trial = 1;
+    c->why = "the loader is the limit: one more on trial";
+  } else if (c->idle_frac > IDLE_DOWN && c->level > 0) {
+    c->level--;
+    c->why = "the CPU workers keep up";
+  }
+  return c->level != was;
 }
 
-int fy_engine_ctl_step(fy_engine_ctl *c, double now, int counted) {
-  int was = c->on;
-  double dt = c->t_last >= 0 ? now - c->t_last : -1;
+int fy_engine_ctl_step(fy_engine_ctl *c, double now, double idle_s, int workers, int counted) {
+  double dt = c->t_last >= 0 ? now - c->t_last : -1, di = idle_s - c->idle_last;
   c->t_last = counted ? now : -1;
+  c->idle_last = idle_s;
   if (!counted || dt < 0)
     return 0;
-  if (c->phase == FY_CTL_HOLD) {
-    if (now >= c->until) {
-      start_phase(c, FY_CTL_OFF);
-      c->on = 0;
-    }
-    return c->on != was;
-  }
-  c->on = c->phase == FY_CTL_ON;
-  if (c->left > 0) { /* batches made under the last setting still arrive */
+  if (c->left > 0) { /* batches made before the last change still arrive */
     c->left--;
-    return c->on != was;
+    return 0;
   }
-  c->dt[c->n++] = dt;
-  if (c->n < FY_CTL_WINDOW)
-    return c->on != was;
-  c->rate[c->phase == FY_CTL_ON] = phase_rate(c);
-  if (c->phase == FY_CTL_OFF) {
-    start_phase(c, FY_CTL_ON);
-    c->on = 1;
-    return c->on != was;
-  }
-  int choice = c->rate[1] > c->rate[0] * ON_GAIN;
-  int same = c->probes > 0 && choice == c->chosen;
-  c->hold_s = same ? (c->hold_s * 2 > HOLD_MAX_S ? HOLD_MAX_S : c->hold_s * 2) : HOLD_MIN_S;
-  c->chosen = choice;
-  c->on = choice;
-  c->probes++;
-  c->phase = FY_CTL_HOLD;
-  c->until = now + c->hold_s;
-  return c->on != was;
+  c->dt[c->n] = dt;
+  c->di[c->n++] = di;
+  c->span += dt;
+  if ((c->n < WINDOW_N || c->span < WINDOW_S) && c->n < FY_CTL_MAX_DT)
+    return 0;
+  measure(c, workers);
+  int changed = decide(c, now);
+  c->changes += changed;
+  new_window(c, changed ? c->settle : 0);
+  return changed;
 }

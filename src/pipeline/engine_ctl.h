@@ -1,42 +1,48 @@
-/* engine_ctl.h — whether the JPEG engine's extra contexts should decode,
- * from the rate at which the consumer takes batches. Pure arithmetic over
- * the times it is given (no clock, no locks), so it is tested on the CPU.
+/* engine_ctl.h — how many JPEG engine contexts decode, from what the loader
+ * measures. Pure arithmetic over the times it is given (no clock, no
+ * locks), so it is tested on the CPU.
  *
- * The loader decodes with one engine context and the CPU workers; two more
- * contexts help when decoding is the limit and hurt when the consumer is
- * (a training step: its batches wait for their slowest engine chunk while
- * the step holds the GPU). Which case holds is measured, not guessed: now
- * and then the controller takes the consumer's batch interval with the
- * extra contexts off and then on, keeps the faster (on only when clearly
- * faster), and holds it for an interval that doubles while the choice
- * stays the same. */
+ * The engine helps when decoding is the limit and hurts when the consumer
+ * is (a training step: while the step holds the GPU each engine job takes
+ * longer, a batch waits for its slowest chunk, and the step waits for its
+ * batch; bench/RESULTS.md). The sign is the CPU workers: while they sit
+ * idle a quarter of the time the cores alone keep up, and a context stops
+ * (down to none); while they are never idle (under 5 %) the loader is the
+ * limit and a context starts, on trial: it stays only if batches then come
+ * at least 3 % faster; if not, it stops and the next trial waits 4 s,
+ * doubling to 64 s. Windows of at least 0.5 s and 8 batches, measured once
+ * the batches made before a change have passed (the ring's length), and
+ * never across an epoch's refill of the ring. */
 #ifndef FY_ENGINE_CTL_H
 #define FY_ENGINE_CTL_H
 
-#define FY_CTL_WINDOW 12 /* batch intervals measured per setting */
+#define FY_CTL_MAX_DT 256 /* batch intervals kept per window */
 
 typedef struct fy_engine_ctl {
-  int on;     /* the extra contexts decode */
-  int settle; /* batches each setting runs before it is measured */
-  int phase;  /* FY_CTL_* below */
-  int left;   /* batches left to settle in this phase */
-  int n;      /* intervals measured in this phase */
-  double dt[FY_CTL_WINDOW];
-  double rate[2]; /* measured batches/s with the extras off, on */
-  double t_last;  /* when the consumer asked for its last counted batch; < 0 none */
-  double until;   /* hold the choice until then */
-  double hold_s;  /* the current hold */
-  int chosen;     /* the last probe's choice */
-  int probes;     /* probes finished (stats, tests) */
+  int level;                /* contexts decoding (0: the CPU workers alone) */
+  int max;                  /* contexts there are */
+  int settle;               /* batches after a change before measuring */
+  int left;                 /* batches still to settle */
+  int n;                    /* intervals in this window */
+  double dt[FY_CTL_MAX_DT]; /* the window's batch intervals */
+  double di[FY_CTL_MAX_DT]; /* worker-seconds idle in each */
+  double span;              /* seconds they cover */
+  double t_last, idle_last; /* at the consumer's last request; t_last < 0: none */
+  int trial;                /* a context started on trial; rate_before is the rate without it */
+  double rate_before;
+  double no_up_until, backoff_s;
+  double rate, idle_frac; /* the last window's: batches/s, idle share of the workers */
+  const char *why;        /* the last change's reason, for messages */
+  int changes;
 } fy_engine_ctl;
 
-enum { FY_CTL_HOLD, FY_CTL_OFF, FY_CTL_ON };
-
-/* settle: batches in flight when a setting changes (the ring's size). */
-void fy_engine_ctl_init(fy_engine_ctl *c, int settle);
-/* The consumer asks for a batch at time now (s); counted = 0 where the
- * interval since the last one is no steady-state interval (the ring's
- * first fill of an epoch). Returns 1 when the choice changed. */
-int fy_engine_ctl_step(fy_engine_ctl *c, double now, int counted);
+/* max contexts, starting with all of them (the ring's first fill is always
+ * decode-bound); settle: the ring's length in batches. */
+void fy_engine_ctl_init(fy_engine_ctl *c, int max, int settle);
+/* The consumer asks for a batch at time now (s); idle_s: the CPU workers'
+ * idle time so far (summed, growing); workers: how many; counted = 0 where
+ * the interval since the last request is not steady state (the ring's
+ * first fill of an epoch). Returns 1 when the level changed. */
+int fy_engine_ctl_step(fy_engine_ctl *c, double now, double idle_s, int workers, int counted);
 
 #endif

@@ -79,6 +79,13 @@ static void assign(ferry_loader *L, slot *s) {
     fy_dev_slot_reset(L, s);
 }
 
+/* The CPU workers' idle time, integrated as their number idle changes. */
+static void workers_idle(ferry_loader *L, double now, int delta) {
+  L->idle_acc = fy_workers_idle_s(L, now);
+  L->idle_t = now;
+  L->idle_n += delta;
+}
+
 int64_t fy_claim_chunk(ferry_loader *L, fy_note *note, slot **out, int max, int *n) {
   for (;;) {
     if (L->stop)
@@ -98,10 +105,20 @@ int64_t fy_claim_chunk(ferry_loader *L, fy_note *note, slot **out, int max, int 
       }
     }
     fy_note_set(note, FY_STAGE_IDLE, NULL, 0);
+    int worker = note >= L->wnotes && note < L->wnotes + L->nworkers;
     double t0 = fy_now();
+    if (worker)
+      workers_idle(L, t0, 1);
     pthread_cond_wait(&L->work_cv, &L->mu);
-    L->stats.idle_s += fy_now() - t0;
+    double t1 = fy_now();
+    L->stats.idle_s += t1 - t0;
+    if (worker)
+      workers_idle(L, t1, -1);
   }
+}
+
+double fy_workers_idle_s(const ferry_loader *L, double now) {
+  return L->idle_acc + L->idle_n * (now - L->idle_t);
 }
 
 typedef struct worker_arg {

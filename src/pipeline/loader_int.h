@@ -77,9 +77,11 @@ struct ferry_loader {
   fy_gpu *gpu;
   int gpu_threads; /* decoder threads feeding the JPEG engine */
   int engine_warned;
-  double hungry_t;   /* demand policy: fy_now() when the consumer last waited (mu) */
-  fy_engine_ctl ctl; /* probe policy: the extra contexts by measured rate (mu) */
+  fy_engine_ctl ctl; /* how many engine contexts decode (mu; engine_ctl.h) */
   int engine_policy; /* FY_ENGINES_* (device.c) */
+  int idle_n;        /* CPU workers idle now (mu) */
+  double idle_acc;   /* their idle seconds, summed, up to idle_t (mu) */
+  double idle_t;
   pthread_t gpu_tid[FY_GPU_MAX_ENGINES];
   fy_dec_arg dec_args[FY_GPU_MAX_ENGINES];
   pthread_mutex_t dev_mu; /* the slots' device arenas and tables */
@@ -128,10 +130,9 @@ int fy_dev_finish(ferry_loader *L, slot *s);
  * data/device of the batch. FERRY_ETIMEOUT when they did not finish. */
 int fy_dev_ready(ferry_loader *L, slot *s, int timeout_ms);
 void fy_dev_release(ferry_loader *L, slot *s, void *stream);
-enum { FY_ENGINES_PROBE, FY_ENGINES_DEMAND, FY_ENGINES_ONE, FY_ENGINES_ALWAYS };
-/* 1 while the extra engine contexts should decode (mu held): by default
- * while they make the consumer's batches come faster. */
-int fy_dev_hungry(const ferry_loader *L);
+enum { FY_ENGINES_ADAPT, FY_ENGINES_ONE, FY_ENGINES_ALWAYS };
+/* 1 while engine context `engine` should decode (mu held). */
+int fy_dev_engine_on(const ferry_loader *L, int engine);
 /* The consumer asks for batch b of the epoch (mu held); waits: it is not
  * ready. Feeds the policy and wakes the extra contexts when it turns on. */
 void fy_dev_asked(ferry_loader *L, int64_t b, int waits);
@@ -151,6 +152,8 @@ int fy_cache_has_room(ferry_loader *L);
  * held, may wait, noting the thread idle meanwhile); returns the first
  * position and sets *n, or -1 to stop. */
 int64_t fy_claim_chunk(ferry_loader *L, fy_note *note, slot **out, int max, int *n);
+/* The CPU workers' idle seconds so far, summed (mu held). */
+double fy_workers_idle_s(const ferry_loader *L, double now);
 /* Marks position pos of slot s finished with status rc (mu not held). */
 void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc);
 

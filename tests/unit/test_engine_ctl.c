@@ -1,25 +1,27 @@
-/* test_engine_ctl.c — the controller of the extra JPEG engine contexts
- * (src/pipeline/engine_ctl.c), on simulated consumers: the batch interval
- * a consumer sees depends on the setting in force a ring's length earlier.
- * Decode-bound (on is faster) it settles on, a training step (on is
- * slower) off, a tie off; one long pause of the consumer's or an epoch's
- * refill does not decide; a consumer that changes is followed; holds
- * double while the choice stays. */
+/* test_engine_ctl.c — how many JPEG engine contexts decode
+ * (src/pipeline/engine_ctl.c), on simulated loaders: CPU workers and
+ * engine contexts make batches, a consumer takes them, and each context
+ * may slow the consumer (a training step sharing the GPU). What a level
+ * does shows a ring's length later. Decode-bound it keeps every context;
+ * feeding a training step the cores keep up with, none; loader-bound, the
+ * level that delivers most, its failed trials backing off; one long pause
+ * of the consumer's or an epoch's refill of the ring does not decide. */
 #include "check.h"
 #include "pipeline/engine_ctl.h"
 
-#include <math.h>
 #include <string.h>
 
-#define RING 4
+#define RING 3
+#define WORKERS 12
 
 typedef struct sim {
-  double off_dt, on_dt; /* batch interval with the extras off, on (s) */
-  double jitter;        /* +- fraction of the interval */
+  double cpu, eng; /* batches/s from all CPU workers, from each context */
+  double consumer; /* batches/s the consumer takes at most (0: no limit) */
+  double harm;     /* share of the consumer's rate each context takes */
+  double jitter;   /* +- share of each interval */
   unsigned seed;
-  int hist[RING]; /* settings of the last RING batches */
-  double t, on_s, total_s;
-  int changes;
+  int hist[RING]; /* levels the ring's batches were made at */
+  double t, idle, time_at[4], total;
 } sim;
 
 static double noise(sim *s) {
@@ -27,114 +29,164 @@ static double noise(sim *s) {
   return ((double)(s->seed >> 8 & 0xffff) / 65535.0 * 2 - 1) * s->jitter;
 }
 
-/* Runs the consumer for secs simulated seconds, an epoch of epoch_n
- * batches at a time (the first RING of each not counted). */
+/* Interval and idle worker-seconds of one batch made at level k. */
+static void batch_at(const sim *s, int k, double *dt, double *idle) {
+  double made = s->cpu + k * s->eng, rate = made;
+  if (s->consumer > 0) {
+    double take = s->consumer * (1 - s->harm * k);
+    if (take < 1)
+      take = 1;
+    rate = take < made ? take : made;
+  }
+  double cpu_share = rate - k * s->eng; /* the contexts take their fill first */
+  double busy = cpu_share <= 0 ? 0 : cpu_share >= s->cpu ? 1 : cpu_share / s->cpu;
+  *dt = 1 / rate;
+  *idle = (1 - busy) * WORKERS * *dt;
+}
+
+/* Runs secs simulated seconds in epochs of epoch_n batches (the first
+ * RING of each refill the ring: slow, not counted). */
 static void run(sim *s, fy_engine_ctl *c, double secs, int epoch_n) {
   double end = s->t + secs;
   for (int b = 0; s->t < end; b = (b + 1) % epoch_n) {
-    int made_on = s->hist[0];
+    int k = s->hist[0];
     memmove(s->hist, s->hist + 1, (RING - 1) * sizeof s->hist[0]);
-    s->hist[RING - 1] = c->on;
-    double dt = (made_on ? s->on_dt : s->off_dt) * (1 + noise(s));
+    s->hist[RING - 1] = c->level;
+    double dt, idle;
+    batch_at(s, k, &dt, &idle);
+    dt *= 1 + noise(s);
     if (b < RING)
-      dt *= 3; /* the refill at an epoch's start: slow, never counted */
+      dt *= 3, idle = 0.5 * WORKERS * dt;
     s->t += dt;
-    s->total_s += dt;
-    s->on_s += c->on ? dt : 0;
-    s->changes += fy_engine_ctl_step(c, s->t, b >= RING);
+    s->idle += idle;
+    s->time_at[c->level] += dt;
+    s->total += dt;
+    fy_engine_ctl_step(c, s->t, s->idle, WORKERS, b >= RING);
   }
+}
+
+static void reset_share(sim *s) {
+  memset(s->time_at, 0, sizeof s->time_at);
+  s->total = 0;
+}
+
+static double share(const sim *s, int level) { return s->time_at[level] / s->total; }
+
+static void start(sim *s, fy_engine_ctl *c) {
+  fy_engine_ctl_init(c, 3, RING);
+  for (int i = 0; i < RING; i++)
+    s->hist[i] = 3;
 }
 
 static void test_decode_bound(void) {
-  sim s = {.off_dt = 1 / 60.0, .on_dt = 1 / 100.0, .jitter = 0.1, .seed = 1};
+  sim s = {.cpu = 50, .eng = 25, .jitter = 0.1, .seed = 1};
   fy_engine_ctl c;
-  fy_engine_ctl_init(&c, RING);
-  CHECK(c.on == 0);
+  start(&s, &c);
+  CHECK(c.level == 3);
   run(&s, &c, 600, 40);
-  CHECK_MSG(c.on == 1, "decode-bound: extras left %s", c.on ? "on" : "off");
-  CHECK_MSG(s.on_s / s.total_s > 0.97, "decode-bound: extras on %.1f %% of the time",
-            100 * s.on_s / s.total_s);
-  CHECK_MSG(c.hold_s == 64.0, "hold %.0f s after many equal choices", c.hold_s);
-  CHECK_MSG(c.rate[1] > c.rate[0] * 1.4, "rates off %.1f on %.1f", c.rate[0], c.rate[1]);
-  CHECK_MSG(c.probes >= 5 && c.probes <= 30, "%d probes in 600 s", c.probes);
+  CHECK_MSG(c.level == 3, "decode-bound: %d contexts", c.level);
+  CHECK_MSG(share(&s, 3) > 0.99, "decode-bound: all contexts %.1f %% of the time",
+            100 * share(&s, 3));
+  CHECK_MSG(c.changes == 0, "decode-bound: %d changes", c.changes);
 }
 
 static void test_training(void) {
-  /* ResNet-50 on an H100: about 51 ms a step with the extras off, 58 ms on */
-  sim s = {.off_dt = 0.0515, .on_dt = 0.058, .jitter = 0.05, .seed = 2};
+  /* ResNet-50 on an H100: about 19.4 batches/s, each context slowing it */
+  sim s = {.cpu = 40, .eng = 25, .consumer = 19.4, .harm = 0.05, .jitter = 0.05, .seed = 2};
   fy_engine_ctl c;
-  fy_engine_ctl_init(&c, RING);
+  start(&s, &c);
+  run(&s, &c, 10, 500);
+  CHECK_MSG(c.level == 0, "training: %d contexts after 10 s", c.level);
+  reset_share(&s);
   run(&s, &c, 1800, 500);
-  CHECK_MSG(c.on == 0, "training: extras left on");
-  CHECK_MSG(s.on_s / s.total_s < 0.03, "training: extras on %.1f %% of the time",
-            100 * s.on_s / s.total_s);
+  CHECK_MSG(share(&s, 0) > 0.999, "training: no context only %.1f %% of the time",
+            100 * share(&s, 0));
+  CHECK(c.level == 0);
 }
 
-static void test_tie(void) {
-  sim s = {.off_dt = 0.02, .on_dt = 0.0198, .jitter = 0.02, .seed = 3};
+static void test_loader_bound(void) {
+  /* the step could take more than the cores make; one context helps, a
+   * second slows the step more than it adds */
+  sim s = {.cpu = 45, .eng = 10, .consumer = 62, .harm = 0.2, .jitter = 0.05, .seed = 3};
   fy_engine_ctl c;
-  fy_engine_ctl_init(&c, RING);
-  run(&s, &c, 300, 100);
-  CHECK_MSG(s.on_s / s.total_s < 0.05, "1 %% faster: extras on %.1f %% of the time",
-            100 * s.on_s / s.total_s);
+  start(&s, &c);
+  run(&s, &c, 30, 200);
+  reset_share(&s);
+  int changes = c.changes;
+  run(&s, &c, 600, 200);
+  CHECK_MSG(share(&s, 1) > 0.9, "loader-bound: one context %.1f %% of the time (0: %.1f, 2: %.1f)",
+            100 * share(&s, 1), 100 * share(&s, 0), 100 * share(&s, 2));
+  CHECK_MSG(c.changes - changes <= 30, "%d changes in 600 s: failed trials do not back off",
+            c.changes - changes);
 }
 
-static void test_pause_and_refill(void) {
-  /* decode-bound, but every window holds a long pause (an evaluation)
-   * and tiny epochs refill the ring often: the median still decides */
+static void test_engine_hurts(void) {
+  /* loader-bound, but any context slows the step below what the cores
+   * alone deliver */
+  sim s = {.cpu = 45, .eng = 10, .consumer = 62, .harm = 0.5, .jitter = 0.05, .seed = 4};
   fy_engine_ctl c;
-  fy_engine_ctl_init(&c, RING);
-  double t = 0;
-  int settled = 0;
-  for (int i = 0; i < 4000; i++) {
-    int b = i % 9; /* 9-batch epochs: 5 counted intervals each */
-    double dt = (c.on ? 0.01 : 0.02) * (b < RING ? 5 : 1);
-    if (i % 7 == 6)
-      dt = 5.0; /* the consumer away */
-    t += dt;
-    fy_engine_ctl_step(&c, t, b >= RING);
-    settled += c.probes > 0 && c.on;
-  }
-  CHECK_MSG(c.probes >= 1, "no probe finished (%d)", c.probes);
-  CHECK_MSG(c.on == 1, "pauses decided: extras off (off %.1f, on %.1f batches/s)", c.rate[0],
-            c.rate[1]);
-  CHECK_MSG(settled > 2000, "extras on for %d of 4000 batches", settled);
+  start(&s, &c);
+  run(&s, &c, 30, 200);
+  reset_share(&s);
+  int changes = c.changes;
+  run(&s, &c, 600, 200);
+  CHECK_MSG(share(&s, 0) > 0.95, "no context only %.1f %% of the time", 100 * share(&s, 0));
+  /* its trials fail, each next one later: 4, 8, ... 64 s apart */
+  CHECK_MSG(c.backoff_s == 64.0, "backoff %.0f s", c.backoff_s);
+  CHECK_MSG(c.changes - changes >= 10 && c.changes - changes <= 30, "%d changes in 600 s",
+            c.changes - changes);
 }
 
 static void test_follows_change(void) {
-  sim s = {.off_dt = 1 / 60.0, .on_dt = 1 / 100.0, .jitter = 0.05, .seed = 4};
+  sim s = {.cpu = 40, .eng = 25, .consumer = 19.4, .harm = 0.05, .jitter = 0.05, .seed = 5};
   fy_engine_ctl c;
-  fy_engine_ctl_init(&c, RING);
-  run(&s, &c, 300, 200);
-  CHECK(c.on == 1);
-  /* the consumer becomes a training step */
-  s.off_dt = 0.05, s.on_dt = 0.06;
-  s.on_s = s.total_s = 0;
-  run(&s, &c, 70, 200); /* at most one 64 s hold, then a probe */
-  CHECK_MSG(c.on == 0, "did not follow the consumer: extras still on");
-  s.on_s = s.total_s = 0;
-  run(&s, &c, 600, 200);
-  CHECK_MSG(s.on_s / s.total_s < 0.03, "after the change: extras on %.1f %% of the time",
-            100 * s.on_s / s.total_s);
+  start(&s, &c);
+  run(&s, &c, 60, 300);
+  CHECK(c.level == 0);
+  s.consumer = 0; /* training ends; a decode-bound pass (an export) begins */
+  run(&s, &c, 10, 300);
+  CHECK_MSG(c.level == 3, "decode-bound again: %d contexts after 10 s", c.level);
+}
+
+static void test_pauses(void) {
+  /* decode-bound, but the consumer stops for 5 s every 7th batch (the
+   * ring fills, the workers idle): the pauses do not decide */
+  fy_engine_ctl c;
+  fy_engine_ctl_init(&c, 3, RING);
+  double t = 0, idle = 0;
+  int at3 = 0;
+  for (int i = 0; i < 4000; i++) {
+    double dt = 1 / (50.0 + 25 * c.level), di = 0;
+    if (i % 7 == 6)
+      dt = 5.0, di = 4.9 * WORKERS;
+    t += dt;
+    idle += di;
+    fy_engine_ctl_step(&c, t, idle, WORKERS, 1);
+    at3 += c.level == 3;
+  }
+  CHECK_MSG(at3 > 3900, "pauses: all contexts for %d of 4000 batches (%d changes)", at3, c.changes);
 }
 
 static void test_uncounted(void) {
   fy_engine_ctl c;
-  fy_engine_ctl_init(&c, RING);
+  fy_engine_ctl_init(&c, 3, RING);
+  for (int i = 0; i < 1000; i++) /* every worker idle, but never steady state */
+    CHECK(fy_engine_ctl_step(&c, i * 0.01, i * 0.01 * WORKERS, WORKERS, 0) == 0);
+  CHECK(c.level == 3 && c.n == 0 && c.changes == 0);
+  fy_engine_ctl_init(&c, 0, 0); /* no engine: nothing to decide */
+  CHECK(c.settle == 1 && c.level == 0);
   for (int i = 0; i < 1000; i++)
-    CHECK(fy_engine_ctl_step(&c, i * 0.01, 0) == 0);
-  CHECK(c.on == 0 && c.probes == 0 && c.n == 0);
-  /* a settle of less than one batch still waits one */
-  fy_engine_ctl_init(&c, 0);
-  CHECK(c.settle == 1);
+    fy_engine_ctl_step(&c, i * 0.01, 0, WORKERS, 1);
+  CHECK(c.level == 0);
 }
 
 int main(void) {
   test_decode_bound();
   test_training();
-  test_tie();
-  test_pause_and_refill();
+  test_loader_bound();
+  test_engine_hurts();
   test_follows_change();
+  test_pauses();
   test_uncounted();
   return check_done();
 }
