@@ -7,6 +7,7 @@
 #define WINDOW_S 0.5    /* a window spans at least this long */
 #define WINDOW_N 8      /* and this many batch intervals */
 #define IDLE_DOWN 0.25  /* workers idle this share: one context fewer */
+#define IDLE_DOWN2 0.5  /* this share: two fewer */
 #define IDLE_UP 0.05    /* workers idle less: try one more */
 #define GAIN 1.03       /* a context on trial must make batches this much faster */
 #define BACKOFF_MIN 4.0 /* s before the next trial after a failed one; doubles */
@@ -69,7 +70,7 @@ static int decide(fy_engine_ctl *c, double now) {
     c->trial = 1;
     c->why = "the loader is the limit: one more on trial";
   } else if (c->idle_frac > IDLE_DOWN && c->level > 0) {
-    c->level--;
+    c->level -= c->idle_frac > IDLE_DOWN2 && c->level > 1 ? 2 : 1;
     c->why = "the CPU workers keep up";
   }
   return c->level != was;

@@ -7,12 +7,13 @@
  * longer, a batch waits for its slowest chunk, and the step waits for its
  * batch; bench/RESULTS.md). The sign is the CPU workers: while they sit
  * idle a quarter of the time the cores alone keep up, and a context stops
- * (down to none); while they are never idle (under 5 %) the loader is the
- * limit and a context starts, on trial: it stays only if batches then come
- * at least 3 % faster; if not, it stops and the next trial waits 4 s,
- * doubling to 64 s. Windows of at least 0.5 s and 8 batches, measured once
- * the batches made before a change have passed (the ring's length), and
- * never across an epoch's refill of the ring. */
+ * (two while they idle half the time; down to none); while they are never
+ * idle (under 5 %) the loader is the limit and a context starts, on trial:
+ * it stays only if batches then come at least 3 % faster; if not, it stops
+ * and the next trial waits 4 s, doubling to 64 s. Windows of at least
+ * 0.5 s and 8 batches, measured once the batches made before a change
+ * have passed (the ring's length), and never across an epoch's refill of
+ * the ring. */
 #ifndef FY_ENGINE_CTL_H
 #define FY_ENGINE_CTL_H
 
