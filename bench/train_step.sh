@@ -28,7 +28,7 @@ run() { # NAME ENV... -- ARGS...
 mode=${3:-compare}
 run synthetic X=1 -- --loader synthetic
 run ferry-engine FERRY_DEBUG=1 -- --loader ferry --hw-decode
-run ferry-cpu X=1 -- --loader ferry
+run ferry-cpu X=1 -- --loader ferry --no-hw-decode
 if [ "$mode" = probe ]; then # where the engine's cost to the step comes from
   run ferry-engine-normal-priority FERRY_GPU_NO_PRIORITY=1 -- --loader ferry --hw-decode
   run ferry-engine-1-decoder FERRY_GPU_DECODERS=1 -- --loader ferry --hw-decode

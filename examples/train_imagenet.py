@@ -63,12 +63,12 @@ def parse_args():
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--ferry-device", choices=["cpu", "cuda"], default=None,
                    help="where ferry makes batches (default: the training device)")
-    p.add_argument("--hw-decode", dest="hw_decode", action="store_true", default=False,
-                   help="ferry on a GPU: also decode on the GPU's JPEG engine (off by default: "
-                        "while ResNet-50 trains, the engine's work slows the step; CPU decoding "
-                        "with GPU resizing fed it faster on an H200, bench/RESULTS.md)")
+    p.add_argument("--hw-decode", dest="hw_decode", action="store_true", default=True,
+                   help="ferry on a GPU: also decode on the GPU's JPEG engine, as many contexts "
+                        "as help (the default; the loader stops them while the CPU cores keep "
+                        "up with the step, bench/RESULTS.md)")
     p.add_argument("--no-hw-decode", dest="hw_decode", action="store_false",
-                   help=argparse.SUPPRESS)
+                   help="ferry on a GPU: decode on the CPU cores only, resize on the GPU")
     p.add_argument("--prefetch", type=int, default=3)
     p.add_argument("--compile", action="store_true",
                    help="torch.compile the model (the first steps compile; --warmup leaves them out)")
