@@ -36,7 +36,7 @@ static int pack_seeds(const char *corpus, const char *tmp) {
       data[i] = (uint8_t)(i * 37 + v);
     int32_t labels[3] = {0, 1, -1};
     const char *paths[3] = {"/a/x.jpg", "b.png", ""};
-    if (fy_pack_write_shard(tmp, v, h, w, c, count, data, labels, paths)) {
+    if (fy_pack_write_shard(tmp, 0, v, h, w, c, count, data, labels, paths)) {
       fprintf(stderr, "mkseeds: %s\n", ferry_last_error());
       return 1;
     }

@@ -3,17 +3,28 @@
  *
  * A pack is a directory:
  *   PLAN                what is being packed (source, size, shard size; a
- *                       "store jpeg quality Q" line for JPEG packs): lets
- *                       an interrupted `ferry pack` resume, refusing to mix
+ *                       "store jpeg quality Q" line for JPEG packs) and the
+ *                       pack's id ("id HEX", 64 random bits): lets an
+ *                       interrupted `ferry pack` resume, refusing to mix
  *                       different settings
  *   shard-NNNNN.fpk     complete shards (written as .tmp, fsynced, renamed)
- *   MANIFEST            written last (same way): the pack is complete
+ *   MANIFEST            written last (same way): the pack is complete.
+ *                       "ferry-pack 2", "id HEX", "shape H W C", "shards N",
+ *                       N lines "shard-NNNNN.fpk COUNT" in order, then
+ *                       "crc32c HEX" of every byte before that line. Packs
+ *                       made before 2026-11-24 say "ferry-pack 1" and have
+ *                       no id and no checksum: they still load, unbound.
+ *
+ * Binding: every shard header carries the pack's id and the shard's
+ * number, so a shard copied in from another pack, two shards swapped, a
+ * shard listed twice or an edited MANIFEST are refused by name.
  *
  * Shard file, little-endian:
  *   header (64 bytes): magic "FERRYPK1", u32 version, u32 kind (1 = u8 HWC
  *     tensors, 2 = JPEG files), u32 height, width, channels, count, u64
- *     index offset, u64 file size, u32 reserved[3], u32 crc32c of the 60
- *     bytes before it
+ *     index offset, u64 file size, u64 pack id, u32 shard number (both 0
+ *     in packs made before 2026-11-24), u32 crc32c of the 60 bytes before
+ *     it
  *   samples, 64-byte aligned: kind 1, count tensors of
  *     height*width*channels bytes; kind 2, count baseline JPEGs of any
  *     length (upright RGB, short side = min(height, width) unless the
@@ -35,6 +46,7 @@
 #define FY_PACK_KIND_U8 1
 #define FY_PACK_KIND_JPEG 2
 #define FY_PACK_HEADER 64
+#define FY_PACK_MANIFEST_VERSION 2 /* 1: before packs were bound */
 
 typedef struct fy_pack_entry {
   uint64_t offset, length;
@@ -54,7 +66,8 @@ typedef struct fy_pack_shard {
 
 typedef struct fy_pack {
   char *dir;
-  int kind; /* FY_PACK_KIND_U8 or FY_PACK_KIND_JPEG (every shard the same) */
+  uint64_t id; /* 0: a pack made before binding (MANIFEST version 1) */
+  int kind;    /* FY_PACK_KIND_U8 or FY_PACK_KIND_JPEG (every shard the same) */
   int height, width, channels;
   int nshards;
   fy_pack_shard *shards;
@@ -62,6 +75,14 @@ typedef struct fy_pack {
   int32_t *sample_shard;  /* per sample: shard */
   uint32_t *sample_index; /* per sample: entry within the shard */
 } fy_pack;
+
+/* Little-endian fields of headers and indexes. */
+static inline uint32_t fy_le32(const uint8_t *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t fy_le64(const uint8_t *p) {
+  return fy_le32(p) | (uint64_t)fy_le32(p + 4) << 32;
+}
 
 /* CRC-32C (Castagnoli), hardware-accelerated where the CPU has SSE4.2. */
 uint32_t fy_crc32c(uint32_t crc, const void *data, size_t n);
@@ -85,14 +106,17 @@ const uint8_t *fy_pack_sample_len(const fy_pack *p, int64_t i, size_t *len, int3
 void fy_pack_sample_name(const fy_pack *p, int64_t i, char *buf, size_t len);
 void fy_pack_entry_get(const fy_pack_shard *s, uint32_t k, fy_pack_entry *e);
 
-/* Writes one shard atomically: `dir`/shard-NNNNN.fpk.tmp, fsync, rename,
- * fsync of the directory. data holds count tensors of h*w*c bytes. */
-int fy_pack_write_shard(const char *dir, int shard, int h, int w, int c, int count,
+/* A new pack's id: 64 random bits, never 0. */
+uint64_t fy_pack_new_id(void);
+/* Writes shard number `shard` of pack `id` atomically:
+ * `dir`/shard-NNNNN.fpk.tmp, fsync, rename, fsync of the directory. data
+ * holds count tensors of h*w*c bytes. */
+int fy_pack_write_shard(const char *dir, uint64_t id, int shard, int h, int w, int c, int count,
                         const uint8_t *data, const int32_t *labels, const char *const *paths);
 /* The same for samples of any length (kind FY_PACK_KIND_JPEG): sample i is
  * lens[i] bytes at samples[i]; h, w, c the nominal size for the header. */
-int fy_pack_write_shard_var(const char *dir, int shard, int kind, int h, int w, int c, int count,
-                            const uint8_t *const *samples, const size_t *lens,
+int fy_pack_write_shard_var(const char *dir, uint64_t id, int shard, int kind, int h, int w, int c,
+                            int count, const uint8_t *const *samples, const size_t *lens,
                             const int32_t *labels, const char *const *paths);
 
 /* `ferry pack --store jpeg`: decodes, resizes (short side) and re-encodes
@@ -101,8 +125,8 @@ int fy_pack_write_shard_var(const char *dir, int shard, int kind, int h, int w, 
  * samples k * shard_size onwards; bad files are left out (on_error skip)
  * or stop the build (fail). done0 = samples already packed (progress). */
 struct fy_source;
-int fy_pack_build_jpeg(const ferry_pack_options *o, const struct fy_source *src, const int *missing,
-                       int nmissing, int64_t done0);
+int fy_pack_build_jpeg(const ferry_pack_options *o, uint64_t id, const struct fy_source *src,
+                       const int *missing, int nmissing, int64_t done0);
 
 /* Renames tmp to final and fsyncs dir: the atomic step of every write. */
 int fy_pack_commit(const char *tmp, const char *final, const char *dir);

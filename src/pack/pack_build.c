@@ -80,8 +80,9 @@ static int check_empty(const char *dir) {
   return FERRY_OK;
 }
 
-/* Checks or writes PLAN. */
-static int check_plan(const ferry_pack_options *o, int64_t n) {
+/* Checks or writes PLAN; sets *id to the pack's (0 for a PLAN written
+ * before packs had one: its shards are unbound too). */
+static int check_plan(const ferry_pack_options *o, int64_t n, uint64_t *id) {
   char want[8192], path[4200], have[8192];
   plan_text(o, n, want, sizeof want);
   snprintf(path, sizeof path, "%s/PLAN", o->output);
@@ -90,11 +91,25 @@ static int check_plan(const ferry_pack_options *o, int64_t n) {
     return fy_error(FERRY_EINVAL, "%s: not a regular file", path);
   if (!f) {
     int rc = check_empty(o->output);
-    return rc ? rc : write_small_file(o->output, "PLAN", want);
+    if (rc)
+      return rc;
+    *id = fy_pack_new_id();
+    size_t k = strlen(want);
+    snprintf(want + k, sizeof want - k, "id %016llx\n", (unsigned long long)*id);
+    return write_small_file(o->output, "PLAN", want);
   }
   size_t k = fread(have, 1, sizeof have - 1, f);
   have[k] = '\0';
   fclose(f);
+  /* the id line is the pack's own, not a setting */
+  *id = 0;
+  char *line = strstr(have, "\nid ");
+  unsigned long long v = 0;
+  int end = 0;
+  if (line && sscanf(line + 1, "id %16llx\n%n", &v, &end) == 1 && end > 0 && !line[1 + end]) {
+    *id = v;
+    line[1] = '\0';
+  }
   if (strcmp(have, want) != 0)
     return fy_error(FERRY_EINVAL,
                     "%s: holds a pack made with other settings (see its PLAN); "
@@ -103,21 +118,33 @@ static int check_plan(const ferry_pack_options *o, int64_t n) {
   return FERRY_OK;
 }
 
-/* Shard k is done when its file exists with a valid header. */
-static int shard_done(const char *dir, int k, uint32_t *count) {
+enum { SHARD_MISSING, SHARD_DONE, SHARD_FOREIGN };
+
+/* Shard k is done when its file exists with a valid header of this pack;
+ * one with another pack's id or number is foreign (never overwritten). */
+static int shard_state(const char *dir, int k, uint64_t id, uint32_t *count) {
   char path[4200];
   snprintf(path, sizeof path, "%s/shard-%05d.fpk", dir, k);
   FILE *f = fy_pack_fopen(path);
   if (!f)
-    return 0;
+    return SHARD_MISSING;
   uint8_t h[FY_PACK_HEADER];
   int ok = fread(h, 1, sizeof h, f) == sizeof h && memcmp(h, FY_PACK_MAGIC, 8) == 0;
   fclose(f);
-  uint32_t crc = (uint32_t)h[60] | h[61] << 8 | h[62] << 16 | (uint32_t)h[63] << 24;
-  if (!ok || crc != fy_crc32c(0, h, 60))
-    return 0;
-  *count = (uint32_t)h[28] | h[29] << 8 | h[30] << 16 | (uint32_t)h[31] << 24;
-  return 1;
+  if (!ok || fy_le32(h + 60) != fy_crc32c(0, h, 60))
+    return SHARD_MISSING;
+  *count = fy_le32(h + 28);
+  uint64_t hid = fy_le64(h + 48);
+  if (hid != id || (id && fy_le32(h + 56) != (uint32_t)k))
+    return SHARD_FOREIGN;
+  return SHARD_DONE;
+}
+
+static int foreign_shard(const char *dir, int k) {
+  return fy_error(FERRY_ECORRUPT,
+                  "%s/shard-%05d.fpk: belongs to another pack (its header names another pack id "
+                  "or shard number); move it away and run ferry pack again",
+                  dir, k);
 }
 
 /* The temporaries an interrupted `ferry pack` leaves, by exact name:
@@ -169,35 +196,39 @@ static int todo_source(const ferry_pack_options *o, const fy_source *src, const 
   return rc;
 }
 
-static int write_manifest(const ferry_pack_options *o, int nshards) {
-  size_t cap = 128 + (size_t)nshards * 40;
+static int write_manifest(const ferry_pack_options *o, int nshards, uint64_t id) {
+  size_t cap = 160 + (size_t)nshards * 40;
   char *t = malloc(cap);
   if (!t)
     return fy_error(FERRY_ENOMEM, "out of memory");
-  size_t k = (size_t)snprintf(t, cap, "ferry-pack %d\nshape %d %d 3\nshards %d\n", FY_PACK_VERSION,
-                              o->height, o->width, nshards);
+  size_t k = (size_t)snprintf(t, cap, "ferry-pack %d\nid %016llx\nshape %d %d 3\nshards %d\n",
+                              FY_PACK_MANIFEST_VERSION, (unsigned long long)id, o->height, o->width,
+                              nshards);
   uint64_t total = 0;
-  for (int i = 0; i < nshards; i++) {
+  int rc = FERRY_OK;
+  for (int i = 0; i < nshards && rc == FERRY_OK; i++) {
     uint32_t c = 0;
-    if (!shard_done(o->output, i, &c)) {
-      free(t);
-      return fy_error(FERRY_ECORRUPT, "%s: shard %d missing after packing", o->output, i);
-    }
+    int st = shard_state(o->output, i, id, &c);
+    if (st == SHARD_MISSING)
+      rc = fy_error(FERRY_ECORRUPT, "%s: shard %d missing after packing", o->output, i);
+    else if (st == SHARD_FOREIGN)
+      rc = foreign_shard(o->output, i);
     total += c;
     k += (size_t)snprintf(t + k, cap - k, "shard-%05d.fpk %u\n", i, c);
   }
-  if (total == 0) {
-    free(t);
-    return fy_error(FERRY_EEMPTY, "%s: no image of %s could be packed", o->output, o->source);
+  if (rc == FERRY_OK && total == 0)
+    rc = fy_error(FERRY_EEMPTY, "%s: no image of %s could be packed", o->output, o->source);
+  if (rc == FERRY_OK) {
+    snprintf(t + k, cap - k, "crc32c %08x\n", fy_crc32c(0, t, k));
+    rc = write_small_file(o->output, "MANIFEST", t);
   }
-  int rc = write_small_file(o->output, "MANIFEST", t);
   free(t);
   return rc;
 }
 
 /* Runs the loader over the to-do samples (taken over), one shard per batch. */
-static int pack_missing(const ferry_pack_options *o, fy_source *todo, const int *missing,
-                        int nmissing, int64_t done0, int64_t total) {
+static int pack_missing(const ferry_pack_options *o, uint64_t id, fy_source *todo,
+                        const int *missing, int nmissing, int64_t done0, int64_t total) {
   ferry_loader_options lo;
   ferry_loader_options_default(&lo);
   lo.source = o->source;
@@ -230,7 +261,7 @@ static int pack_missing(const ferry_pack_options *o, fy_source *todo, const int 
   while (rc == FERRY_OK && (rc = ferry_loader_next(L, &b)) == FERRY_OK) {
     for (int i = 0; i < b->count; i++)
       paths[i] = ferry_loader_path(L, b->indices[i]);
-    rc = m < nmissing ? fy_pack_write_shard(o->output, missing[m++], o->height, o->width, 3,
+    rc = m < nmissing ? fy_pack_write_shard(o->output, id, missing[m++], o->height, o->width, 3,
                                             b->count, b->data, b->labels, paths)
                       : fy_error(FERRY_EINTERNAL, "pack: more batches than shards");
     done += o->shard_size;
@@ -281,7 +312,8 @@ static int pack_locked(const ferry_pack_options *o) {
   if (rc)
     return rc;
   int nshards = (int)((src.count + o->shard_size - 1) / o->shard_size);
-  rc = check_plan(o, src.count);
+  uint64_t id = 0;
+  rc = check_plan(o, src.count, &id);
   int *missing = malloc(sizeof *missing * (size_t)(nshards ? nshards : 1));
   int nmissing = 0;
   int64_t done = 0;
@@ -289,24 +321,27 @@ static int pack_locked(const ferry_pack_options *o) {
     rc = fy_error(FERRY_ENOMEM, "out of memory");
   if (rc == FERRY_OK) {
     remove_temps(o->output);
-    for (int k = 0; k < nshards; k++) {
+    for (int k = 0; k < nshards && rc == FERRY_OK; k++) {
       uint32_t c;
-      if (shard_done(o->output, k, &c))
+      int st = shard_state(o->output, k, id, &c);
+      if (st == SHARD_FOREIGN)
+        rc = foreign_shard(o->output, k);
+      else if (st == SHARD_DONE)
         done += o->shard_size;
       else
         missing[nmissing++] = k;
     }
   }
   if (rc == FERRY_OK && o->store == FERRY_PACK_JPEG) {
-    rc = fy_pack_build_jpeg(o, &src, missing, nmissing, done);
+    rc = fy_pack_build_jpeg(o, id, &src, missing, nmissing, done);
   } else if (rc == FERRY_OK && nmissing > 0) {
     fy_source todo;
     rc = todo_source(o, &src, missing, nmissing, &todo);
     if (rc == FERRY_OK)
-      rc = pack_missing(o, &todo, missing, nmissing, done, src.count);
+      rc = pack_missing(o, id, &todo, missing, nmissing, done, src.count);
   }
   if (rc == FERRY_OK)
-    rc = write_manifest(o, nshards);
+    rc = write_manifest(o, nshards, id);
   free(missing);
   fy_source_free(&src);
   return rc;

@@ -26,6 +26,7 @@ typedef struct jpack_shard {
 
 typedef struct jpack {
   const ferry_pack_options *o;
+  uint64_t id; /* the pack's */
   const fy_source *src;
   char **abs; /* per claimed sample: absolute source path, set by the worker */
   const int *missing;
@@ -118,8 +119,8 @@ static int write_shard(jpack *J, int m) {
     k++;
   }
   if (rc == FERRY_OK)
-    rc = fy_pack_write_shard_var(o->output, J->missing[m], FY_PACK_KIND_JPEG, o->height, o->width,
-                                 3, k, samples, lens, labels, paths);
+    rc = fy_pack_write_shard_var(o->output, J->id, J->missing[m], FY_PACK_KIND_JPEG, o->height,
+                                 o->width, 3, k, samples, lens, labels, paths);
   free(samples);
   free(lens);
   free(labels);
@@ -195,13 +196,14 @@ static void *worker_run(void *arg) {
   return NULL;
 }
 
-int fy_pack_build_jpeg(const ferry_pack_options *o, const fy_source *src, const int *missing,
-                       int nmissing, int64_t done0) {
+int fy_pack_build_jpeg(const ferry_pack_options *o, uint64_t id, const fy_source *src,
+                       const int *missing, int nmissing, int64_t done0) {
   if (nmissing == 0)
     return FERRY_OK;
   jpack J;
   memset(&J, 0, sizeof J);
   J.o = o;
+  J.id = id;
   J.src = src;
   J.missing = missing;
   J.nmissing = nmissing;

@@ -12,12 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static uint32_t get32(const uint8_t *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
-
 FILE *fy_pack_fopen(const char *path) {
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0)
@@ -46,16 +40,16 @@ int fy_pack_is(const char *dir) {
 
 void fy_pack_entry_get(const fy_pack_shard *s, uint32_t k, fy_pack_entry *e) {
   const uint8_t *p = s->index + (size_t)k * 32;
-  e->offset = get64(p);
-  e->length = get64(p + 8);
-  e->label = (int32_t)get32(p + 16);
-  e->crc = get32(p + 20);
-  e->path_off = get32(p + 24);
-  e->path_len = get32(p + 28);
+  e->offset = fy_le64(p);
+  e->length = fy_le64(p + 8);
+  e->label = (int32_t)fy_le32(p + 16);
+  e->crc = fy_le32(p + 20);
+  e->path_off = fy_le32(p + 24);
+  e->path_len = fy_le32(p + 28);
 }
 
 /* Maps a shard and checks what it says about itself. */
-static int open_shard(fy_pack *p, fy_pack_shard *s, uint32_t want_count) {
+static int open_shard(fy_pack *p, fy_pack_shard *s, int number, uint32_t want_count) {
   const char *path = s->path;
   /* O_NONBLOCK: a FIFO in a shard's place must not block the open */
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -79,12 +73,12 @@ static int open_shard(fy_pack *p, fy_pack_shard *s, uint32_t want_count) {
   const uint8_t *h = m;
   if (memcmp(h, FY_PACK_MAGIC, 8) != 0)
     return fy_error(FERRY_ECORRUPT, "%s: not a ferry shard (bad magic)", path);
-  if (get32(h + 60) != fy_crc32c(0, h, 60))
+  if (fy_le32(h + 60) != fy_crc32c(0, h, 60))
     return fy_error(FERRY_ECORRUPT, "%s: shard header checksum mismatch", path);
-  if (get32(h + 8) != FY_PACK_VERSION)
+  if (fy_le32(h + 8) != FY_PACK_VERSION)
     return fy_error(FERRY_EUNSUPPORTED, "%s: shard format version %u, this ferry reads %d", path,
-                    get32(h + 8), FY_PACK_VERSION);
-  uint32_t kind = get32(h + 12);
+                    fy_le32(h + 8), FY_PACK_VERSION);
+  uint32_t kind = fy_le32(h + 12);
   if (kind != FY_PACK_KIND_U8 && kind != FY_PACK_KIND_JPEG)
     return fy_error(FERRY_EUNSUPPORTED, "%s: shard kind %u, this ferry reads 1 (u8) and 2 (jpeg)",
                     path, kind);
@@ -93,18 +87,27 @@ static int open_shard(fy_pack *p, fy_pack_shard *s, uint32_t want_count) {
   if ((int)kind != p->kind)
     return fy_error(FERRY_ECORRUPT, "%s: shard kind %u differs from the first shard's (%d)", path,
                     kind, p->kind);
-  if ((int)get32(h + 16) != p->height || (int)get32(h + 20) != p->width ||
-      (int)get32(h + 24) != p->channels)
+  if ((int)fy_le32(h + 16) != p->height || (int)fy_le32(h + 20) != p->width ||
+      (int)fy_le32(h + 24) != p->channels)
     return fy_error(FERRY_ECORRUPT, "%s: shard shape differs from the MANIFEST's", path);
-  s->count = get32(h + 28);
-  uint64_t index_off = get64(h + 32), end = get64(h + 40);
+  uint64_t id = fy_le64(h + 48);
+  uint32_t num = fy_le32(h + 56);
+  if (p->id && id != p->id)
+    return fy_error(FERRY_ECORRUPT,
+                    "%s: a shard of another pack (its pack id %016llx, this pack's %016llx)", path,
+                    (unsigned long long)id, (unsigned long long)p->id);
+  if (p->id && num != (uint32_t)number)
+    return fy_error(FERRY_ECORRUPT, "%s: holds shard %u of this pack, listed as shard %d", path,
+                    num, number);
+  s->count = fy_le32(h + 28);
+  uint64_t index_off = fy_le64(h + 32), end = fy_le64(h + 40);
   if (s->count != want_count || end != s->size || index_off > end ||
       end - index_off < (uint64_t)s->count * 32 + 4)
     return fy_error(FERRY_ECORRUPT, "%s: truncated or inconsistent shard (%zu bytes)", path,
                     s->size);
   const uint8_t *ix = h + index_off;
   size_t ilen = (size_t)(end - index_off);
-  if (get32(ix + ilen - 4) != fy_crc32c(0, ix, ilen - 4))
+  if (fy_le32(ix + ilen - 4) != fy_crc32c(0, ix, ilen - 4))
     return fy_error(FERRY_ECORRUPT, "%s: index checksum mismatch", path);
   s->index = ix;
   s->strings = (const char *)ix + (size_t)s->count * 32;
@@ -122,27 +125,91 @@ static int open_shard(fy_pack *p, fy_pack_shard *s, uint32_t want_count) {
   return FERRY_OK;
 }
 
-/* MANIFEST: "ferry-pack 1", "shape H W C", "shards N", then N lines
- * "shard-NNNNN.fpk COUNT". */
-static int read_manifest(fy_pack *p, const char *dir, uint32_t **counts) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/MANIFEST", dir);
+#define MANIFEST_MAX (1u << 30) /* 10 million shard lines fit */
+
+/* The MANIFEST, whole (it is small: a line a shard). */
+static int manifest_text(const char *path, char **out, size_t *len) {
   FILE *f = fy_pack_fopen(path);
   if (!f && errno == EINVAL)
     return fy_error(FERRY_ECORRUPT, "%s: not a regular file", path);
   if (!f)
     return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(errno));
-  int version = 0, n = 0;
-  int ok = fscanf(f, "ferry-pack %d shape %d %d %d shards %d", &version, &p->height, &p->width,
-                  &p->channels, &n) == 5;
-  int rc = FERRY_OK;
-  if (!ok)
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || st.st_size < 0 || (uint64_t)st.st_size > MANIFEST_MAX) {
+    fclose(f);
+    return fy_error(FERRY_ECORRUPT, "%s: implausible size for a MANIFEST", path);
+  }
+  char *t = malloc((size_t)st.st_size + 1);
+  if (!t) {
+    fclose(f);
+    return fy_error(FERRY_ENOMEM, "%s: out of memory", path);
+  }
+  size_t n = fread(t, 1, (size_t)st.st_size, f);
+  fclose(f);
+  t[n] = '\0';
+  if (memchr(t, '\0', n)) {
+    free(t);
+    return fy_error(FERRY_ECORRUPT, "%s: not a ferry pack MANIFEST (binary data)", path);
+  }
+  *out = t;
+  *len = n;
+  return FERRY_OK;
+}
+
+/* Version 2 ends with "crc32c HEX" over every byte before that line;
+ * cuts it off. */
+static int manifest_checksum(char *t, size_t len, const char *path) {
+  if (len < 2 || t[len - 1] != '\n')
+    return fy_error(FERRY_ECORRUPT, "%s: MANIFEST truncated (no final line)", path);
+  char *last = len >= 2 ? memrchr(t, '\n', len - 1) : NULL;
+  last = last ? last + 1 : t;
+  unsigned crc = 0;
+  int end = 0;
+  if (sscanf(last, "crc32c %8x\n%n", &crc, &end) != 1 || end <= 0 || last[end])
+    return fy_error(FERRY_ECORRUPT, "%s: MANIFEST has no checksum line (truncated or edited)",
+                    path);
+  if (fy_crc32c(0, t, (size_t)(last - t)) != crc)
+    return fy_error(FERRY_ECORRUPT, "%s: MANIFEST checksum mismatch (edited or damaged)", path);
+  *last = '\0';
+  return FERRY_OK;
+}
+
+/* MANIFEST (pack.h): "ferry-pack V", in version 2 "id HEX", "shape H W C",
+ * "shards N", then N lines "shard-NNNNN.fpk COUNT"; version 2 names shard
+ * i as shard-%05d of i, in order, and ends with its checksum. */
+static int read_manifest(fy_pack *p, const char *dir, uint32_t **counts) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/MANIFEST", dir);
+  char *t = NULL;
+  size_t len = 0;
+  int rc = manifest_text(path, &t, &len);
+  if (rc)
+    return rc;
+  int version = 0, n = 0, at = 0;
+  if (sscanf(t, "ferry-pack %d%n", &version, &at) != 1)
     rc = fy_error(FERRY_ECORRUPT, "%s: not a ferry pack MANIFEST", path);
-  else if (version != FY_PACK_VERSION)
-    rc = fy_error(FERRY_EUNSUPPORTED, "%s: pack format version %d, this ferry reads %d", path,
-                  version, FY_PACK_VERSION);
-  else if (n < 0 || n > 10000000 || p->height < 1 || p->width < 1 || p->channels < 1 ||
-           p->height > 65536 || p->width > 65536 || p->channels > 4)
+  else if (version != 1 && version != FY_PACK_MANIFEST_VERSION)
+    rc = fy_error(FERRY_EUNSUPPORTED, "%s: pack format version %d, this ferry reads 1 and %d", path,
+                  version, FY_PACK_MANIFEST_VERSION);
+  if (rc == FERRY_OK && version >= 2)
+    rc = manifest_checksum(t, len, path);
+  const char *q = t + at;
+  if (rc == FERRY_OK && version >= 2) {
+    unsigned long long id = 0;
+    int k = 0;
+    if (sscanf(q, " id %16llx%n", &id, &k) != 1)
+      rc = fy_error(FERRY_ECORRUPT, "%s: MANIFEST has no pack id", path);
+    p->id = id;
+    q += k;
+  }
+  int k = 0;
+  if (rc == FERRY_OK &&
+      sscanf(q, " shape %d %d %d shards %d%n", &p->height, &p->width, &p->channels, &n, &k) != 4)
+    rc = fy_error(FERRY_ECORRUPT, "%s: not a ferry pack MANIFEST", path);
+  q += k;
+  if (rc == FERRY_OK &&
+      (n < 0 || n > 10000000 || p->height < 1 || p->width < 1 || p->channels < 1 ||
+       p->height > 65536 || p->width > 65536 || p->channels > 4))
     rc = fy_error(FERRY_ECORRUPT, "%s: implausible shape or shard count", path);
   if (rc == FERRY_OK) {
     p->shards = calloc((size_t)(n ? n : 1), sizeof *p->shards);
@@ -151,10 +218,17 @@ static int read_manifest(fy_pack *p, const char *dir, uint32_t **counts) {
       rc = fy_error(FERRY_ENOMEM, "out of memory");
   }
   for (int i = 0; rc == FERRY_OK && i < n; i++) {
-    char name[256];
+    char name[256], want[32];
     unsigned cnt;
-    if (fscanf(f, "%255s %u", name, &cnt) != 2 || strchr(name, '/')) {
+    if (sscanf(q, " %255s %u%n", name, &cnt, &k) != 2 || strchr(name, '/')) {
       rc = fy_error(FERRY_ECORRUPT, "%s: shard line %d unreadable", path, i + 1);
+      break;
+    }
+    q += k;
+    snprintf(want, sizeof want, "shard-%05d.fpk", i);
+    if (version >= 2 && strcmp(name, want) != 0) {
+      rc = fy_error(FERRY_ECORRUPT, "%s: shard line %d names %s where %s belongs", path, i + 1,
+                    name, want);
       break;
     }
     char sp[4352];
@@ -164,7 +238,11 @@ static int read_manifest(fy_pack *p, const char *dir, uint32_t **counts) {
     p->nshards = i + 1;
     p->count += cnt;
   }
-  fclose(f);
+  while (rc == FERRY_OK && (*q == ' ' || *q == '\n' || *q == '\t' || *q == '\r'))
+    q++;
+  if (rc == FERRY_OK && version >= 2 && *q)
+    rc = fy_error(FERRY_ECORRUPT, "%s: more shard lines than the %d it announces", path, n);
+  free(t);
   return rc;
 }
 
@@ -173,7 +251,7 @@ int fy_pack_open(fy_pack *p, const char *dir) {
   uint32_t *counts = NULL;
   int rc = read_manifest(p, dir, &counts);
   for (int i = 0; rc == FERRY_OK && i < p->nshards; i++)
-    rc = p->shards[i].path ? open_shard(p, &p->shards[i], counts[i])
+    rc = p->shards[i].path ? open_shard(p, &p->shards[i], i, counts[i])
                            : fy_error(FERRY_ENOMEM, "out of memory");
   if (rc == FERRY_OK) {
     p->sample_shard = malloc(sizeof *p->sample_shard * (size_t)(p->count ? p->count : 1));

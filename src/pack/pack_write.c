@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 static void put32(uint8_t *p, uint32_t v) {
@@ -82,8 +84,18 @@ static uint8_t *build_index(int count, const uint64_t *off, const uint8_t *const
 
 static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }
 
-int fy_pack_write_shard_var(const char *dir, int shard, int kind, int h, int w, int c, int count,
-                            const uint8_t *const *samples, const size_t *lens,
+uint64_t fy_pack_new_id(void) {
+  uint64_t id = 0;
+  if (getrandom(&id, sizeof id, 0) != (ssize_t)sizeof id || id == 0) {
+    struct timespec ts; /* no entropy source: still distinct per run */
+    clock_gettime(CLOCK_REALTIME, &ts);
+    id = ((uint64_t)ts.tv_sec * 1000000007u) ^ ((uint64_t)ts.tv_nsec << 20) ^ (uint64_t)getpid();
+  }
+  return id ? id : 1;
+}
+
+int fy_pack_write_shard_var(const char *dir, uint64_t id, int shard, int kind, int h, int w, int c,
+                            int count, const uint8_t *const *samples, const size_t *lens,
                             const int32_t *labels, const char *const *paths) {
   char tmp[4200], final[4096];
   snprintf(final, sizeof final, "%s/shard-%05d.fpk", dir, shard);
@@ -112,6 +124,8 @@ int fy_pack_write_shard_var(const char *dir, int shard, int kind, int h, int w, 
   put32(hdr + 28, (uint32_t)count);
   put64(hdr + 32, index_off);
   put64(hdr + 40, index_off + ilen);
+  put64(hdr + 48, id);
+  put32(hdr + 56, (uint32_t)shard);
   put32(hdr + 60, fy_crc32c(0, hdr, 60));
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -139,7 +153,7 @@ int fy_pack_write_shard_var(const char *dir, int shard, int kind, int h, int w, 
   return rc;
 }
 
-int fy_pack_write_shard(const char *dir, int shard, int h, int w, int c, int count,
+int fy_pack_write_shard(const char *dir, uint64_t id, int shard, int h, int w, int c, int count,
                         const uint8_t *data, const int32_t *labels, const char *const *paths) {
   size_t sample = (size_t)h * w * c;
   const uint8_t **samples = malloc(sizeof *samples * (size_t)(count ? count : 1));
@@ -150,8 +164,8 @@ int fy_pack_write_shard(const char *dir, int shard, int h, int w, int c, int cou
     lens[i] = sample;
   }
   if (rc == FERRY_OK)
-    rc = fy_pack_write_shard_var(dir, shard, FY_PACK_KIND_U8, h, w, c, count, samples, lens, labels,
-                                 paths);
+    rc = fy_pack_write_shard_var(dir, id, shard, FY_PACK_KIND_U8, h, w, c, count, samples, lens,
+                                 labels, paths);
   free(samples);
   free(lens);
   return rc;

@@ -57,7 +57,7 @@ static void pack_full_disk(const char *dir) {
   struct rlimit old;
   int mounted = full_disk_start(dir, &old);
   /* shard 0: small, fits */
-  CHECK(fy_pack_write_shard(dir, 0, 8, 8, 3, 2, data, labels, paths) == FERRY_OK);
+  CHECK(fy_pack_write_shard(dir, 1, 0, 8, 8, 3, 2, data, labels, paths) == FERRY_OK);
   char s0[4200], s1[4200], tmp[4300];
   snprintf(s0, sizeof s0, "%s/shard-00000.fpk", dir);
   snprintf(s1, sizeof s1, "%s/shard-00001.fpk", dir);
@@ -65,7 +65,7 @@ static void pack_full_disk(const char *dir) {
   size_t n0 = 0;
   char *before = slurp(s0, &n0);
   /* shard 1: 540 KB, does not */
-  int rc = fy_pack_write_shard(dir, 1, 300, 300, 3, 2, data, labels, paths);
+  int rc = fy_pack_write_shard(dir, 1, 1, 300, 300, 3, 2, data, labels, paths);
   const char *why = mounted ? "No space left" : "File too large";
   CHECK_MSG(rc == FERRY_EIO, "full disk: %s", ferry_strerror(rc));
   CHECK_MSG(strstr(ferry_last_error(), why) && strstr(ferry_last_error(), "shard-00001"), "%s",

@@ -99,6 +99,59 @@ static void pack_offset_wrap(const char *root) {
   free(data);
 }
 
+/* Issue 16 item 10, through the pack harness (a MANIFEST and one shard):
+ * a bound pack opens; another pack's MANIFEST over its shard, or its
+ * MANIFEST edited, is refused by name. */
+static void pack_binding(const char *root) {
+  static const struct {
+    const char *file;
+    int rc;
+    const char *want;
+  } cases[] = {{"bound-ok", FERRY_OK, NULL},
+               {"bound-foreign-id", FERRY_ECORRUPT, "a shard of another pack"},
+               {"bound-edited-manifest", FERRY_ECORRUPT, "MANIFEST checksum mismatch"}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pack/%s", root, cases[i].file);
+    size_t n = 0;
+    uint8_t *data = slurp(path, &n);
+    CHECK_MSG(data && n > FY_PACK_HEADER, "%s: missing", path);
+    if (!data || n <= FY_PACK_HEADER) {
+      free(data);
+      continue;
+    }
+    fuzz_pack_one(data, n);
+    fy_pack p;
+    int rc = fy_pack_open(&p, fuzz_tmpdir());
+    CHECK_MSG(rc == cases[i].rc && (!cases[i].want || strstr(ferry_last_error(), cases[i].want)),
+              "%s: %d, %s", cases[i].file, rc, rc ? ferry_last_error() : "opened");
+    if (rc == FERRY_OK) {
+      CHECK(p.count == 2 && p.id != 0);
+      fy_pack_close(&p);
+    }
+    free(data);
+  }
+}
+
+/* Issue 16 item 5, through the decode harness: a progressive JPEG whose
+ * AC scan repeats 1,500 times is refused as over the scan limit, at once. */
+static void decode_scan_bomb(const char *root) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/decode/scan-bomb", root);
+  size_t n = 0;
+  uint8_t *data = slurp(path, &n);
+  CHECK_MSG(data && n > 1000, "%s: missing", path);
+  if (!data || n <= 1000)
+    return;
+  ferry_image im;
+  memset(&im, 0, sizeof im);
+  int rc = ferry_decode(data + 1, n - 1, "scan-bomb", NULL, &im);
+  CHECK_MSG(rc == FERRY_ETOO_LARGE && strstr(ferry_last_error(), "scans"), "scan bomb: %d, %s", rc,
+            ferry_last_error());
+  ferry_image_free(&im);
+  free(data);
+}
+
 int main(void) {
   const char *fx = getenv("FERRY_FIXTURES");
   char root[2048];
@@ -109,5 +162,7 @@ int main(void) {
   CHECK_MSG(ran >= 2, "only %d regression inputs found under %s", ran, root);
   catalog_version(root);
   pack_offset_wrap(root);
+  pack_binding(root);
+  decode_scan_bomb(root);
   return check_done();
 }

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "core/internal.h"
 #include "ferry.h"
+#include "pack/pack.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -113,6 +114,127 @@ static void test_round_trip(const char *dir) {
 }
 
 static void run(const char *cmd) { CHECK_MSG(system(cmd) == 0, "%s", cmd); }
+
+/* Opening `dir` fails with FERRY_ECORRUPT naming `want`, for --verify and
+ * the loader alike. */
+static void refused(const char *dir, const char *want, const char *what) {
+  CHECK_MSG(ferry_pack_verify(dir, NULL) == FERRY_ECORRUPT && strstr(ferry_last_error(), want),
+            "%s: verify said %s", what, ferry_last_error());
+  ferry_loader_options o;
+  ferry_loader_options_default(&o);
+  o.source = dir;
+  ferry_loader *L = NULL;
+  CHECK_MSG(ferry_loader_open(&o, &L) == FERRY_ECORRUPT && strstr(ferry_last_error(), want),
+            "%s: the loader said %s", what, ferry_last_error());
+}
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  if (f) {
+    fputs(text, f);
+    fclose(f);
+  }
+}
+
+/* A MANIFEST rewritten with a valid checksum over `body`. */
+static void write_manifest(const char *dir, const char *body) {
+  char path[4400], text[8192];
+  snprintf(path, sizeof path, "%s/MANIFEST", dir);
+  snprintf(text, sizeof text, "%scrc32c %08x\n", body, fy_crc32c(0, body, strlen(body)));
+  write_text(path, text);
+}
+
+static void read_text(const char *path, char *buf, size_t cap) {
+  FILE *f = fopen(path, "rb");
+  size_t n = f ? fread(buf, 1, cap - 1, f) : 0;
+  buf[n] = '\0';
+  if (f)
+    fclose(f);
+}
+
+/* Issue 16 item 10: shards are bound to their pack. `dir` is a complete
+ * pack of 6 shards of 9 samples (and a last of 3); `other` a second pack
+ * made with the same settings. */
+static void test_binding(const char *dir, const char *other, const char *tmp) {
+  char cmd[40000], a[4400], b[4400], man[4400], text[8192];
+  CHECK_MSG(build(other, 9) == FERRY_OK, "%s", ferry_last_error());
+  snprintf(man, sizeof man, "%s/MANIFEST", dir);
+  read_text(man, text, sizeof text);
+  CHECK_MSG(!strncmp(text, "ferry-pack 2\nid ", 16) && strstr(text, "\ncrc32c "), "%s", text);
+  /* a shard copied in from the other pack */
+  snprintf(cmd, sizeof cmd, "rm -rf %s && cp -r %s %s && cp %s/shard-00002.fpk %s/", tmp, dir, tmp,
+           other, tmp);
+  run(cmd);
+  refused(tmp, "shard-00002.fpk: a shard of another pack", "foreign shard");
+  /* two shards of the pack swapped */
+  snprintf(cmd, sizeof cmd,
+           "rm -rf %s && cp -r %s %s && cd %s && mv shard-00000.fpk x && mv shard-00001.fpk "
+           "shard-00000.fpk && mv x shard-00001.fpk",
+           tmp, dir, tmp, tmp);
+  run(cmd);
+  refused(tmp, "shard-00000.fpk: holds shard 1 of this pack, listed as shard 0", "swapped shards");
+  /* an edited MANIFEST: fewer shards announced */
+  snprintf(cmd, sizeof cmd,
+           "rm -rf %s && cp -r %s %s && sed -i 's/^shards 6$/shards 2/' %s/MANIFEST", tmp, dir, tmp,
+           tmp);
+  run(cmd);
+  refused(tmp, "MANIFEST checksum mismatch", "edited shard count");
+  /* the checksum line cut off */
+  snprintf(cmd, sizeof cmd, "sed -i '/^crc32c /d' %s/MANIFEST", tmp);
+  run(cmd);
+  refused(tmp, "no checksum line", "MANIFEST without its checksum");
+  /* rewritten with a valid checksum: a shard listed twice, too few or too
+   * many lines */
+  char body[8192], id[32] = "";
+  sscanf(text, "ferry-pack 2\nid %16s", id);
+  snprintf(body, sizeof body,
+           "ferry-pack 2\nid %s\nshape %d %d 3\nshards 3\nshard-00000.fpk 9\nshard-00000.fpk "
+           "9\nshard-00002.fpk 9\n",
+           id, PH, PW);
+  write_manifest(tmp, body);
+  refused(tmp, "shard line 2 names shard-00000.fpk where shard-00001.fpk belongs", "listed twice");
+  snprintf(body, sizeof body,
+           "ferry-pack 2\nid %s\nshape %d %d 3\nshards 1\nshard-00000.fpk 9\nshard-00001.fpk 9\n",
+           id, PH, PW);
+  write_manifest(tmp, body);
+  refused(tmp, "more shard lines than the 1", "a line more than announced");
+  /* a MANIFEST of the other pack's id over this pack's shards */
+  snprintf(a, sizeof a, "%s/MANIFEST", other);
+  read_text(a, body, sizeof body);
+  snprintf(b, sizeof b, "%s/MANIFEST", tmp);
+  write_text(b, body);
+  refused(tmp, "a shard of another pack", "another pack's MANIFEST");
+  /* a pack made before binding (MANIFEST version 1, shards with id 0)
+   * still loads */
+  snprintf(cmd, sizeof cmd, "rm -rf %s && mkdir -p %s", tmp, tmp);
+  run(cmd);
+  uint8_t px[2 * PW * PH * 3] = {0};
+  int32_t labels[2] = {0, 1};
+  const char *paths[2] = {"/old/a.jpg", "/old/b.jpg"};
+  CHECK(fy_pack_write_shard(tmp, 0, 0, PH, PW, 3, 2, px, labels, paths) == FERRY_OK);
+  snprintf(b, sizeof b, "%s/MANIFEST", tmp);
+  snprintf(body, sizeof body, "ferry-pack 1\nshape %d %d 3\nshards 1\nshard-00000.fpk 2\n", PH, PW);
+  write_text(b, body);
+  CHECK_MSG(ferry_pack_verify(tmp, NULL) == FERRY_OK, "legacy pack: %s", ferry_last_error());
+  /* resuming with another pack's shard in place: refused, the file kept */
+  snprintf(cmd, sizeof cmd,
+           "rm -rf %s && cp -r %s %s && rm %s/MANIFEST %s/shard-00003.fpk && cp "
+           "%s/shard-00003.fpk %s/",
+           tmp, dir, tmp, tmp, tmp, other, tmp);
+  run(cmd);
+  struct stat st0, st1;
+  snprintf(a, sizeof a, "%s/shard-00003.fpk", tmp);
+  CHECK(stat(a, &st0) == 0);
+  CHECK(build(tmp, 9) == FERRY_ECORRUPT);
+  CHECK_MSG(strstr(ferry_last_error(), "shard-00003.fpk: belongs to another pack"), "%s",
+            ferry_last_error());
+  CHECK(stat(a, &st1) == 0 && st0.st_ino == st1.st_ino && st0.st_mtime == st1.st_mtime);
+  /* moved away, the resume finishes and the pack verifies */
+  unlink(a);
+  CHECK_MSG(build(tmp, 9) == FERRY_OK, "%s", ferry_last_error());
+  CHECK(ferry_pack_verify(tmp, NULL) == FERRY_OK);
+}
 
 static int build_jpeg(const char *out, int size, int shard) {
   ferry_pack_options o;
@@ -499,6 +621,9 @@ int main(void) {
   snprintf(pack, sizeof pack, "%s/pack", dir);
   snprintf(tmp, sizeof tmp, "%s/damaged", dir);
   test_round_trip(pack);
+  char other[4200];
+  snprintf(other, sizeof other, "%s/other", dir);
+  test_binding(pack, other, tmp);
   test_damage(pack, tmp);
   test_resume(pack);
   char fifo[4200];
