@@ -24,8 +24,11 @@
 typedef struct png_src {
   const uint8_t *data;
   size_t size, pos;
-  int truncated; /* the read function ran out of data */
-  char msg[160]; /* libpng's error message */
+  int truncated;    /* the read function ran out of data */
+  int rc;           /* an error of ferry's own, reported before a longjmp */
+  int oom;          /* an allocation of libpng's or zlib's failed */
+  char damage[160]; /* a warning that means the image data is incomplete */
+  char msg[160];    /* libpng's error message */
 } png_src;
 
 /* Work done inside the setjmp scope. */
@@ -50,17 +53,27 @@ static void on_error(png_structp png, png_const_charp msg) {
 }
 
 /* Warnings (known-incorrect sRGB profiles and the like) are not failures
- * and must not print from a worker thread. */
+ * and must not print from a worker thread. Those about the image data
+ * itself are kept: the progressive reader only warns when its stream
+ * breaks before the last row (libpng's "IDAT: ADLER32 checksum mismatch",
+ * a benign error), and the rows it did not deliver must not pass as
+ * pixels. Compressed data left over once the image is complete ("Extra
+ * compressed data", "Truncated compressed data") is no damage to it. */
 static void on_warning(png_structp png, png_const_charp msg) {
-  (void)png;
-  (void)msg;
+  png_src *s = png_get_error_ptr(png);
+  if (s && msg && strstr(msg, "IDAT") && !strstr(msg, "Extra compressed data") &&
+      !strstr(msg, "Truncated compressed data") && !s->damage[0])
+    snprintf(s->damage, sizeof s->damage, "%s", msg);
 }
 
 /* libpng's allocations go through fy_malloc, so that the tests' injected
  * allocation failures (buf.c) reach inside libpng too. */
 static png_voidp png_alloc(png_structp png, png_alloc_size_t n) {
-  (void)png;
-  return fy_malloc(n);
+  png_voidp p = fy_malloc(n);
+  png_src *s = png && !p ? png_get_error_ptr(png) : NULL;
+  if (s)
+    s->oom = 1; /* zlib's failures reach libpng's messages as other errors */
+  return p;
 }
 
 static void png_dealloc(png_structp png, png_voidp p) {
@@ -74,9 +87,11 @@ static int is_oom(const char *msg) { return strcasestr(msg, "memory") != NULL; }
 
 /* The status and message for a libpng error. */
 static int png_failure(const png_src *s, const char *name) {
+  if (s->rc)
+    return s->rc;
   if (s->truncated)
     return fy_error(FERRY_ECORRUPT, "%s: truncated PNG data", name);
-  if (is_oom(s->msg))
+  if (s->oom || is_oom(s->msg))
     return fy_error(FERRY_ENOMEM, "%s: PNG: out of memory (libpng: %s)", name, s->msg);
   return fy_error(FERRY_ECORRUPT, "%s: PNG: %s", name, s->msg);
 }
@@ -185,6 +200,10 @@ typedef struct decode_job {
   const char *name;
   const fy_codec_req *req;
   fy_decoded *out;
+  /* the progressive reader's state */
+  uint32_t w, h;
+  size_t row;
+  int got, ended;
 } decode_job;
 
 /* Pillow's RGB -> L (ITU-R 601-2 luma in 16-bit fixed point), in place:
@@ -224,45 +243,78 @@ static int set_transforms(png_structp png, int color, int depth, int channels) {
   return color_out || channels == 3 ? 3 : 1;
 }
 
-/* Reads every row (every pass when interlaced: libpng fills in the pixels
- * of each pass and keeps the rest of the row). */
-static void read_rows(png_structp png, uint8_t *pixels, uint32_t h, size_t row, int passes) {
-  for (int pass = 0; pass < passes; pass++)
-    for (uint32_t y = 0; y < h; y++)
-      png_read_row(png, pixels + (size_t)y * row, NULL);
+/* A ferry error inside a libpng callback: recorded, then out by longjmp. */
+static void fail(png_structp png, int rc) {
+  png_src *s = png_get_error_ptr(png);
+  s->rc = rc;
+  png_longjmp(png, 1);
 }
 
-static int decode_body(png_structp png, png_infop info, void *arg) {
-  decode_job *job = arg;
-  const fy_codec_req *req = job->req;
-  png_read_info(png, info);
+/* The header is in: limits, transforms, the pixel buffer. */
+static void on_info(png_structp png, png_infop info) {
+  decode_job *job = png_get_progressive_ptr(png);
   uint32_t w = png_get_image_width(png, info), h = png_get_image_height(png, info);
-  int rc = check_limit(job->name, w, h, req->max_pixels);
+  int rc = check_limit(job->name, w, h, job->req->max_pixels);
   if (rc)
-    return rc;
+    fail(png, rc);
   int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
-  int got = set_transforms(png, color, depth, req->channels);
-  int passes = png_set_interlace_handling(png);
+  int got = set_transforms(png, color, depth, job->req->channels);
+  png_set_interlace_handling(png);
   png_read_update_info(png, info);
   size_t row, total;
   if (!fy_mul_size(w, (size_t)got, &row) || !fy_mul_size(row, h, &total))
-    return fy_error(FERRY_ETOO_LARGE, "%s: PNG image %ux%u is too large", job->name, w, h);
+    fail(png, fy_error(FERRY_ETOO_LARGE, "%s: PNG image %ux%u is too large", job->name, w, h));
   if (png_get_bit_depth(png, info) != 8 || png_get_channels(png, info) != got ||
       png_get_rowbytes(png, info) != row)
-    return fy_error(FERRY_EINTERNAL, "%s: PNG: unexpected libpng output format", job->name);
+    fail(png, fy_error(FERRY_EINTERNAL, "%s: PNG: unexpected libpng output format", job->name));
   rc = fy_buf_reserve(&job->dec->pixels, total);
   if (rc)
-    return fy_error(rc, "%s: out of memory for a %ux%u PNG image", job->name, w, h);
+    fail(png, fy_error(rc, "%s: out of memory for a %ux%u PNG image", job->name, w, h));
+  /* interlaced passes fill in what earlier ones left */
+  memset(job->dec->pixels.p, 0, total);
+  job->w = w, job->h = h, job->row = row, job->got = got;
+}
+
+/* A row of a pass: combined into the image (libpng fills in the pass's
+ * pixels and keeps the rest). */
+static void on_row(png_structp png, png_bytep new_row, png_uint_32 y, int pass) {
+  (void)pass;
+  decode_job *job = png_get_progressive_ptr(png);
+  if (new_row && y < job->h)
+    png_progressive_combine_row(png, job->dec->pixels.p + (size_t)y * job->row, new_row);
+}
+
+static void on_end(png_structp png, png_infop info) {
+  (void)info;
+  decode_job *job = png_get_progressive_ptr(png);
+  job->ended = 1;
+}
+
+/* The progressive reader, fed the whole file at once: it inflates image
+ * data only into the rows (compressed data left over once the image is
+ * complete is skipped, its CRC still checked, as Pillow stops there),
+ * so a small PNG carrying a stream of 1 GiB of zeros decodes at once
+ * instead of inflating it all (the sequential reader's png_read_end did,
+ * 2.3 s). Every chunk up to IEND is read, so a bad CRC or a cut after the
+ * pixels is still reported. */
+static int decode_body(png_structp png, png_infop info, void *arg) {
+  decode_job *job = arg;
+  png_src *src = png_get_error_ptr(png);
+  png_set_progressive_read_fn(png, job, on_info, on_row, on_end);
+  png_process_data(png, info, (png_bytep)src->data, src->size);
+  if (src->damage[0])
+    return fy_error(FERRY_ECORRUPT, "%s: PNG: damaged image data (libpng: %s)", job->name,
+                    src->damage);
+  if (!job->ended || !job->h)
+    return fy_error(FERRY_ECORRUPT, "%s: truncated PNG data", job->name);
+  uint32_t w = job->w, h = job->h;
   uint8_t *pixels = job->dec->pixels.p;
-  read_rows(png, pixels, h, row, passes);
-  /* Read to IEND so that a bad CRC or truncation after the pixel data is
-   * reported too: a damaged file is not silently accepted. */
-  png_read_end(png, NULL);
-  if (got == 3 && req->channels == 1)
+  if (job->got == 3 && job->req->channels == 1)
     rgb_to_gray_inplace(pixels, (size_t)w * h);
   fy_decoded *out = job->out;
   memset(out, 0, sizeof *out);
-  out->image = (ferry_image){pixels, (int)w, (int)h, req->channels, (size_t)w * req->channels};
+  out->image =
+      (ferry_image){pixels, (int)w, (int)h, job->req->channels, (size_t)w * job->req->channels};
   out->src_w = (int)w;
   out->src_h = (int)h;
   out->sx = out->sy = 1.0;
@@ -275,6 +327,6 @@ int fy_png_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char 
   if (req->channels != 1 && req->channels != 3)
     return fy_error(FERRY_EINVAL, "%s: PNG: channels must be 1 or 3, not %d", nm(name),
                     req->channels);
-  decode_job job = {dec, nm(name), req, out};
+  decode_job job = {dec, nm(name), req, out, 0, 0, 0, 0, 0};
   return png_run(data, size, nm(name), decode_body, &job);
 }

@@ -301,6 +301,23 @@ def gen_png():
                                                             0, 0, 0))
     bomb += chunk(b"IDAT", zlib.compress(b"\x00" * 1000)) + chunk(b"IEND", b"")
     save_bytes("bomb_65500x65500.png", bomb)
+    # A 1x1 RGB pixel (16, 32, 48) whose zlib stream goes on with 64 MiB of
+    # compressed zeros (an inflate bomb: only the row is to be inflated),
+    # and the same pixel followed by bytes that are no deflate data at all
+    # (read in the same inflate call as the row: Pillow fails, so must we).
+    ihdr = chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+    z = zlib.compressobj(9)
+    stream = z.compress(b"\x00\x10\x20\x30")
+    for _ in range(64):
+        stream += z.compress(b"\x00" * (1 << 20))
+    stream += z.flush()
+    save_bytes("inflate_bomb_1x1.png", b"\x89PNG\r\n\x1a\n" + ihdr + chunk(b"IDAT", stream) +
+               chunk(b"IEND", b""))
+    z = zlib.compressobj(9)
+    stream = z.compress(b"\x00\x10\x20\x30") + z.flush(zlib.Z_SYNC_FLUSH)
+    stream += bytes(range(7, 250, 3)) * 4
+    save_bytes("excess_idat_1x1.png", b"\x89PNG\r\n\x1a\n" + ihdr + chunk(b"IDAT", stream) +
+               chunk(b"IEND", b""))
 
 
 def gen_webp():
