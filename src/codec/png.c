@@ -244,7 +244,7 @@ static int set_transforms(png_structp png, int color, int depth, int channels) {
 }
 
 /* A ferry error inside a libpng callback: recorded, then out by longjmp. */
-static void fail(png_structp png, int rc) {
+static _Noreturn void fail(png_structp png, int rc) {
   png_src *s = png_get_error_ptr(png);
   s->rc = rc;
   png_longjmp(png, 1);
@@ -261,7 +261,7 @@ static void on_info(png_structp png, png_infop info) {
   int got = set_transforms(png, color, depth, job->req->channels);
   png_set_interlace_handling(png);
   png_read_update_info(png, info);
-  size_t row, total;
+  size_t row = 0, total = 0;
   if (!fy_mul_size(w, (size_t)got, &row) || !fy_mul_size(row, h, &total))
     fail(png, fy_error(FERRY_ETOO_LARGE, "%s: PNG image %ux%u is too large", job->name, w, h));
   if (png_get_bit_depth(png, info) != 8 || png_get_channels(png, info) != got ||
