@@ -639,7 +639,11 @@ size_t ferry_dupes_group_count(const ferry_dupes *dupes);
 size_t ferry_dupes_group(const ferry_dupes *dupes, size_t g, const uint32_t **members);
 /* The pairs found between distinct hash values (each as the catalog index
  * of its first entry: entries with identical hashes are searched once and
- * stand for each other at distance 0), for distances. */
+ * stand for each other at distance 0), for distances, sorted. Listed only
+ * while there are at most FERRY_DUPES_MAX_LISTED_PAIRS: beyond, groups are
+ * built as the pairs stream from the search, in bounded memory, and this
+ * returns 0 (ferry_dupes_pair_count still counts them). */
+#define FERRY_DUPES_MAX_LISTED_PAIRS ((size_t)1 << 22)
 size_t ferry_dupes_pairs(const ferry_dupes *dupes, const ferry_pair **pairs);
 /* How many pairs of entries are within the threshold, identical hashes
  * included (k copies of one picture: k(k-1)/2), never all listed. */

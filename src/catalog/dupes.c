@@ -3,7 +3,9 @@
  * and each group gets its keeper: the largest picture (pixels), then the
  * largest file, then the first path. */
 #include "catalog/dupes.h"
+#include "search/search.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +45,58 @@ static uint32_t find(uint32_t *parent, uint32_t x) {
     x = parent[x];
   }
   return x;
+}
+
+static int by_pair(const void *pa, const void *pb) {
+  const ferry_pair *x = pa, *y = pb;
+  if (x->i != y->i)
+    return x->i < y->i ? -1 : 1;
+  return (x->j > y->j) - (x->j < y->j);
+}
+
+/* The search's pairs as they stream in (from its threads): joined by
+ * union-find, counted, and listed while there are at most
+ * FERRY_DUPES_MAX_LISTED_PAIRS, so that a clique of many distinct close
+ * codes (k codes: k(k-1)/2 pairs) never has its pairs in memory at once. */
+typedef struct pair_sink {
+  pthread_mutex_t mu;
+  uint32_t *parent;
+  const uint32_t *ucount;
+  uint64_t total; /* pairs of entries */
+  ferry_pair *kept;
+  size_t nkept, cap;
+  int dropped; /* too many to list: none are */
+} pair_sink;
+
+static void take_pairs(const ferry_pair *p, size_t n, void *user) {
+  pair_sink *s = user;
+  pthread_mutex_lock(&s->mu);
+  for (size_t k = 0; k < n; k++) {
+    uint32_t a = find(s->parent, p[k].i), b = find(s->parent, p[k].j);
+    if (a != b)
+      s->parent[a > b ? a : b] = a < b ? a : b;
+    s->total += (uint64_t)s->ucount[p[k].i] * s->ucount[p[k].j];
+  }
+  if (!s->dropped && s->nkept + n > s->cap) {
+    size_t cap = s->cap ? s->cap : 4096;
+    while (cap < s->nkept + n)
+      cap *= 2;
+    ferry_pair *q = cap <= FERRY_DUPES_MAX_LISTED_PAIRS ? realloc(s->kept, cap * sizeof *q) : NULL;
+    if (q) {
+      s->kept = q;
+      s->cap = cap;
+    } else { /* over the listing limit (or no memory for a list): groups only */
+      free(s->kept);
+      s->kept = NULL;
+      s->nkept = s->cap = 0;
+      s->dropped = 1;
+    }
+  }
+  if (!s->dropped) {
+    memcpy(s->kept + s->nkept, p, n * sizeof *p);
+    s->nkept += n;
+  }
+  pthread_mutex_unlock(&s->mu);
 }
 
 static int keeper_first(const ferry_catalog_entry *a, const ferry_catalog_entry *b) {
@@ -125,27 +179,23 @@ int ferry_dupes_find(const ferry_catalog *cat, ferry_hash_kind kind,
       ucount[nu - 1]++;
     }
   }
-  ferry_pair *pairs = NULL;
-  size_t np = 0;
-  if (!rc)
-    rc = ferry_hamming_pairs(ucodes, nu, d->words, options, &pairs, &np);
-  /* union-find over the distinct codes */
+  /* union-find over the distinct codes, fed as the search finds pairs */
   uint32_t *parent = rc ? NULL : malloc((nu ? nu : 1) * sizeof *parent);
   if (!rc && !parent)
     rc = fy_error(FERRY_ENOMEM, "out of memory");
-  uint64_t total = 0; /* pairs of entries within the threshold */
+  pair_sink sink = {.parent = parent, .ucount = ucount};
+  pthread_mutex_init(&sink.mu, NULL);
   if (!rc) {
     for (size_t u = 0; u < nu; u++) {
       parent[u] = (uint32_t)u;
-      total += (uint64_t)ucount[u] * (ucount[u] - 1) / 2;
+      sink.total += (uint64_t)ucount[u] * (ucount[u] - 1) / 2;
     }
-    for (size_t p = 0; p < np; p++) {
-      uint32_t a = find(parent, pairs[p].i), b = find(parent, pairs[p].j);
-      if (a != b)
-        parent[a > b ? a : b] = a < b ? a : b;
-      total += (uint64_t)ucount[pairs[p].i] * ucount[pairs[p].j];
-    }
+    rc = fy_hamming_pairs_each(ucodes, nu, d->words, options, take_pairs, &sink);
   }
+  pthread_mutex_destroy(&sink.mu);
+  ferry_pair *pairs = sink.kept;
+  size_t np = sink.nkept;
+  uint64_t total = sink.total; /* pairs of entries within the threshold */
   /* groups: components holding two entries or more, numbered in order of
    * their smallest entry (catalog order), as before */
   uint32_t *group_of = rc ? NULL : malloc((n ? n : 1) * sizeof *group_of);
@@ -185,9 +235,12 @@ int ferry_dupes_find(const ferry_catalog *cat, ferry_hash_kind kind,
     return rc;
   }
   for (size_t p = 0; p < np; p++) { /* to catalog indices: each code's first entry */
-    pairs[p].i = d->idx[urep[pairs[p].i]];
-    pairs[p].j = d->idx[urep[pairs[p].j]];
+    uint32_t a = d->idx[urep[pairs[p].i]], b = d->idx[urep[pairs[p].j]];
+    pairs[p].i = a < b ? a : b;
+    pairs[p].j = a < b ? b : a;
   }
+  if (np > 1)
+    qsort(pairs, np, sizeof *pairs, by_pair); /* in order, whatever the threads did */
   free(uid);
   free(ucodes);
   free(urep);

@@ -100,32 +100,24 @@ static int run(const fy_codes *c, int t, int threads, const ferry_search_options
   return fy_pairs_brute(c, t, threads, o->max_pairs, bufs);
 }
 
-int ferry_hamming_pairs(const uint64_t *codes, size_t n, int words,
-                        const ferry_search_options *options, ferry_pair **pairs, size_t *count) {
-  ferry_search_options def;
-  if (!options) {
-    ferry_search_options_default(&def);
-    options = &def;
-  }
-  if (!pairs || !count || (!codes && n))
+/* The argument checks both entry points share. */
+static int check_args(const uint64_t *codes, size_t n, int words, const ferry_search_options *o) {
+  if (!codes && n)
     return fy_error(FERRY_EINVAL, "ferry_hamming_pairs: NULL argument");
-  *pairs = NULL;
-  *count = 0;
   if (words != 1 && words != 4)
     return fy_error(FERRY_EINVAL, "ferry_hamming_pairs: words must be 1 or 4, not %d", words);
   if (n >= UINT32_MAX)
     return fy_error(FERRY_ETOO_LARGE, "ferry_hamming_pairs: %zu codes (at most 2^32 - 2)", n);
-  int t = options->threshold, bits = 64 * words;
+  int t = o->threshold, bits = 64 * words;
   if (t < 0 || t > bits)
     return fy_error(FERRY_EINVAL, "ferry_hamming_pairs: threshold %d not in 0..%d", t, bits);
-  if (options->device >= 0) { /* src/cuda/hamming.cu: sorted by (i, j) like below */
-    last_method = "cuda";
-    return fy_gpu_hamming_pairs(options->device, codes, n, words, t, options->max_pairs, 0, pairs,
-                                count, NULL);
-  }
-  if (n < 2)
-    return FERRY_OK;
-  int threads = fy_search_threads(options->threads);
+  return FERRY_OK;
+}
+
+/* Runs the CPU search into per-thread buffers (with a sink: streamed). */
+static int cpu_search(const uint64_t *codes, size_t n, int words, const ferry_search_options *o,
+                      fy_pair_sink sink, void *user, fy_pairbuf **out, int *nthreads) {
+  int threads = fy_search_threads(o->threads);
   fy_codes c;
   int rc = fy_codes_init(&c, codes, n, words);
   if (rc)
@@ -135,7 +127,79 @@ int ferry_hamming_pairs(const uint64_t *codes, size_t n, int words,
     fy_codes_free(&c);
     return fy_error(FERRY_ENOMEM, "ferry_hamming_pairs: out of memory");
   }
-  rc = run(&c, t, threads, options, bufs);
+  for (int i = 0; i < threads; i++)
+    bufs[i].sink = sink, bufs[i].user = user;
+  rc = run(&c, o->threshold, threads, o, bufs);
+  for (int i = 0; rc == FERRY_OK && sink && i < threads; i++)
+    if (bufs[i].n)
+      sink(bufs[i].p, bufs[i].n, user); /* what each buffer still holds */
+  for (int i = 0; rc == FERRY_OK && i < threads; i++)
+    if (bufs[i].oom)
+      rc = fy_error(FERRY_ENOMEM, "ferry_hamming_pairs: out of memory for the pairs");
+  fy_codes_free(&c);
+  *out = bufs;
+  *nthreads = threads;
+  return rc;
+}
+
+static void free_bufs(fy_pairbuf *bufs, int threads) {
+  for (int i = 0; bufs && i < threads; i++)
+    free(bufs[i].p);
+  free(bufs);
+}
+
+int fy_hamming_pairs_each(const uint64_t *codes, size_t n, int words,
+                          const ferry_search_options *options, fy_pair_sink sink, void *user) {
+  ferry_search_options o;
+  if (options)
+    o = *options;
+  else
+    ferry_search_options_default(&o);
+  o.max_pairs = 0;
+  int rc = check_args(codes, n, words, &o);
+  if (rc || n < 2)
+    return rc;
+  if (o.device >= 0) {
+    ferry_pair *pairs = NULL;
+    size_t count = 0;
+    last_method = "cuda";
+    rc = fy_gpu_hamming_pairs(o.device, codes, n, words, o.threshold, 0, 0, &pairs, &count, NULL);
+    if (rc == FERRY_OK && count)
+      sink(pairs, count, user);
+    free(pairs);
+    return rc;
+  }
+  fy_pairbuf *bufs = NULL;
+  int threads = 0;
+  rc = cpu_search(codes, n, words, &o, sink, user, &bufs, &threads);
+  free_bufs(bufs, threads);
+  return rc;
+}
+
+int ferry_hamming_pairs(const uint64_t *codes, size_t n, int words,
+                        const ferry_search_options *options, ferry_pair **pairs, size_t *count) {
+  ferry_search_options def;
+  if (!options) {
+    ferry_search_options_default(&def);
+    options = &def;
+  }
+  if (!pairs || !count)
+    return fy_error(FERRY_EINVAL, "ferry_hamming_pairs: NULL argument");
+  *pairs = NULL;
+  *count = 0;
+  int rc = check_args(codes, n, words, options);
+  if (rc)
+    return rc;
+  if (options->device >= 0) { /* src/cuda/hamming.cu: sorted by (i, j) like below */
+    last_method = "cuda";
+    return fy_gpu_hamming_pairs(options->device, codes, n, words, options->threshold,
+                                options->max_pairs, 0, pairs, count, NULL);
+  }
+  if (n < 2)
+    return FERRY_OK;
+  fy_pairbuf *bufs = NULL;
+  int threads = 0;
+  rc = cpu_search(codes, n, words, options, NULL, NULL, &bufs, &threads);
   size_t total = 0;
   for (int i = 0; i < threads; i++)
     total += bufs[i].n;
@@ -154,10 +218,7 @@ int ferry_hamming_pairs(const uint64_t *codes, size_t n, int words,
       qsort(out, total, sizeof *out, cmp_pair);
     }
   }
-  for (int i = 0; i < threads; i++)
-    free(bufs[i].p);
-  free(bufs);
-  fy_codes_free(&c);
+  free_bufs(bufs, threads);
   if (rc) {
     free(out);
     return rc;

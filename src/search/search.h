@@ -18,14 +18,27 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-/* A growable list of pairs (one per thread). */
+/* Where a streamed search hands its pairs: from the worker threads, a
+ * batch at a time, concurrently (the sink locks what it shares). */
+typedef void (*fy_pair_sink)(const ferry_pair *pairs, size_t n, void *user);
+
+#define FY_PAIRBUF_FLUSH 65536 /* a streamed buffer hands its pairs on at this size */
+
+/* A growable list of pairs (one per thread); with a sink, a bounded one
+ * that hands its pairs on when full. */
 typedef struct fy_pairbuf {
   ferry_pair *p;
   size_t n, cap;
   int oom; /* an allocation failed: the search fails with FERRY_ENOMEM */
+  fy_pair_sink sink;
+  void *user;
 } fy_pairbuf;
 
 static inline void fy_pairbuf_push(fy_pairbuf *b, uint32_t i, uint32_t j, uint32_t d) {
+  if (b->n == b->cap && b->sink && b->cap >= FY_PAIRBUF_FLUSH) {
+    b->sink(b->p, b->n, b->user);
+    b->n = 0;
+  }
   if (b->n == b->cap) {
     size_t cap = b->cap ? b->cap * 2 : 1024;
     ferry_pair *p = realloc(b->p, cap * sizeof *p);
@@ -99,6 +112,14 @@ void fy_codes_free(fy_codes *c);
 /* Brute force over all pairs; multi-index hashing. Both append to
  * per-thread buffers that the caller merges. */
 int fy_pairs_brute(const fy_codes *c, int t, int threads, size_t max_pairs, fy_pairbuf *bufs);
+
+/* ferry_hamming_pairs streamed: every pair handed to sink (from several
+ * threads at once, in no order) instead of listed, so memory stays
+ * bounded however many pairs there are; options->max_pairs is ignored. On
+ * a GPU (options->device >= 0) the pairs are found at once and then
+ * handed on. */
+int fy_hamming_pairs_each(const uint64_t *codes, size_t n, int words,
+                          const ferry_search_options *options, fy_pair_sink sink, void *user);
 
 typedef struct fy_mih fy_mih;
 /* Builds the tables for m substrings (FERRY_ENOMEM, FERRY_EINVAL). */
