@@ -765,6 +765,15 @@ typedef struct ferry_video_options {
                             reason, where NVDEC or the codec is missing.
                             `threads` does not apply; nearest filter not
                             supported */
+  int strict;            /* 1: a frame the decoder flags as damaged (it
+                            concealed errors in it) is an error
+                            (FERRY_ECORRUPT naming the file, frame and
+                            time) instead of a frame; libavcodec then
+                            decodes with one thread, the only way every
+                            such frame is flagged (libavcodec 5.1 with
+                            frame threads flags a part of them). CPU
+                            decoding only; default 0: such frames are
+                            returned and counted (stats.damaged) */
   int cpu_decode;        /* device >= 0: 1 = decode with libavcodec on the
                             CPU even where NVDEC could, and upload the
                             frames (CPU decoders beside the engines: what
@@ -794,12 +803,18 @@ typedef struct ferry_video_batch {
 } ferry_video_batch;
 
 typedef struct ferry_video_stats {
-  uint64_t decoded; /* frames decoded */
-  uint64_t kept;    /* frames sampled into batches */
-  double decode_s;  /* demuxing + decoding */
-  double convert_s; /* YUV -> RGB of kept frames */
-  double resize_s;  /* resize, rotation and store of kept frames */
-  double open_s;    /* opening: container, decoder, buffers */
+  uint64_t decoded;       /* frames decoded */
+  uint64_t kept;          /* frames sampled into batches */
+  double decode_s;        /* demuxing + decoding */
+  double convert_s;       /* YUV -> RGB of kept frames */
+  double resize_s;        /* resize, rotation and store of kept frames */
+  double open_s;          /* opening: container, decoder, buffers */
+  uint64_t damaged;       /* frames libavcodec flagged as decoded with errors
+                             (concealed) or failed to decode: with several
+                             decoder threads a lower bound (options.strict says
+                             why); not counted on NVDEC */
+  int64_t first_damaged;  /* frame number of the first of them; -1: none */
+  double first_damaged_s; /* and its time */
 } ferry_video_stats;
 
 /* Opens a video file (container and codec found from the bytes by

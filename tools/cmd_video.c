@@ -41,6 +41,11 @@ static const char help[] =
     "                        each unless --threads; default 0)\n"
     "  --save-frames DIR     write each sampled frame as DIR/NAME_FRAME.png\n"
     "  --timestamps          print each sampled frame's number and time\n"
+    "  --strict              a frame decoded with errors (damaged data the decoder\n"
+    "                        concealed) ends the file with an error; decodes with\n"
+    "                        one thread, so that every such frame is caught\n"
+    "                        (without it such frames are kept and counted, a\n"
+    "                        lower bound with several threads; exit code 3)\n"
     "  --quiet               only the summary line\n"
     "  --nvdec-caps          print what the GPU's video decoder (NVDEC) of the\n"
     "                        --device decodes, as its driver says, and exit\n";
@@ -67,7 +72,8 @@ enum {
   OPT_FILTER,
   OPT_SIZE,
   OPT_JOBS,
-  OPT_CPU_JOBS
+  OPT_CPU_JOBS,
+  OPT_STRICT
 };
 
 typedef struct video_args {
@@ -111,6 +117,7 @@ static int parse_opt(int c, const char *arg, video_args *a) {
   case OPT_STD: return cli_floats3("video", "--std", arg, o->std);
   case OPT_THREADS: return cli_int("video", "--threads", arg, 0, 256, &o->threads);
   case OPT_NOROT: o->ignore_rotation = 1; return 0;
+  case OPT_STRICT: o->strict = 1; return 0;
   case OPT_DEVICE:
     if (!strcmp(arg, "cpu"))
       return a->want_device = -1, 0;
@@ -204,7 +211,7 @@ static int print_nvdec(int device) {
 
 /* One file: returns FERRY_OK or the error (already printed). */
 static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *decoded,
-                    double *secs) {
+                    uint64_t *damaged, double *secs) {
   ferry_video_reader *r;
   double t0 = fy_now();
   int st = ferry_video_open(file, &a->o, &r);
@@ -257,6 +264,15 @@ static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *d
            file, (unsigned long long)s.kept, (unsigned long long)s.decoded, batches, out_w, out_h,
            dt, s.decoded / (dt > 0 ? dt : 1e-9), s.kept / (dt > 0 ? dt : 1e-9), s.open_s,
            s.decode_s, s.convert_s, s.resize_s);
+  if (s.damaged && st == FERRY_END) {
+    fprintf(stderr,
+            "ferry video: %s: %llu frame%s decoded with errors (damaged data the decoder "
+            "concealed or could not decode), the first at frame %lld (%.3f s); --strict stops "
+            "there\n",
+            file, (unsigned long long)s.damaged, s.damaged == 1 ? "" : "s",
+            (long long)s.first_damaged, s.first_damaged_s);
+  }
+  *damaged += s.damaged;
   *kept += s.kept;
   *decoded += s.decoded;
   *secs += dt;
@@ -276,6 +292,7 @@ typedef struct jobs_state {
   uint64_t kept, decoded;
   double secs;
   int bad;
+  int damaged; /* files that finished with damaged frames */
 } jobs_state;
 
 static void *job_loop(jobs_state *js, video_args *a) {
@@ -285,14 +302,15 @@ static void *job_loop(jobs_state *js, video_args *a) {
     pthread_mutex_unlock(&js->mu);
     if (i < 0)
       return NULL;
-    uint64_t kept = 0, decoded = 0;
+    uint64_t kept = 0, decoded = 0, damaged = 0;
     double secs = 0;
-    int st = run_file(js->argv[i], a, &kept, &decoded, &secs);
+    int st = run_file(js->argv[i], a, &kept, &decoded, &damaged, &secs);
     pthread_mutex_lock(&js->mu);
     js->kept += kept;
     js->decoded += decoded;
     js->secs += secs;
     js->bad += st != FERRY_OK;
+    js->damaged += st == FERRY_OK && damaged > 0;
     pthread_mutex_unlock(&js->mu);
   }
 }
@@ -316,6 +334,7 @@ int cmd_video(int argc, char **argv) {
                                        {"std", required_argument, 0, OPT_STD},
                                        {"threads", required_argument, 0, OPT_THREADS},
                                        {"ignore-rotation", no_argument, 0, OPT_NOROT},
+                                       {"strict", no_argument, 0, OPT_STRICT},
                                        {"device", required_argument, 0, OPT_DEVICE},
                                        {"save-frames", required_argument, 0, OPT_SAVE},
                                        {"timestamps", no_argument, 0, OPT_TS},
@@ -386,5 +405,8 @@ int cmd_video(int argc, char **argv) {
          files, js.bad, nt + nc, where, (unsigned long long)js.kept, (unsigned long long)js.decoded,
          secs, js.decoded / (secs > 0 ? secs : 1e-9), js.kept / (secs > 0 ? secs : 1e-9));
   int bad = js.bad;
-  return bad == 0 ? CLI_OK : bad < files ? CLI_PARTIAL : CLI_FAIL;
+  if (js.damaged)
+    fprintf(stderr, "ferry video: %d file%s with frames decoded with errors (exit code 3)\n",
+            js.damaged, js.damaged == 1 ? "" : "s");
+  return bad == 0 ? (js.damaged ? CLI_PARTIAL : CLI_OK) : bad < files ? CLI_PARTIAL : CLI_FAIL;
 }

@@ -722,6 +722,11 @@ class VideoReader(_Closable):
         batches are made in that GPU's memory (kDLCUDA DLPack tensors).
       copy: False (default): batches are views of the reader's buffer (see
         below). True: each batch owns a copy of its frames (host only).
+      strict: False (default): frames libavcodec decoded with errors (damaged
+        data it concealed) are returned and counted in stats()["damaged"]
+        (with several threads a lower bound). True: the first such frame
+        raises CorruptError naming the file, frame and time; decodes with
+        one thread so that every such frame is caught (device="cpu" only).
 
     Lifetime: a batch's frames are the reader's buffer, which the reader
     overwrites with the next batch. A batch (and any array or tensor made
@@ -747,7 +752,7 @@ class VideoReader(_Closable):
                  dtype: Any = "uint8", layout: str = "chw", normalize: Optional[bool] = None,
                  mean: Optional[Sequence[float]] = None, std: Optional[Sequence[float]] = None,
                  threads: int = 0, ignore_rotation: bool = False, device: Any = "cpu",
-                 copy: bool = False):
+                 copy: bool = False, strict: bool = False):
         self._core = None  # so that close() and __del__ work after a failed __init__
         try:
             self._path = os.fspath(path)
@@ -772,6 +777,9 @@ class VideoReader(_Closable):
         if copy and dev >= 0:
             raise InvalidArgument('copy=True needs device="cpu": copy GPU frames with '
                                   "torch.from_dlpack(batch).clone()")
+        if strict and dev >= 0:
+            raise InvalidArgument('strict=True needs device="cpu": damaged frames are flagged '
+                                  "by libavcodec, not yet by NVDEC")
         self._options = dict(
             width=width, height=height, crop=_VIDEO_CROPS[str(crop).lower()],
             filter=_choice(_FILTERS, filter, "filter"), stride=stride, rate=rate, start=start,
@@ -779,7 +787,7 @@ class VideoReader(_Closable):
             layout=_choice(_LAYOUTS, layout, "layout"), dtype=_dtype_code(dtype),
             normalize=normalize, mean=mean3, std=std3,
             threads=_int_arg(threads, "threads", 0, 4096), device=dev,
-            ignore_rotation=bool(ignore_rotation), copy=bool(copy))
+            ignore_rotation=bool(ignore_rotation), copy=bool(copy), strict=bool(strict))
         # The C library's errors: ReadError (cannot open), CorruptError (no
         # readable stream), UnsupportedError (no decoder, no GPU/NVDEC, or a
         # library built without libavcodec), each naming the file.

@@ -1808,18 +1808,20 @@ static PyObject *video_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
   static char *kwlist[] = {"path",    "width",  "height",          "crop", "filter",
                            "stride",  "rate",   "start",           "end",  "batch_size",
                            "layout",  "dtype",  "normalize",       "mean", "std",
-                           "threads", "device", "ignore_rotation", "copy", NULL};
+                           "threads", "device", "ignore_rotation", "copy", "strict", NULL};
   ferry_video_options o;
   ferry_video_options_default(&o);
   PyObject *path = NULL;
   int crop = o.crop, filter = o.filter, layout = o.layout, dtype = o.dtype;
-  int normalize = o.normalize, ignore_rotation = o.ignore_rotation, copy = 0;
+  int normalize = o.normalize, ignore_rotation = o.ignore_rotation, copy = 0, strict = 0;
   if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "O&|$iiiiidddiiip(fff)(fff)iipp:VideoReader", kwlist, PyUnicode_FSConverter,
-          &path, &o.width, &o.height, &crop, &filter, &o.stride, &o.rate, &o.start_s, &o.end_s,
-          &o.batch_size, &layout, &dtype, &normalize, &o.mean[0], &o.mean[1], &o.mean[2], &o.std[0],
-          &o.std[1], &o.std[2], &o.threads, &o.device, &ignore_rotation, &copy))
+          args, kwargs, "O&|$iiiiidddiiip(fff)(fff)iippp:VideoReader", kwlist,
+          PyUnicode_FSConverter, &path, &o.width, &o.height, &crop, &filter, &o.stride, &o.rate,
+          &o.start_s, &o.end_s, &o.batch_size, &layout, &dtype, &normalize, &o.mean[0], &o.mean[1],
+          &o.mean[2], &o.std[0], &o.std[1], &o.std[2], &o.threads, &o.device, &ignore_rotation,
+          &copy, &strict))
     return NULL;
+  o.strict = strict;
   o.crop = (ferry_crop)crop;
   o.filter = (ferry_filter)filter;
   o.layout = (ferry_layout)layout;
@@ -2031,10 +2033,12 @@ static PyObject *video_stats(VideoReaderObject *self, PyObject *unused) {
   }
   ferry_video_stats s;
   ferry_video_get_stats(self->r, &s);
-  return Py_BuildValue("{sKsKsdsdsdsdsK}", "decoded", (unsigned long long)s.decoded, "kept",
-                       (unsigned long long)s.kept, "decode_s", s.decode_s, "convert_s", s.convert_s,
-                       "resize_s", s.resize_s, "open_s", s.open_s, "batches",
-                       (unsigned long long)self->taken);
+  return Py_BuildValue("{sKsKsdsdsdsdsKsKsLsd}", "decoded", (unsigned long long)s.decoded,
+                       "kept", (unsigned long long)s.kept, "decode_s", s.decode_s, "convert_s",
+                       s.convert_s, "resize_s", s.resize_s, "open_s", s.open_s, "batches",
+                       (unsigned long long)self->taken, "damaged", (unsigned long long)s.damaged,
+                       "first_damaged", (long long)s.first_damaged, "first_damaged_s",
+                       s.first_damaged_s);
 }
 
 static PyObject *video_get_info(VideoReaderObject *self, void *c) {

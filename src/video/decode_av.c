@@ -37,6 +37,10 @@ struct fy_vdec {
   int pending;    /* error to report once drained (0: none) */
   int bad_run;    /* packets refused in a row */
   int bad_frames; /* frames the decoder failed */
+  int strict;
+  uint64_t damaged; /* frames flagged damaged (concealed) or failed */
+  int64_t first_damaged;
+  double first_damaged_t;
   char pending_msg[256];
   struct SwsContext *sws;
   fy_buf rgb;
@@ -191,6 +195,7 @@ int fy_vdec_open(const char *path, int threads, fy_vdec **out, ferry_video_info 
   }
   fill_info(d, info);
   d->last_t = d->start - (d->fps > 0 ? 1 / d->fps : 0);
+  d->first_damaged = -1;
   *out = d;
   return FERRY_OK;
 }
@@ -220,6 +225,21 @@ int fy_vdec_seek(fy_vdec *d, double t) {
   d->index_from_time = 1;
   d->sought = 1;
   return FERRY_OK;
+}
+
+void fy_vdec_set_strict(fy_vdec *d, int strict) { d->strict = strict; }
+
+void fy_vdec_damage(const fy_vdec *d, uint64_t *frames, int64_t *first, double *first_t) {
+  *frames = d->damaged;
+  *first = d->first_damaged;
+  *first_t = d->first_damaged < 0 ? 0 : d->first_damaged_t;
+}
+
+static void note_damage(fy_vdec *d, int64_t index, double t) {
+  if (!d->damaged++) {
+    d->first_damaged = index;
+    d->first_damaged_t = t;
+  }
 }
 
 /* Records the first read or decode error; it is reported once every frame
@@ -259,6 +279,7 @@ static void feed(fy_vdec *d) {
     av_packet_unref(d->pkt);
     if (e < 0 && e != AVERROR(EAGAIN)) {
       note_error(d, "decode error", e);
+      note_damage(d, d->next_index, d->last_t);
       if (++d->bad_run >= MAX_BAD_PACKETS)
         finish_input(d);
       continue;
@@ -281,6 +302,7 @@ int fy_vdec_next(fy_vdec *d, double *t, int64_t *index) {
       /* a frame that failed (frame threads report errors here): note it,
        * go on with the next ones */
       note_error(d, "decode error", e);
+      note_damage(d, d->next_index, d->last_t);
       if (++d->bad_frames <= 4 * MAX_BAD_PACKETS)
         continue;
       return fy_error(FERRY_ECORRUPT, "%s: truncated or damaged: %s (%lld frames decoded)", d->path,
@@ -298,6 +320,16 @@ int fy_vdec_next(fy_vdec *d, double *t, int64_t *index) {
   }
   *t = d->last_t = ft;
   *index = d->next_index++;
+  /* errors the decoder concealed (damaged data): counted, or in strict
+   * mode the end */
+  if (d->frame->decode_error_flags || (d->frame->flags & AV_FRAME_FLAG_CORRUPT)) {
+    note_damage(d, *index, ft);
+    if (d->strict)
+      return fy_error(FERRY_ECORRUPT,
+                      "%s: frame %lld (%.3f s) decoded with errors (damaged data the decoder "
+                      "concealed); strict decoding stops here",
+                      d->path, (long long)*index, ft);
+  }
   d->returned++;
   return FERRY_OK;
 }

@@ -58,6 +58,11 @@ static int check_options(const char *path, const ferry_video_options *o) {
     return fy_error(FERRY_EINVAL, "%s: stride must be >= 1 and rate >= 0", path);
   if (o->stride > 1 && o->rate > 0)
     return fy_error(FERRY_EINVAL, "%s: stride and rate exclude each other", path);
+  if (o->strict && o->device >= 0)
+    return fy_error(FERRY_EINVAL,
+                    "%s: strict decoding is for libavcodec on the CPU (device -1): NVDEC's "
+                    "damaged frames are not flagged yet",
+                    path);
   if (o->start_s < 0 || (o->end_s > 0 && o->end_s <= o->start_s))
     return fy_error(FERRY_EINVAL, "%s: bad time range %.3f..%.3f s", path, o->start_s, o->end_s);
   if (o->batch_size < 1 || o->batch_size > 65536)
@@ -130,7 +135,9 @@ int ferry_video_open(const char *path, const ferry_video_options *options,
     return FERRY_OK;
   }
   if (st == FERRY_OK)
-    st = fy_vdec_open(path, r->o.threads, &r->dec, &r->info);
+    st = fy_vdec_open(path, r->o.strict ? 1 : r->o.threads, &r->dec, &r->info);
+  if (st == FERRY_OK)
+    fy_vdec_set_strict(r->dec, r->o.strict);
   if (st == FERRY_OK && r->o.ignore_rotation) {
     r->info.rotation = 0;
     r->info.upright_width = r->info.width;
@@ -169,6 +176,10 @@ void ferry_video_get_stats(const ferry_video_reader *r, ferry_video_stats *s) {
     fy_vgpu_stats(r->gpu, s);
   else if (r && s)
     *s = r->stats;
+  if (r && s && r->dec)
+    fy_vdec_damage(r->dec, &s->damaged, &s->first_damaged, &s->first_damaged_s);
+  else if (s)
+    s->damaged = 0, s->first_damaged = -1, s->first_damaged_s = 0;
 }
 
 /* Decodes up to the next kept frame: FERRY_OK, FERRY_END or an error. */

@@ -83,6 +83,26 @@ def test_truncated_gives_frames_then_error(name, frames):
     assert f"{name}: truncated or damaged" in r.stderr
 
 
+def test_damaged_frames_exit_3_or_strict_fails():
+    """A file whose frames the decoder conceals errors in (issue 16 item 19):
+    every frame, a line naming the file, the count and the first frame, exit
+    3; --strict: an error at the first such frame, exit 1."""
+    need_tools()
+    path = FIXTURES / "garbled_h264.mp4"
+    r = subprocess.run([FERRY_BIN, "video", str(path), "--quiet"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 3, r.stderr
+    assert re.search(r"garbled_h264.mp4: \d+ frames? decoded with errors .* the first at frame "
+                     r"\d+", r.stderr), r.stderr
+    assert "50 decoded" in r.stdout
+    r = subprocess.run([FERRY_BIN, "video", str(path), "--quiet", "--strict"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "strict decoding stops here" in r.stderr, r.stderr
+    r = subprocess.run([FERRY_BIN, "video", str(FIXTURES / "testsrc_h264.mp4"), "--quiet",
+                        "--strict"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "decoded with errors" not in r.stderr, r.stderr
+
+
 def test_corpus_truncated_without_index():
     need_tools()
     path = CORPUS / "video" / "truncated_h264.mp4"

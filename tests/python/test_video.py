@@ -185,6 +185,24 @@ def test_truncated_gives_its_frames_then_raises(name, frames):
     r.close()
 
 
+@needs_video
+def test_damaged_frames_counted_or_strict_raises():
+    """garbled_h264.mp4: every frame comes out and the damaged ones are
+    counted; strict=True raises at the first, naming the file and frame."""
+    with ferry.VideoReader(VIDEOS / "garbled_h264.mp4", size=32) as r:
+        n = sum(b.shape[0] for b in r)
+        s = r.stats()
+    assert n == 50 and s["damaged"] >= 1 and s["first_damaged"] >= 0
+    with ferry.VideoReader(VIDEOS / "garbled_h264.mp4", size=32, strict=True) as r:
+        with pytest.raises(ferry.CorruptError, match=r"garbled_h264.mp4: frame \d+ .*decoded with errors"):
+            for _ in r:
+                pass
+    with ferry.VideoReader(VIDEOS / "testsrc_h264.mp4", size=32, strict=True) as r:
+        assert sum(b.shape[0] for b in r) == 50 and r.stats()["damaged"] == 0
+    with pytest.raises(ferry.InvalidArgument, match="strict=True needs"):
+        ferry.VideoReader(VIDEOS / "testsrc_h264.mp4", strict=True, device="cuda")
+
+
 # ----------------------------------------------------------- zero copy, DLPack
 
 @needs_video
