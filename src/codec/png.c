@@ -221,6 +221,9 @@ static int check_limit(const char *name, uint32_t w, uint32_t h, uint64_t max_pi
     return fy_error(FERRY_ETOO_LARGE,
                     "%s: PNG image is %ux%u = %llu pixels, over the limit of %llu", name, w, h,
                     (unsigned long long)n, (unsigned long long)max_pixels);
+  if (max_pixels && (w > FY_MAX_SIDE || h > FY_MAX_SIDE))
+    return fy_error(FERRY_ETOO_LARGE, "%s: PNG image is %ux%u, a side over the limit of %u", name,
+                    w, h, FY_MAX_SIDE);
   return FERRY_OK;
 }
 

@@ -316,6 +316,11 @@ def gen_png():
     z = zlib.compressobj(9)
     stream = z.compress(b"\x00\x10\x20\x30") + z.flush(zlib.Z_SYNC_FLUSH)
     stream += bytes(range(7, 250, 3)) * 4
+    # 1 x (2^20 + 1): within the pixel limit, one row over the side limit
+    h = (1 << 20) + 1
+    save_bytes("tall_1x1048577.png", b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(
+        ">IIBBBBB", 1, h, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(b"\x00\x10\x20\x30" * h, 9)) +
+        chunk(b"IEND", b""))
     save_bytes("excess_idat_1x1.png", b"\x89PNG\r\n\x1a\n" + ihdr + chunk(b"IDAT", stream) +
                chunk(b"IEND", b""))
 

@@ -453,6 +453,25 @@ static void test_png_errors(void) {
    * reader inflated the rest: its 1 GiB version took 2.3 s); one whose
    * stream turns into bytes that are no deflate data before the row is
    * complete fails, as in Pillow, instead of giving a black pixel. */
+  {
+    /* a side over FY_MAX_SIDE: refused before decoding; no limit asked
+     * (max_pixels 0): decoded */
+    size_t n;
+    uint8_t *data = load(NULL, "tall_1x1048577.png", &n);
+    if (data) {
+      fy_decoder dec = {0};
+      fy_codec_req req = make_req(3);
+      fy_decoded out;
+      check_fails(fy_png_decode(&dec, data, n, "tall_1x1048577.png", &req, &out), FERRY_ETOO_LARGE,
+                  "tall_1x1048577.png", "a 1x1048577 PNG");
+      CHECK(strstr(ferry_last_error(), "a side over the limit of 1048576") != NULL);
+      req.max_pixels = 0;
+      CHECK(fy_png_decode(&dec, data, n, "tall_1x1048577.png", &req, &out) == FERRY_OK &&
+            out.image.height == (1 << 20) + 1 && out.image.data[3 * (1 << 20) + 2] == 48);
+      free_decoder(&dec);
+      free(data);
+    }
+  }
   static const char *excess[] = {"inflate_bomb_1x1.png", "excess_idat_1x1.png"};
   for (int i = 0; i < 2; i++) {
     size_t n;
