@@ -98,6 +98,10 @@ FILE *fy_pack_fopen(const char *path);
  * the shard and the reason. */
 int fy_pack_open(fy_pack *p, const char *dir);
 void fy_pack_close(fy_pack *p);
+/* ferry_pack_verify over a pack already open (mapped): every sample's
+ * checksum, reads under the SIGBUS guard (a shard that shrank since it
+ * was mapped is reported as damaged, naming it). */
+int fy_pack_verify_open(const fy_pack *p, int64_t *bad);
 /* Sample i: its bytes (height*width*channels, or a JPEG of *len bytes),
  * label. label and len may be NULL. */
 const uint8_t *fy_pack_sample(const fy_pack *p, int64_t i, int32_t *label);

@@ -370,6 +370,27 @@ static void verify_shard(void *arg) {
   }
 }
 
+int fy_pack_verify_open(const fy_pack *p, int64_t *bad_out) {
+  int64_t bad = 0;
+  char first[1024] = "";
+  for (int i = 0; i < p->nshards; i++) {
+    verify_job j = {&p->shards[i], 0, first, sizeof first};
+    if (fy_bus_guard(verify_shard, &j) != 0) { /* truncated while read */
+      bad += j.bad + 1;
+      if (!first[0])
+        snprintf(first, sizeof first, "%s: the shard shrank while it was being read",
+                 p->shards[i].path);
+      continue;
+    }
+    bad += j.bad;
+  }
+  if (bad_out)
+    *bad_out = bad;
+  if (bad)
+    return fy_error(FERRY_ECORRUPT, "%s%s", first, bad > 1 ? " (and more damaged samples)" : "");
+  return FERRY_OK;
+}
+
 int ferry_pack_verify(const char *dir, int64_t *bad_out) {
   fy_pack p;
   if (bad_out)
@@ -377,23 +398,7 @@ int ferry_pack_verify(const char *dir, int64_t *bad_out) {
   int rc = fy_pack_open(&p, dir);
   if (rc)
     return rc;
-  int64_t bad = 0;
-  char first[1024] = "";
-  for (int i = 0; i < p.nshards; i++) {
-    verify_job j = {&p.shards[i], 0, first, sizeof first};
-    if (fy_bus_guard(verify_shard, &j) != 0) { /* truncated while read */
-      bad += j.bad + 1;
-      if (!first[0])
-        snprintf(first, sizeof first, "%s: the shard shrank while it was being read",
-                 p.shards[i].path);
-      continue;
-    }
-    bad += j.bad;
-  }
+  rc = fy_pack_verify_open(&p, bad_out);
   fy_pack_close(&p);
-  if (bad_out)
-    *bad_out = bad;
-  if (bad)
-    return fy_error(FERRY_ECORRUPT, "%s%s", first, bad > 1 ? " (and more damaged samples)" : "");
-  return FERRY_OK;
+  return rc;
 }
