@@ -266,10 +266,11 @@ static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *d
            s.decode_s, s.convert_s, s.resize_s);
   if (s.damaged && st == FERRY_END) {
     fprintf(stderr,
-            "ferry video: %s: %llu frame%s decoded with errors (damaged data the decoder "
+            "ferry video: %s: %s%llu frame%s decoded with errors (damaged data the decoder "
             "concealed or could not decode), the first at frame %lld (%.3f s); --strict stops "
             "there\n",
-            file, (unsigned long long)s.damaged, s.damaged == 1 ? "" : "s",
+            file, a->o.threads == 1 ? "" : "at least ", (unsigned long long)s.damaged,
+            s.damaged == 1 ? "" : "s",
             (long long)s.first_damaged, s.first_damaged_s);
   }
   *damaged += s.damaged;
