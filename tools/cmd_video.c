@@ -270,8 +270,7 @@ static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *d
             "concealed or could not decode), the first at frame %lld (%.3f s); --strict stops "
             "there\n",
             file, a->o.threads == 1 ? "" : "at least ", (unsigned long long)s.damaged,
-            s.damaged == 1 ? "" : "s",
-            (long long)s.first_damaged, s.first_damaged_s);
+            s.damaged == 1 ? "" : "s", (long long)s.first_damaged, s.first_damaged_s);
   }
   *damaged += s.damaged;
   *kept += s.kept;

@@ -45,7 +45,11 @@ static int copy_move(const char *src, const char *dst) {
     ssize_t n = 0;
     ok = 1;
     while (ok && (n = read(in, buf, sizeof buf)) > 0) {
-      ssize_t w = write(out, buf, (size_t)n);
+      size_t part = (size_t)n;
+      int fault = fy_fail_bytes_due(FY_FAULT_WRITE, part, &part); /* tests: the disk fills */
+      ssize_t w = part ? write(out, buf, part) : 0;
+      if (fault && w >= 0)
+        w = -1, errno = ENOSPC;
       ok = w == n;
       if (!ok)
         err = w < 0 ? errno : ENOSPC; /* a short write: the disk is full */

@@ -49,7 +49,8 @@ void *fy_malloc(size_t n);
 
 /* Byte-counting fault points (tests; src/core/fault.c). FY_FAULT_READ:
  * file reads through fy_read_file (FERRY_FAIL_READ=N in the environment);
- * FY_FAULT_WRITE: catalog journal writes (FERRY_FAIL_WRITE=N). The one
+ * FY_FAULT_WRITE: catalog journal writes and the copy of a move across
+ * file systems (ferry dupes --move-dupes-to; FERRY_FAIL_WRITE=N). The one
  * operation that would carry byte N (counted from 1 over all operations of
  * the kind since the set call, all threads) moves the bytes before it and
  * then fails: EIO for a read, ENOSPC for a write. Once. 0 = never. */

@@ -10,6 +10,7 @@ import pathlib
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -266,6 +267,46 @@ def _three_copies(pics):
     shutil.copy(FIX / "rgb444.jpg", pics / "big.jpg")  # the keeper: the largest file
     for i in range(2):
         shutil.copy(FIX / "rgb420.jpg", pics / f"copy{i}.jpg")
+
+
+def test_move_across_file_systems(tmp_path):
+    """Issue 16 item 15: a move to another file system copies: the copy keeps
+    the file's times and the source goes; when the destination fills up (the
+    FERRY_FAIL_WRITE fault point: ENOSPC inside the copy) the error names
+    ENOSPC, the partial copy is removed and the source stays (exit 3)."""
+    other = pathlib.Path("/dev/shm")
+    if not other.is_dir() or os.stat(other).st_dev == os.stat(tmp_path).st_dev:
+        pytest.skip("no second file system here (/dev/shm absent or on the same device as "
+                    f"{tmp_path}): the cross-device copy is not exercised")
+    pics = tmp_path / "pics"
+    _three_copies(pics)
+    old = 1_500_000_000
+    for p in pics.iterdir():
+        os.utime(p, ns=(old * 10**9 + 123, old * 10**9 + 456))
+    cat = tmp_path / "c.fidx"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    aside = pathlib.Path(tempfile.mkdtemp(dir=other, prefix="ferry-move-"))
+    try:
+        env = dict(os.environ, FERRY_FAIL_WRITE="3000")
+        r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside / "a", "--apply",
+                  "-q", env=env)
+        assert r.returncode == 3 and "No space left on device" in r.stderr, r.stderr
+        assert (pics / "copy0.jpg").exists() or (pics / "copy1.jpg").exists()
+        left = sorted(p.name for p in pics.iterdir())
+        assert left[0] == "big.jpg" and len(left) >= 2
+        partial = [p for p in (aside / "a").rglob("*.jpg")]
+        for p in partial:  # only whole copies remain, and their sources are gone
+            assert not (pics / p.name).exists()
+        r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside / "b", "--apply", "-q")
+        assert r.returncode in (0, 3), r.stderr
+        assert sorted(p.name for p in pics.iterdir()) == ["big.jpg"]
+        moved = list(aside.rglob("*.jpg"))
+        assert len(moved) == 2
+        for m in moved:
+            assert m.stat().st_mtime_ns == old * 10**9 + 456
+            assert m.read_bytes() == (FIX / "rgb420.jpg").read_bytes()
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 def test_move_keeper_is_a_link(tmp_path):
