@@ -5,7 +5,7 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
 # the tests that run threads, under ThreadSanitizer in `make test`
-TSAN_TESTS ?= test_loader test_pack test_hash_api test_watchdog test_engine_gate
+TSAN_TESTS ?= test_loader test_pack test_hash_api test_watchdog test_engine_gate test_catalog
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
