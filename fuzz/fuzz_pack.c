@@ -5,7 +5,9 @@
  * Input: one mode byte, then the shard. Mode bit 0/1 recompute the header
  * and index checksums over the fuzzed bytes (so the fuzzer reaches the
  * index checks), bit 2 takes the MANIFEST from the input too
- * ("MANIFEST\0SHARD"); otherwise the MANIFEST agrees with the header. */
+ * ("MANIFEST\0SHARD"); otherwise the MANIFEST agrees with the header. Bit 3
+ * (with bit 2) ends the MANIFEST with its right checksum line, so that the
+ * fuzzer reaches what a version 2 MANIFEST says past its checksum. */
 #include "fuzz_util.h"
 #include "pack/pack.h"
 
@@ -57,7 +59,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   snprintf(path, sizeof path, "%s/shard-00000.fpk", dir);
   fuzz_write(path, shard, size);
   snprintf(path, sizeof path, "%s/MANIFEST", dir);
-  if (man) {
+  if (man && (mode & 8)) {
+    char *text = malloc(mlen + 32);
+    memcpy(text, man, mlen);
+    size_t n = (size_t)snprintf(text + mlen, 32, "crc32c %08x\n", fy_crc32c(0, man, mlen)) + mlen;
+    fuzz_write(path, text, n);
+    free(text);
+  } else if (man) {
     fuzz_write(path, man, mlen);
   } else {
     char text[256];
@@ -73,12 +81,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   fy_pack p;
   if (fy_pack_open(&p, dir) == FERRY_OK) {
-    size_t sample = (size_t)p.height * p.width * p.channels;
     volatile uint8_t sink = 0;
     for (int64_t i = 0; i < p.count; i++) {
       int32_t label;
-      const uint8_t *s = fy_pack_sample(&p, i, &label);
-      sink ^= s[0] ^ s[sample - 1];
+      size_t len; /* u8 shards: height * width * channels; JPEG shards: each its own */
+      const uint8_t *s = fy_pack_sample_len(&p, i, &len, &label);
+      sink ^= s[0] ^ s[len - 1];
       fy_pack_entry e;
       fy_pack_entry_get(&p.shards[p.sample_shard[i]], p.sample_index[i], &e);
       for (uint32_t k = 0; k < e.path_len; k++)

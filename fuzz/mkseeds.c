@@ -27,6 +27,31 @@ static int prefixed(const char *from, const char *to, uint8_t mode) {
   return ok ? 0 : 1;
 }
 
+/* Mode 15 (checksums fixed, the MANIFEST from the input with its checksum
+ * line added): "MANIFEST\0SHARD" of a bound pack of id 0x1234. */
+static int bound_seed(const char *shard, const char *corpus, int h, int w, int c, int count) {
+  char to[4200], man[256];
+  snprintf(to, sizeof to, "%s/pack/seed-bound", corpus);
+  int n = snprintf(man, sizeof man,
+                   "ferry-pack 2\nid 0000000000001234\nshape %d %d %d\nshards 1\n"
+                   "shard-00000.fpk %d\n",
+                   h, w, c, count);
+  FILE *in = fopen(shard, "rb"), *out = fopen(to, "wb");
+  int ok =
+      in && out && fputc(15, out) != EOF && fwrite(man, 1, (size_t)n + 1, out) == (size_t)n + 1;
+  char buf[65536];
+  size_t k;
+  while (ok && (k = fread(buf, 1, sizeof buf, in)) > 0)
+    ok = fwrite(buf, 1, k, out) == k;
+  if (in)
+    fclose(in);
+  if (out && fclose(out) != 0)
+    ok = 0;
+  if (!ok)
+    fprintf(stderr, "mkseeds: %s failed\n", to);
+  return ok ? 0 : 1;
+}
+
 static int pack_seeds(const char *corpus, const char *tmp) {
   int rc = 0;
   for (int v = 0; v < 3; v++) {
@@ -36,16 +61,18 @@ static int pack_seeds(const char *corpus, const char *tmp) {
       data[i] = (uint8_t)(i * 37 + v);
     int32_t labels[3] = {0, 1, -1};
     const char *paths[3] = {"/a/x.jpg", "b.png", ""};
-    if (fy_pack_write_shard(tmp, 0, v, h, w, c, count, data, labels, paths)) {
+    if (fy_pack_write_shard(tmp, v == 0 ? 0x1234 : 0, v, h, w, c, count, data, labels, paths)) {
       fprintf(stderr, "mkseeds: %s\n", ferry_last_error());
       return 1;
     }
     char from[4200], to[4200];
     snprintf(from, sizeof from, "%s/shard-%05d.fpk", tmp, v);
-    for (int mode = 0; mode < 4; mode += 3) {
+    for (int mode = 0; mode < 4 && v > 0; mode += 3) {
       snprintf(to, sizeof to, "%s/pack/seed-%d-%d", corpus, v, mode);
       rc |= prefixed(from, to, (uint8_t)mode);
     }
+    if (v == 0) /* a bound pack: a version 2 MANIFEST, its checksum added by the harness */
+      rc |= bound_seed(from, corpus, h, w, c, count);
     unlink(from);
   }
   return rc;
