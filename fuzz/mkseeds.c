@@ -10,35 +10,11 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Copies file `from` to `to` with a leading mode byte. */
-static int prefixed(const char *from, const char *to, uint8_t mode) {
+/* Copies file `from` to `to` after `head` (n bytes: a mode byte, maybe a
+ * MANIFEST and its NUL). */
+static int prefixed_with(const char *from, const char *to, const void *head, size_t n) {
   FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
-  int ok = in && out && fputc(mode, out) != EOF;
-  char buf[65536];
-  size_t n;
-  while (ok && (n = fread(buf, 1, sizeof buf, in)) > 0)
-    ok = fwrite(buf, 1, n, out) == n;
-  if (in)
-    fclose(in);
-  if (out && fclose(out) != 0)
-    ok = 0;
-  if (!ok)
-    fprintf(stderr, "mkseeds: %s -> %s failed\n", from, to);
-  return ok ? 0 : 1;
-}
-
-/* Mode 15 (checksums fixed, the MANIFEST from the input with its checksum
- * line added): "MANIFEST\0SHARD" of a bound pack of id 0x1234. */
-static int bound_seed(const char *shard, const char *corpus, int h, int w, int c, int count) {
-  char to[4200], man[256];
-  snprintf(to, sizeof to, "%s/pack/seed-bound", corpus);
-  int n = snprintf(man, sizeof man,
-                   "ferry-pack 2\nid 0000000000001234\nshape %d %d %d\nshards 1\n"
-                   "shard-00000.fpk %d\n",
-                   h, w, c, count);
-  FILE *in = fopen(shard, "rb"), *out = fopen(to, "wb");
-  int ok =
-      in && out && fputc(15, out) != EOF && fwrite(man, 1, (size_t)n + 1, out) == (size_t)n + 1;
+  int ok = in && out && fwrite(head, 1, n, out) == n;
   char buf[65536];
   size_t k;
   while (ok && (k = fread(buf, 1, sizeof buf, in)) > 0)
@@ -48,8 +24,25 @@ static int bound_seed(const char *shard, const char *corpus, int h, int w, int c
   if (out && fclose(out) != 0)
     ok = 0;
   if (!ok)
-    fprintf(stderr, "mkseeds: %s failed\n", to);
+    fprintf(stderr, "mkseeds: %s -> %s failed\n", from, to);
   return ok ? 0 : 1;
+}
+
+/* Copies file `from` to `to` with a leading mode byte. */
+static int prefixed(const char *from, const char *to, uint8_t mode) {
+  return prefixed_with(from, to, &mode, 1);
+}
+
+/* Mode 15 (checksums fixed, the MANIFEST from the input with its checksum
+ * line added): "MANIFEST\0SHARD" of a bound pack of id 0x1234. */
+static int bound_seed(const char *shard, const char *corpus, int h, int w, int c, int count) {
+  char to[4200], head[256];
+  snprintf(to, sizeof to, "%s/pack/seed-bound", corpus);
+  int n = snprintf(head, sizeof head,
+                   "%cferry-pack 2\nid 0000000000001234\nshape %d %d %d\nshards 1\n"
+                   "shard-00000.fpk %d\n",
+                   15, h, w, c, count);
+  return prefixed_with(shard, to, head, (size_t)n + 1); /* the NUL ends the MANIFEST */
 }
 
 static int pack_seeds(const char *corpus, const char *tmp) {
