@@ -14,6 +14,12 @@ int fy_vdec_open(const char *path, int threads, fy_vdec **out, ferry_video_info 
 
 void fy_vdec_close(fy_vdec *d) {}
 
+void fy_vdec_set_strict(fy_vdec *d, int strict) {}
+
+void fy_vdec_damage(const fy_vdec *d, uint64_t *frames, int64_t *first, double *first_t) {
+  *frames = 0, *first = -1, *first_t = 0;
+}
+
 int fy_vdec_seek(fy_vdec *d, double t) {
   return fy_error(FERRY_EUNSUPPORTED, "built without libavcodec");
 }
