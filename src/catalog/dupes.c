@@ -39,21 +39,6 @@ static int by_index(const void *pa, const void *pb) {
   return a < b ? -1 : a > b;
 }
 
-static uint32_t find(uint32_t *parent, uint32_t x) {
-  while (parent[x] != x) {
-    parent[x] = parent[parent[x]]; /* path halving */
-    x = parent[x];
-  }
-  return x;
-}
-
-static int by_pair(const void *pa, const void *pb) {
-  const ferry_pair *x = pa, *y = pb;
-  if (x->i != y->i)
-    return x->i < y->i ? -1 : 1;
-  return (x->j > y->j) - (x->j < y->j);
-}
-
 /* The search's pairs as they stream in (from its threads): joined by
  * union-find, counted, and listed while there are at most
  * FERRY_DUPES_MAX_LISTED_PAIRS, so that a clique of many distinct close
@@ -72,7 +57,7 @@ static void take_pairs(const ferry_pair *p, size_t n, void *user) {
   pair_sink *s = user;
   pthread_mutex_lock(&s->mu);
   for (size_t k = 0; k < n; k++) {
-    uint32_t a = find(s->parent, p[k].i), b = find(s->parent, p[k].j);
+    uint32_t a = fy_uf_find(s->parent, p[k].i), b = fy_uf_find(s->parent, p[k].j);
     if (a != b)
       s->parent[a > b ? a : b] = a < b ? a : b;
     s->total += (uint64_t)s->ucount[p[k].i] * s->ucount[p[k].j];
@@ -207,10 +192,10 @@ int ferry_dupes_find(const ferry_catalog *cat, ferry_hash_kind kind,
   if (!rc) {
     for (size_t u = 0; u < nu; u++) {
       gid[u] = UINT32_MAX;
-      csize[find(parent, (uint32_t)u)] += ucount[u];
+      csize[fy_uf_find(parent, (uint32_t)u)] += ucount[u];
     }
     for (size_t i = 0; i < n; i++) { /* index order: groups numbered by smallest member */
-      uint32_t r = find(parent, uid[i]);
+      uint32_t r = fy_uf_find(parent, uid[i]);
       if (csize[r] < 2) {
         group_of[i] = UINT32_MAX;
         continue;
@@ -240,7 +225,7 @@ int ferry_dupes_find(const ferry_catalog *cat, ferry_hash_kind kind,
     pairs[p].j = a < b ? b : a;
   }
   if (np > 1)
-    qsort(pairs, np, sizeof *pairs, by_pair); /* in order, whatever the threads did */
+    qsort(pairs, np, sizeof *pairs, fy_pair_cmp); /* in order, whatever the threads did */
   free(uid);
   free(ucodes);
   free(urep);

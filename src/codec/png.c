@@ -273,8 +273,9 @@ static void on_info(png_structp png, png_infop info) {
   rc = fy_buf_reserve(&job->dec->pixels, total);
   if (rc)
     fail(png, fy_error(rc, "%s: out of memory for a %ux%u PNG image", job->name, w, h));
-  /* interlaced passes fill in what earlier ones left */
-  memset(job->dec->pixels.p, 0, total);
+  /* interlaced: each pass fills in its pixels and keeps the rest */
+  if (png_get_interlace_type(png, info) != PNG_INTERLACE_NONE)
+    memset(job->dec->pixels.p, 0, total);
   job->w = w, job->h = h, job->row = row, job->got = got;
 }
 

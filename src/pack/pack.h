@@ -46,7 +46,8 @@
 #define FY_PACK_KIND_U8 1
 #define FY_PACK_KIND_JPEG 2
 #define FY_PACK_HEADER 64
-#define FY_PACK_MANIFEST_VERSION 2 /* 1: before packs were bound */
+#define FY_PACK_MANIFEST_VERSION 2          /* 1: before packs were bound */
+#define FY_PACK_SHARD_NAME "shard-%05d.fpk" /* shard number k's file, in a pack's directory */
 
 typedef struct fy_pack_entry {
   uint64_t offset, length;

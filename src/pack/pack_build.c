@@ -124,7 +124,7 @@ enum { SHARD_MISSING, SHARD_DONE, SHARD_FOREIGN };
  * one with another pack's id or number is foreign (never overwritten). */
 static int shard_state(const char *dir, int k, uint64_t id, uint32_t *count) {
   char path[4200];
-  snprintf(path, sizeof path, "%s/shard-%05d.fpk", dir, k);
+  snprintf(path, sizeof path, "%s/" FY_PACK_SHARD_NAME, dir, k);
   FILE *f = fy_pack_fopen(path);
   if (!f)
     return SHARD_MISSING;
@@ -142,7 +142,8 @@ static int shard_state(const char *dir, int k, uint64_t id, uint32_t *count) {
 
 static int foreign_shard(const char *dir, int k) {
   return fy_error(FERRY_ECORRUPT,
-                  "%s/shard-%05d.fpk: belongs to another pack (its header names another pack id "
+                  "%s/" FY_PACK_SHARD_NAME
+                  ": belongs to another pack (its header names another pack id "
                   "or shard number); move it away and run ferry pack again",
                   dir, k);
 }
@@ -214,7 +215,7 @@ static int write_manifest(const ferry_pack_options *o, int nshards, uint64_t id)
     else if (st == SHARD_FOREIGN)
       rc = foreign_shard(o->output, i);
     total += c;
-    k += (size_t)snprintf(t + k, cap - k, "shard-%05d.fpk %u\n", i, c);
+    k += (size_t)snprintf(t + k, cap - k, FY_PACK_SHARD_NAME " %u\n", i, c);
   }
   if (rc == FERRY_OK && total == 0)
     rc = fy_error(FERRY_EEMPTY, "%s: no image of %s could be packed", o->output, o->source);

@@ -225,7 +225,7 @@ static int read_manifest(fy_pack *p, const char *dir, uint32_t **counts) {
       break;
     }
     q += k;
-    snprintf(want, sizeof want, "shard-%05d.fpk", i);
+    snprintf(want, sizeof want, FY_PACK_SHARD_NAME, i);
     if (version >= 2 && strcmp(name, want) != 0) {
       rc = fy_error(FERRY_ECORRUPT, "%s: shard line %d names %s where %s belongs", path, i + 1,
                     name, want);

@@ -98,7 +98,7 @@ int fy_pack_write_shard_var(const char *dir, uint64_t id, int shard, int kind, i
                             int count, const uint8_t *const *samples, const size_t *lens,
                             const int32_t *labels, const char *const *paths) {
   char tmp[4200], final[4096];
-  snprintf(final, sizeof final, "%s/shard-%05d.fpk", dir, shard);
+  snprintf(final, sizeof final, "%s/" FY_PACK_SHARD_NAME, dir, shard);
   snprintf(tmp, sizeof tmp, "%s.tmp", final);
   uint64_t *off = malloc(sizeof *off * (size_t)(count ? count : 1));
   if (!off)

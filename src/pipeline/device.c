@@ -306,8 +306,7 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
 
 int fy_dev_engine_on(const ferry_loader *L, int engine) { return engine < L->ctl.level; }
 
-void fy_dev_asked(ferry_loader *L, int64_t b, int waits) {
-  (void)waits;
+void fy_dev_asked(ferry_loader *L, int64_t b) {
   if (L->engine_policy != FY_ENGINES_ADAPT)
     return;
   int was = L->ctl.level;

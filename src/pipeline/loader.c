@@ -668,7 +668,7 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
     double t0 = fy_now();
     int b = (int)L->next_batch;
     if (L->gpu && !L->error)
-      fy_dev_asked(L, b, s->state != SLOT_READY);
+      fy_dev_asked(L, b);
     while (!L->error && s->state != SLOT_READY)
       if (fy_watch_wait(L, &L->ready_cv, t0)) {
         char what[96];

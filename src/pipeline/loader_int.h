@@ -133,9 +133,9 @@ void fy_dev_release(ferry_loader *L, slot *s, void *stream);
 enum { FY_ENGINES_ADAPT, FY_ENGINES_ONE, FY_ENGINES_ALWAYS };
 /* 1 while engine context `engine` should decode (mu held). */
 int fy_dev_engine_on(const ferry_loader *L, int engine);
-/* The consumer asks for batch b of the epoch (mu held); waits: it is not
- * ready. Feeds the policy and wakes the extra contexts when it turns on. */
-void fy_dev_asked(ferry_loader *L, int64_t b, int waits);
+/* The consumer asks for batch b of the epoch (mu held): feeds the engine
+ * policy and wakes the contexts it turns on. */
+void fy_dev_asked(ferry_loader *L, int64_t b);
 /* The decoder thread that feeds the hardware JPEG engine. */
 void *fy_dev_decoder_main(void *arg);
 

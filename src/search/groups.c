@@ -4,14 +4,6 @@
 
 #include <string.h>
 
-static uint32_t find(uint32_t *parent, uint32_t x) {
-  while (parent[x] != x) {
-    parent[x] = parent[parent[x]];
-    x = parent[x];
-  }
-  return x;
-}
-
 int ferry_group_pairs(size_t n, const ferry_pair *pairs, size_t npairs, uint32_t *group_of,
                       size_t *groups) {
   if ((!pairs && npairs) || (!group_of && n) || !groups)
@@ -37,7 +29,7 @@ int ferry_group_pairs(size_t n, const ferry_pair *pairs, size_t npairs, uint32_t
       return fy_error(FERRY_EINVAL, "ferry_group_pairs: pair %zu (%u, %u) out of range %zu", p,
                       pairs[p].i, pairs[p].j, n);
     }
-    uint32_t a = find(parent, pairs[p].i), b = find(parent, pairs[p].j);
+    uint32_t a = fy_uf_find(parent, pairs[p].i), b = fy_uf_find(parent, pairs[p].j);
     if (a == b)
       continue;
     if (size[a] < size[b]) {
@@ -51,7 +43,7 @@ int ferry_group_pairs(size_t n, const ferry_pair *pairs, size_t npairs, uint32_t
   /* number groups in order of their smallest member; reuse `size` as the
    * root -> group map */
   for (size_t i = 0; i < n; i++) {
-    uint32_t r = find(parent, (uint32_t)i);
+    uint32_t r = fy_uf_find(parent, (uint32_t)i);
     if (size[r] < 2) {
       group_of[i] = UINT32_MAX;
       continue;

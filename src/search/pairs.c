@@ -26,7 +26,7 @@ void ferry_search_options_default(ferry_search_options *o) {
 
 void ferry_pairs_free(ferry_pair *pairs) { free(pairs); }
 
-static int cmp_pair(const void *a, const void *b) {
+int fy_pair_cmp(const void *a, const void *b) {
   const ferry_pair *x = a, *y = b;
   if (x->i != y->i)
     return x->i < y->i ? -1 : 1;
@@ -215,7 +215,7 @@ int ferry_hamming_pairs(const uint64_t *codes, size_t n, int words,
           memcpy(out + at, bufs[i].p, bufs[i].n * sizeof *out);
         at += bufs[i].n;
       }
-      qsort(out, total, sizeof *out, cmp_pair);
+      qsort(out, total, sizeof *out, fy_pair_cmp);
     }
   }
   free_bufs(bufs, threads);

@@ -18,6 +18,18 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+/* Union-find's root of x, halving the path on the way. */
+static inline uint32_t fy_uf_find(uint32_t *parent, uint32_t x) {
+  while (parent[x] != x) {
+    parent[x] = parent[parent[x]];
+    x = parent[x];
+  }
+  return x;
+}
+
+/* qsort order of pairs: by i, then j. */
+int fy_pair_cmp(const void *a, const void *b);
+
 /* Where a streamed search hands its pairs: from the worker threads, a
  * batch at a time, concurrently (the sink locks what it shares). */
 typedef void (*fy_pair_sink)(const ferry_pair *pairs, size_t n, void *user);
