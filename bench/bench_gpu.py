@@ -122,35 +122,56 @@ def main():
     ap.add_argument("--skip-peers", action="store_true")
     ap.add_argument("--peers", default="torchvision,dataloader,dali",
                     help="comma-separated peers to run beside ferry (default all three)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run ferry and DALI this many times, interleaved, and quote each "
+                    "one's median round (default 1)")
     a = ap.parse_args()
     files = files_of(a.dir)
     print(f"{len(files)} JPEGs in {a.dir}; {os.cpu_count()} cores", flush=True)
-    res = {}
-    res["ferry GPU (engine + CPU workers)"], _ = run_ferry(a.ferry, a.dir, [])
-    res["ferry GPU (CPU decode, GPU resize)"], _ = run_ferry(a.ferry, a.dir, ["--no-hw-decode"])
+    runs = {}  # name -> the figure of each round
+
+    def measure(name, fn):
+        try:
+            runs.setdefault(name, []).append(fn())
+        except Exception as e:  # a peer's failure is reported, not fatal
+            print(f"{name}: FAILED: {e!r}", flush=True)
+
     train = ["--crop", "random", "--flip"]  # the last --crop wins over run_ferry's "none"
-    res["ferry GPU, train: random crop + flip"], _ = run_ferry(a.ferry, a.dir, train)
+    peers = set() if a.skip_peers else set(a.peers.split(","))
+    dali = "dali" in peers
+    if dali:
+        try:
+            import nvidia.dali  # noqa: F401
+        except ImportError:
+            print("DALI: not installed here (pip install nvidia-dali-cuda130): left out",
+                  flush=True)
+            dali = False
+    for rnd in range(max(1, a.rounds)):
+        if a.rounds > 1:
+            print(f"--- round {rnd + 1} of {a.rounds}", flush=True)
+        measure("ferry GPU (engine + CPU workers)", lambda: run_ferry(a.ferry, a.dir, [])[0])
+        measure("ferry GPU (CPU decode, GPU resize)",
+                lambda: run_ferry(a.ferry, a.dir, ["--no-hw-decode"])[0])
+        measure("ferry GPU, train: random crop + flip",
+                lambda: run_ferry(a.ferry, a.dir, train)[0])
+        for what, is_train in (("val", False), ("train", True)):
+            for load, decoder in ((0.65, "mixed"), (0.9, "mixed"), (0, "cpu")):
+                how = f"hw_decoder_load {load}" if decoder == "mixed" else "CPU decoding"
+                if dali:
+                    measure(f"DALI {what}, {how}",
+                            lambda: run_dali(a.dir, is_train, load, decoder=decoder))
+    res = {k: sorted(v)[len(v) // 2] for k, v in runs.items()}
+    if a.rounds > 1:
+        print(f"\nmedian of {a.rounds} rounds (each round: best of epochs 2-4):")
+        for k, v in runs.items():
+            print(f"  {k}: {res[k]:.0f} (rounds: {', '.join(f'{x:.0f}' for x in v)})")
     _, wait = run_ferry(a.ferry, a.dir, ["--consume-ms", "2"])
     _, wait20 = run_ferry(a.ferry, a.dir, ["--consume-ms", "20"])
     _, wait40 = run_ferry(a.ferry, a.dir, ["--consume-ms", "40"])
-    peers = set() if a.skip_peers else set(a.peers.split(","))
     if "torchvision" in peers:
         res["torchvision decode_jpeg(cuda) + resize"] = run_torchvision(files)
     if "dataloader" in peers:
         res["torch DataLoader 16 workers"] = run_dataloader(a.dir)
-    if "dali" in peers:
-        try:
-            import nvidia.dali  # noqa: F401
-            for what, train in (("val", False), ("train", True)):
-                for load, decoder in ((0.65, "mixed"), (0.9, "mixed"), (0, "cpu")):
-                    how = f"hw_decoder_load {load}" if decoder == "mixed" else "CPU decoding"
-                    try:
-                        res[f"DALI {what}, {how}"] = run_dali(a.dir, train, load, decoder=decoder)
-                    except Exception as e:  # a peer's failure is reported, not fatal
-                        print(f"DALI {what}, {how}: FAILED: {e!r}", flush=True)
-        except ImportError:
-            print("DALI: not installed here (pip install nvidia-dali-cuda130): left out",
-                  flush=True)
     ours = res["ferry GPU (engine + CPU workers)"]
     ours_train = res["ferry GPU, train: random crop + flip"]
     print("\n| pipeline | images/s | ferry (same pipeline) vs it |\n|---|---:|---:|")

@@ -26,7 +26,7 @@ run() { # NAME ENV... -- ARGS...
     tee -a "$OUT/train_$arch.txt"
 }
 mode=${3:-compare}
-run synthetic X=1 -- --loader synthetic
+[ -n "${NO_SYN:-}" ] || run synthetic X=1 -- --loader synthetic
 run ferry-engine FERRY_DEBUG=1 -- --loader ferry --hw-decode
 run ferry-cpu X=1 -- --loader ferry --no-hw-decode
 if [ "$mode" = probe ]; then # where the engine's cost to the step comes from

@@ -185,7 +185,8 @@ typedef struct ferry_loader_options {
   int batch_size;             /* default 256 */
   int width, height;          /* output size; default 224 x 224 */
   int workers;                /* decode threads; 0 = one per core */
-  int prefetch;               /* batches in flight; default 3 */
+  int prefetch;               /* batches in flight (the ring's length); 0 (default):
+                               * 4, or 6 on a GPU with the JPEG engine */
   ferry_crop crop;            /* default FERRY_CROP_CENTER */
   float crop_ratio;           /* centre crop: output/resized short side (0.875) */
   float scale_min, scale_max; /* random crop area range (0.08, 1.0) */
@@ -304,6 +305,8 @@ int32_t ferry_loader_label(const ferry_loader *loader, int64_t index);
 /* Worker threads decoding on the CPU (options.workers, or the automatic
  * choice: one per core; on a GPU with a JPEG engine, cores - 4). */
 int ferry_loader_num_workers(const ferry_loader *loader);
+/* The ring's length: options.prefetch, or what ferry chose for 0. */
+int ferry_loader_prefetch(const ferry_loader *loader);
 /* Number of classes (ImageFolder) and a class name. */
 int ferry_loader_num_classes(const ferry_loader *loader);
 const char *ferry_loader_class_name(const ferry_loader *loader, int label);

@@ -17,7 +17,8 @@ preallocated buffers that reach torch and NumPy through DLPack without a copy.
 Lifetime of a batch: the arrays you get are views of the loader's buffers.
 A batch's buffer is handed back to the loader's workers when the last array
 or tensor that refers to it is freed, never before, so its data never
-changes under you. The ring has `prefetch + 1` buffers: if you keep more
+changes under you. The ring has `prefetch + 1` buffers (by default 4, or 6 on
+a GPU with the JPEG engine; `Loader.ring`): if you keep more
 batches than that alive, the next batch raises StateError (pass copy=True to
 get arrays of your own). See docs/PYTHON.md.
 
@@ -377,7 +378,8 @@ class Loader(_Closable):
       workers: decoding threads; default every core this process may use,
         divided by $LOCAL_WORLD_SIZE.
       prefetch: batches prepared ahead of the one you hold (the ring has
-        prefetch + 1 buffers).
+        prefetch + 1 buffers). Default None: a ring of 4, or 6 on a GPU with
+        the JPEG engine (Loader.ring says which).
       cache: "memory" (up to a quarter of RAM) or a number of bytes: transformed samples are
           kept after they are first made and later epochs are served from RAM; needs a
           deterministic pipeline (crop="center" or "none", no flip).
@@ -412,7 +414,7 @@ class Loader(_Closable):
                  flip: Union[bool, float] = False, shuffle: bool = True, seed: int = 0,
                  drop_last: bool = False, rank: Optional[int] = None,
                  world_size: Optional[int] = None, workers: Optional[int] = None,
-                 prefetch: int = 3, cache: Any = None, output: str = "auto", copy: bool = False,
+                 prefetch: Optional[int] = None, cache: Any = None, output: str = "auto", copy: bool = False,
                  on_error: str = "skip", ignore_orientation: bool = False,
                  max_pixels: Optional[int] = None, dct_scaling: bool = True,
                  hw_decode: bool = True, device_memory: Optional[int] = None,
@@ -431,8 +433,9 @@ class Loader(_Closable):
                                       f"not {cache!r}")
         if not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidArgument(f"batch_size must be a positive int, not {batch_size!r}")
-        if not isinstance(prefetch, int) or not 1 <= prefetch <= 63:
-            raise InvalidArgument(f"prefetch must be an int in 1..63, not {prefetch!r}")
+        if prefetch is not None and (not isinstance(prefetch, int) or isinstance(prefetch, bool)
+                                     or not 1 <= prefetch <= 63):
+            raise InvalidArgument(f"prefetch must be None or an int in 1..63, not {prefetch!r}")
         height, width = _size(size)
         dev = _device_index(device)
         if output not in _OUTPUTS:
@@ -459,7 +462,7 @@ class Loader(_Closable):
         options = dict(
             batch_size=batch_size, width=width, height=height,
             workers=_default_workers() if workers is None else int(workers),
-            prefetch=prefetch + 1, crop=_choice(_CROPS, crop, "crop"),
+            prefetch=0 if prefetch is None else prefetch + 1, crop=_choice(_CROPS, crop, "crop"),
             crop_ratio=float(crop_ratio), scale_min=scale_min, scale_max=scale_max,
             ratio_min=ratio_min, ratio_max=ratio_max, filter=_choice(_FILTERS, filter, "filter"),
             flip_prob=flip_prob, normalize=bool(normalize), mean=mean3, std=std3,
@@ -552,7 +555,7 @@ class Loader(_Closable):
                         raise
                     raise StateError(
                         f"{e2}. {core.live_batches} batches are still referenced and the ring "
-                        f"has {self._options['prefetch']} buffers: drop references to old "
+                        f"has {core.ring} buffers: drop references to old "
                         "batches, copy what you keep (tensor.clone(), array.copy()), or "
                         "create the Loader with copy=True or a larger prefetch") from None
         finally:
@@ -596,6 +599,11 @@ class Loader(_Closable):
     @property
     def num_classes(self) -> int:
         return self._live_core().num_classes
+
+    @property
+    def ring(self) -> int:
+        """Batch buffers in the ring: prefetch + 1, or ferry's choice for prefetch=None."""
+        return self._live_core().ring
 
     @property
     def classes(self) -> List[str]:

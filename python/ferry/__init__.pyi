@@ -38,7 +38,7 @@ class Loader:
                  flip: Union[bool, float] = False, shuffle: bool = True, seed: int = 0,
                  drop_last: bool = False, rank: Optional[int] = None,
                  world_size: Optional[int] = None, workers: Optional[int] = None,
-                 prefetch: int = 3, cache: Any = None, output: str = "auto",
+                 prefetch: Optional[int] = None, cache: Any = None, output: str = "auto",
                  copy: bool = False, on_error: str = "skip", ignore_orientation: bool = False,
                  max_pixels: Optional[int] = None, dct_scaling: bool = True,
                  hw_decode: bool = True, device_memory: Optional[int] = None,
@@ -57,6 +57,8 @@ class Loader:
     def num_samples(self) -> int: ...
     @property
     def num_classes(self) -> int: ...
+    @property
+    def ring(self) -> int: ...
     @property
     def classes(self) -> List[str]: ...
     def path(self, index: int) -> str: ...

@@ -773,7 +773,7 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return NULL;
   }
   pthread_mutex_init(&self->skip_mu, NULL);
-  self->slot_live = PyMem_Calloc((size_t)(o.prefetch > 0 ? o.prefetch : 1), sizeof(Py_ssize_t));
+  self->slot_live = PyMem_Calloc(64, sizeof(Py_ssize_t)); /* prefetch is at most 64 */
   if (!self->slot_live) {
     Py_DECREF(source);
     Py_DECREF(self);
@@ -799,6 +799,7 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return raise_status(rc, msg);
   }
   self->L = L;
+  self->nslots = ferry_loader_prefetch(L);
   return (PyObject *)self;
 }
 
@@ -994,6 +995,9 @@ LOADER_INT64_GETTER(num_classes, ferry_loader_num_classes)
 static PyObject *loader_get_live(LoaderObject *self, void *c) {
   return PyLong_FromSsize_t(self->live);
 }
+static PyObject *loader_get_ring(LoaderObject *self, void *c) {
+  return PyLong_FromLong(self->nslots);
+}
 static PyObject *loader_get_closed(LoaderObject *self, void *c) {
   return PyBool_FromLong(self->closed || !self->L);
 }
@@ -1030,6 +1034,8 @@ static PyGetSetDef loader_getset[] = {
     {"num_batches", (getter)loader_get_num_batches, NULL, "Batches per epoch (this rank).", NULL},
     {"num_classes", (getter)loader_get_num_classes, NULL, "Classes of an ImageFolder.", NULL},
     {"live_batches", (getter)loader_get_live, NULL, "Batch objects alive (holding slots).", NULL},
+    {"ring", (getter)loader_get_ring, NULL, "Batches in the ring (prefetch + the one held).",
+     NULL},
     {"closed", (getter)loader_get_closed, NULL, "close() was called.", NULL},
     {"freed", (getter)loader_get_freed, NULL, "The C loader has been freed.", NULL},
     {"device", (getter)loader_get_device, NULL, "-1 for host memory, N for CUDA device N.", NULL},

@@ -130,6 +130,7 @@ class Loader:
     num_batches: int
     num_classes: int
     live_batches: int
+    ring: int
     closed: bool
     freed: bool
     device: int

@@ -34,8 +34,11 @@ int fy_dev_open(ferry_loader *L) {
                      .temp_bytes = L->o.hw_decode ? (size_t)(per_slot / 4) : 4096,
                      .table_entries = B * 12000,
                      .hw_decode = L->o.hw_decode,
-                     .decoders = 3};
-  /* tuning knobs, for benchmarks */
+                     .decoders = 4};
+  /* Engine contexts: 4 (chunks of 64, a ring of 6) measured best
+   * decode-bound on an H100 over 2-8 contexts, chunks of 32-128 and rings
+   * of 3-10 (bench/engine_sweep.sh, bench/RESULTS.md). Tuning knobs, for
+   * benchmarks: */
   const char *ev = getenv("FERRY_GPU_DECODERS");
   if (ev && atoi(ev) >= 1 && atoi(ev) <= FY_GPU_MAX_ENGINES)
     p.decoders = atoi(ev);

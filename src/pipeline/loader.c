@@ -290,7 +290,7 @@ void ferry_loader_options_default(ferry_loader_options *o) {
   memset(o, 0, sizeof *o);
   o->batch_size = 256;
   o->width = o->height = 224;
-  o->prefetch = 3;
+  o->prefetch = 0; /* ferry's choice: default_prefetch() */
   o->crop = FERRY_CROP_CENTER;
   o->crop_ratio = 0.875f;
   o->scale_min = 0.08f;
@@ -322,8 +322,9 @@ static int validate(const ferry_loader_options *o) {
                     o->height);
   if (o->workers < 0 || o->workers > 1024)
     return fy_error(FERRY_EINVAL, "loader: workers %d out of range (0..1024)", o->workers);
-  if (o->prefetch < 1 || o->prefetch > 64)
-    return fy_error(FERRY_EINVAL, "loader: prefetch %d out of range (1..64)", o->prefetch);
+  if (o->prefetch < 0 || o->prefetch > 64)
+    return fy_error(FERRY_EINVAL, "loader: prefetch %d out of range (1..64, or 0 for the default)",
+                    o->prefetch);
   if (o->world_size < 1 || o->rank < 0 || o->rank >= o->world_size)
     return fy_error(FERRY_EINVAL, "loader: rank %d not in 0..world_size-1 (world_size %d)", o->rank,
                     o->world_size);
@@ -377,6 +378,26 @@ static size_t check_ring(const ferry_loader *L) {
            "--max-batch-mb) or lower batch_size, prefetch or the output size",
            need, L->nslots, L->o.batch_size, L->sample_bytes, (unsigned long long)limit);
   return 0;
+}
+
+/* The ring's length when the options leave it to ferry (prefetch 0): 4
+ * batches; 6 on a GPU with the JPEG engine, whose chunks of 64 samples in
+ * 4 contexts otherwise claim the whole ring and leave the CPU workers
+ * idle (decode-bound on an H100, medians of three runs, resize / random
+ * crops: 27,100 / 31,900 images/s with a ring of 3 and 3 contexts, 32,100
+ * / 32,200 with 6 and 4; a ring of 10 is slower again, each batch's share
+ * of device_memory for the engine's output running short;
+ * bench/RESULTS.md). Shortened, down to 3, to fit max_batch_bytes. */
+static int default_prefetch(ferry_loader *L) {
+  if (L->o.prefetch)
+    return L->o.prefetch;
+  L->nslots = 3;
+  if (!check_ring(L))
+    return 3; /* the error comes from alloc_slots, naming the limit */
+  int want = L->o.device >= 0 && L->o.hw_decode ? 6 : 4;
+  for (L->nslots = want; L->nslots > 3 && !check_ring(L); L->nslots--)
+    ;
+  return L->nslots;
 }
 
 static int alloc_slots(ferry_loader *L) {
@@ -522,7 +543,7 @@ static int open_loader(const ferry_loader_options *options, fy_source *given, fe
                                0};
   L->stage_store = (fy_store_params){FERRY_LAYOUT_HWC, FERRY_U8, 0, 0, {0, 0, 0}, {1, 1, 1}, 0};
   L->sample_bytes = (size_t)3 * L->o.width * L->o.height * ferry_dtype_size(L->o.dtype);
-  L->nslots = L->o.prefetch;
+  L->nslots = L->o.prefetch = default_prefetch(L);
   /* A ring larger than the last-level cache is written with streaming
    * stores where samples are plain copies (packs, the memory cache). */
   size_t ring = (size_t)L->nslots * (size_t)L->o.batch_size, min_ring = fy_stream_min_bytes();
@@ -577,6 +598,7 @@ int64_t ferry_loader_epoch_size(const ferry_loader *L) { return L->epoch_n; }
 int64_t ferry_loader_num_batches(const ferry_loader *L) { return L->num_batches; }
 int ferry_loader_num_classes(const ferry_loader *L) { return L->src.num_classes; }
 int ferry_loader_num_workers(const ferry_loader *L) { return L->nworkers; }
+int ferry_loader_prefetch(const ferry_loader *L) { return L->nslots; }
 
 const char *ferry_loader_path(const ferry_loader *L, int64_t i) {
   return i >= 0 && i < L->src.count ? fy_source_path(&L->src, i) : NULL;

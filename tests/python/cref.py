@@ -76,7 +76,7 @@ def check_layout():
     lib().ferry_loader_options_default(ctypes.byref(o))
     got = (o.batch_size, o.width, o.height, o.prefetch, round(o.crop_ratio, 3), o.max_pixels,
            o.allow_dct_scaling, o.device, o.world_size)
-    want = (256, 224, 224, 3, 0.875, 178956970, 1, -1, 1)
+    want = (256, 224, 224, 0, 0.875, 178956970, 1, -1, 1)
     assert got == want, f"tests/python/cref.py Options is out of date with include/ferry.h: {got}"
 
 

@@ -146,13 +146,21 @@ def test_workers_default_shares_cores(sample, monkeypatch):
     (dict(device="tpu"), "device"), (dict(output="jax"), "output"),
     (dict(mean=(123.7, 116.3, 103.5)), "0..1 units"), (dict(mean=(0.5, 0.5)), "3 values"),
     (dict(size=(1, 2, 3)), "size"), (dict(batch_size=0), "batch_size"),
-    (dict(prefetch=0), "prefetch"), (dict(rank=2, world_size=2), "rank"),
+    (dict(prefetch=0), "prefetch"), (dict(prefetch=True), "prefetch"),
+    (dict(rank=2, world_size=2), "rank"),
     (dict(flip=1.5), "flip"), (dict(crop="random", scale=(0.5, 0.1)), "scale"),
 ])
 def test_invalid_arguments(sample, kw, match):
     with pytest.raises(ferry.InvalidArgument, match=match) as e:
         numpy_loader(sample, **{"batch_size": 4, **kw})
     assert isinstance(e.value, ValueError) and e.value.status == -1
+
+
+def test_ring_length(sample):
+    """prefetch=None (the default) is ferry's choice, a ring of 4 on the CPU;
+    prefetch=N gives N + 1 buffers; the ring's length is readable."""
+    assert numpy_loader(sample, batch_size=4).ring == 4
+    assert numpy_loader(sample, batch_size=4, prefetch=2).ring == 3
 
 
 def test_memory_cache(sample):

@@ -251,6 +251,9 @@ static void test_loader(const char *source, int hw) {
     CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
     if (rc)
       return;
+    /* the default ring: 6 batches on a GPU with the engine, else 4 */
+    CHECK_MSG(ferry_loader_prefetch(L) == (pass && hw ? 6 : 4), "ring of %d",
+              ferry_loader_prefetch(L));
     out[pass] = malloc(per * (size_t)ferry_loader_source_size(L));
     ferry_batch *b;
     while ((rc = ferry_loader_next(L, &b)) == FERRY_OK) {

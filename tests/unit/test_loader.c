@@ -365,6 +365,35 @@ static void test_validation(void) {
   rmdir(dir);
 }
 
+/* prefetch 0 (the default) lets ferry choose the ring's length: 4 on the
+ * CPU (6 on a GPU with the engine: test_gpu), shortened to fit
+ * max_batch_bytes, never below 3; a prefetch given is kept. */
+static void test_ring_length(void) {
+  ferry_loader_options o;
+  ferry_loader *L = NULL;
+  base_opts(&o);
+  CHECK(o.prefetch == 0);
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK && ferry_loader_prefetch(L) == 4);
+  CHECK(run_epoch(L, 0, NULL, NULL, 0) > 0);
+  ferry_loader_close(L);
+  const uint64_t batch = 49152; /* 8 x 48 x 40 x 3 bytes, page-rounded */
+  base_opts(&o);
+  o.max_batch_bytes = 3 * batch + 100;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK && ferry_loader_prefetch(L) == 3);
+  ferry_loader_close(L);
+  o.max_batch_bytes = 2 * batch;
+  L = (ferry_loader *)1;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_ETOO_LARGE && L == NULL);
+  CHECK(strstr(ferry_last_error(), "3 batches") != NULL);
+  base_opts(&o);
+  o.prefetch = 5;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK && ferry_loader_prefetch(L) == 5);
+  ferry_loader_close(L);
+  o.prefetch = -1;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_EINVAL);
+  CHECK(strstr(ferry_last_error(), "prefetch -1") != NULL);
+}
+
 static void test_list_file(void) {
   char path[] = "/tmp/ferry_list_XXXXXX";
   int fd = mkstemp(path);
@@ -399,6 +428,7 @@ int main(void) {
   test_memory_cache();
   test_fail_policy_and_ring();
   test_validation();
+  test_ring_length();
   test_list_file();
   return check_done();
 }
