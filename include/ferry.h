@@ -774,8 +774,10 @@ typedef struct ferry_video_options {
                             time) instead of a frame; libavcodec then
                             decodes with one thread, the only way every
                             such frame is flagged (libavcodec 5.1 with
-                            frame threads flags a part of them). CPU
-                            decoding only; default 0: such frames are
+                            frame threads flags a part of them). On a GPU
+                            NVDEC's decode status flags them for H.264 and
+                            HEVC; VP9/AV1 (no status) decode on the CPU
+                            when strict. Default 0: such frames are
                             returned and counted (stats.damaged) */
   int cpu_decode;        /* device >= 0: 1 = decode with libavcodec on the
                             CPU even where NVDEC could, and upload the
@@ -812,10 +814,11 @@ typedef struct ferry_video_stats {
   double convert_s;       /* YUV -> RGB of kept frames */
   double resize_s;        /* resize, rotation and store of kept frames */
   double open_s;          /* opening: container, decoder, buffers */
-  uint64_t damaged;       /* frames libavcodec flagged as decoded with errors
-                             (concealed) or failed to decode: with several
-                             decoder threads a lower bound (options.strict says
-                             why); not counted on NVDEC */
+  uint64_t damaged;       /* frames flagged as decoded with errors (concealed)
+                             or failed to decode: libavcodec's flags (with
+                             several decoder threads a lower bound;
+                             options.strict says why), NVDEC's decode status
+                             (H.264, HEVC; not seen for VP9/AV1 there) */
   int64_t first_damaged;  /* frame number of the first of them; -1: none */
   double first_damaged_s; /* and its time */
 } ferry_video_stats;

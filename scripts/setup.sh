@@ -13,6 +13,9 @@ debs+=(clang-14 libclang-rt-14-dev)
 # video (src/video): libavformat/libavcodec/libswscale; ffmpeg's ffprobe is
 # the tests' reference for frame counts and timestamps
 debs+=(libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg)
+# NVDEC (src/video/nvdec.c): the ffnvcodec headers (libcuda and libnvcuvid
+# are loaded at run time; without the headers the GPU video path says so)
+debs+=(libffmpeg-nvenc-dev)
 pips=(numpy pillow pytest)
 # setuptools builds the Python extension (setup.py). torch is never installed
 # here (it is huge): the PyTorch tests skip, saying so, when it is absent.

@@ -42,10 +42,12 @@ static const char help[] =
     "  --save-frames DIR     write each sampled frame as DIR/NAME_FRAME.png\n"
     "  --timestamps          print each sampled frame's number and time\n"
     "  --strict              a frame decoded with errors (damaged data the decoder\n"
-    "                        concealed) ends the file with an error; decodes with\n"
-    "                        one thread, so that every such frame is caught\n"
-    "                        (without it such frames are kept and counted, a\n"
-    "                        lower bound with several threads; exit code 3)\n"
+    "                        concealed) ends the file with an error; the CPU\n"
+    "                        decodes with one thread, so that every such frame is\n"
+    "                        caught (without it such frames are kept and counted,\n"
+    "                        on the CPU with several threads a lower bound; exit\n"
+    "                        code 3). On a GPU NVDEC reports them for H.264 and\n"
+    "                        HEVC; strict VP9/AV1 there decode on the CPU\n"
     "  --quiet               only the summary line\n"
     "  --nvdec-caps          print what the GPU's video decoder (NVDEC) of the\n"
     "                        --device decodes, as its driver says, and exit\n"
@@ -271,7 +273,7 @@ static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *d
             "ferry video: %s: %s%llu frame%s decoded with errors (damaged data the decoder "
             "concealed or could not decode), the first at frame %lld (%.3f s); --strict stops "
             "there\n",
-            file, a->o.threads == 1 ? "" : "at least ", (unsigned long long)s.damaged,
+            file, a->o.threads == 1 || info.nvdec ? "" : "at least ", (unsigned long long)s.damaged,
             s.damaged == 1 ? "" : "s", (long long)s.first_damaged, s.first_damaged_s);
   }
   *damaged += s.damaged;

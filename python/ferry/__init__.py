@@ -730,11 +730,13 @@ class VideoReader(_Closable):
         batches are made in that GPU's memory (kDLCUDA DLPack tensors).
       copy: False (default): batches are views of the reader's buffer (see
         below). True: each batch owns a copy of its frames (host only).
-      strict: False (default): frames libavcodec decoded with errors (damaged
-        data it concealed) are returned and counted in stats()["damaged"]
-        (with several threads a lower bound). True: the first such frame
-        raises CorruptError naming the file, frame and time; decodes with
-        one thread so that every such frame is caught (device="cpu" only).
+      strict: False (default): frames decoded with errors (damaged data the
+        decoder concealed: libavcodec's flags, NVDEC's decode status for H.264
+        and HEVC) are returned and counted in stats()["damaged"] (on the CPU
+        with several threads a lower bound). True: the first such frame
+        raises CorruptError naming the file, frame and time; the CPU decodes
+        with one thread so that every such frame is caught, and on a GPU a
+        VP9 or AV1 stream (no NVDEC status) is decoded on the CPU.
 
     Lifetime: a batch's frames are the reader's buffer, which the reader
     overwrites with the next batch. A batch (and any array or tensor made
@@ -785,9 +787,6 @@ class VideoReader(_Closable):
         if copy and dev >= 0:
             raise InvalidArgument('copy=True needs device="cpu": copy GPU frames with '
                                   "torch.from_dlpack(batch).clone()")
-        if strict and dev >= 0:
-            raise InvalidArgument('strict=True needs device="cpu": damaged frames are flagged '
-                                  "by libavcodec, not yet by NVDEC")
         self._options = dict(
             width=width, height=height, crop=_VIDEO_CROPS[str(crop).lower()],
             filter=_choice(_FILTERS, filter, "filter"), stride=stride, rate=rate, start=start,

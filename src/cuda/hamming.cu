@@ -162,8 +162,10 @@ typedef struct search {
   uint32_t *stage;             /* pinned: cap triplets */
   size_t cap, max_pairs;
   cudaStream_t stream;
-  ferry_pair *pairs; /* host, grown as chunks finish */
+  ferry_pair *pairs; /* host, grown as chunks finish (no sink) */
   size_t npairs, pairs_cap;
+  void (*sink)(const ferry_pair *, size_t, void *); /* else: each chunk's pairs to it */
+  void *user;
   fy_gpu_hamming_stats *st;
 } search;
 
@@ -221,6 +223,12 @@ static int run_range(search *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32_t 
                      s->stream),
      "copying pairs to the host");
   CU(cudaStreamSynchronize(s->stream), "copying pairs to the host");
+  static_assert(sizeof(ferry_pair) == 3 * sizeof(uint32_t), "ferry_pair is three uint32");
+  if (s->sink) {
+    s->sink((const ferry_pair *)s->stage, found, s->user);
+    s->npairs += found;
+    return FERRY_OK;
+  }
   if (s->npairs + found > s->pairs_cap) {
     size_t cap = s->pairs_cap ? s->pairs_cap : 1024;
     while (cap < s->npairs + found)
@@ -231,7 +239,6 @@ static int run_range(search *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32_t 
     s->pairs = p;
     s->pairs_cap = cap;
   }
-  static_assert(sizeof(ferry_pair) == 3 * sizeof(uint32_t), "ferry_pair is three uint32");
   memcpy(s->pairs + s->npairs, s->stage, found * sizeof(ferry_pair));
   s->npairs += found;
   return FERRY_OK;
@@ -280,9 +287,11 @@ extern "C" int fy_gpu_hamming_available(int device) {
   return FERRY_OK;
 }
 
-extern "C" int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n, int words, int t,
-                                    size_t max_pairs, size_t buffer_pairs, ferry_pair **pairs,
-                                    size_t *count, fy_gpu_hamming_stats *stats) {
+/* Both entry points: the pairs into *pairs (sorted) or to sink. */
+static int search_pairs(int device, const uint64_t *codes, size_t n, int words, int t,
+                        size_t max_pairs, size_t buffer_pairs,
+                        void (*sink)(const ferry_pair *, size_t, void *), void *user,
+                        ferry_pair **pairs, size_t *count, fy_gpu_hamming_stats *stats) {
   fy_gpu_hamming_stats dummy;
   search s;
   int rc, prev = -1;
@@ -292,10 +301,12 @@ extern "C" int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n,
   if (!stats)
     stats = &dummy;
   memset(stats, 0, sizeof *stats);
-  if (!pairs || !count || (!codes && n))
+  if ((!sink && (!pairs || !count)) || (!codes && n))
     return fy_error(FERRY_EINVAL, "fy_gpu_hamming_pairs: NULL argument");
-  *pairs = NULL;
-  *count = 0;
+  if (pairs)
+    *pairs = NULL;
+  if (count)
+    *count = 0;
   if (words != 1 && words != 4)
     return fy_error(FERRY_EINVAL, "GPU Hamming search: words must be 1 or 4, not %d", words);
   if (n >= UINT32_MAX)
@@ -312,6 +323,8 @@ extern "C" int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n,
   s.t = t;
   s.filter = use_filter(words, t);
   s.max_pairs = max_pairs;
+  s.sink = sink;
+  s.user = user;
   s.cap = buffer_pairs ? buffer_pairs : DEFAULT_BUFFER_PAIRS;
   s.st = stats;
   stats->buffer_pairs = s.cap;
@@ -335,7 +348,7 @@ extern "C" int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n,
   t0 = fy_now();
   rc = run_all(&s, n);
   stats->search_s = fy_now() - t0;
-  if (rc == FERRY_OK && s.npairs)
+  if (rc == FERRY_OK && s.pairs)
     qsort(s.pairs, s.npairs, sizeof *s.pairs, cmp_pair);
 done:
   if (s.stream)
@@ -353,7 +366,25 @@ done:
     free(s.pairs);
     return rc;
   }
-  *pairs = s.pairs;
-  *count = s.npairs;
+  if (pairs)
+    *pairs = s.pairs;
+  if (count)
+    *count = s.npairs;
   return FERRY_OK;
+}
+
+extern "C" int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n, int words, int t,
+                                    size_t max_pairs, size_t buffer_pairs, ferry_pair **pairs,
+                                    size_t *count, fy_gpu_hamming_stats *stats) {
+  return search_pairs(device, codes, n, words, t, max_pairs, buffer_pairs, NULL, NULL, pairs,
+                      count, stats);
+}
+
+extern "C" int fy_gpu_hamming_pairs_each(int device, const uint64_t *codes, size_t n, int words,
+                                         int t, size_t buffer_pairs,
+                                         void (*sink)(const ferry_pair *, size_t, void *),
+                                         void *user, fy_gpu_hamming_stats *stats) {
+  if (!sink)
+    return fy_error(FERRY_EINVAL, "fy_gpu_hamming_pairs_each: NULL sink");
+  return search_pairs(device, codes, n, words, t, 0, buffer_pairs, sink, user, NULL, NULL, stats);
 }

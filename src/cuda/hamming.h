@@ -41,6 +41,14 @@ typedef struct fy_gpu_hamming_stats {
 int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n, int words, int t,
                          size_t max_pairs, size_t buffer_pairs, ferry_pair **pairs, size_t *count,
                          fy_gpu_hamming_stats *stats);
+/* The same search with the pairs handed to sink(pairs, n, user), from this
+ * thread, as each chunk of the search finds them (in no order), so that
+ * they are never all in memory at once (a clique of k close codes is
+ * k(k-1)/2 pairs). */
+int fy_gpu_hamming_pairs_each(int device, const uint64_t *codes, size_t n, int words, int t,
+                              size_t buffer_pairs,
+                              void (*sink)(const ferry_pair *pairs, size_t n, void *user),
+                              void *user, fy_gpu_hamming_stats *stats);
 
 /* The k nearest other codes of every code (k = 1..32, else
  * FERRY_EUNSUPPORTED) into out[n * k], nearest first, ties to the lower

@@ -25,6 +25,16 @@ int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n, int words,
   return fy_gpu_hamming_available(device);
 }
 
+int fy_gpu_hamming_pairs_each(int device, const uint64_t *codes, size_t n, int words, int t,
+                              size_t buffer_pairs,
+                              void (*sink)(const ferry_pair *pairs, size_t n, void *user),
+                              void *user, fy_gpu_hamming_stats *stats) {
+  (void)codes, (void)n, (void)words, (void)t, (void)buffer_pairs, (void)sink, (void)user;
+  if (stats)
+    memset(stats, 0, sizeof *stats);
+  return fy_gpu_hamming_available(device);
+}
+
 int fy_gpu_hamming_topk(int device, const uint64_t *codes, size_t n, int words, int k,
                         ferry_neighbor *out) {
   (void)codes, (void)n, (void)words, (void)k, (void)out;

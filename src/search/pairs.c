@@ -159,15 +159,9 @@ int fy_hamming_pairs_each(const uint64_t *codes, size_t n, int words,
   int rc = check_args(codes, n, words, &o);
   if (rc || n < 2)
     return rc;
-  if (o.device >= 0) {
-    ferry_pair *pairs = NULL;
-    size_t count = 0;
+  if (o.device >= 0) { /* chunk by chunk, never all the pairs at once */
     last_method = "cuda";
-    rc = fy_gpu_hamming_pairs(o.device, codes, n, words, o.threshold, 0, 0, &pairs, &count, NULL);
-    if (rc == FERRY_OK && count)
-      sink(pairs, count, user);
-    free(pairs);
-    return rc;
+    return fy_gpu_hamming_pairs_each(o.device, codes, n, words, o.threshold, 0, sink, user, NULL);
   }
   fy_pairbuf *bufs = NULL;
   int threads = 0;

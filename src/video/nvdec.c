@@ -8,6 +8,11 @@
  * order, is put in a small queue. fy_nvdec_next() hands those out one at a
  * time; only frames the caller keeps are mapped (post-processed into an
  * NV12/P016 surface it can read), so skipped frames cost the engine alone.
+ * Each displayed picture's decode status is asked of the driver
+ * (cuvidGetDecodeStatus: H.264 and HEVC; other codecs answer "not
+ * supported"): pictures decoded with errors, concealed or not, are counted
+ * as damaged, or end decoding in strict mode, as libavcodec's flags do on
+ * the CPU (decode_av.c).
  * libcuda and libnvcuvid are loaded at run time through the ffnvcodec
  * headers: this builds, and says why it cannot run, on machines without a
  * GPU. The CUDA primary context is shared with the CUDA runtime (gpu.cu),
@@ -32,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define FFNV_LOG_FUNC(logctx, msg, ...) ((void)(logctx))
 #define FFNV_DEBUG_LOG_FUNC(logctx, msg, ...) ((void)(logctx))
@@ -77,8 +83,14 @@ struct fy_nvdec {
   CUVIDEOFORMAT vf; /* the sequence the decoder was made for */
   unsigned surfaces, target_w, target_h;
   CUVIDPARSERDISPINFO q[QCAP];
+  unsigned char qs[QCAP]; /* each queued picture's decode status (PIC_*) */
   int qhead, qn;
   CUVIDPARSERDISPINFO cur;
+  int strict;
+  int no_status; /* the driver cannot report decode status for this codec */
+  uint64_t damaged;
+  int64_t first_damaged;
+  double first_damaged_t;
   int input_done, eos_sent;
   int fatal;           /* an error raised in a callback (message set) */
   char fatal_msg[320]; /* its message */
@@ -225,6 +237,44 @@ static int CUDAAPI on_decode(void *user, CUVIDPICPARAMS *pic) {
   return 1;
 }
 
+enum { PIC_OK, PIC_DAMAGED, PIC_UNKNOWN, PIC_DECODING };
+
+/* The driver's word on how picture `idx` decoded: PIC_DECODING while the
+ * engine is still at it; PIC_UNKNOWN where the codec has no status (then
+ * never asked again). */
+static int pic_status(fy_nvdec *d, int idx) {
+  if (d->no_status || !d->dec)
+    return PIC_UNKNOWN;
+  CUVIDGETDECODESTATUS s;
+  memset(&s, 0, sizeof s);
+  push(d);
+  CUresult r = cv->cuvidGetDecodeStatus(d->dec, idx, &s);
+  pop();
+  if (r == 801 /* CUDA_ERROR_NOT_SUPPORTED */)
+    d->no_status = 1;
+  if (r != CUDA_SUCCESS)
+    return PIC_UNKNOWN;
+  if (s.decodeStatus == cuvidDecodeStatus_Error ||
+      s.decodeStatus == cuvidDecodeStatus_Error_Concealed)
+    return PIC_DAMAGED;
+  return s.decodeStatus == cuvidDecodeStatus_Success      ? PIC_OK
+         : s.decodeStatus == cuvidDecodeStatus_InProgress ? PIC_DECODING
+                                                          : PIC_UNKNOWN;
+}
+
+/* The final status of picture `idx`: a picture still decoding is asked
+ * again until it is done (the engine finishes it in milliseconds; at most
+ * 1 s, then it counts as unknown), so that every damaged frame counts, not
+ * only those done by the time the parser queued them. */
+static int pic_final(fy_nvdec *d, int idx, int status) {
+  for (int k = 0; status == PIC_DECODING && k < 2000; k++) {
+    struct timespec ts = {0, 500000};
+    nanosleep(&ts, NULL);
+    status = pic_status(d, idx);
+  }
+  return status == PIC_DECODING ? PIC_UNKNOWN : status;
+}
+
 static int CUDAAPI on_display(void *user, CUVIDPARSERDISPINFO *info) {
   fy_nvdec *d = user;
   if (!info)
@@ -233,7 +283,9 @@ static int CUDAAPI on_display(void *user, CUVIDPARSERDISPINFO *info) {
     fy_error(FERRY_EIO, "%s: NVDEC: display queue overflow", d->path);
     return raise_fatal(d, FERRY_EIO);
   }
-  d->q[(d->qhead + d->qn++) % QCAP] = *info;
+  int at = (d->qhead + d->qn++) % QCAP;
+  d->q[at] = *info;
+  d->qs[at] = (unsigned char)pic_status(d, info->picture_index);
   return 1;
 }
 
@@ -551,8 +603,10 @@ int fy_nvdec_next(fy_nvdec *d, double *t, int64_t *index) {
     feed(d);
   }
   d->cur = d->q[d->qhead];
+  int status = d->qs[d->qhead];
   d->qhead = (d->qhead + 1) % QCAP;
   d->qn--;
+  status = pic_final(d, d->cur.picture_index, status);
   double step = d->fps > 0 ? 1 / d->fps : 0;
   double ft = d->missing_pts ? d->last_t + step : d->cur.timestamp / CLOCK;
   if (d->index_from_time) {
@@ -561,8 +615,36 @@ int fy_nvdec_next(fy_nvdec *d, double *t, int64_t *index) {
   }
   *t = d->last_t = ft;
   *index = d->next_index++;
+  if (status == PIC_DAMAGED) {
+    if (!d->damaged++) {
+      d->first_damaged = *index;
+      d->first_damaged_t = ft;
+    }
+    if (d->strict)
+      return fy_error(FERRY_ECORRUPT,
+                      "%s: frame %lld (%.3f s) decoded with errors (NVDEC reports damaged "
+                      "data); strict decoding stops here",
+                      d->path, (long long)*index, ft);
+  }
   d->returned++;
   return FERRY_OK;
+}
+
+int fy_nvdec_set_strict(fy_nvdec *d, int strict) {
+  enum AVCodecID id = d->fmt->streams[d->stream]->codecpar->codec_id;
+  if (strict && id != AV_CODEC_ID_H264 && id != AV_CODEC_ID_HEVC)
+    return fy_error(FERRY_EUNSUPPORTED,
+                    "%s: NVDEC reports damaged frames for H.264 and HEVC only; strict decoding "
+                    "of %s runs on the CPU",
+                    d->path, avcodec_get_name(id));
+  d->strict = strict;
+  return FERRY_OK;
+}
+
+void fy_nvdec_damage(const fy_nvdec *d, uint64_t *frames, int64_t *first, double *first_t) {
+  *frames = d->damaged;
+  *first = d->damaged ? d->first_damaged : -1;
+  *first_t = d->damaged ? d->first_damaged_t : 0;
 }
 
 int fy_nvdec_map(fy_nvdec *d, void *stream, fy_gpu_yuv *f) {
@@ -634,4 +716,10 @@ int fy_nvdec_map(fy_nvdec *d, void *stream, fy_gpu_yuv *f) {
   return fy_error(FERRY_EUNSUPPORTED, "no NVDEC in this build");
 }
 void fy_nvdec_unmap(fy_nvdec *d) { (void)d; }
+int fy_nvdec_set_strict(fy_nvdec *d, int strict) {
+  return fy_error(FERRY_EUNSUPPORTED, "no NVDEC in this build");
+}
+void fy_nvdec_damage(const fy_nvdec *d, uint64_t *frames, int64_t *first, double *first_t) {
+  *frames = 0, *first = -1, *first_t = 0;
+}
 #endif

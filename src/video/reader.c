@@ -58,11 +58,6 @@ static int check_options(const char *path, const ferry_video_options *o) {
     return fy_error(FERRY_EINVAL, "%s: stride must be >= 1 and rate >= 0", path);
   if (o->stride > 1 && o->rate > 0)
     return fy_error(FERRY_EINVAL, "%s: stride and rate exclude each other", path);
-  if (o->strict && o->device >= 0)
-    return fy_error(FERRY_EINVAL,
-                    "%s: strict decoding is for libavcodec on the CPU (device -1): NVDEC's "
-                    "damaged frames are not flagged yet",
-                    path);
   if (o->start_s < 0 || (o->end_s > 0 && o->end_s <= o->start_s))
     return fy_error(FERRY_EINVAL, "%s: bad time range %.3f..%.3f s", path, o->start_s, o->end_s);
   if (o->batch_size < 1 || o->batch_size > 65536)
@@ -172,9 +167,11 @@ void ferry_video_get_info(const ferry_video_reader *r, ferry_video_info *info) {
 }
 
 void ferry_video_get_stats(const ferry_video_reader *r, ferry_video_stats *s) {
-  if (r && s && r->gpu)
+  if (r && s && r->gpu) {
     fy_vgpu_stats(r->gpu, s);
-  else if (r && s)
+    return;
+  }
+  if (r && s)
     *s = r->stats;
   if (r && s && r->dec)
     fy_vdec_damage(r->dec, &s->damaged, &s->first_damaged, &s->first_damaged_s);

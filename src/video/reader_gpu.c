@@ -136,12 +136,19 @@ int fy_vgpu_open(const char *path, const ferry_video_options *o, fy_vgpu **out,
   v->o = *o;
   int st = o->cpu_decode ? FERRY_EUNSUPPORTED
                          : fy_nvdec_open(path, o->device, o->start_s, &v->dec, &v->info);
+  if (st == FERRY_OK && fy_nvdec_set_strict(v->dec, o->strict) != FERRY_OK) {
+    fy_nvdec_close(v->dec); /* strict, and NVDEC cannot flag this codec's damage */
+    v->dec = NULL;
+    st = FERRY_EUNSUPPORTED;
+  }
   if (st == FERRY_EUNSUPPORTED) {
     /* NVDEC refuses this stream (codec, chroma format, size) or this
      * machine has none (no libnvcuvid): decode on the CPU and upload the
      * frames; the batches are made on the GPU all the same (info.nvdec
      * says which) */
-    st = fy_vdec_open(path, o->threads, &v->cpu, &v->info);
+    st = fy_vdec_open(path, o->strict ? 1 : o->threads, &v->cpu, &v->info);
+    if (st == FERRY_OK)
+      fy_vdec_set_strict(v->cpu, o->strict);
     if (st == FERRY_OK && o->start_s > 0)
       st = fy_vdec_seek(v->cpu, o->start_s);
   }
@@ -191,7 +198,13 @@ void fy_vgpu_close(fy_vgpu *v) {
   free(v);
 }
 
-void fy_vgpu_stats(const fy_vgpu *v, ferry_video_stats *s) { *s = v->stats; }
+void fy_vgpu_stats(const fy_vgpu *v, ferry_video_stats *s) {
+  *s = v->stats;
+  if (v->cpu)
+    fy_vdec_damage(v->cpu, &s->damaged, &s->first_damaged, &s->first_damaged_s);
+  else
+    fy_nvdec_damage(v->dec, &s->damaged, &s->first_damaged, &s->first_damaged_s);
+}
 
 /* Decodes up to the next kept frame. */
 static int next_kept(fy_vgpu *v, double *t, int64_t *index) {

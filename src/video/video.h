@@ -90,6 +90,12 @@ int fy_nvdec_next(fy_nvdec *d, double *t, int64_t *index);
  * for them before the next fy_nvdec_next / fy_nvdec_unmap. */
 int fy_nvdec_map(fy_nvdec *d, void *stream, fy_gpu_yuv *f);
 void fy_nvdec_unmap(fy_nvdec *d);
+/* As fy_vdec_set_strict / fy_vdec_damage, from the driver's decode status
+ * of each picture, which it gives for H.264 and HEVC only (VP9 and AV1
+ * damage is not seen on NVDEC; strict refuses them: FERRY_EUNSUPPORTED,
+ * and the caller decodes them on the CPU). */
+int fy_nvdec_set_strict(fy_nvdec *d, int strict);
+void fy_nvdec_damage(const fy_nvdec *d, uint64_t *frames, int64_t *first, double *first_t);
 
 /* GPU batches of a video file (reader_gpu.c): NVDEC frames converted and
  * resampled by ferry's batch kernels into device memory. */

@@ -151,6 +151,58 @@ static void test_overflow(void) {
   free(same);
 }
 
+/* fy_gpu_hamming_pairs_each: the pairs reach the sink chunk by chunk, never
+ * more than the device buffer at once, and are the sorted search's pairs. */
+typedef struct collected {
+  ferry_pair *p;
+  size_t n, cap, calls, most;
+} collected;
+
+static void collect(const ferry_pair *p, size_t n, void *user) {
+  collected *c = user;
+  c->calls++;
+  c->most = n > c->most ? n : c->most;
+  if (c->n + n > c->cap) {
+    c->cap = (c->n + n) * 2;
+    c->p = realloc(c->p, c->cap * sizeof *c->p);
+  }
+  memcpy(c->p + c->n, p, n * sizeof *p);
+  c->n += n;
+}
+
+static int by_pair(const void *a, const void *b) {
+  const ferry_pair *x = a, *y = b;
+  return x->i != y->i ? (x->i < y->i ? -1 : 1) : (x->j > y->j) - (x->j < y->j);
+}
+
+static void test_each(void) {
+  /* a clique of 1,500 codes, each within 2 bits of one base (every pair
+   * within 4): 1,124,250 pairs through a buffer of 50,000 */
+  size_t n = quick ? 300 : 1500, want = n * (n - 1) / 2;
+  uint64_t *c = malloc(n * sizeof *c);
+  for (size_t i = 0; i < n; i++)
+    c[i] = 0xF0F0F0F0F0F0F0F0ull ^ (1ull << (i % 64)) ^ (i >= 64 ? 1ull << ((i / 64) % 64) : 0);
+  collected got = {0};
+  fy_gpu_hamming_stats st;
+  int rc = fy_gpu_hamming_pairs_each(0, c, n, 1, 8, 50000, collect, &got, &st);
+  CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
+  ferry_pair *ref = NULL;
+  size_t nref = 0;
+  CHECK(fy_gpu_hamming_pairs(0, c, n, 1, 8, 0, 50000, &ref, &nref, NULL) == FERRY_OK);
+  if (got.n)
+    qsort(got.p, got.n, sizeof *got.p, by_pair);
+  CHECK_MSG(got.n == nref && nref == want && (!nref || !memcmp(got.p, ref, nref * sizeof *ref)),
+            "each: %zu pairs, sorted search %zu", got.n, nref);
+  CHECK_MSG(got.most <= 50000 && (quick || got.calls > 1), "%zu calls, at most %zu pairs",
+            got.calls, got.most);
+  printf("  pairs each: %zu codes, %zu pairs in %zu calls of at most %zu\n", n, got.n, got.calls,
+         got.most);
+  CHECK(fy_gpu_hamming_pairs_each(0, c, n, 1, 8, 0, NULL, NULL, NULL) == FERRY_EINVAL);
+  free(ref);
+  free(got.p);
+  free(c);
+}
+
 static void test_api(void) {
   uint64_t *c = make_codes(3000, 1, 100, 10);
   ferry_search_options o;
@@ -244,6 +296,7 @@ int main(void) {
                      : "700 codes, one threshold per case, top-k on at most 300");
   test_identical();
   test_overflow();
+  test_each();
   if (!quick)
     test_api();
   test_topk();

@@ -208,6 +208,71 @@ static void test_errors(void) {
   ferry_video_close(r);
 }
 
+/* Reads every batch of `name` on the GPU: the frames, the final status and
+ * the stats; *nvdec whether NVDEC decoded it. */
+static int read_gpu(const char *name, const ferry_video_options *o, ferry_video_stats *s,
+                    int *nvdec, int *status) {
+  ferry_video_reader *r;
+  *status = ferry_video_open(fixture(name), o, &r);
+  if (*status != FERRY_OK)
+    return 0;
+  ferry_video_info info;
+  ferry_video_get_info(r, &info);
+  *nvdec = info.nvdec;
+  ferry_video_batch *b;
+  int n = 0;
+  while ((*status = ferry_video_next(r, &b)) == FERRY_OK)
+    n += b->count;
+  ferry_video_get_stats(r, s);
+  ferry_video_close(r);
+  return n;
+}
+
+/* Issue 16 item 19 on NVDEC: the driver's decode status of each picture
+ * flags garbled_h264.mp4's damaged frames: counted by default (every frame
+ * still comes out), the first an error in strict mode naming the file and
+ * frame; an intact file counts none; strict VP9 (no NVDEC status) decodes
+ * on the CPU instead. */
+static void test_damaged(void) {
+  if (!nvdec_ok)
+    return; /* main() said why */
+  ferry_video_options o = u8_hwc(32, 32, 8);
+  o.device = 0;
+  ferry_video_stats s;
+  int nv = 0, st = 0;
+  int n = read_gpu("garbled_h264.mp4", &o, &s, &nv, &st);
+  printf("garbled_h264.mp4 on NVDEC: %d frames, status %d, %llu damaged, the first frame %lld "
+         "(%.3f s)\n",
+         n, st, (unsigned long long)s.damaged, (long long)s.first_damaged, s.first_damaged_s);
+  CHECK_MSG(nv == 1 && st == FERRY_END && n == 50 && s.damaged >= 1 && s.first_damaged >= 0,
+            "nvdec %d, status %d, %d frames, %llu damaged", nv, st, n,
+            (unsigned long long)s.damaged);
+  uint64_t all = s.damaged;
+  int64_t first = s.first_damaged;
+  ferry_video_options o2 = u8_hwc(48, 40, 1); /* other batches, the same count */
+  o2.device = 0;
+  n = read_gpu("garbled_h264.mp4", &o2, &s, &nv, &st);
+  CHECK_MSG(n == 50 && s.damaged == all && s.first_damaged == first,
+            "batch 1: %d frames, %llu damaged (first %lld), batch 8: %llu (first %lld)", n,
+            (unsigned long long)s.damaged, (long long)s.first_damaged, (unsigned long long)all,
+            (long long)first);
+  o.strict = 1;
+  n = read_gpu("garbled_h264.mp4", &o, &s, &nv, &st);
+  CHECK_MSG(nv == 1 && st == FERRY_ECORRUPT &&
+                strstr(ferry_last_error(), "garbled_h264.mp4: frame ") &&
+                strstr(ferry_last_error(), "decoded with errors"),
+            "strict: nvdec %d, status %d: %s", nv, st, ferry_last_error());
+  CHECK(s.damaged == 1 && (uint64_t)n < 50 && all >= 1);
+  n = read_gpu("testsrc_h264.mp4", &o, &s, &nv, &st);
+  CHECK(nv == 1 && st == FERRY_END && n == 50 && s.damaged == 0 && s.first_damaged == -1);
+  n = read_gpu("vp9.webm", &o, &s, &nv, &st);
+  CHECK_MSG(nv == 0 && st == FERRY_END && n > 0 && s.damaged == 0,
+            "strict vp9: nvdec %d, status %d, %d frames", nv, st, n);
+  o.strict = 0;
+  n = read_gpu("vp9.webm", &o, &s, &nv, &st);
+  CHECK_MSG(nv == 1 && st == FERRY_END && n > 0, "vp9: nvdec %d, status %d, %d frames", nv, st, n);
+}
+
 static void test_corpus(void) {
   const char *c = check_corpus("GPU video on the corpus");
   if (!c)
@@ -251,6 +316,7 @@ int main(void) {
   test_fixtures();
   test_store();
   test_errors();
+  test_damaged();
   test_corpus();
   return check_done();
 }
