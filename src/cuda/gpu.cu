@@ -112,6 +112,7 @@ struct fy_gpu {
   int hw;
   int prio;     /* stream priority of the loader's streams */
   int prealloc; /* nvjpegDecodeBatchedPreAllocate boxes (FERRY_NVJPEG_PREALLOC=0: off) */
+  int debug;    /* FERRY_DEBUG: say when a state grows (an exclusive engine call) */
   fy_mem_cache *dev_mem, *pin_mem; /* nvJPEG's buffers (jpeg_mem.cu) */
 };
 
@@ -336,6 +337,7 @@ static int open_nvjpeg(fy_gpu *g) {
   g->hw = 1;
   const char *pe = getenv("FERRY_NVJPEG_PREALLOC");
   g->prealloc = !(pe && !strcmp(pe, "0"));
+  g->debug = getenv("FERRY_DEBUG") != NULL;
   /* The padding JPEG, if the engine takes it (else: powers of two). */
   uint8_t gray[FY_PAD_SIDE * FY_PAD_SIDE * 3];
   memset(gray, 128, sizeof gray);
@@ -581,7 +583,14 @@ static int grows(fy_gpu *g, struct fy_gpu::engine *e, int f, int k, const uint8_
  * exclusive when the state may grow. */
 static int decode_sub(fy_gpu *g, struct fy_gpu::engine *e, int f, int k, int m,
                       const uint8_t *const *cd, const size_t *cl, nvjpegImage_t *ci, int take) {
+  fy_engine_seen was = e->seen[f][k];
   int excl = grows(g, e, f, k, cd, cl, take);
+  if (excl && g->debug)
+    fprintf(stderr,
+            "ferry: debug: JPEG engine context %d state %d grows (an exclusive call): %dx%d %zu "
+            "bytes -> %dx%d %zu bytes\n",
+            (int)(e - g->eng), k, was.w, was.h, was.bytes, e->seen[f][k].w, e->seen[f][k].h,
+            e->seen[f][k].bytes);
   set_phase(e, ENGINE_GATE);
   fy_engine_gate_enter(excl);
   int rc = FERRY_OK;
