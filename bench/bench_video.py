@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Video frames -> 960x960 batches: ferry on the GPU (NVDEC) against OpenCV
-(cv2.VideoCapture, FFmpeg on the CPU, + cv2.resize) in N processes, side by
-side in one run on the same files.
+(cv2.VideoCapture, FFmpeg on the CPU, + cv2.resize) in N processes and
+NVIDIA's PyNvVideoCodec (raw NVDEC decode into GPU memory, no resize) in N
+processes, side by side in one run on the same files.
 
     python3 bench/bench_video.py --ferry build/ferry FILE.mp4 [FILE...] \
         [--device cuda:0] [--jobs 4,8] [--cv-procs 16] [--repeat 2]
@@ -11,8 +12,11 @@ ferry: `ferry video FILES --device cuda:0 --size 960 --dtype f16 --normalize
 once); the files are given `--repeat` times so that every job has work.
 OpenCV: each of P processes opens files from the same list in turn, reads every
 frame (BGR u8) and resizes it to 960x960 (INTER_LINEAR); frames/s is all
-frames over the wall time of the pool. Prints one table; the machine and date
-go with the figures into bench/RESULTS.md.
+frames over the wall time of the pool. PyNvVideoCodec (when importable;
+`--nvc-procs 8,16`): each process demuxes and decodes whole files
+(CreateDemuxer + CreateDecoder, frames left in device memory, nothing
+converted or resized), the same pool and count. Prints one table; the
+machine and date go with the figures into bench/RESULTS.md.
 """
 import argparse
 import multiprocessing as mp
@@ -49,6 +53,26 @@ def run_opencv(files, procs, size):
     return frames, dt
 
 
+def nvc_worker(path):
+    import PyNvVideoCodec as nvc
+
+    demuxer = nvc.CreateDemuxer(filename=path)
+    decoder = nvc.CreateDecoder(gpuid=0, codec=demuxer.GetNvCodecId(), cudacontext=0,
+                                cudastream=0, usedevicememory=True)
+    n = 0
+    for packet in demuxer:  # the demuxer's last packet is empty: the decoder flushes
+        for _ in decoder.Decode(packet):
+            n += 1
+    return n
+
+
+def run_nvc(files, procs):
+    t0 = time.perf_counter()
+    with mp.get_context("spawn").Pool(procs) as pool:
+        frames = sum(pool.map(nvc_worker, files, chunksize=1))
+    return frames, time.perf_counter() - t0
+
+
 SUMMARY = re.compile(r"(\d+) decoded, ([\d.]+) s: ([\d.]+) decoded frames/s")
 
 
@@ -77,31 +101,61 @@ def main():
     ap.add_argument("--size", type=int, default=960)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--skip-opencv", action="store_true")
+    ap.add_argument("--nvc-procs", default="8,16",
+                    help="comma list: PyNvVideoCodec process counts (when importable)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run every contender this many times, interleaved; each row is its "
+                    "median round")
     a = ap.parse_args()
     files = [f for _ in range(a.repeat) for f in a.files]
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.node()}, "
           f"{os.cpu_count()} CPUs, {len(files)} files ({len(a.files)} distinct)")
-    rows = []
+    runs = {}  # name -> [(frames, seconds) of each round]
     run_ferry(a.ferry, files[:4], a.device, 4, a.size, a.batch)  # warm-up
-    for c in [int(x) for x in a.cpu_jobs.split(",")]:
-        for j in [int(x) for x in a.jobs.split(",")]:
-            n, dt = run_ferry(a.ferry, files, a.device, j, a.size, a.batch, c)
-            extra = f" + {c} CPU decoders" if c else ""
-            rows.append((f"ferry {a.device} NVDEC, {j} files at once{extra}, f16 {a.size}", n, dt))
+    nvc_ok = False
+    try:
+        import PyNvVideoCodec  # noqa: F401
+        nvc_ok = True
+    except ImportError as e:
+        print(f"SKIPPED PyNvVideoCodec: {e}")
+    cv_ok = False
     if not a.skip_opencv:
         try:
             import cv2  # noqa: F401
+            cv_ok = True
         except ImportError as e:
             print(f"SKIPPED OpenCV: {e}")
-        else:
-            n, dt = run_opencv(files, a.cv_procs, a.size)
-            rows.append((f"OpenCV VideoCapture + resize, {a.cv_procs} processes", n, dt))
-    base = rows[-1][1] / rows[-1][2] if not a.skip_opencv and len(rows) > 1 else None
-    print(f"{'pipeline':64s} {'frames':>7s} {'s':>7s} {'frames/s':>9s} {'vs last':>8s}")
+    for _ in range(max(1, a.rounds)):
+        for c in [int(x) for x in a.cpu_jobs.split(",")]:
+            for j in [int(x) for x in a.jobs.split(",")]:
+                extra = f" + {c} CPU decoders" if c else ""
+                name = f"ferry {a.device} NVDEC, {j} files at once{extra}, f16 {a.size}"
+                runs.setdefault(name, []).append(
+                    run_ferry(a.ferry, files, a.device, j, a.size, a.batch, c))
+        for p in [int(x) for x in a.nvc_procs.split(",")] if nvc_ok else []:
+            name = f"PyNvVideoCodec raw decode (NV12 on the GPU, no resize), {p} processes"
+            runs.setdefault(name, []).append(run_nvc(files, p))
+        if cv_ok:
+            name = f"OpenCV VideoCapture + resize, {a.cv_procs} processes"
+            runs.setdefault(name, []).append(run_opencv(files, a.cv_procs, a.size))
+    rows = []
+    for name, rs in runs.items():
+        rs = sorted(rs, key=lambda r: r[0] / r[1])
+        rows.append((name, *rs[len(rs) // 2]))
+        if len(rs) > 1:
+            print(f"{name}: rounds {', '.join(f'{n / dt:.0f}' for n, dt in rs)} frames/s")
+    base = rows[-1][1] / rows[-1][2] if len(rows) > 1 else None
+    print(f"{'pipeline':72s} {'frames':>7s} {'s':>7s} {'frames/s':>9s} {'vs last':>8s}")
     for name, n, dt in rows:
         fps = n / dt
         ratio = f"{fps / base:.2f}x" if base else ""
-        print(f"{name:64s} {n:7d} {dt:7.2f} {fps:9.1f} {ratio:>8s}")
+        print(f"{name:72s} {n:7d} {dt:7.2f} {fps:9.1f} {ratio:>8s}")
+    best = {}
+    for name, n, dt in rows:
+        who = name.split(" ")[0]
+        best[who] = max(best.get(who, 0), n / dt)
+    if "ferry" in best and "PyNvVideoCodec" in best:
+        print(f"ferry's best / PyNvVideoCodec's best: {best['ferry'] / best['PyNvVideoCodec']:.2f}x")
 
 
 if __name__ == "__main__":
