@@ -5,6 +5,8 @@
 # context always on: where ferry alone leaves the JPEG engine and the cores
 # idle (issue 15: ferry and DALI side by side together made ~35,000 img/s
 # where ferry alone made ~27,000). One line per setting, best of epochs 2-4.
+# FERRY_BENCH_ENGINE_ONLY=1: the CPU workers leave every sample to the engine
+# threads (the engine's own rate; bench/RESULTS.md, session 7).
 #   DECODERS="3 4 6 8" CHUNKS="32 64 128" WORKERS="0 14" PREFETCH="3 6" bash bench/engine_sweep.sh [SET]
 set -u
 export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

@@ -264,8 +264,11 @@ static void *worker_run(void *arg) {
   w->note = &L->wnotes[a->id];
   free(a);
   fy_read_timeout_set(L->o.read_timeout_ms); /* fy_read_file in this thread */
+  /* FERRY_BENCH_ENGINE_ONLY (benchmarks: the JPEG engine's own rate): the
+   * CPU workers leave every sample to the engine threads */
+  int leave = L->gpu_threads > 0 && getenv("FERRY_BENCH_ENGINE_ONLY") != NULL;
   pthread_mutex_lock(&L->mu);
-  for (;;) {
+  for (; !leave;) {
     slot *s = NULL;
     int n;
     /* u8 pack samples are a copy each: claim several per lock. */
