@@ -3,6 +3,7 @@
 #include "catalog/catalog.h"
 #include "cli.h"
 #include "hash/hash.h"
+#include "io/source.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -294,7 +295,9 @@ static int print_hashes(const hash_args *a) {
   if (fflush(stdout) != 0)
     return CLI_FAIL;
   if (n == 0) {
-    fprintf(stderr, "ferry hash: no image files found\n");
+    fprintf(stderr,
+            "ferry hash: no image files found (ferry reads JPEG, PNG and WebP: " FY_IMAGE_EXTENSIONS
+            "; " FY_IMAGE_FORMATS_NOT_READ ")\n");
     return CLI_FAIL;
   }
   return failed ? CLI_PARTIAL : CLI_OK;
@@ -351,7 +354,9 @@ int cmd_hash(int argc, char **argv) {
             "ferry-moves.csv)\n",
             st.skipped_moves);
   if (st.files == 0 && st.kept == 0 && st.unread_kept == 0) {
-    fprintf(stderr, "ferry hash: no image files found\n");
+    fprintf(stderr,
+            "ferry hash: no image files found (ferry reads JPEG, PNG and WebP: " FY_IMAGE_EXTENSIONS
+            "; " FY_IMAGE_FORMATS_NOT_READ ")\n");
     return CLI_FAIL;
   }
   return st.failed || st.unread ? CLI_PARTIAL : CLI_OK;

@@ -269,8 +269,9 @@ int fy_source_open(fy_source *s, const char *path) {
                     path);
   int rc = S_ISDIR(st.st_mode) ? open_dir(s, path) : open_list(s, path);
   if (rc == FERRY_OK && s->count == 0)
-    rc = fy_error(FERRY_EEMPTY, "%s: no images found (looked for .jpg .jpeg .png .webp%s)", path,
-                  S_ISDIR(st.st_mode) ? " in it and its sub-folders" : " lines");
+    rc = fy_error(FERRY_EEMPTY, "%s: no images found (looked for " FY_IMAGE_EXTENSIONS "%s; %s)",
+                  path, S_ISDIR(st.st_mode) ? " in it and its sub-folders" : " lines",
+                  FY_IMAGE_FORMATS_NOT_READ);
   if (rc)
     fy_source_free(s);
   return rc;
