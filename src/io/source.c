@@ -14,6 +14,7 @@ int fy_is_image_name(const char *name) {
   const char *dot = strrchr(name, '.');
   if (!dot || name[0] == '.')
     return 0;
+  /* the list FY_IMAGE_EXTENSIONS (source.h) names in messages */
   static const char *const ext[] = {".jpg", ".jpeg", ".png", ".webp", ".jpe", ".jfif"};
   for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
     if (strcasecmp(dot, ext[i]) == 0)
