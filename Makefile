@@ -4,12 +4,13 @@
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
+BUILD_NOVIDEO ?= build-novideo
 # the tests that run threads, under ThreadSanitizer in `make test`
 TSAN_TESTS ?= test_loader test_pack test_hash_api test_watchdog test_engine_gate test_catalog
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build build-asan build-tsan test-tsan demo test test-unit test-asan test-corpus bench clean format install
+.PHONY: all deps build build-asan build-tsan test-tsan test-novideo demo test test-unit test-asan test-corpus bench clean format install
 
 all: build
 
@@ -39,6 +40,19 @@ test-tsan: build-tsan
 	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 	  ctest --output-on-failure -j $(JOBS) -R '^($(subst $(eval) ,|,$(TSAN_TESTS)))$$'
 
+# A build without libavformat/libavcodec (-DFERRY_VIDEO=OFF, as the CUDA
+# bundle for the GPU machine is made) links, loads images and refuses video
+# with the reason.
+test-novideo: deps
+	cmake -S . -B $(BUILD_NOVIDEO) -DCMAKE_BUILD_TYPE=Release -DFERRY_VIDEO=OFF -DFERRY_CUDA=OFF \
+	  -DFERRY_TESTS=OFF $(CMAKE_ARGS) >/dev/null
+	cmake --build $(BUILD_NOVIDEO) -j $(JOBS) --target ferry
+	$(BUILD_NOVIDEO)/ferry load data/sample --size 32 --batch 8 --quiet >/dev/null 2>&1; \
+	  test $$? -eq 3 || { echo "test-novideo: ferry load failed"; exit 1; }
+	@out=$$($(BUILD_NOVIDEO)/ferry video tests/fixtures/video/testsrc_h264.mp4 2>&1); rc=$$?; \
+	  case "$$rc:$$out" in 1:*"built without libavcodec"*) echo "test-novideo: ok";; \
+	  *) echo "test-novideo: want exit 1 and 'built without libavcodec', got $$rc: $$out"; exit 1;; esac
+
 demo: build
 	$(BUILD)/ferry demo
 
@@ -51,6 +65,7 @@ test: build build-asan
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory test-tsan
+	$(MAKE) --no-print-directory test-novideo
 	$(MAKE) --no-print-directory fuzz-test
 	FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q -rs tests/py
 	FERRY_PY_CMAKE_BUILD=$(BUILD) python3 setup.py -q build_ext --inplace && python3 -m pytest -q -rs tests/python
@@ -65,6 +80,6 @@ format:
 	clang-format -i include/*.h src/*/*.[ch] tools/*.[ch] tests/unit/*.[ch] fuzz/*.[ch]
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_NOVIDEO) $(FUZZ_BUILD)
 
 include fuzz/fuzz.mk

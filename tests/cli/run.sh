@@ -79,7 +79,7 @@ check load-grid 3 "wrote $TMP/grid.png" -- "$FERRY" load "$SAMPLE" --size 64 --s
 check load-grid-file 0 "PNG 512x" -- "$FERRY" info "$TMP/grid.png"
 check load-bad-dtype 2 "--dtype must be" -- "$FERRY" load "$SAMPLE" --dtype f64
 # the stall watchdog: the 5th decode sleeps 3 s, the time-out is 0.3 s
-check load-stall 1 "stalled: no sample finished for 0.3 s .*worker [0-9]+: decoding .*\.jpg for" -- \
+check load-stall 1 "stalled: no sample finished for 0\.[3-9] s .*worker [0-9]+: decoding .*\.jpg for" -- \
   env FERRY_STALL_AT=5:3000 "$FERRY" load "$SAMPLE" --size 32 --batch 4 --workers 2 --stall-timeout 0.3 --quiet
 check load-stall-close 1 "loader closed with 1 thread still blocked" -- \
   env FERRY_STALL_AT=5:3000 "$FERRY" load "$SAMPLE" --size 32 --batch 4 --workers 2 --stall-timeout 0.3 --quiet

@@ -4,6 +4,7 @@ case runs in a fresh interpreter) past stall_timeout raises ferry.StallError
 (a TimeoutError) naming the stalled thread and file, instead of hanging;
 stall_timeout=0 waits; bad values are refused."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -51,7 +52,9 @@ def test_stall_raises_stall_error(sample):
     assert out.startswith("STALL "), out
     seconds = float(out.split()[1])
     assert seconds < 3.5, out  # the error came before the 4 s stall ended
-    assert "loader: stalled: no sample finished for 0.3 s while waiting for batch" in out
+    # the time since the last sample: the 0.3 s timeout, or a little more on a busy machine
+    assert re.search(r"loader: stalled: no sample finished for 0\.[3-9] s while waiting for batch",
+                     out), out
     assert "worker " in out and ": decoding " in out and str(sample) in out
     # a fresh epoch on a stalled loader raises again (the loader stays failed)
     assert "STILL FAILED" in out
