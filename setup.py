@@ -15,7 +15,7 @@ How the library is built (FERRY_PY_LIB=auto|cmake|sources, default auto):
 build-py/ (never build/, which belongs to `make`), unless
 FERRY_PY_CMAKE_BUILD=DIR names a CMake build directory that `make` already
 configured (`make test` passes its own, so the library is compiled once).
-Needs the libjpeg, libpng and libwebp development packages (scripts/setup.sh
+Needs the libjpeg, libpng, libwebp and zlib development packages (scripts/setup.sh
 installs them).
 
     pip install .            # a wheel
@@ -36,6 +36,8 @@ from setuptools.command.build_ext import build_ext
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 BUILD_BASE = "build-py"
+# the libraries libferry links (pkg-config names), as CMakeLists.txt and ferry.pc.in have them
+CODEC_PKGS = ("libjpeg", "libpng", "libwebp", "zlib")
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"]
 
 # Symbols whose presence in the library switches on the hashing bindings.
@@ -66,7 +68,7 @@ def pkg_config(args, env=None):
     except (OSError, subprocess.CalledProcessError) as e:
         stderr = getattr(e, "stderr", "") or str(e)
         raise SystemExit(f"ferry: pkg-config {' '.join(args)} failed: {stderr.strip()}\n"
-                         "ferry: the libjpeg, libpng and libwebp development packages and "
+                         "ferry: the libjpeg, libpng, libwebp and zlib development packages and "
                          "pkg-config are needed (scripts/setup.sh installs them)")
     return shlex.split(out)
 
@@ -175,7 +177,7 @@ class BuildExt(build_ext):
         """src/**/*.c compiled here (in parallel), CPU only."""
         sources = sorted(glob.glob(os.path.join(ROOT, "src", "**", "*.c"), recursive=True))
         cflags = []
-        for pkg in ("libjpeg", "libpng", "libwebp"):
+        for pkg in CODEC_PKGS:
             cflags += pkg_config(["--cflags", pkg])
         args = STRICT + ["-O2", "-D_GNU_SOURCE", "-DFERRY_BUILDING",
                          "-I" + os.path.join(ROOT, "include"), "-I" + os.path.join(ROOT, "src")]
@@ -201,7 +203,7 @@ class BuildExt(build_ext):
         with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
             objects = list(pool.map(compile_one, sources))
         link = []
-        for pkg in ("libjpeg", "libpng", "libwebp"):
+        for pkg in CODEC_PKGS:
             link += pkg_config(["--libs", pkg])
         return objects, link + ["-lpthread", "-lm"]
 

@@ -206,8 +206,7 @@ def random_codes(n, words, seed):
 def run_pairs(L, codes, n, words, t, threads, method):
     from hashlib_ferry import SearchOptions
 
-    o = SearchOptions()
-    L.ferry_search_options_default(ctypes.byref(o))
+    o = SearchOptions.default()
     o.threshold, o.threads, o.method = t, threads, method
     pairs, count = ctypes.c_void_p(), ctypes.c_size_t()
     t0 = time.perf_counter()

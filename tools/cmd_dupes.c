@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* pHash: the best pair F1 on the near-duplicate ground truth (DEDUP.md). */
 #define DEFAULT_HASH FERRY_HASH_PHASH
@@ -117,6 +118,12 @@ int cmd_dupes(int argc, char **argv) {
     return cli_usage_error("dupes", "--apply goes with --move-dupes-to DIR");
   if (cli_refuse_overwrite("dupes", out, catalog))
     return CLI_USAGE;
+  struct stat st;
+  if (stat(catalog, &st) == 0 && S_ISDIR(st.st_mode))
+    return cli_usage_error("dupes",
+                           "%s is a folder: dupes reads a catalog; make one first with `ferry hash "
+                           "%s -o CATALOG.fidx`, then `ferry dupes CATALOG.fidx`",
+                           catalog, catalog);
   ferry_catalog *c;
   if (ferry_catalog_load(catalog, &c)) {
     fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());

@@ -239,8 +239,8 @@ int cli_move_dupes(const ferry_catalog *c, const ferry_dupes *d, const char *dir
       char *dst = malloc(len);
       snprintf(dst, len, "%s%s", root, src);
       if (!apply) {
-        if (!quiet)
-          printf("would move %s -> %s\n", src, dst);
+        if (!quiet) /* a message, not data: stdout keeps the report alone */
+          fprintf(stderr, "ferry dupes: would move %s -> %s\n", src, dst);
         moved++;
       } else {
         int r = move_one(src, e, keeper, ke, dst, log);

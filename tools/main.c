@@ -1,6 +1,7 @@
 /* main.c — the `ferry` command: dispatch to subcommands. */
 #include "cli.h"
 
+#include <errno.h>
 #include <string.h>
 
 static const char usage[] =
@@ -25,10 +26,29 @@ static const char usage[] =
     "exit codes: 0 success, 1 failure (the message names the file and reason),\n"
     "            2 bad command line, 3 finished but some files were skipped\n";
 
+static int run(int argc, char **argv);
+
+/* Output that did not reach stdout (a full disk, a closed pipe) is a
+ * failure named on stderr, never exit 0 with the data lost. */
+static int stdout_written(int rc) {
+  errno = 0;
+  int flushed = fflush(stdout) == 0;
+  if (flushed && !ferror(stdout))
+    return rc;
+  int e = errno;
+  fprintf(stderr, "ferry: writing standard output failed%s%s: what it holds is incomplete\n",
+          e ? ": " : "", e ? strerror(e) : "");
+  return rc == CLI_OK || rc == CLI_PARTIAL ? CLI_FAIL : rc;
+}
+
 int main(int argc, char **argv) {
   /* Reports and skip warnings interleave in the order they happen, also in
    * a log file. */
   setvbuf(stdout, NULL, _IOLBF, 0);
+  return stdout_written(run(argc, argv));
+}
+
+static int run(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
       !strcmp(argv[1], "help")) {
     fputs(usage, argc < 2 ? stderr : stdout);

@@ -40,7 +40,7 @@ int fy_catalog_add(ferry_catalog *c, const ferry_catalog_entry *e);
 /* Sorts by path (bytewise). */
 void fy_catalog_sort(ferry_catalog *c);
 
-/* CRC-32 (IEEE, as zlib's crc32) of n bytes, continuing from crc. */
+/* CRC-32 (IEEE: zlib's crc32) of n bytes, continuing from crc. */
 uint32_t fy_crc32(uint32_t crc, const void *data, size_t n);
 
 /* One entry as bytes: fy_record_size() bytes from fy_record_encode(). */

@@ -175,7 +175,10 @@ int ferry_dupes_find(const ferry_catalog *cat, ferry_hash_kind kind,
       parent[u] = (uint32_t)u;
       sink.total += (uint64_t)ucount[u] * (ucount[u] - 1) / 2;
     }
-    rc = fy_hamming_pairs_each(ucodes, nu, d->words, options, take_pairs, &sink);
+    /* fewer than two distinct codes (an empty catalog, or every file failed):
+     * no pair to search, whatever the threshold */
+    if (nu >= 2)
+      rc = fy_hamming_pairs_each(ucodes, nu, d->words, options, take_pairs, &sink);
   }
   pthread_mutex_destroy(&sink.mu);
   ferry_pair *pairs = sink.kept;

@@ -6,43 +6,14 @@
  *   then for each hash in kinds (ascending kind): u16 bits, ceil(bits/64)
  *   u64 words.
  *
- * CRC-32 lives here too. */
+ * The files' CRC-32 is zlib's. */
 #include "catalog/catalog.h"
 
-#include <pthread.h>
 #include <string.h>
-
-static uint32_t crc_table[8][256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT; /* the table is built once, then read-only */
-
-static void crc_init(void) {
-  for (uint32_t i = 0; i < 256; i++) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; k++)
-      c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    crc_table[0][i] = c;
-  }
-  for (uint32_t i = 0; i < 256; i++)
-    for (int s = 1; s < 8; s++)
-      crc_table[s][i] = (crc_table[s - 1][i] >> 8) ^ crc_table[0][crc_table[s - 1][i] & 0xFF];
-}
+#include <zlib.h>
 
 uint32_t fy_crc32(uint32_t crc, const void *data, size_t n) {
-  pthread_once(&crc_once, crc_init);
-  const uint8_t *p = data;
-  crc = ~crc;
-  while (n >= 8) { /* slicing by 8 */
-    uint32_t a =
-        crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-    crc = crc_table[7][a & 0xFF] ^ crc_table[6][(a >> 8) & 0xFF] ^ crc_table[5][(a >> 16) & 0xFF] ^
-          crc_table[4][a >> 24] ^ crc_table[3][p[4]] ^ crc_table[2][p[5]] ^ crc_table[1][p[6]] ^
-          crc_table[0][p[7]];
-    p += 8;
-    n -= 8;
-  }
-  while (n--)
-    crc = crc_table[0][(crc ^ *p++) & 0xFF] ^ (crc >> 8);
-  return ~crc;
+  return (uint32_t)crc32_z(crc, (const Bytef *)data, (z_size_t)n);
 }
 
 static uint8_t *put(uint8_t *p, uint64_t v, int bytes) {

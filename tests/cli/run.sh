@@ -28,6 +28,15 @@ for c in load info decode demo; do
   check "help-$c" 0 "usage: ferry $c" -- "$FERRY" $c --help
 done
 check version 0 "ferry 0\." -- "$FERRY" --version
+# output that cannot be written (a full disk) is a failure, never exit 0
+if [ -w /dev/full ]; then
+  check stdout-full 1 "writing standard output failed" -- \
+    sh -c '"$0" hash "$1/class0" > /dev/full' "$FERRY" "$SAMPLE"
+  check stdout-full-info 1 "writing standard output failed" -- \
+    sh -c '"$0" info "$1/class0/p0000.jpg" > /dev/full' "$FERRY" "$SAMPLE"
+else
+  echo "SKIPPED stdout-full: /dev/full is not writable here"
+fi
 
 # info
 check info-jpeg 0 "JPEG 702x712, 3 channels, 8-bit YCbCr, 4:4:4, baseline, orientation 1" -- \
@@ -85,6 +94,12 @@ check load-stall-close 1 "loader closed with 1 thread still blocked" -- \
   env FERRY_STALL_AT=5:3000 "$FERRY" load "$SAMPLE" --size 32 --batch 4 --workers 2 --stall-timeout 0.3 --quiet
 check load-stall-off 3 "epoch 0: 48 images" -- \
   env FERRY_STALL_AT=5:500 "$FERRY" load "$SAMPLE" --size 32 --batch 4 --workers 2 --stall-timeout 0 --quiet
+# ferry dupes given a folder says how to make its catalog; an empty catalog has no groups
+check dupes-folder 2 "is a folder: dupes reads a catalog; make one first with .ferry hash" -- \
+  "$FERRY" dupes "$SAMPLE"
+mkdir -p "$TMP/allbad" && echo junk > "$TMP/allbad/x.jpg"
+"$FERRY" hash "$TMP/allbad" -o "$TMP/allbad.fidx" >/dev/null 2>&1
+check dupes-no-hashes 0 "0 groups, 0 files, 0 pairs" -- "$FERRY" dupes "$TMP/allbad.fidx"
 check load-bad-stall 2 "--stall-timeout" -- "$FERRY" load "$SAMPLE" --stall-timeout -1
 check load-bad-batch 2 "--batch needs" -- "$FERRY" load "$SAMPLE" --batch 0
 check load-bad-rank 1 "rank 5 not in" -- "$FERRY" load "$SAMPLE" --rank 5 --world-size 2

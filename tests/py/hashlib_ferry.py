@@ -30,8 +30,18 @@ class Pair(ctypes.Structure):
 
 
 class SearchOptions(ctypes.Structure):
+    """ferry_search_options, field for field (include/ferry.h): the C side
+    writes the whole struct, so a missing field is a write past this one."""
     _fields_ = [("threshold", ctypes.c_int), ("threads", ctypes.c_int), ("method", ctypes.c_int),
-                ("max_pairs", ctypes.c_size_t)]
+                ("max_pairs", ctypes.c_size_t), ("device", ctypes.c_int)]
+
+    @classmethod
+    def default(cls):
+        o = cls()
+        lib().ferry_search_options_default(ctypes.byref(o))
+        assert (o.threshold, o.max_pairs, o.device) == (8, 0, -1), \
+            "tests/py/hashlib_ferry.py SearchOptions is out of date with include/ferry.h"
+        return o
 
 
 def hex_of(h):

@@ -243,9 +243,11 @@ def test_move_dupes_dry_run_and_apply(tmp_path):
     shutil.copy(FIX / "palette.png", pics / "other.png")
     cat, aside = tmp_path / "c.fidx", tmp_path / "aside"
     assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
-    r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside)
+    r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--format", "json")
     assert r.returncode == 0 and "dry run" in r.stderr
-    assert r.stdout.count("would move") == 3 and not aside.exists()
+    # the plan goes to stderr: stdout holds the report alone, which parses
+    assert r.stderr.count("would move /") == 3 and not aside.exists()
+    assert "would move" not in r.stdout and len(json.loads(r.stdout)["groups"]) == 1
     assert len(list(pics.iterdir())) == 5
     r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
     assert r.returncode == 0, r.stderr

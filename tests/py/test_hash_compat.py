@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from ferrylib import CORPUS, ROOT, lib
-from hashlib_ferry import COMPATIBLE, KINDS, Hasher, HashResult, hex_of, imagehash_all
+from hashlib_ferry import (COMPATIBLE, KINDS, Hasher, HashResult, SearchOptions, hex_of,
+                           imagehash_all)
 
 FIX = ROOT / "tests" / "fixtures" / "hash"
 HAVE_ORACLE = all(importlib.util.find_spec(m) for m in ("imagehash", "scipy", "pywt"))
@@ -54,6 +55,13 @@ def check_goldens(path, base):
             if got[kind] != hexs:
                 bad.append((name, size, kind, got[kind], hexs))
     return bad
+
+
+def test_search_options_layout():
+    """The ctypes mirror of ferry_search_options has every field (one was
+    missing once: bench_hash.py let C write past the buffer)."""
+    o = SearchOptions.default()
+    assert ctypes.sizeof(o) >= 32 and o.device == -1
 
 
 def test_fixture_goldens():
