@@ -3,6 +3,7 @@
 #include "catalog/catalog.h"
 #include "cli.h"
 #include "hash/hash.h"
+#include "io/source.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -209,6 +210,14 @@ static void csv_progress(void *user, size_t done, size_t total) {
   }
 }
 
+/* Nothing to hash: which names and formats ferry reads. */
+static int no_images(void) {
+  fprintf(stderr,
+          "ferry hash: no image files found (ferry reads JPEG, PNG and WebP: " FY_IMAGE_EXTENSIONS
+          "; " FY_IMAGE_FORMATS_NOT_READ ")\n");
+  return CLI_FAIL;
+}
+
 static int print_hashes(const hash_args *a) {
   fy_found_list found;
   char **canon;
@@ -294,8 +303,7 @@ static int print_hashes(const hash_args *a) {
   if (fflush(stdout) != 0)
     return CLI_FAIL;
   if (n == 0) {
-    fprintf(stderr, "ferry hash: no image files found\n");
-    return CLI_FAIL;
+    return no_images();
   }
   return failed ? CLI_PARTIAL : CLI_OK;
 }
@@ -351,8 +359,7 @@ int cmd_hash(int argc, char **argv) {
             "ferry-moves.csv)\n",
             st.skipped_moves);
   if (st.files == 0 && st.kept == 0 && st.unread_kept == 0) {
-    fprintf(stderr, "ferry hash: no image files found\n");
-    return CLI_FAIL;
+    return no_images();
   }
   return st.failed || st.unread ? CLI_PARTIAL : CLI_OK;
 }

@@ -881,7 +881,8 @@ def probe(path: Union[str, "os.PathLike[str]"]) -> dict:
 # Present when the C library has its perceptual hashes (src/hash) and
 # Hamming search (src/search): ferry._ferry.HAVE_HASH / HAVE_SEARCH.
 
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp")
+# the extensions the C library's walks take (src/io/source.c, src/catalog/scan.c)
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp")
 _MODES = {"fast": 0, "compatible": 1}
 PathLike = Union[str, "os.PathLike[str]"]
 

@@ -118,7 +118,7 @@ static void write_html(const ferry_dupes *d, FILE *f) {
     fprintf(f,
             "<section class=\"group\" data-group=\"%zu\" data-size=\"%zu\">"
             "<h2>group %zu: %zu files</h2><div class=\"members\">\n",
-            g, n, g + 1, n);
+            g, n, g, n); /* numbered as in the CSV and JSON outputs */
     for (size_t k = 0; k < n; k++)
       write_member(d, f, m[0], m[k], k == 0);
     fputs("</div></section>\n", f);

@@ -14,6 +14,7 @@ int fy_is_image_name(const char *name) {
   const char *dot = strrchr(name, '.');
   if (!dot || name[0] == '.')
     return 0;
+  /* the list FY_IMAGE_EXTENSIONS (source.h) names in messages */
   static const char *const ext[] = {".jpg", ".jpeg", ".png", ".webp", ".jpe", ".jfif"};
   for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
     if (strcasecmp(dot, ext[i]) == 0)
@@ -269,8 +270,9 @@ int fy_source_open(fy_source *s, const char *path) {
                     path);
   int rc = S_ISDIR(st.st_mode) ? open_dir(s, path) : open_list(s, path);
   if (rc == FERRY_OK && s->count == 0)
-    rc = fy_error(FERRY_EEMPTY, "%s: no images found (looked for .jpg .jpeg .png .webp%s)", path,
-                  S_ISDIR(st.st_mode) ? " in it and its sub-folders" : " lines");
+    rc = fy_error(FERRY_EEMPTY, "%s: no images found (looked for " FY_IMAGE_EXTENSIONS "%s; %s)",
+                  path, S_ISDIR(st.st_mode) ? " in it and its sub-folders" : " lines",
+                  FY_IMAGE_FORMATS_NOT_READ);
   if (rc)
     fy_source_free(s);
   return rc;

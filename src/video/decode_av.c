@@ -159,7 +159,7 @@ int fy_av_open(const char *path, AVFormatContext **fmt, int *stream, const AVCod
   return FERRY_OK;
 }
 
-int fy_vdec_open(const char *path, int threads, fy_vdec **out, ferry_video_info *info) {
+int fy_vdec_open(const char *path, int threads, int strict, fy_vdec **out, ferry_video_info *info) {
   *out = NULL;
   fy_vdec *d = calloc(1, sizeof *d);
   if (!d || !(d->path = strdup(path))) {
@@ -185,7 +185,8 @@ int fy_vdec_open(const char *path, int threads, fy_vdec **out, ferry_video_info 
     return fy_error(FERRY_ECORRUPT, "%s: bad codec parameters: %s", path,
                     av_reason(e, eb, sizeof eb));
   }
-  d->cc->thread_count = threads > 0 ? threads : 0;
+  d->strict = strict;
+  d->cc->thread_count = strict ? 1 : threads > 0 ? threads : 0;
   d->cc->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
   d->cc->pkt_timebase = st->time_base;
   if ((e = avcodec_open2(d->cc, codec, NULL)) < 0) {
@@ -226,8 +227,6 @@ int fy_vdec_seek(fy_vdec *d, double t) {
   d->sought = 1;
   return FERRY_OK;
 }
-
-void fy_vdec_set_strict(fy_vdec *d, int strict) { d->strict = strict; }
 
 void fy_vdec_damage(const fy_vdec *d, uint64_t *frames, int64_t *first, double *first_t) {
   *frames = d->damaged;

@@ -4,7 +4,7 @@
 
 #ifndef FERRY_HAVE_AV
 
-int fy_vdec_open(const char *path, int threads, fy_vdec **out, ferry_video_info *info) {
+int fy_vdec_open(const char *path, int threads, int strict, fy_vdec **out, ferry_video_info *info) {
   *out = NULL;
   return fy_error(FERRY_EUNSUPPORTED,
                   "%s: built without libavcodec (video needs "
@@ -13,8 +13,6 @@ int fy_vdec_open(const char *path, int threads, fy_vdec **out, ferry_video_info 
 }
 
 void fy_vdec_close(fy_vdec *d) {}
-
-void fy_vdec_set_strict(fy_vdec *d, int strict) {}
 
 void fy_vdec_damage(const fy_vdec *d, uint64_t *frames, int64_t *first, double *first_t) {
   *frames = 0, *first = -1, *first_t = 0;

@@ -130,9 +130,7 @@ int ferry_video_open(const char *path, const ferry_video_options *options,
     return FERRY_OK;
   }
   if (st == FERRY_OK)
-    st = fy_vdec_open(path, r->o.strict ? 1 : r->o.threads, &r->dec, &r->info);
-  if (st == FERRY_OK)
-    fy_vdec_set_strict(r->dec, r->o.strict);
+    st = fy_vdec_open(path, r->o.threads, r->o.strict, &r->dec, &r->info);
   if (st == FERRY_OK && r->o.ignore_rotation) {
     r->info.rotation = 0;
     r->info.upright_width = r->info.width;
@@ -342,7 +340,7 @@ int ferry_video_probe_file(const char *path, ferry_video_info *info) {
   if (!path || !info)
     return fy_error(FERRY_EINVAL, "ferry_video_probe_file: NULL argument");
   fy_vdec *d;
-  int st = fy_vdec_open(path, 1, &d, info);
+  int st = fy_vdec_open(path, 1, 0, &d, info);
   fy_vdec_close(d);
   return st;
 }

@@ -146,9 +146,7 @@ int fy_vgpu_open(const char *path, const ferry_video_options *o, fy_vgpu **out,
      * machine has none (no libnvcuvid): decode on the CPU and upload the
      * frames; the batches are made on the GPU all the same (info.nvdec
      * says which) */
-    st = fy_vdec_open(path, o->strict ? 1 : o->threads, &v->cpu, &v->info);
-    if (st == FERRY_OK)
-      fy_vdec_set_strict(v->cpu, o->strict);
+    st = fy_vdec_open(path, o->threads, o->strict, &v->cpu, &v->info);
     if (st == FERRY_OK && o->start_s > 0)
       st = fy_vdec_seek(v->cpu, o->start_s);
   }

@@ -13,12 +13,11 @@
 typedef struct fy_vdec fy_vdec;
 
 /* Opens the best video stream of `path` with `threads` decoder threads
- * (0 = libavcodec's choice) and fills *info. Errors name the file. */
-int fy_vdec_open(const char *path, int threads, fy_vdec **out, ferry_video_info *info);
-/* strict: a frame the decoder flags as damaged ends decoding with
- * FERRY_ECORRUPT (set before the first fy_vdec_next; open with one
- * thread, so that every such frame is flagged). */
-void fy_vdec_set_strict(fy_vdec *d, int strict);
+ * (0 = libavcodec's choice) and fills *info. strict: a frame the decoder
+ * flags as damaged ends decoding with FERRY_ECORRUPT, and one thread
+ * decodes (with frame threads libavcodec flags only part of them). Errors
+ * name the file. */
+int fy_vdec_open(const char *path, int threads, int strict, fy_vdec **out, ferry_video_info *info);
 /* Frames flagged as damaged or failed so far, the first one's number and
  * time (-1, 0 when none). */
 void fy_vdec_damage(const fy_vdec *d, uint64_t *frames, int64_t *first, double *first_t);

@@ -106,6 +106,12 @@ check load-bad-rank 1 "rank 5 not in" -- "$FERRY" load "$SAMPLE" --rank 5 --worl
 check load-missing 1 "nowhere: No such file" -- "$FERRY" load "$TMP/nowhere"
 mkdir -p "$TMP/emptydir"
 check load-empty 1 "no images found" -- "$FERRY" load "$TMP/emptydir"
+# a folder of formats ferry does not read says which it reads
+touch "$TMP/emptydir/a.heic" "$TMP/emptydir/b.tif"
+check hash-no-images 1 "no image files found .ferry reads JPEG, PNG and WebP: .jpg .jpeg .jpe .jfif .png .webp; HEIC, TIFF, BMP and GIF are not read" -- \
+  "$FERRY" hash "$TMP/emptydir"
+check load-no-images 1 "no images found .looked for .jpg .jpeg .jpe .jfif .png .webp in it" -- \
+  "$FERRY" load "$TMP/emptydir"
 printf '%s\n' "$SAMPLE/class0/p0000.jpg,1" "$SAMPLE/class1/p0001.jpg,0" > "$TMP/list.txt"
 check load-list 0 "2 images, 0 skipped" -- "$FERRY" load "$TMP/list.txt" --size 32 --quiet
 # a UTF-8 byte order mark before the first path is not part of it

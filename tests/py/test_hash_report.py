@@ -68,6 +68,9 @@ def test_report_shows_groups_with_thumbnails(tmp_path):
     shutil.copy(FIX / "progressive.jpg", pics / "b1.jpg")
     shutil.copy(FIX / "palette.png", pics / "alone.png")
     page, _ = make_report(tmp_path, pics)
+    text = page.read_text()
+    # groups are numbered as in the CSV and JSON outputs (from 0)
+    assert "<h2>group 0: 4 files</h2>" in text and "<h2>group 1: 2 files</h2>" in text
     dom = render(page)
     assert dom.body["data-groups"] == "2"
     assert [g["size"] for g in dom.groups] == [4, 2]

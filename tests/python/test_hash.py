@@ -3,6 +3,7 @@ Hamming search: imagehash's bits in compatible mode, groups of edited
 copies found."""
 import glob
 import os
+import shutil
 
 import numpy as np
 import pytest
@@ -159,6 +160,12 @@ def test_find_duplicates_groups_edited_copies(photos, tmp_path):
     detailed = ferry.find_duplicates([tmp_path], threshold=8, details=True)
     assert detailed[0][0][3] == 0 and all(len(row) == 4 for row in detailed[0])
     assert ferry.find_duplicates(tmp_path / "g0_orig.png") == []
+    # .jfif and .jpe are JPEG names too, as for the CLI's walks
+    shutil.copy(tmp_path / "g0_q40.jpg", tmp_path / "g0_copy.jfif")
+    shutil.copy(tmp_path / "g0_q40.jpg", tmp_path / "g0_copy.jpe")
+    names = [sorted(os.path.basename(p) for p in g)
+             for g in ferry.find_duplicates(tmp_path, threshold=8, workers=2)]
+    assert "g0_copy.jfif" in names[0] and "g0_copy.jpe" in names[0]
 
 
 def test_hamming_primitives():
