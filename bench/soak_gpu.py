@@ -3,7 +3,7 @@
 and of the Python loader with varied options, each under an outside watchdog.
 
 Per run (drawn from --seed): crop none/center/random, flip, batch 32-512,
-prefetch 1-4, epochs 1-5, --consume-ms 0-40 (CLI), a torch consumer (Python),
+prefetch ferry's choice or 1-4, epochs 1-5, --consume-ms 0-40 (CLI), a torch consumer (Python),
 the JPEG engine on or off, the memory cache, and a second GPU process busy
 beside it (a torch matmul loop, or another ferry load on the JPEG engine) or
 not. The loader's own stall watchdog is set to --stall-timeout; the outside
@@ -39,7 +39,7 @@ if a["torch_consumer"]:
     import torch
 L = ferry.Loader(a["dir"], batch_size=a["batch"], size=224, device="cuda:0",
                  dtype="float16", normalize=True, crop=a["crop"], flip=a["flip"],
-                 prefetch=a["prefetch"], hw_decode=a["hw"], workers=None,
+                 prefetch=a["prefetch"] or None, hw_decode=a["hw"], workers=None,
                  output="torch" if torch else "tensor",
                  cache=a["cache_bytes"] or None, stall_timeout=a["stall_timeout"])
 out = []
@@ -88,7 +88,8 @@ def draw(r, i, args):
         "crop": crop,
         "flip": flip,
         "batch": r.choice([32, 64, 128, 256, 256, 512]),
-        "prefetch": r.randint(1, 4),
+        # 0: ferry's choice (the default: 4, or 6 batches with the JPEG engine)
+        "prefetch": r.choice([0, 0, 1, 2, 3, 4]),
         "epochs": r.randint(1, 5),
         "consume_ms": r.choice([0, 0, 5, 20, 40]),
         "hw": hw,
@@ -103,8 +104,10 @@ def draw(r, i, args):
 def cli_cmd(c, args):
     cmd = [args.ferry, "load", args.dir, "--device", "cuda:0", "--size", "224", "--dtype", "f16",
            "--normalize", "--crop", c["crop"], "--batch", str(c["batch"]),
-           "--prefetch", str(c["prefetch"]), "--epochs", str(c["epochs"]), "--quiet",
+           "--epochs", str(c["epochs"]), "--quiet",
            "--stall-timeout", str(c["stall_timeout"])]
+    if c["prefetch"]:
+        cmd += ["--prefetch", str(c["prefetch"])]
     if c["flip"]:
         cmd.append(f"--flip={c['flip']}")
     if c["consume_ms"]:
