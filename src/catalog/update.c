@@ -1,26 +1,17 @@
 /* update.c — ferry_index_update: find the files, decide which need hashing,
- * hash them on every core, journal each result as it arrives, then write
- * the new index atomically and drop the journal.
+ * hash them on the hashing driver (hash/run.h: every core, and on a GPU its
+ * hash queue or JPEG engine), journal each result as it arrives, then
+ * write the new index atomically and drop the journal.
  *
- * Worker threads each own a ferry_hasher and take files from a shared
- * counter; the calling thread only writes the journal, reports progress
- * and errors, and syncs the journal every checkpoint_s.
- *
- * With options->device >= 0 the workers stop at the pixels (fy_compat_decode,
- * colorhash counted) and submit them to a fy_gpu_hash_queue; its thread
- * adds the GPU's hashes to the result and hands it to the calling thread
- * like a worker would: journal, catalog and files are the same.
- *
- * With options->device >= 0 in fast mode, the JPEG engine's threads
- * (hash/engine.h) claim chunks from the workers' counter and hand their
- * results back the same way. */
+ * The driver's threads hand each result to a queue; the calling thread
+ * alone writes the journal, reports progress and errors, and syncs the
+ * journal every checkpoint_s. */
 #include "catalog/catalog.h"
 #include "cuda/hash_gpu.h"
-#include "hash/engine.h"
 #include "hash/hash.h"
+#include "hash/run.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -47,16 +38,10 @@ typedef struct result {
 typedef struct run {
   const fy_found *files;
   const size_t *todo;
-  size_t ntodo;
-  const ferry_hash_options *hash;
-  atomic_size_t next;
   result *res;
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  size_t *queue, qn;      /* finished slots, in order of completion */
-  int alive;              /* workers still running */
-  fy_gpu_hash_queue *gpu; /* NULL: hashed on the CPU */
-  size_t inflight;        /* submitted to the GPU, not back yet */
+  size_t *queue, qn; /* finished slots, in order of completion */
 } run;
 
 static void fill_entry(ferry_catalog_entry *e, const fy_found *f) {
@@ -86,138 +71,22 @@ static void settle(result *res, int rc, const ferry_hash_result *hr, const char 
   e->error = res->error ? res->error : "error";
 }
 
-/* Slot k is done: to the calling thread (from_gpu: one fewer in flight). */
-static void finished(run *r, size_t k, int from_gpu) {
-  pthread_mutex_lock(&r->mu);
-  r->queue[r->qn++] = k;
-  r->inflight -= from_gpu != 0;
-  pthread_cond_signal(&r->cv);
-  pthread_mutex_unlock(&r->mu);
-}
-
-/* From the GPU queue's thread: its hashes join the worker's colorhash. */
-static void gpu_done(void *user, size_t k, int status, const ferry_hash_result *hr,
-                     const char *error) {
-  run *r = user;
-  result *res = &r->res[k];
-  if (status) {
-    ferry_hash_result none;
-    memset(&none, 0, sizeof none);
-    none.format = res->e.format;
-    settle(res, status, &none, error ? error : "GPU hashing failed");
-  } else {
-    for (int i = 0; i < FERRY_HASH_KIND_COUNT; i++)
-      if (hr->kinds & FERRY_HASH_MASK(i))
-        res->e.hash[i] = hr->hash[i];
-    res->e.kinds |= hr->kinds;
-  }
-  finished(r, k, 1);
-}
-
-/* The JPEG engine's feed: chunks from the workers' counter, counted in
- * flight under the lock so that the calling thread never sees every worker
- * gone with claimed files unanswered. */
-static size_t engine_claim(void *user, size_t max, size_t *ids) {
-  run *r = user;
-  pthread_mutex_lock(&r->mu);
-  size_t k = atomic_fetch_add(&r->next, max);
-  size_t m = k >= r->ntodo ? 0 : r->ntodo - k < max ? r->ntodo - k : max;
-  r->inflight += m;
-  pthread_mutex_unlock(&r->mu);
-  for (size_t i = 0; i < m; i++)
-    ids[i] = k + i;
-  return m;
-}
-
-static const char *engine_path(void *user, size_t k) {
+static const char *run_path(void *user, size_t k) {
   run *r = user;
   return r->files[r->todo[k]].path;
 }
 
-static void engine_done(void *user, size_t k, int status, const ferry_hash_result *hr,
-                        const char *error, int on_engine) {
-  (void)on_engine;
+/* From the driver's threads: slot k is done, to the calling thread. */
+static void run_done(void *user, size_t k, int status, const ferry_hash_result *hr,
+                     const char *error) {
   run *r = user;
   result *res = &r->res[k];
   fill_entry(&res->e, &r->files[r->todo[k]]);
   settle(res, status, hr, error);
-  finished(r, k, 1);
-}
-
-/* The JPEG engine's threads on the run's counter, or NULL with a note. */
-static fy_hash_engine *start_engine(run *r, const ferry_index_options *o) {
-  fy_engine_feed feed = {engine_claim, engine_path, engine_done, r};
-  fy_hash_engine *e = NULL;
-  if (fy_hash_engine_start(o->device, &o->hash, 0, &feed, &e) != FERRY_OK)
-    fprintf(stderr, "ferry: the JPEG engine of cuda:%d is not used (%s): hashing on the CPU\n",
-            o->device, ferry_last_error());
-  return e;
-}
-
-/* GPU: compatible mode's decode here, the pixels to the queue (copied).
- * FERRY_OK when slot k went to the GPU, else its outcome is in hr. */
-static int gpu_submit(run *r, fy_hash_ctx *c, size_t k, const char *path, ferry_hash_result *hr) {
-  fy_compat_image im;
-  int rc = fy_compat_decode_file(c, r->hash, path, hr, &im);
-  if (rc)
-    return rc;
-  settle(&r->res[k], FERRY_OK, hr, NULL); /* size, format, colorhash */
   pthread_mutex_lock(&r->mu);
-  r->inflight++;
-  pthread_mutex_unlock(&r->mu);
-  rc = fy_gpu_hash_queue_submit(r->gpu, k,
-                                &(fy_gpu_hash_image){im.p, im.w, im.h, im.channels, im.stride});
-  if (rc) {
-    pthread_mutex_lock(&r->mu);
-    r->inflight--;
-    pthread_mutex_unlock(&r->mu);
-  }
-  return rc;
-}
-
-static void *worker(void *arg) {
-  run *r = arg;
-  ferry_hasher *h = NULL;
-  fy_hash_ctx *c = NULL; /* GPU: the decoding scratch */
-  int rc0;
-  if (r->gpu) {
-    c = malloc(sizeof *c);
-    rc0 = c ? fy_hash_ctx_init(c) : fy_error(FERRY_ENOMEM, "out of memory");
-  } else {
-    rc0 = ferry_hasher_new(r->hash, &h);
-  }
-  for (;;) {
-    size_t k = atomic_fetch_add(&r->next, 1);
-    if (k >= r->ntodo)
-      break;
-    const fy_found *f = &r->files[r->todo[k]];
-    result *res = &r->res[k];
-    fill_entry(&res->e, f);
-    ferry_hash_result hr;
-    memset(&hr, 0, sizeof hr);
-    int rc = rc0;
-    if (!rc && r->gpu) {
-      rc = gpu_submit(r, c, k, f->path, &hr);
-      if (rc == FERRY_OK)
-        continue; /* gpu_done finishes it */
-    } else if (!rc) {
-      rc = ferry_hash_file(h, f->path, &hr);
-    }
-    settle(res, rc, &hr, ferry_last_error());
-    finished(r, k, 0);
-  }
-  ferry_hasher_free(h);
-  if (c) {
-    fy_hash_ctx_free(c);
-    free(c);
-  }
-  if (r->gpu)
-    fy_gpu_hash_queue_producer_done(r->gpu);
-  pthread_mutex_lock(&r->mu);
-  r->alive--;
+  r->queue[r->qn++] = k;
   pthread_cond_signal(&r->cv);
   pthread_mutex_unlock(&r->mu);
-  return NULL;
 }
 
 static void default_error(void *user, const char *path, int status, const char *msg) {
@@ -240,9 +109,6 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
   memset(&r, 0, sizeof r);
   r.files = files;
   r.todo = todo;
-  r.ntodo = ntodo;
-  r.hash = &o->hash;
-  atomic_init(&r.next, 0);
   r.res = calloc(ntodo ? ntodo : 1, sizeof *r.res);
   r.queue = malloc((ntodo ? ntodo : 1) * sizeof *r.queue);
   if (!r.res || !r.queue) {
@@ -250,60 +116,25 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
     free(r.queue);
     return fy_error(FERRY_ENOMEM, "out of memory for %zu files", ntodo);
   }
-  int threads = o->threads > 0 ? o->threads : fy_num_cores();
-  if ((size_t)threads > ntodo)
-    threads = ntodo ? (int)ntodo : 1;
-  unsigned gpu_kinds = o->hash.kinds & FY_GPU_HASH_KINDS;
-  int compat = o->hash.mode == FERRY_HASH_COMPATIBLE;
-  if (o->device >= 0 && compat && gpu_kinds &&
-      ntodo) { /* colorhash alone: the CPU path is the same */
-    int rc = fy_gpu_hash_queue_new(o->device, gpu_kinds, o->hash.hash_size, 32, threads, gpu_done,
-                                   &r, &r.gpu);
-    if (rc) {
-      free(r.res);
-      free(r.queue);
-      return rc;
-    }
-  }
   pthread_mutex_init(&r.mu, NULL);
   pthread_cond_init(&r.cv, NULL);
-  int engine_wanted = o->device >= 0 && !compat && ntodo;
-  int engine_first = getenv("FERRY_HASH_ENGINE_FIRST") != NULL;
-  fy_hash_engine *engine = engine_wanted && engine_first ? start_engine(&r, o) : NULL;
-  pthread_t *tid = calloc((size_t)threads, sizeof *tid);
-  int started = 0;
-  for (int i = 0; tid && i < threads; i++) {
-    pthread_mutex_lock(&r.mu);
-    r.alive++;
-    pthread_mutex_unlock(&r.mu);
-    if (pthread_create(&tid[started], NULL, worker, &r) == 0) {
-      started++;
-    } else {
-      pthread_mutex_lock(&r.mu);
-      r.alive--;
-      pthread_mutex_unlock(&r.mu);
-      if (r.gpu) /* a producer that never comes */
-        fy_gpu_hash_queue_producer_done(r.gpu);
-    }
-  }
-  /* the engine joins the running workers once the GPU is up (or starts
-   * first: FERRY_HASH_ENGINE_FIRST, for tests) */
-  if (engine_wanted && !engine_first)
-    engine = start_engine(&r, o);
-  if (!started) { /* no thread at all: do it here, as the GPU queue's only producer */
-    for (int i = 0; r.gpu && i < threads; i++)
-      fy_gpu_hash_queue_producer_done(r.gpu);
-    r.alive = 1;
-    worker(&r);
+  fy_hash_sink sink = {run_path, run_done, &r};
+  fy_hash_run *hr = NULL;
+  int rc = fy_hash_run_start(&o->hash, ntodo, o->threads, o->device, &sink, &hr);
+  if (rc) {
+    free(r.res);
+    free(r.queue);
+    pthread_mutex_destroy(&r.mu);
+    pthread_cond_destroy(&r.cv);
+    return rc;
   }
   void (*on_error)(void *, const char *, int, const char *) =
       o->on_error ? o->on_error : default_error;
   size_t taken = 0;
-  int rc = FERRY_OK;
   double last_progress = 0;
   while (taken < ntodo) {
     pthread_mutex_lock(&r.mu);
-    while (taken == r.qn && (r.alive > 0 || r.inflight > 0)) {
+    while (taken == r.qn && !fy_hash_run_idle(hr)) {
       struct timespec ts;
       clock_gettime(CLOCK_REALTIME, &ts);
       ts.tv_nsec += 100000000;
@@ -314,7 +145,7 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
         break;
     }
     size_t upto = r.qn;
-    int alive = r.alive > 0 || r.inflight > 0;
+    int alive = !fy_hash_run_idle(hr);
     pthread_mutex_unlock(&r.mu);
     for (; taken < upto; taken++) {
       result *res = &r.res[r.queue[taken]];
@@ -346,14 +177,11 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
       break;
     }
   }
-  for (int i = 0; i < started; i++)
-    pthread_join(tid[i], NULL);
-  free(tid);
-  fy_engine_stats es = {0, 0, 0};
-  fy_hash_engine_finish(engine, &es); /* every file it claimed was answered */
-  st->engine_files += es.engine;
-  if (r.gpu) /* every image submitted was answered: its errors are in the entries */
-    (void)fy_gpu_hash_queue_finish(r.gpu, NULL);
+  fy_hash_run_report rr;
+  fy_hash_run_finish(hr, &rr); /* every file answered: its errors are in the entries */
+  st->engine_files += rr.engine_files;
+  if (rr.note[0])
+    fprintf(stderr, "ferry: %s: hashing on the CPU\n", rr.note);
   for (size_t k = 0; k < ntodo; k++)
     free(r.res[k].error);
   free(r.res);

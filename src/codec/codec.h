@@ -99,6 +99,23 @@ int fy_webp_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
 int fy_jpeg_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                    const fy_codec_req *req, fy_decoded *out);
 
+/* One marker segment of a JPEG: its marker (0xC0..0xFE; 0xD9 for EOI) and
+ * its payload, the bytes after the length field (none for EOI). */
+typedef struct fy_jpeg_seg {
+  uint8_t marker;
+  const uint8_t *data;
+  size_t len;
+} fy_jpeg_seg;
+
+/* The next marker segment of d[0..n) from *pos (2 after SOI to start),
+ * which moves past it (for SOS: to the entropy-coded data, where a caller
+ * that reads the scan sets *pos past it). Lenient (strict 0, libjpeg's
+ * way): junk bytes, stuffed zeros and markers without a length (TEM, RSTn,
+ * SOI) between segments are stepped over. Strict: only fill bytes may come
+ * between segments. 1: *seg is the segment; 0: the data ended (lenient);
+ * -1: a length below 2 or past the data, or (strict) anything out of place. */
+int fy_jpeg_seg_next(const uint8_t *d, size_t n, size_t *pos, int strict, fy_jpeg_seg *seg);
+
 /* 1 when a single-scan JPEG's marker structure is intact and it ends with
  * EOI (cheap: one pass over the bytes, no decoding). */
 int fy_jpeg_structure_ok(const uint8_t *data, size_t size);

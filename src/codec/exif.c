@@ -83,39 +83,17 @@ static int exif_payload_orientation(const uint8_t *p, size_t n) {
   return fy_exif_orientation(p, n);
 }
 
-/* JPEG markers without a length field: TEM, RST0..7 (and SOI). */
-static int marker_is_standalone(uint8_t m) { return m == 0x01 || (m >= 0xD0 && m <= 0xD8); }
-
 int fy_jpeg_orientation(const uint8_t *data, size_t size) {
   if (!data || size < 4 || data[0] != 0xFF || data[1] != 0xD8)
     return 1;
   size_t pos = 2;
-  while (pos < size) {
-    /* Junk between segments is skipped, as libjpeg and Pillow do. */
-    if (data[pos] != 0xFF) {
-      pos++;
-      continue;
-    }
-    while (pos < size && data[pos] == 0xFF) /* fill bytes */
-      pos++;
-    if (pos >= size)
+  fy_jpeg_seg s;
+  while (fy_jpeg_seg_next(data, size, &pos, 0, &s) == 1) {
+    if (s.marker == 0xD9 || s.marker == 0xDA) /* EOI, SOS: no metadata past the scan */
       break;
-    uint8_t m = data[pos++];
-    if (m == 0xD9 || m == 0xDA) /* EOI, SOS: no metadata past the scan */
-      break;
-    if (marker_is_standalone(m) || m == 0x00)
-      continue;
-    if (!in_bounds(size, pos, 2))
-      break;
-    size_t len = (size_t)data[pos] << 8 | data[pos + 1];
-    if (len < 2 || !in_bounds(size, pos, len))
-      break;
-    const uint8_t *seg = data + pos + 2;
-    size_t n = len - 2;
     /* The first Exif APP1 wins, as in Pillow; XMP also uses APP1. */
-    if (m == 0xE1 && n >= 6 && memcmp(seg, "Exif\0\0", 6) == 0)
-      return fy_exif_orientation(seg + 6, n - 6);
-    pos += len;
+    if (s.marker == 0xE1 && s.len >= 6 && memcmp(s.data, "Exif\0\0", 6) == 0)
+      return fy_exif_orientation(s.data + 6, s.len - 6);
   }
   return 1;
 }

@@ -12,19 +12,11 @@ int fy_jpeg_structure_ok(const uint8_t *d, size_t n) {
   if (n < 4 || d[0] != 0xFF || d[1] != 0xD8)
     return 0;
   size_t i = 2;
-  for (;;) { /* header segments */
-    while (i < n && d[i] == 0xFF && i + 1 < n && d[i + 1] == 0xFF)
-      i++; /* fill bytes */
-    if (i + 4 > n || d[i] != 0xFF)
+  fy_jpeg_seg seg;
+  do { /* header segments, strictly: SOS ends them (EOI before it: no image) */
+    if (fy_jpeg_seg_next(d, n, &i, 1, &seg) != 1 || seg.marker == 0xD9)
       return 0;
-    uint8_t m = d[i + 1];
-    size_t len = ((size_t)d[i + 2] << 8) | d[i + 3];
-    if (len < 2 || i + 2 + len > n)
-      return 0;
-    i += 2 + len;
-    if (m == 0xDA)
-      break; /* SOS: entropy-coded data follows */
-  }
+  } while (seg.marker != 0xDA); /* SOS: entropy-coded data follows */
   for (; i + 1 < n; i++) {
     /* memchr skips the entropy-coded bytes many at a time */
     const uint8_t *ff = memchr(d + i, 0xFF, n - 1 - i);

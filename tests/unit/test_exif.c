@@ -196,6 +196,46 @@ static void put_sos_and_eoi(bytes *s) {
   put_raw(s, "\x12\x34\xFF\x00\x56\xFF\xD9", 7);
 }
 
+/* fy_jpeg_seg_next, the one segment walk: lenient (libjpeg's way) steps
+ * over junk, fill bytes, stuffed zeros and markers without a length;
+ * strict allows fill bytes only; lengths are checked against the data. */
+static void test_jpeg_segments(void) {
+  static const uint8_t f[] = {0xFF, 0xD8, 'a',  'b',  0xFF, 0xFF, 0xE0, 0,   4, 'x',
+                              'y',  0xFF, 0xD0, 0xFF, 0x00, 0xFF, 0xDB, 0,   2, 0xFF,
+                              0xDA, 0,    3,    'z',  1,    2,    0xFF, 0xD9};
+  const uint8_t want[] = {0xE0, 0xDB, 0xDA};
+  const size_t lens[] = {2, 0, 1};
+  size_t pos = 2;
+  fy_jpeg_seg s;
+  for (int k = 0; k < 3; k++) {
+    CHECK_MSG(fy_jpeg_seg_next(f, sizeof f, &pos, 0, &s) == 1 && s.marker == want[k] &&
+                  s.len == lens[k],
+              "segment %d: marker %02X len %zu", k, s.marker, s.len);
+  }
+  CHECK(s.data[0] == 'z' && pos == 24); /* the scan's data starts here */
+  pos = 26;                             /* a reader of the scan moves past it */
+  CHECK(fy_jpeg_seg_next(f, sizeof f, &pos, 0, &s) == 1 && s.marker == 0xD9 && s.len == 0);
+  CHECK(fy_jpeg_seg_next(f, sizeof f, &pos, 0, &s) == 0); /* the data ends */
+  pos = 2;
+  CHECK(fy_jpeg_seg_next(f, sizeof f, &pos, 1, &s) == -1); /* junk: strict refuses */
+  pos = 4; /* from the fill bytes: APP0, then RST0 out of place */
+  CHECK(fy_jpeg_seg_next(f, sizeof f, &pos, 1, &s) == 1 && s.marker == 0xE0 && pos == 11);
+  CHECK(fy_jpeg_seg_next(f, sizeof f, &pos, 1, &s) == -1);
+  pos = sizeof f;
+  CHECK(fy_jpeg_seg_next(f, sizeof f, &pos, 1, &s) == -1); /* strict: no end without EOI */
+  static const uint8_t short1[] = {0xFF, 0xD8, 0xFF, 0xE1, 0, 1, 0, 0};
+  static const uint8_t past[] = {0xFF, 0xD8, 0xFF, 0xE1, 0, 9, 0, 0};
+  static const uint8_t cut[] = {0xFF, 0xD8, 0xFF, 0xE1, 0};
+  const uint8_t *bad[] = {short1, past, cut};
+  const size_t nbad[] = {sizeof short1, sizeof past, sizeof cut};
+  for (int k = 0; k < 3; k++)
+    for (int strict = 0; strict <= 1; strict++) {
+      pos = 2;
+      CHECK_MSG(fy_jpeg_seg_next(bad[k], nbad[k], &pos, strict, &s) == -1, "bad %d strict %d", k,
+                strict);
+    }
+}
+
 static void test_jpeg(void) {
   for (int big = 0; big <= 1; big++)
     for (unsigned o = 1; o <= 8; o++) {
@@ -534,6 +574,7 @@ static void test_rect_to_stored(void) {
 int main(void) {
   test_tiff_orientations();
   test_tiff_hostile();
+  test_jpeg_segments();
   test_jpeg();
   test_webp();
   test_png();

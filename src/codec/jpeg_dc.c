@@ -15,7 +15,8 @@
  * JPEGs, damaged data) returns FY_DC_FALLBACK and the caller decodes through
  * libjpeg, which also produces the error message. Every read is bounds-
  * checked: hostile input can only lead to a fallback. */
-#include "hash/hash.h"
+#include "codec/jpeg_dc.h"
+#include "codec/codec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -635,27 +636,21 @@ int fy_jpeg_dc_read(fy_jpeg_dc *dc, const uint8_t *data, size_t size, int color,
   const uint8_t *p = data + 2, *end = data + size;
   int eoi = 0;
   for (;;) {
-    while (p < end && *p != 0xFF)
-      p++; /* tolerate junk between segments, as libjpeg does */
-    while (p < end && *p == 0xFF)
-      p++;
-    if (p >= end)
+    /* leniently, as libjpeg reads them; the data's end or a bad length:
+     * libjpeg's business */
+    size_t pos = (size_t)(p - data);
+    fy_jpeg_seg sg;
+    if (fy_jpeg_seg_next(data, size, &pos, 0, &sg) != 1)
       return FY_DC_FALLBACK;
-    int m = *p++;
+    int m = sg.marker;
     if (m == 0xD9) { /* EOI */
       p = end;
       eoi = 1;
       break;
     }
-    if (m == 0xD8 || (m >= 0xD0 && m <= 0xD7) || m == 0x01)
-      continue; /* no length */
-    if (end - p < 2)
-      return FY_DC_FALLBACK;
-    int len = u16(p) - 2;
-    if (len < 0 || end - p - 2 < len)
-      return FY_DC_FALLBACK;
-    const uint8_t *seg = p + 2;
-    p = seg + len;
+    const uint8_t *seg = sg.data;
+    int len = (int)sg.len; /* at most 65,533 */
+    p = data + pos;
     int rc = 0;
     switch (m) {
     case 0xC0:

@@ -1,0 +1,46 @@
+/* run.h — the one hashing driver (run.c) behind ferry_hash_files (files.c)
+ * and catalog updates (catalog/update.c): work items 0..n-1, each a file
+ * path, hashed on the cores; in compatible mode on a GPU the cores stop at
+ * the pixels and a GPU hash queue hashes them in batches; in fast mode on a
+ * GPU the JPEG engine's threads claim chunks of the same items beside the
+ * cores. Every item is answered exactly once through the sink, from
+ * whichever thread finished it. */
+#ifndef FY_HASH_RUN_H
+#define FY_HASH_RUN_H
+
+#include "core/internal.h"
+
+typedef struct fy_hash_sink {
+  const char *(*path)(void *user, size_t k);
+  /* status 0: r holds the hashes, size and format; otherwise item k failed
+   * with `error` (r->format set when known). Called from several threads
+   * at once: the sink locks what it shares. */
+  void (*done)(void *user, size_t k, int status, const ferry_hash_result *r, const char *error);
+  void *user;
+} fy_hash_sink;
+
+typedef struct fy_hash_run fy_hash_run;
+
+/* Starts hashing n items with `threads` CPU threads (<= 0: one per core)
+ * on `device` (-1: the CPU). Errors (nothing started, nothing answered):
+ * FERRY_ENOMEM, or the GPU's queue refused ("cannot hash on GPU cuda:N:
+ * why"). When no thread can start, the items are hashed in this thread
+ * before it returns. */
+int fy_hash_run_start(const ferry_hash_options *o, size_t n, int threads, int device,
+                      const fy_hash_sink *sink, fy_hash_run **out);
+
+/* 1 once every item has been answered (every thread gone, nothing in
+ * flight on the GPU or the engine): what a caller waiting for results
+ * checks so that it never waits for answers that cannot come. */
+int fy_hash_run_idle(fy_hash_run *r);
+
+typedef struct fy_hash_run_report {
+  size_t engine_files; /* items the JPEG engine decoded */
+  char note[256];      /* why the JPEG engine was not used; "" when it was or was not asked */
+} fy_hash_run_report;
+
+/* Waits for every thread, the engine and the GPU queue; frees the run.
+ * report may be NULL. */
+void fy_hash_run_finish(fy_hash_run *r, fy_hash_run_report *report);
+
+#endif
