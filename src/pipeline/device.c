@@ -280,7 +280,7 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
       fy_sample_finished(L, s, pos, FERRY_ECORRUPT);
       continue;
     }
-    if (fy_cache_wants(L, idx)) { /* served from, or kept in, the memory cache */
+    if (fy_cache_wants(&L->cache, idx)) { /* served from, or kept in, the memory cache */
       fy_run_cpu_sample(L, w, s, pos, epoch);
       continue;
     }
@@ -363,7 +363,8 @@ void *fy_dev_decoder_main(void *arg) {
      * workers fed it 10,600 images/s, 16 workers 13,900). While the memory
      * cache fills, samples take the CPU path too (so that they are kept). */
     int on = fy_dev_engine_on(L, engine);
-    int64_t pos = fy_claim_chunk(L, w.note, &s, on && !fy_cache_has_room(L) ? chunk : 1, &n);
+    int64_t pos =
+        fy_claim_chunk(L, w.note, &s, on && !fy_cache_has_room(&L->cache) ? chunk : 1, &n);
     if (pos < 0)
       break;
     int epoch = L->epoch;

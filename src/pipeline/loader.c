@@ -178,46 +178,6 @@ void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
   pthread_mutex_unlock(&L->mu);
 }
 
-/* Serves sample idx from the memory cache into dst: 1 if it was there. */
-static int cache_get(ferry_loader *L, int64_t idx, void *dst) {
-  const uint8_t *c = L->cache ? __atomic_load_n(&L->cache[idx], __ATOMIC_ACQUIRE) : NULL;
-  if (!c)
-    return 0;
-  if ((L->gpu ? L->stage_store : L->store).stream)
-    fy_copy_stream(dst, c, L->cache_item);
-  else
-    memcpy(dst, c, L->cache_item);
-  return 1;
-}
-
-int fy_cache_has_room(ferry_loader *L) {
-  return L->cache &&
-         __atomic_load_n(&L->cache_used, __ATOMIC_RELAXED) + L->cache_item <= L->o.cache_bytes;
-}
-
-int fy_cache_wants(ferry_loader *L, int64_t idx) {
-  return L->cache &&
-         (__atomic_load_n(&L->cache[idx], __ATOMIC_ACQUIRE) != NULL || fy_cache_has_room(L));
-}
-
-/* Keeps a copy of a freshly made sample while the budget allows. */
-static void cache_put(ferry_loader *L, int64_t idx, const void *src) {
-  if (!L->cache || __atomic_load_n(&L->cache[idx], __ATOMIC_ACQUIRE))
-    return;
-  uint64_t n = L->cache_item;
-  if (__atomic_add_fetch(&L->cache_used, n, __ATOMIC_RELAXED) > L->o.cache_bytes) {
-    __atomic_sub_fetch(&L->cache_used, n, __ATOMIC_RELAXED);
-    return; /* full: later samples are made each epoch */
-  }
-  uint8_t *c = malloc(n);
-  if (!c) {
-    __atomic_sub_fetch(&L->cache_used, n, __ATOMIC_RELAXED);
-    return;
-  }
-  memcpy(c, src, n);
-  __atomic_store_n(&L->cache[idx], c, __ATOMIC_RELEASE);
-}
-
 static void run_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch) {
   int k = (int)(pos - s->number * L->o.batch_size);
   int64_t idx = L->order[pos];
@@ -228,17 +188,17 @@ static void run_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos
   void *dst = L->gpu ? fy_dev_sample_dst(L, s, k) : (char *)s->data + (size_t)k * L->sample_bytes;
   const fy_store_params *store = L->gpu ? &L->stage_store : &L->store;
   int rc, cached = 0;
-  if (L->cache || L->pack) /* files say "reading" themselves (sample.c) */
+  if (fy_cache_on(&L->cache) || L->pack) /* files say "reading" themselves (sample.c) */
     fy_note_set(w->note, FY_STAGE_COPY, path, 0);
   if (__atomic_load_n(&L->bad[idx], __ATOMIC_ACQUIRE)) {
     rc = FERRY_ECORRUPT; /* known bad: reported already, not read again */
-  } else if ((cached = cache_get(L, idx, dst))) {
+  } else if ((cached = fy_cache_get(&L->cache, idx, dst, store->stream))) {
     rc = FERRY_OK;
   } else {
     rc = L->pack ? fy_process_pack_sample(w, &L->o, store, L->pack, epoch, idx, dst)
                  : fy_process_sample(w, &L->o, store, path, epoch, idx, dst);
     if (rc == FERRY_OK)
-      cache_put(L, idx, dst);
+      fy_cache_put(&L->cache, idx, dst);
   }
   if (rc == FERRY_OK && L->gpu)
     fy_dev_sample_done(L, s, k, idx, epoch);
@@ -575,12 +535,10 @@ static int open_loader(const ferry_loader_options *options, fy_source *given, fe
       L->epoch_n = L->num_batches * L->o.batch_size;
     rc = alloc_slots(L);
   }
-  if (rc == FERRY_OK && L->o.cache_bytes) {
-    L->cache_item = L->o.device >= 0 ? (size_t)3 * L->o.width * L->o.height : L->sample_bytes;
-    L->cache = calloc((size_t)L->src.count, sizeof *L->cache);
-    if (!L->cache)
-      rc = fy_error(FERRY_ENOMEM, "loader: out of memory");
-  }
+  if (rc == FERRY_OK && L->o.cache_bytes)
+    rc = fy_cache_init(&L->cache, L->src.count,
+                       L->o.device >= 0 ? (size_t)3 * L->o.width * L->o.height : L->sample_bytes,
+                       L->o.cache_bytes);
   if (rc == FERRY_OK && L->o.device >= 0)
     rc = fy_dev_open(L);
   if (rc == FERRY_OK)
@@ -826,9 +784,7 @@ void ferry_loader_close(ferry_loader *L) {
   free(L->threads);
   free(L->order);
   free(L->bad);
-  for (int64_t i = 0; L->cache && i < L->src.count; i++)
-    free(L->cache[i]);
-  free(L->cache);
+  fy_cache_free(&L->cache);
   fy_source_free(&L->src);
   if (L->pack) {
     fy_pack_close(L->pack);

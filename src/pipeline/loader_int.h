@@ -5,6 +5,7 @@
 
 #include "cuda/gpu.h"
 #include "io/source.h"
+#include "pipeline/cache.h"
 #include "pipeline/engine_ctl.h"
 #include "pipeline/pipeline.h"
 
@@ -69,10 +70,8 @@ struct ferry_loader {
   fy_note *wnotes;                    /* per worker */
   fy_note dnotes[FY_GPU_MAX_ENGINES]; /* per GPU decoder thread */
   ferry_stats stats;
-  fy_pack *pack;       /* the source is a pack (memory-mapped shards) */
-  uint8_t **cache;     /* per source index: the sample as stored, or NULL */
-  size_t cache_item;   /* bytes of one cached sample */
-  uint64_t cache_used; /* bytes held (atomic) */
+  fy_pack *pack;  /* the source is a pack (memory-mapped shards) */
+  fy_cache cache; /* the memory cache (cache.h); off without cache_bytes */
   /* device mode (o.device >= 0) */
   fy_gpu *gpu;
   int gpu_threads; /* decoder threads feeding the JPEG engine */
@@ -141,13 +140,6 @@ void *fy_dev_decoder_main(void *arg);
 
 /* loader.c, for device.c: runs one sample on the CPU path. */
 void fy_run_cpu_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch);
-/* With the memory cache on: 1 when sample idx is cached or the budget
- * still has room for it, i.e. the CPU path should make it (the JPEG
- * engine's samples never pass through host memory, so they cannot be
- * kept). */
-int fy_cache_wants(ferry_loader *L, int64_t idx);
-/* With the memory cache on: 1 while its budget has room for a sample. */
-int fy_cache_has_room(ferry_loader *L);
 /* loader.c, for device.c: claims up to max positions of one batch (mu
  * held, may wait, noting the thread idle meanwhile); returns the first
  * position and sets *n, or -1 to stop. */
