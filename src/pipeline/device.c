@@ -16,11 +16,12 @@
 #define DEFAULT_CHUNK 64 /* measured best on an H200 with 16 cores */
 
 static int engine_policy(void);
+static void slot_reset(void *L, slot *s);
 
 static size_t stage_bytes(const ferry_loader *L) { return (size_t)3 * L->o.width * L->o.height; }
 
 int fy_dev_open(ferry_loader *L) {
-  int n = L->nslots, B = L->o.batch_size;
+  int n = L->ring.nslots, B = L->o.batch_size;
   uint64_t per_slot = L->o.device_memory / (uint64_t)n;
   fy_gpu_params p = {.device = L->o.device,
                      .nslots = n,
@@ -56,20 +57,22 @@ int fy_dev_open(ferry_loader *L) {
   if (!L->gpu_files || !L->arena_used || !L->temp_used || !L->table_used || !L->any_staged)
     return fy_error(FERRY_ENOMEM, "loader: out of memory");
   for (int i = 0; i < n; i++)
-    L->slots[i].batch.data = fy_gpu_output(L->gpu, i);
+    L->ring.slots[i].batch.data = fy_gpu_output(L->gpu, i);
   pthread_mutex_init(&L->dev_mu, NULL);
   L->dev_mu_init = 1;
+  L->ring.on_assign = slot_reset; /* a slot's new batch resets its device state */
+  L->ring.on_assign_user = L;
   /* A pack needs no decoding: the CPU workers copy its samples. */
   for (int i = 0; fy_gpu_hw_decode(L->gpu) && !L->pack && i < p.decoders; i++) {
     L->dec_args[i].L = L;
     L->dec_args[i].engine = i;
-    pthread_mutex_lock(&L->mu);
+    pthread_mutex_lock(&L->ring.mu);
     L->live++;
-    pthread_mutex_unlock(&L->mu);
+    pthread_mutex_unlock(&L->ring.mu);
     if (pthread_create(&L->gpu_tid[i], NULL, fy_dev_decoder_main, &L->dec_args[i]) != 0) {
-      pthread_mutex_lock(&L->mu);
+      pthread_mutex_lock(&L->ring.mu);
       L->live--;
-      pthread_mutex_unlock(&L->mu);
+      pthread_mutex_unlock(&L->ring.mu);
       return fy_error(FERRY_ENOMEM, "loader: cannot start a GPU decoder thread");
     }
     L->gpu_threads++;
@@ -86,7 +89,7 @@ void fy_dev_close(ferry_loader *L) {
   if (L->dev_mu_init)
     pthread_mutex_destroy(&L->dev_mu);
   L->dev_mu_init = 0;
-  for (size_t i = 0; L->gpu_files && i < (size_t)L->nslots * L->o.batch_size; i++)
+  for (size_t i = 0; L->gpu_files && i < (size_t)L->ring.nslots * L->o.batch_size; i++)
     fy_buf_free(&L->gpu_files[i]);
   free(L->gpu_files);
   free(L->arena_used);
@@ -118,6 +121,8 @@ void fy_dev_slot_reset(ferry_loader *L, slot *s) {
   L->table_used[s->id] = 0;
   L->any_staged[s->id] = 0;
 }
+
+static void slot_reset(void *L, slot *s) { fy_dev_slot_reset(L, s); }
 
 int fy_dev_finish(ferry_loader *L, slot *s) {
   fy_gpu_sample *smp = fy_gpu_samples(L->gpu, s->id);
@@ -190,7 +195,7 @@ static int plan_locked(ferry_loader *L, slot *s, int epoch, int64_t idx, int w, 
     return 0;
   size_t temp = (size_t)(ty.last - ty.first) * L->o.width * 3;
   temp = (temp + 255) & ~(size_t)255;
-  size_t temp_cap = (size_t)(L->o.device_memory / (uint64_t)L->nslots / 4);
+  size_t temp_cap = (size_t)(L->o.device_memory / (uint64_t)L->ring.nslots / 4);
   if (L->temp_used[s->id] + temp > temp_cap)
     return 0;
   memset(smp, 0, sizeof *smp);
@@ -244,9 +249,9 @@ static void run_engine(ferry_loader *L, int engine, fy_worker_state *w, slot *s,
     j->smp[i].src = (uint64_t)(uintptr_t)j->dst[i];
     j->smp[i].pitch = j->w[i] * 3;
     fy_gpu_samples(L->gpu, s->id)[k] = j->smp[i];
-    pthread_mutex_lock(&L->mu);
+    pthread_mutex_lock(&L->ring.mu);
     L->stats.gpu_decoded++;
-    pthread_mutex_unlock(&L->mu);
+    pthread_mutex_unlock(&L->ring.mu);
     fy_sample_finished(L, s, j->pos[i], FERRY_OK);
   }
 }
@@ -314,7 +319,8 @@ void fy_dev_asked(ferry_loader *L, int64_t b) {
     return;
   int was = L->ctl.level;
   double now = fy_now();
-  if (!fy_engine_ctl_step(&L->ctl, now, fy_workers_idle_s(L, now), L->nworkers, b >= L->nslots))
+  if (!fy_engine_ctl_step(&L->ctl, now, fy_ring_workers_idle_s(&L->ring, now), L->nworkers,
+                          b >= L->ring.nslots))
     return;
   if (getenv("FERRY_DEBUG"))
     fprintf(stderr,
@@ -322,7 +328,7 @@ void fy_dev_asked(ferry_loader *L, int64_t b) {
             "%.0f %%)\n",
             was, L->ctl.level, L->ctl.why, L->ctl.rate, 100 * L->ctl.idle_frac);
   if (L->ctl.level > was)
-    pthread_cond_broadcast(&L->work_cv);
+    pthread_cond_broadcast(&L->ring.work_cv);
 }
 
 /* FERRY_GPU_ENGINE_POLICY (benchmarks): how many engine contexts decode.
@@ -348,7 +354,7 @@ void *fy_dev_decoder_main(void *arg) {
   memset(&w, 0, sizeof w);
   w.note = &L->dnotes[engine];
   fy_read_timeout_set(L->o.read_timeout_ms); /* fy_read_file in this thread */
-  pthread_mutex_lock(&L->mu);
+  pthread_mutex_lock(&L->ring.mu);
   for (;;) {
     slot *s = NULL;
     int n = 0;
@@ -364,21 +370,21 @@ void *fy_dev_decoder_main(void *arg) {
      * cache fills, samples take the CPU path too (so that they are kept). */
     int on = fy_dev_engine_on(L, engine);
     int64_t pos =
-        fy_claim_chunk(L, w.note, &s, on && !fy_cache_has_room(&L->cache) ? chunk : 1, &n);
+        fy_ring_claim(&L->ring, w.note, 0, on && !fy_cache_has_room(&L->cache) ? chunk : 1, &s, &n);
     if (pos < 0)
       break;
     int epoch = L->epoch;
-    pthread_mutex_unlock(&L->mu);
+    pthread_mutex_unlock(&L->ring.mu);
     if (on)
       decode_chunk(L, engine, &w, &scratch, s, pos, n, epoch);
     else
       fy_run_cpu_sample(L, &w, s, pos, epoch);
-    pthread_mutex_lock(&L->mu);
+    pthread_mutex_lock(&L->ring.mu);
   }
   fy_note_set(w.note, FY_STAGE_IDLE, NULL, 0);
   L->live--; /* ferry_loader_close waits for this, bounded */
-  pthread_cond_broadcast(&L->ready_cv);
-  pthread_mutex_unlock(&L->mu);
+  pthread_cond_broadcast(&L->ring.ready_cv);
+  pthread_mutex_unlock(&L->ring.mu);
   fy_worker_state_free(&w);
   fy_buf_free(&scratch);
   return NULL;
