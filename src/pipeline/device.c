@@ -1,10 +1,13 @@
-/* device.c — the loader's GPU mode. Batches live in device memory. CPU
- * workers decode what they claim into pinned staging (u8, output size);
- * a decoder thread claims chunks of samples and feeds the JPEGs that the
- * hardware engine accepts to nvJPEG, with resampling tables built here.
- * Both kinds of sample meet in one kernel pass per batch (gpu.cu). Work is
- * shared by claiming from the same queue: whoever is free takes the next
- * samples, so the split follows the speed of each side. */
+/* device.c — the loader's GPU mode: opening and closing it, the decoder
+ * threads that feed the JPEG engine, the engine policy (a slot's own GPU
+ * side is device_slot.c). Batches live in device memory. CPU workers
+ * decode what they claim into pinned staging (u8, output size); a decoder
+ * thread claims chunks of samples and feeds the JPEGs that the hardware
+ * engine accepts to nvJPEG, with resampling tables built here. Both kinds
+ * of sample meet in one kernel pass per batch (gpu.cu). Work is shared by
+ * claiming from the same queue (ring.c): whoever is free takes the next
+ * samples, so the split follows the speed of each side; what the engine
+ * does not take goes down the CPU path (run_sample.c). */
 #include "pipeline/loader_int.h"
 
 #include <math.h>
@@ -17,8 +20,6 @@
 
 static int engine_policy(void);
 static void slot_reset(void *L, slot *s);
-
-static size_t stage_bytes(const ferry_loader *L) { return (size_t)3 * L->o.width * L->o.height; }
 
 int fy_dev_open(ferry_loader *L) {
   int n = L->ring.nslots, B = L->o.batch_size;
@@ -100,57 +101,7 @@ void fy_dev_close(ferry_loader *L) {
   L->gpu = NULL;
 }
 
-void *fy_dev_sample_dst(ferry_loader *L, slot *s, int k) {
-  return fy_gpu_staging(L->gpu, s->id) + (size_t)k * stage_bytes(L);
-}
-
-void fy_dev_sample_done(ferry_loader *L, slot *s, int k, int64_t idx, int epoch) {
-  fy_gpu_sample *smp = &fy_gpu_samples(L->gpu, s->id)[k];
-  memset(smp, 0, sizeof *smp);
-  smp->src = fy_gpu_staged_src(L->gpu, s->id, k);
-  smp->pitch = L->o.width * 3;
-  smp->staged = 1;
-  smp->flip = 0; /* the CPU path has flipped it already */
-  (void)idx, (void)epoch;
-  __atomic_store_n(&L->any_staged[s->id], 1, __ATOMIC_RELAXED);
-}
-
-void fy_dev_slot_reset(ferry_loader *L, slot *s) {
-  L->arena_used[s->id] = 0;
-  L->temp_used[s->id] = 0;
-  L->table_used[s->id] = 0;
-  L->any_staged[s->id] = 0;
-}
-
 static void slot_reset(void *L, slot *s) { fy_dev_slot_reset(L, s); }
-
-int fy_dev_finish(ferry_loader *L, slot *s) {
-  fy_gpu_sample *smp = fy_gpu_samples(L->gpu, s->id);
-  int j = 0;
-  for (int k = 0; k < s->expected; k++) {
-    if (s->failed[k])
-      continue;
-    smp[j] = smp[k];
-    smp[j].out_index = j;
-    s->labels[j] = s->labels[k];
-    s->indices[j] = s->indices[k];
-    j++;
-  }
-  s->batch.count = j;
-  s->batch.nbytes = (size_t)j * L->sample_bytes;
-  int staged = __atomic_load_n(&L->any_staged[s->id], __ATOMIC_RELAXED) ? s->expected : 0;
-  return fy_gpu_finish(L->gpu, s->id, j, L->table_used[s->id], staged);
-}
-
-int fy_dev_ready(ferry_loader *L, slot *s, int timeout_ms) {
-  s->batch.data = fy_gpu_output(L->gpu, s->id);
-  return fy_gpu_wait_for(L->gpu, s->id, timeout_ms);
-}
-
-void fy_dev_release(ferry_loader *L, slot *s, void *stream) {
-  if (fy_gpu_release(L->gpu, s->id, stream) != FERRY_OK)
-    fprintf(stderr, "ferry: %s\n", ferry_last_error());
-}
 
 /* ------------------------------------------------------ decoder thread */
 

@@ -85,20 +85,9 @@ void fy_watch_describe(const ferry_loader *L, char *buf, size_t cap);
  * threads' locks for ever. */
 int fy_loader_abandoned(void);
 
-/* device.c */
+/* device.c: the GPU mode, its decoder threads and engine policy. */
 int fy_dev_open(ferry_loader *L);
 void fy_dev_close(ferry_loader *L);
-/* Where a CPU worker writes sample k of slot s, and with which store. */
-void *fy_dev_sample_dst(ferry_loader *L, slot *s, int k);
-void fy_dev_sample_done(ferry_loader *L, slot *s, int k, int64_t idx, int epoch);
-/* Resets slot s's per-batch device state when it gets a new batch. */
-void fy_dev_slot_reset(ferry_loader *L, slot *s);
-/* Compacts and launches a completed batch; FERRY_OK or an error. */
-int fy_dev_finish(ferry_loader *L, slot *s);
-/* Waits (up to timeout_ms; <= 0: for ever) for the batch's kernels; sets
- * data/device of the batch. FERRY_ETIMEOUT when they did not finish. */
-int fy_dev_ready(ferry_loader *L, slot *s, int timeout_ms);
-void fy_dev_release(ferry_loader *L, slot *s, void *stream);
 enum { FY_ENGINES_ADAPT, FY_ENGINES_ONE, FY_ENGINES_ALWAYS };
 /* 1 while engine context `engine` should decode (mu held). */
 int fy_dev_engine_on(const ferry_loader *L, int engine);
@@ -108,9 +97,25 @@ void fy_dev_asked(ferry_loader *L, int64_t b);
 /* The decoder thread that feeds the hardware JPEG engine. */
 void *fy_dev_decoder_main(void *arg);
 
-/* loader.c, for device.c: runs one sample on the CPU path. */
+/* device_slot.c: a slot's GPU side. */
+/* Where a CPU worker writes sample k of slot s, and with which store. */
+void *fy_dev_sample_dst(ferry_loader *L, slot *s, int k);
+void fy_dev_sample_done(ferry_loader *L, slot *s, int k, int64_t idx, int epoch);
+/* Resets slot s's per-batch device state when it gets a new batch (mu
+ * held: the ring's on_assign). */
+void fy_dev_slot_reset(ferry_loader *L, slot *s);
+/* Compacts and launches a completed batch; FERRY_OK or an error. */
+int fy_dev_finish(ferry_loader *L, slot *s);
+/* Waits (up to timeout_ms; <= 0: for ever) for the batch's kernels; sets
+ * data/device of the batch. FERRY_ETIMEOUT when they did not finish. */
+int fy_dev_ready(ferry_loader *L, slot *s, int timeout_ms);
+void fy_dev_release(ferry_loader *L, slot *s, void *stream);
+
+/* run_sample.c, for the CPU workers (loader.c) and the GPU decoder threads
+ * (device.c): runs one claimed sample on the CPU path (mu not held). */
 void fy_run_cpu_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch);
-/* Marks position pos of slot s finished with status rc (mu not held). */
+/* Marks position pos of slot s finished with status rc (mu not held): the
+ * thread that finishes a batch's last sample completes the batch. */
 void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc);
 
 #endif
