@@ -9,8 +9,8 @@
  * batches in order and releases them in any order.
  *
  * Locking. `mu` guards every field of fy_ring but the geometry (nslots,
- * batch_size, epoch_n, num_batches, slots[] and on_assign: set before any
- * thread starts, read-only after). Functions marked (mu held) expect it
+ * batch_size, epoch_n, num_batches, slots[] and on_assign: set by the
+ * loader's open before any thread starts, read-only after). Functions marked (mu held) expect it
  * held; none takes it. The same mutex guards the loader's state marked
  * (mu) in loader_int.h (stats, epoch, the watchdog's clock, live threads,
  * the engine control): callers lock r->mu themselves and act on ring and
