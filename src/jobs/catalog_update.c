@@ -1,4 +1,4 @@
-/* update.c — ferry_index_update: find the files, decide which need hashing,
+/* catalog_update.c — ferry_index_update: find the files, decide which need hashing,
  * hash them on the hashing driver (hash/run.h: every core, and on a GPU its
  * hash queue or JPEG engine), journal each result as it arrives, then
  * write the new index atomically and drop the journal.

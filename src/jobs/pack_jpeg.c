@@ -8,6 +8,7 @@
 #include "codec/codec.h"
 #include "image/image.h"
 #include "io/source.h"
+#include "jobs/jobs.h"
 #include "pack/pack.h"
 
 #include <pthread.h>
