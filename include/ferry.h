@@ -110,11 +110,15 @@ typedef struct ferry_rect {
   int x, y, width, height;
 } ferry_rect;
 
+/* The default pixel limit of decoding, loading and hashing (max_pixels):
+ * Pillow's decompression-bomb error threshold (2 x MAX_IMAGE_PIXELS). */
+#define FERRY_DEFAULT_MAX_PIXELS 178956970ull
+
 typedef struct ferry_decode_options {
   int channels;           /* output channels: 3 (RGB, default) or 1 (gray) */
   int ignore_orientation; /* 1: do not apply EXIF orientation */
   uint64_t max_pixels;    /* refuse larger images before allocating; 0 = none.
-                             default 178956970 (Pillow's limit) */
+                             default FERRY_DEFAULT_MAX_PIXELS */
   uint64_t max_bytes;     /* refuse larger files; 0 = none. default 1 GiB */
   /* Size hint: when both > 0, a JPEG may be decoded at a reduced DCT scale
    * (M/8) as long as the result stays at least this large (after crop). */

@@ -104,7 +104,8 @@ static int engine_wants(struct fy_hash_engine *e, int engine, chunk *c, size_t k
     return 0;
   uint64_t px = (uint64_t)c->w[k] * (uint64_t)c->h[k];
   size_t bpp = e->rgb ? 3 : 1;
-  return px > 0 && px * bpp <= GROUP_BYTES && (!e->o.max_pixels || px <= e->o.max_pixels);
+  return px > 0 && px * bpp <= GROUP_BYTES &&
+         !fy_over_pixel_limit((uint64_t)c->w[k], (uint64_t)c->h[k], e->o.max_pixels);
 }
 
 typedef struct devbuf {
