@@ -129,7 +129,7 @@ class BuildExt(build_ext):
     @staticmethod
     def headers():
         return (glob.glob(os.path.join(ROOT, "include", "*.h")) +
-                glob.glob(os.path.join(ROOT, "python", "ferry", "*.h")))
+                glob.glob(os.path.join(ROOT, "python", "ferry", "_ext", "*.h")))
 
     def library_cmake(self, bdir):
         """libferry.a from CMake; link flags from its ferry.pc."""
@@ -212,8 +212,10 @@ os.makedirs(os.path.join(ROOT, BUILD_BASE), exist_ok=True)
 
 ferry_ext = Extension(
     "ferry._ferry",
-    sources=["python/ferry/_ferry.c"],
-    include_dirs=[os.path.join(ROOT, "include"), os.path.join(ROOT, "python", "ferry")],
+    # one file per type (python/ferry/_ext/ferry_py.h says which)
+    sources=sorted(os.path.relpath(p, ROOT) for p in
+                   glob.glob(os.path.join(ROOT, "python", "ferry", "_ext", "*.c"))),
+    include_dirs=[os.path.join(ROOT, "include"), os.path.join(ROOT, "python", "ferry", "_ext")],
     define_macros=[("_GNU_SOURCE", None)],
     extra_compile_args=STRICT + ["-Werror", "-O2"],
 )

@@ -1,4 +1,4 @@
-"""Type stubs of ferry._ferry, the C extension (see python/ferry/_ferry.c)."""
+"""Type stubs of ferry._ferry, the C extension (see python/ferry/_ext/)."""
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import os
 
