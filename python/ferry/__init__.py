@@ -877,9 +877,6 @@ def probe(path: Union[str, "os.PathLike[str]"]) -> dict:
 
 
 # ------------------------------------------------------------------ hashing
-#
-# Present when the C library has its perceptual hashes (src/hash) and
-# Hamming search (src/search): ferry._ferry.HAVE_HASH / HAVE_SEARCH.
 
 # the extensions the C library's walks take (src/io/source.c, src/catalog/scan.c)
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp")
@@ -946,8 +943,6 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
     progress: for a list of paths, called as progress(done, total) about ten
       times a second from a hashing thread, and once at the end.
     """
-    if not _ferry.HAVE_HASH:  # pragma: no cover - built without src/hash
-        raise UnsupportedError("this ferry was built without perceptual hashes")
     kinds, single = _hash_kinds(kind)
     mask = 0
     for k in kinds:
@@ -1055,8 +1050,6 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     device: where the files are hashed, as for ferry.hash (None: the cores).
     progress: called as progress(done, total) while the files are hashed.
     """
-    if not (_ferry.HAVE_HASH and _ferry.HAVE_SEARCH):  # pragma: no cover
-        raise UnsupportedError("this ferry was built without hashing and Hamming search")
     import numpy
     roots = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     files = _image_files(roots, recursive)
@@ -1113,12 +1106,4 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     return groups
 
 
-__all__ += ["hash_distance"]
-if _ferry.HAVE_HASH:
-    __all__ += ["hash"]
-else:  # pragma: no cover - a library without src/hash
-    del hash
-if _ferry.HAVE_HASH and _ferry.HAVE_SEARCH:
-    __all__ += ["find_duplicates"]
-else:  # pragma: no cover
-    del find_duplicates
+__all__ += ["hash_distance", "hash", "find_duplicates"]

@@ -6,8 +6,6 @@ _Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 version: str
 HELD_ACROSS_EPOCHS: int
-HAVE_HASH: int
-HAVE_SEARCH: int
 OK: int
 END: int
 EINVAL: int

@@ -60,20 +60,6 @@
 #define FY_FINALIZING() _Py_IsFinalizing()
 #endif
 
-/* The perceptual hashes (src/hash) and the Hamming search (src/search) are
- * wrapped when the library being linked provides them: setup.py looks for
- * their symbols and defines FERRY_PY_HAVE_HASH / FERRY_PY_HAVE_SEARCH. */
-#ifdef FERRY_PY_HAVE_HASH
-#define HAVE_HASH 1
-#else
-#define HAVE_HASH 0
-#endif
-#ifdef FERRY_PY_HAVE_SEARCH
-#define HAVE_SEARCH 1
-#else
-#define HAVE_SEARCH 0
-#endif
-
 /* --------------------------------------------------------------- common.c */
 
 extern PyObject *Error, *ReadError, *UnsupportedError, *CorruptError, *TooLargeError,
@@ -182,18 +168,14 @@ void batch_record_stream(BatchObject *b, void *stream);
 
 /* ----------------------------------------------------------------- hash.c */
 
-#if HAVE_HASH
 extern PyTypeObject HasherType;
 
 PyObject *py_hash_kinds(PyObject *mod, PyObject *unused);
 PyObject *py_hash_kind_parse(PyObject *mod, PyObject *arg);
 PyObject *py_hash_files(PyObject *mod, PyObject *args, PyObject *kwargs);
-#endif
-#if HAVE_SEARCH
 PyObject *py_hamming_pairs(PyObject *mod, PyObject *args, PyObject *kwargs);
 PyObject *py_group_pairs(PyObject *mod, PyObject *args);
 PyObject *py_search_isa(PyObject *mod, PyObject *unused);
-#endif
 
 /* ---------------------------------------------------------------- video.c */
 

@@ -2,7 +2,6 @@
  * (src/hash) and the Hamming search (src/search). */
 #include "ferry_py.h"
 
-#if HAVE_HASH
 /* Hasher: one ferry_hasher (scratch buffers reused from image to image).
  * Not thread-safe in C: a Hasher object is used by one thread at a time
  * (busy flag); the Python layer keeps one per thread. */
@@ -305,9 +304,6 @@ done:
   return out;
 }
 
-#endif
-
-#if HAVE_SEARCH
 static void free_pairs(void *p) { ferry_pairs_free(p); }
 
 /* hamming_pairs(codes, words, threshold, threads=0, method=0): codes is a
@@ -397,4 +393,3 @@ done:
 PyObject *py_search_isa(PyObject *mod, PyObject *unused) {
   return PyUnicode_FromString(ferry_search_isa());
 }
-#endif

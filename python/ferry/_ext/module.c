@@ -2,35 +2,6 @@
  * method table, the exception classes and constants, PyInit__ferry. */
 #include "ferry_py.h"
 
-#if HAVE_HASH
-#define HASH_METHODS_1                                                                             \
-  {"hash_kinds", (PyCFunction)py_hash_kinds, METH_NOARGS,                                          \
-   "hash_kinds()\n--\n\nNames of the hash kinds, by kind number."},                                \
-      {"hash_files", (PyCFunction)(void (*)(void))py_hash_files, METH_VARARGS | METH_KEYWORDS,     \
-       "hash_files(paths, *, mode=0, kinds=ALL, hash_size=8, colorhash_bits=3, max_pixels=None, "  \
-       "max_bytes=None, threads=0, device=-1)\n--\n\n(items, engine_files, note): each item the "  \
-       "hash tuple of a file or the ferry.Error it failed with."},                                 \
-      {"hash_kind_parse", (PyCFunction)py_hash_kind_parse, METH_O,                                 \
-       "hash_kind_parse(name)\n--\n\nThe kind number of a hash name (aliases too)."},
-#else
-#define HASH_METHODS_1
-#endif
-
-#if HAVE_SEARCH
-#define HASH_METHODS_2                                                                             \
-  {"hamming_pairs", (PyCFunction)(void (*)(void))py_hamming_pairs, METH_VARARGS | METH_KEYWORDS,   \
-   "hamming_pairs(codes, words, threshold, threads=0, method=0)\n--\n\nEvery pair of codes "       \
-   "within the threshold: a uint32 Tensor [npairs, 3] of (i, j, distance)."},                      \
-      {"group_pairs", (PyCFunction)py_group_pairs, METH_VARARGS,                                   \
-       "group_pairs(n, pairs)\n--\n\n(group of each item, number of groups)."},                    \
-      {"search_isa", (PyCFunction)py_search_isa, METH_NOARGS,                                      \
-       "search_isa()\n--\n\nThe popcount kernel in use."},
-#else
-#define HASH_METHODS_2
-#endif
-
-#define HASH_METHODS HASH_METHODS_1 HASH_METHODS_2
-
 /* --------------------------------------------------------- single images */
 
 typedef struct owned_image {
@@ -141,7 +112,22 @@ static PyMethodDef module_methods[] = {
      "strerror(status)\n--\n\nThe C library's name for a status code."},
     {"error_class", (PyCFunction)py_error_class, METH_O,
      "error_class(status)\n--\n\nThe ferry.Error subclass raised for a status code."},
-    HASH_METHODS{NULL, NULL, 0, NULL}};
+    {"hash_kinds", (PyCFunction)py_hash_kinds, METH_NOARGS,
+     "hash_kinds()\n--\n\nNames of the hash kinds, by kind number."},
+    {"hash_files", (PyCFunction)(void (*)(void))py_hash_files, METH_VARARGS | METH_KEYWORDS,
+     "hash_files(paths, *, mode=0, kinds=ALL, hash_size=8, colorhash_bits=3, max_pixels=None, "
+     "max_bytes=None, threads=0, device=-1)\n--\n\n(items, engine_files, note): each item the "
+     "hash tuple of a file or the ferry.Error it failed with."},
+    {"hash_kind_parse", (PyCFunction)py_hash_kind_parse, METH_O,
+     "hash_kind_parse(name)\n--\n\nThe kind number of a hash name (aliases too)."},
+    {"hamming_pairs", (PyCFunction)(void (*)(void))py_hamming_pairs, METH_VARARGS | METH_KEYWORDS,
+     "hamming_pairs(codes, words, threshold, threads=0, method=0)\n--\n\nEvery pair of codes "
+     "within the threshold: a uint32 Tensor [npairs, 3] of (i, j, distance)."},
+    {"group_pairs", (PyCFunction)py_group_pairs, METH_VARARGS,
+     "group_pairs(n, pairs)\n--\n\n(group of each item, number of groups)."},
+    {"search_isa", (PyCFunction)py_search_isa, METH_NOARGS,
+     "search_isa()\n--\n\nThe popcount kernel in use."},
+    {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
@@ -182,12 +168,8 @@ static int add_int(PyObject *m, const char *name, long v) {
 PyMODINIT_FUNC PyInit__ferry(void) {
   if (PyType_Ready(&TensorType) < 0 || PyType_Ready(&LoaderType) < 0 ||
       PyType_Ready(&BatchType) < 0 || PyType_Ready(&VideoReaderType) < 0 ||
-      PyType_Ready(&VideoBatchType) < 0)
+      PyType_Ready(&VideoBatchType) < 0 || PyType_Ready(&HasherType) < 0)
     return NULL;
-#if HAVE_HASH
-  if (PyType_Ready(&HasherType) < 0)
-    return NULL;
-#endif
   PyObject *m = PyModule_Create(&module_def);
   if (!m)
     return NULL;
@@ -239,20 +221,16 @@ PyMODINIT_FUNC PyInit__ferry(void) {
       PyModule_AddObject(m, "VideoReader", (PyObject *)&VideoReaderType) < 0 ||
       PyModule_AddObject(m, "VideoBatch", (PyObject *)&VideoBatchType) < 0)
     goto fail;
-#if HAVE_HASH
   Py_INCREF(&HasherType);
   if (PyModule_AddObject(m, "Hasher", (PyObject *)&HasherType) < 0 ||
       add_int(m, "HASH_FAST", FERRY_HASH_FAST) < 0 ||
       add_int(m, "HASH_COMPATIBLE", FERRY_HASH_COMPATIBLE) < 0 ||
       add_int(m, "HASH_KIND_COUNT", FERRY_HASH_KIND_COUNT) < 0)
     goto fail;
-#endif
   if (PyModule_AddStringConstant(m, "version", ferry_version()) < 0 ||
-      add_int(m, "HELD_ACROSS_EPOCHS", HELD_ACROSS_EPOCHS) < 0 ||
-      add_int(m, "HAVE_HASH", HAVE_HASH) < 0 || add_int(m, "HAVE_SEARCH", HAVE_SEARCH) < 0 ||
-      add_int(m, "OK", FERRY_OK) < 0 || add_int(m, "END", FERRY_END) < 0 ||
-      add_int(m, "EINVAL", FERRY_EINVAL) < 0 || add_int(m, "EIO", FERRY_EIO) < 0 ||
-      add_int(m, "EUNSUPPORTED", FERRY_EUNSUPPORTED) < 0 ||
+      add_int(m, "HELD_ACROSS_EPOCHS", HELD_ACROSS_EPOCHS) < 0 || add_int(m, "OK", FERRY_OK) < 0 ||
+      add_int(m, "END", FERRY_END) < 0 || add_int(m, "EINVAL", FERRY_EINVAL) < 0 ||
+      add_int(m, "EIO", FERRY_EIO) < 0 || add_int(m, "EUNSUPPORTED", FERRY_EUNSUPPORTED) < 0 ||
       add_int(m, "ECORRUPT", FERRY_ECORRUPT) < 0 ||
       add_int(m, "ETOO_LARGE", FERRY_ETOO_LARGE) < 0 || add_int(m, "ENOMEM", FERRY_ENOMEM) < 0 ||
       add_int(m, "EEMPTY", FERRY_EEMPTY) < 0 || add_int(m, "ESTATE", FERRY_ESTATE) < 0 ||
