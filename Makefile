@@ -77,7 +77,8 @@ install: build
 	cmake --install $(BUILD)
 
 format:
-	clang-format -i include/*.h src/*/*.[ch] tools/*.[ch] tests/unit/*.[ch] fuzz/*.[ch]
+	clang-format -i include/*.h src/*/*.[ch] tools/*.[ch] tests/unit/*.[ch] fuzz/*.[ch] \
+	  python/ferry/_ext/*.c python/ferry/_ext/ferry_py.h
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_NOVIDEO) $(FUZZ_BUILD)

@@ -11,9 +11,6 @@ import pytest
 import ferry
 from ferry import _ferry
 
-if not (_ferry.HAVE_HASH and _ferry.HAVE_SEARCH):
-    pytest.skip("this ferry was built without src/hash and src/search", allow_module_level=True)
-
 KINDS = ["ahash", "dhash", "dhash_v", "phash", "whash", "colorhash"]
 
 
