@@ -149,6 +149,11 @@ def hash_distance(a: str, b: str) -> int:
     return bin(int(a, 16) ^ int(b, 16)).count("1")
 
 
+def _image_name(name: str) -> bool:
+    """The C walks' rule (src/io/walk.c): an image extension, not a dot file."""
+    return not name.startswith(".") and name.lower().endswith(IMAGE_SUFFIXES)
+
+
 def _image_files(roots: Sequence[PathLike], recursive: bool) -> List[str]:
     files: List[str] = []
     for root in roots:
@@ -156,12 +161,11 @@ def _image_files(roots: Sequence[PathLike], recursive: bool) -> List[str]:
         if os.path.isdir(root):
             if recursive:
                 for d, subdirs, names in os.walk(root):
-                    subdirs.sort()
-                    files += [os.path.join(d, n) for n in sorted(names)
-                              if n.lower().endswith(IMAGE_SUFFIXES)]
+                    subdirs[:] = sorted(s for s in subdirs if not s.startswith("."))
+                    files += [os.path.join(d, n) for n in sorted(names) if _image_name(n)]
             else:
                 files += [os.path.join(root, n) for n in sorted(os.listdir(root))
-                          if n.lower().endswith(IMAGE_SUFFIXES)]
+                          if _image_name(n)]
         else:
             files.append(root)
     return files
