@@ -67,8 +67,8 @@ test: build build-asan
 	$(MAKE) --no-print-directory test-tsan
 	$(MAKE) --no-print-directory test-novideo
 	$(MAKE) --no-print-directory fuzz-test
-	FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q -rs tests/py
-	FERRY_PY_CMAKE_BUILD=$(BUILD) python3 setup.py -q build_ext --inplace && python3 -m pytest -q -rs tests/python
+	FERRY_PY_CMAKE_BUILD=$(BUILD) python3 setup.py -q build_ext --inplace && \
+	  FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q -rs tests/python
 
 bench: build
 	python3 bench/bench_cpu.py --ferry $(BUILD)/ferry
