@@ -67,8 +67,8 @@ test: build build-asan
 	$(MAKE) --no-print-directory test-tsan
 	$(MAKE) --no-print-directory test-novideo
 	$(MAKE) --no-print-directory fuzz-test
-	FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q -rs tests/py
-	FERRY_PY_CMAKE_BUILD=$(BUILD) python3 setup.py -q build_ext --inplace && python3 -m pytest -q -rs tests/python
+	FERRY_PY_CMAKE_BUILD=$(BUILD) python3 setup.py -q build_ext --inplace && \
+	  FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q -rs tests/python
 
 bench: build
 	python3 bench/bench_cpu.py --ferry $(BUILD)/ferry
@@ -77,7 +77,8 @@ install: build
 	cmake --install $(BUILD)
 
 format:
-	clang-format -i include/*.h src/*/*.[ch] tools/*.[ch] tests/unit/*.[ch] fuzz/*.[ch]
+	clang-format -i include/*.h src/*/*.[ch] tools/*.[ch] tests/unit/*.[ch] fuzz/*.[ch] \
+	  python/ferry/_ext/*.c python/ferry/_ext/ferry_py.h
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_NOVIDEO) $(FUZZ_BUILD)

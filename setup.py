@@ -40,12 +40,6 @@ BUILD_BASE = "build-py"
 CODEC_PKGS = ("libjpeg", "libpng", "libwebp", "zlib")
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"]
 
-# Symbols whose presence in the library switches on the hashing bindings.
-HASH_SYMBOLS = ("ferry_hasher_new", "ferry_hash_file", "ferry_hash_to_hex",
-                "ferry_hash_kind_name", "ferry_hasher_free", "ferry_hash_options_default")
-SEARCH_SYMBOLS = ("ferry_hamming_pairs", "ferry_group_pairs", "ferry_pairs_free",
-                  "ferry_search_options_default")
-
 
 def read_version():
     with open(os.path.join(ROOT, "include", "ferry.h")) as f:
@@ -111,15 +105,9 @@ class BuildExt(build_ext):
             objects, link = self.library_cmake(bdir)
         else:
             objects, link = self.library_sources(os.path.join(temp, "lib"))
-        syms, undefined = defined_symbols(objects)
-        if all(s in syms for s in HASH_SYMBOLS):
-            ext.define_macros.append(("FERRY_PY_HAVE_HASH", "1"))
-            if all(s in syms for s in SEARCH_SYMBOLS):
-                ext.define_macros.append(("FERRY_PY_HAVE_SEARCH", "1"))
-        log("library: %s (%s hashing, %s search, %s CUDA)" % (
-            mode, "with" if ("FERRY_PY_HAVE_HASH", "1") in ext.define_macros else "no",
-            "with" if ("FERRY_PY_HAVE_SEARCH", "1") in ext.define_macros else "no",
-            "with" if any(u.startswith("cuda") for u in undefined) else "no"))
+        _, undefined = defined_symbols(objects)
+        log("library: %s (%s CUDA)" % (
+            mode, "with" if any(u.startswith("cuda") for u in undefined) else "no"))
         ext.extra_objects = objects
         # The library's internal symbols stay inside the extension.
         ext.extra_link_args = link + ["-Wl,--exclude-libs,ALL"]
@@ -129,7 +117,7 @@ class BuildExt(build_ext):
     @staticmethod
     def headers():
         return (glob.glob(os.path.join(ROOT, "include", "*.h")) +
-                glob.glob(os.path.join(ROOT, "python", "ferry", "*.h")))
+                glob.glob(os.path.join(ROOT, "python", "ferry", "_ext", "*.h")))
 
     def library_cmake(self, bdir):
         """libferry.a from CMake; link flags from its ferry.pc."""
@@ -212,8 +200,10 @@ os.makedirs(os.path.join(ROOT, BUILD_BASE), exist_ok=True)
 
 ferry_ext = Extension(
     "ferry._ferry",
-    sources=["python/ferry/_ferry.c"],
-    include_dirs=[os.path.join(ROOT, "include"), os.path.join(ROOT, "python", "ferry")],
+    # one file per type (python/ferry/_ext/ferry_py.h says which)
+    sources=sorted(os.path.relpath(p, ROOT) for p in
+                   glob.glob(os.path.join(ROOT, "python", "ferry", "_ext", "*.c"))),
+    include_dirs=[os.path.join(ROOT, "include"), os.path.join(ROOT, "python", "ferry", "_ext")],
     define_macros=[("_GNU_SOURCE", None)],
     extra_compile_args=STRICT + ["-Werror", "-O2"],
 )

@@ -54,6 +54,24 @@ const char *ferry_strerror(int status);
  * reason. Valid until the next ferry call on this thread. Never NULL. */
 const char *ferry_last_error(void);
 
+/* Messages that are not an error of the call at hand: a file skipped by
+ * a loader or a hasher, the GPU's JPEG engine handing work back to the CPU,
+ * a loader closed with threads still blocked, debug lines (FERRY_DEBUG).
+ * Every such message goes through one place: the function set here,
+ * called from whichever thread noticed it (concurrently: the function
+ * must be thread-safe and must not call back into ferry). Without
+ * one, or after ferry_set_log(NULL, NULL), they go to stderr as
+ * "ferry: MESSAGE" ("ferry: debug: ..." for debug lines), as libpng's or
+ * FFmpeg's messages do. A per-run callback (on_skip, on_error) still takes
+ * that run's file messages first. */
+typedef enum ferry_log_level {
+  FERRY_LOG_DEBUG = 0, /* FERRY_DEBUG / *_STATS diagnostics */
+  FERRY_LOG_INFO,      /* what ferry chose, worth knowing */
+  FERRY_LOG_WARNING    /* something was skipped or fell back; the run goes on */
+} ferry_log_level;
+typedef void (*ferry_log_fn)(void *user, ferry_log_level level, const char *message);
+void ferry_set_log(ferry_log_fn fn, void *user);
+
 /* Library version, "MAJOR.MINOR.PATCH". */
 const char *ferry_version(void);
 
@@ -110,11 +128,15 @@ typedef struct ferry_rect {
   int x, y, width, height;
 } ferry_rect;
 
+/* The default pixel limit of decoding, loading and hashing (max_pixels):
+ * Pillow's decompression-bomb error threshold (2 x MAX_IMAGE_PIXELS). */
+#define FERRY_DEFAULT_MAX_PIXELS 178956970ull
+
 typedef struct ferry_decode_options {
   int channels;           /* output channels: 3 (RGB, default) or 1 (gray) */
   int ignore_orientation; /* 1: do not apply EXIF orientation */
   uint64_t max_pixels;    /* refuse larger images before allocating; 0 = none.
-                             default 178956970 (Pillow's limit) */
+                             default FERRY_DEFAULT_MAX_PIXELS */
   uint64_t max_bytes;     /* refuse larger files; 0 = none. default 1 GiB */
   /* Size hint: when both > 0, a JPEG may be decoded at a reduced DCT scale
    * (M/8) as long as the result stays at least this large (after crop). */
@@ -567,15 +589,16 @@ typedef struct ferry_index_options {
   ferry_hash_options hash; /* default: fast mode, every hash, size 16 */
   int threads;             /* 0 = one per core */
   int recursive;           /* default 1 */
-  int all_files;           /* 0 (default): only *.jpg *.jpeg *.png *.webp (any
-                              case); 1: every regular file, by content */
+  int all_files;           /* 0 (default): only .jpg .jpeg .jpe .jfif .png
+                              .webp (any case); 1: every regular file, by
+                              content; dot files and folders never */
   int retry_failed;        /* 1: hash files that failed before even if unchanged */
   double checkpoint_s;     /* journal sync interval; default 1 s */
   /* Called from the calling thread, about 10 times a second and at the end. */
   void (*progress)(void *user, const ferry_index_progress *progress);
   void *progress_user;
-  /* Called once per file that fails, from the calling thread; NULL prints
-   * "ferry: FILE: reason" to stderr. */
+  /* Called once per file that fails, from the calling thread; NULL: "FILE:
+   * reason" to the log (ferry_set_log). */
   void (*on_error)(void *user, const char *path, int status, const char *message);
   void *error_user;
   /* Where the hashes are computed: -1 (default) on the CPU threads; N >= 0:
@@ -586,7 +609,7 @@ typedef struct ferry_index_options {
    * luma) and the GPU hashes them while the threads hash the rest in fast
    * mode; the two paths agree to a few bits, which one takes a file depends
    * on timing. Without an engine, or with colorhash among the kinds, fast
-   * mode runs on the CPU alone (a note on stderr). FERRY_EUNSUPPORTED when
+   * mode runs on the CPU alone (a note to the log). FERRY_EUNSUPPORTED when
    * ferry was built without CUDA or the device cannot be used. */
   int device;
 } ferry_index_options;
@@ -691,7 +714,7 @@ typedef struct ferry_pack_options {
   int store;   /* FERRY_PACK_U8 (default: u8 HWC tensors) or FERRY_PACK_JPEG */
   int quality; /* FERRY_PACK_JPEG: JPEG quality 1..100; default 90 */
   /* Called (serialised, from a worker thread) once per bad file left out of
-   * the pack; NULL prints "ferry: skipped <file>: <reason>" to stderr. */
+   * the pack; NULL: "skipped <file>: <reason>" to the log (ferry_set_log). */
   void (*on_skip)(void *user, const char *path, int status, const char *msg);
   void *on_skip_user;
 } ferry_pack_options;

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 debs=(build-essential cmake pkg-config libjpeg62-turbo-dev libpng-dev libwebp-dev zlib1g-dev python3 python3-pip)
-# headless Chromium opens the duplicate report in tests/py/test_hash_report.py
+# headless Chromium opens the duplicate report in tests/python/test_hash_report.py
 debs+=(chromium)
 # clang's libFuzzer and sanitizer runtimes: the fuzz targets (fuzz/) and TSan
 debs+=(clang-14 libclang-rt-14-dev)

@@ -4,6 +4,7 @@
 
 #include "ferry.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit codes, documented in `ferry --help`. */
@@ -43,6 +44,14 @@ int cli_layout(const char *cmd, const char *s, ferry_layout *out);
 int cli_crop(const char *cmd, const char *s, ferry_crop *out);
 int cli_filter(const char *cmd, const char *s, ferry_filter *out);
 int cli_floats3(const char *cmd, const char *opt, const char *s, float out[3]);
+
+/* Sample `sample` of a batch (width x height, layout, dtype) back to u8
+ * HWC RGB (width*height*3 bytes) for a PNG: float samples are scaled from
+ * 0..1, undoing normalize's mean and std; u8 samples are copied as stored
+ * (cli_image.c). */
+void cli_sample_to_rgb(const void *sample, int width, int height, ferry_layout layout,
+                       ferry_dtype dtype, int normalize, const float mean[3], const float std[3],
+                       uint8_t *rgb);
 
 /* Peak resident memory of this process, in MiB. */
 double cli_peak_rss_mib(void);

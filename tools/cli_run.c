@@ -17,28 +17,6 @@ static double now(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static float half_to_float(uint16_t h) {
-  uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023;
-  float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? INFINITY : ldexpf(1024.0f + m, (int)e - 25);
-  return s ? -v : v;
-}
-
-/* One element of a sample, back to 0..255 for display. */
-static uint8_t pixel(const ferry_batch *b, const ferry_loader_options *o, const void *sample, int y,
-                     int x, int c) {
-  size_t i = b->layout == FERRY_LAYOUT_CHW ? ((size_t)c * b->height + y) * b->width + x
-                                           : ((size_t)y * b->width + x) * 3 + c;
-  float v;
-  if (b->dtype == FERRY_U8)
-    return ((const uint8_t *)sample)[i];
-  v = b->dtype == FERRY_F16 ? half_to_float(((const uint16_t *)sample)[i])
-                            : ((const float *)sample)[i];
-  if (o->normalize)
-    v = v * o->std[c] + o->mean[c];
-  v *= 255.0f;
-  return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v + 0.5f);
-}
-
 static int save_grid(const char *path, const ferry_batch *b_in, const ferry_loader_options *o) {
   ferry_batch host = *b_in, *b = &host;
   int n = b->count < 64 ? b->count : 64, cols = n < 8 ? n : 8, rows = (n + cols - 1) / cols;
@@ -59,19 +37,26 @@ static int save_grid(const char *path, const ferry_batch *b_in, const ferry_load
   im.channels = 3;
   im.stride = (size_t)im.width * 3;
   im.data = calloc((size_t)im.height, im.stride);
-  if (!im.data)
+  if (!im.data) {
+    free(copy);
     return FERRY_ENOMEM;
-  size_t per = b->nbytes / (size_t)b->count;
+  }
+  size_t per = b->nbytes / (size_t)b->count, row = (size_t)b->width * 3;
+  uint8_t *rgb = malloc(row * (size_t)b->height);
+  if (!rgb) {
+    free(im.data);
+    free(copy);
+    return FERRY_ENOMEM;
+  }
   for (int k = 0; k < n; k++) {
-    const uint8_t *s = (const uint8_t *)b->data + per * k;
+    cli_sample_to_rgb((const uint8_t *)b->data + per * k, b->width, b->height, b->layout, b->dtype,
+                      o->normalize, o->mean, o->std, rgb);
     int ox = (k % cols) * b->width, oy = (k / cols) * b->height;
     for (int y = 0; y < b->height; y++)
-      for (int x = 0; x < b->width; x++)
-        for (int c = 0; c < 3; c++)
-          im.data[(size_t)(oy + y) * im.stride + (size_t)(ox + x) * 3 + c] =
-              pixel(b, o, s, y, x, c);
+      memcpy(im.data + (size_t)(oy + y) * im.stride + (size_t)ox * 3, rgb + (size_t)y * row, row);
   }
   int rc = ferry_write_png(path, &im);
+  free(rgb);
   free(im.data);
   free(copy);
   return rc;

@@ -140,26 +140,6 @@ static int parse_opt(int c, const char *arg, video_args *a) {
   }
 }
 
-/* Sample k of a batch back to u8 HWC (undoing normalisation) for a PNG. */
-static void sample_to_rgb(const ferry_video_batch *b, const ferry_video_options *o, int k,
-                          uint8_t *rgb) {
-  size_t n = (size_t)b->width * b->height, es = ferry_dtype_size(b->dtype);
-  const uint8_t *base = (const uint8_t *)b->data + (size_t)k * n * 3 * es;
-  for (size_t p = 0; p < n; p++)
-    for (int c = 0; c < 3; c++) {
-      size_t i = b->layout == FERRY_LAYOUT_CHW ? c * n + p : p * 3 + c;
-      float v;
-      if (b->dtype == FERRY_U8) {
-        v = base[i]; /* with --normalize these are the stored codes */
-      } else {
-        v = b->dtype == FERRY_F32 ? ((const float *)base)[i]
-                                  : fy_f16_to_f32(((const uint16_t *)base)[i]);
-        v = (o->normalize ? v * o->std[c] + o->mean[c] : v) * 255.0f;
-      }
-      rgb[p * 3 + c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : lrintf(v));
-    }
-}
-
 static int save_batch(const char *dir, const char *file, const ferry_video_batch *gb,
                       const ferry_video_options *o, uint8_t *rgb, fy_buf *host) {
   ferry_video_batch copy = *gb;
@@ -179,7 +159,9 @@ static int save_batch(const char *dir, const char *file, const ferry_video_batch
   for (int k = 0; k < b->count; k++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s_%06lld.png", dir, base, (long long)b->frame_indices[k]);
-    sample_to_rgb(b, o, k, rgb);
+    size_t per = (size_t)b->width * b->height * 3 * ferry_dtype_size(b->dtype);
+    cli_sample_to_rgb((const uint8_t *)b->data + (size_t)k * per, b->width, b->height, b->layout,
+                      b->dtype, o->normalize, o->mean, o->std, rgb);
     ferry_image im = {rgb, b->width, b->height, 3, (size_t)b->width * 3};
     if (ferry_write_png(path, &im) != FERRY_OK) {
       fprintf(stderr, "ferry video: %s\n", ferry_last_error());

@@ -41,10 +41,18 @@ static int stdout_written(int rc) {
   return rc == CLI_OK || rc == CLI_PARTIAL ? CLI_FAIL : rc;
 }
 
+/* The library's messages (skipped files, fallbacks, debug lines): stderr,
+ * one line each, so that data on stdout stays parseable. */
+static void print_log(void *user, ferry_log_level level, const char *msg) {
+  (void)user;
+  fprintf(stderr, "ferry: %s%s\n", level == FERRY_LOG_DEBUG ? "debug: " : "", msg);
+}
+
 int main(int argc, char **argv) {
   /* Reports and skip warnings interleave in the order they happen, also in
    * a log file. */
   setvbuf(stdout, NULL, _IOLBF, 0);
+  ferry_set_log(print_log, NULL);
   return stdout_written(run(argc, argv));
 }
 

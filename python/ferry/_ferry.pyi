@@ -1,4 +1,4 @@
-"""Type stubs of ferry._ferry, the C extension (see python/ferry/_ferry.c)."""
+"""Type stubs of ferry._ferry, the C extension (see python/ferry/_ext/)."""
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import os
 
@@ -6,8 +6,6 @@ _Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
 version: str
 HELD_ACROSS_EPOCHS: int
-HAVE_HASH: int
-HAVE_SEARCH: int
 OK: int
 END: int
 EINVAL: int

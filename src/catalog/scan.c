@@ -3,25 +3,13 @@
  * default), image files kept by extension (or every regular file, to be
  * judged by content), symlinked directories not followed (no cycles). */
 #include "catalog/catalog.h"
+#include "io/walk.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-
-static int image_name(const char *name) {
-  static const char *const ext[] = {".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp"};
-  size_t n = strlen(name);
-  for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++) {
-    size_t e = strlen(ext[i]);
-    if (n > e && !strcasecmp(name + n - e, ext[i]))
-      return 1;
-  }
-  return 0;
-}
 
 static int add(fy_found_list *l, const char *path, const struct stat *st) {
   if (l->n == l->cap) {
@@ -65,85 +53,37 @@ static int note_unread(fy_found_list *l, const char *path, int err) {
   return FERRY_OK;
 }
 
-typedef struct names {
-  char **v;
-  size_t n, cap;
-} names;
-
-static void names_free(names *ns) {
-  for (size_t i = 0; i < ns->n; i++)
-    free(ns->v[i]);
-  free(ns->v);
-}
-
-/* The names in dir, read at once and the directory closed, so that a deep
- * tree never holds more than one directory open. 0, or an errno. */
-static int list_dir(const char *dir, names *ns) {
-  memset(ns, 0, sizeof *ns);
-  if (fy_fault_dir_denied(dir))
-    return EACCES;
-  DIR *d = opendir(dir);
-  if (!d)
-    return errno ? errno : EIO;
-  struct dirent *e;
-  int err = 0;
-  errno = 0;
-  while ((e = readdir(d)) != NULL) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-      continue;
-    if (ns->n == ns->cap) {
-      size_t cap = ns->cap ? ns->cap * 2 : 64;
-      char **v = realloc(ns->v, cap * sizeof *v);
-      if (!v) {
-        err = ENOMEM;
-        break;
-      }
-      ns->v = v;
-      ns->cap = cap;
-    }
-    if (!(ns->v[ns->n] = strdup(e->d_name))) {
-      err = ENOMEM;
-      break;
-    }
-    ns->n++;
-    errno = 0;
-  }
-  if (!err && errno)
-    err = errno; /* readdir failed part way */
-  closedir(d);
-  return err;
-}
-
 static int walk(const char *dir, int recursive, int all_files, int is_root, fy_found_list *out) {
-  names ns;
-  int err = list_dir(dir, &ns);
+  char **names;
+  size_t nn;
+  int err = fy_dir_names(dir, &names, &nn);
   if (err == ENOMEM) {
-    names_free(&ns);
+    fy_dir_names_free(names, nn);
     return fy_error(FERRY_ENOMEM, "out of memory listing files");
   }
   if (err) { /* said, and the old entries of this folder kept: never silent */
     int rc = note_unread(out, dir, err);
-    if (rc || !ns.n) {
-      names_free(&ns);
+    if (rc || !nn) {
+      fy_dir_names_free(names, nn);
       return rc;
     }
   }
-  for (size_t i = 0; !is_root && i < ns.n; i++)
-    if (!strcmp(ns.v[i], FY_MOVES_LOG)) { /* a move destination: not hashed again */
+  for (size_t i = 0; !is_root && i < nn; i++)
+    if (!strcmp(names[i], FY_MOVES_LOG)) { /* a move destination: not hashed again */
       out->skipped_moves++;
-      names_free(&ns);
+      fy_dir_names_free(names, nn);
       return FERRY_OK;
     }
   size_t dl = strlen(dir);
   int rc = FERRY_OK;
-  for (size_t i = 0; i < ns.n && rc == FERRY_OK; i++) {
-    size_t n = dl + strlen(ns.v[i]) + 2;
+  for (size_t i = 0; i < nn && rc == FERRY_OK; i++) {
+    size_t n = dl + strlen(names[i]) + 2;
     char *path = malloc(n);
     if (!path) {
       rc = fy_error(FERRY_ENOMEM, "out of memory listing files");
       break;
     }
-    snprintf(path, n, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", ns.v[i]);
+    snprintf(path, n, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", names[i]);
     struct stat lst, st;
     if (lstat(path, &lst) != 0) {
       if (errno != ENOENT) /* gone meanwhile: nothing to say */
@@ -151,12 +91,13 @@ static int walk(const char *dir, int recursive, int all_files, int is_root, fy_f
     } else if (S_ISDIR(lst.st_mode)) {
       if (recursive)
         rc = walk(path, recursive, all_files, 0, out);
-    } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (all_files || image_name(ns.v[i]))) {
+    } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+               (all_files || fy_is_image_name(names[i]))) {
       rc = add(out, path, &st); /* symlinks to files are followed */
     }
     free(path);
   }
-  names_free(&ns);
+  fy_dir_names_free(names, nn);
   return rc;
 }
 

@@ -8,7 +8,7 @@
 void ferry_decode_options_default(ferry_decode_options *o) {
   memset(o, 0, sizeof *o);
   o->channels = 3;
-  o->max_pixels = 178956970ull; /* Pillow's MAX_IMAGE_PIXELS * 2 guard */
+  o->max_pixels = FERRY_DEFAULT_MAX_PIXELS;
   o->max_bytes = 1ull << 30;
   o->allow_dct_scaling = 1;
 }

@@ -139,12 +139,9 @@ int fy_jpeg_pick_scale(int w, int h, int min_w, int min_h) {
 
 int fy_jpeg_check_limits(const struct jpeg_decompress_struct *c, const fy_codec_req *req,
                          const char *name) {
-  uint64_t px = (uint64_t)c->image_width * c->image_height;
   if (c->image_width == 0 || c->image_height == 0)
     return fy_error(FERRY_ECORRUPT, "%s: JPEG has zero size", name);
-  if (req->max_pixels && px > req->max_pixels)
-    return fy_error(FERRY_ETOO_LARGE, "%s: JPEG is %ux%u (%llu pixels), over the %llu-pixel limit",
-                    name, c->image_width, c->image_height, (unsigned long long)px,
-                    (unsigned long long)req->max_pixels);
+  if (fy_over_pixel_limit(c->image_width, c->image_height, req->max_pixels))
+    return fy_pixel_limit_error(name, "JPEG", c->image_width, c->image_height, req->max_pixels);
   return FERRY_OK;
 }

@@ -378,7 +378,7 @@ static int parse_sos(fy_jpeg_dc *dc, const uint8_t *p, int len, scan *s) {
 static int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 static int setup_grids(fy_jpeg_dc *dc, uint64_t max_pixels) {
-  if (max_pixels && (uint64_t)dc->width * dc->height > max_pixels)
+  if (fy_over_pixel_limit((uint64_t)dc->width, (uint64_t)dc->height, max_pixels))
     return -1;
   dc->mcux = ceil_div(dc->width, 8 * dc->hmax);
   dc->mcuy = ceil_div(dc->height, 8 * dc->vmax);

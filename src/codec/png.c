@@ -216,11 +216,8 @@ static void rgb_to_gray_inplace(uint8_t *p, size_t n) {
 }
 
 static int check_limit(const char *name, uint32_t w, uint32_t h, uint64_t max_pixels) {
-  uint64_t n = (uint64_t)w * h;
-  if (max_pixels && n > max_pixels)
-    return fy_error(FERRY_ETOO_LARGE,
-                    "%s: PNG image is %ux%u = %llu pixels, over the limit of %llu", name, w, h,
-                    (unsigned long long)n, (unsigned long long)max_pixels);
+  if (fy_over_pixel_limit(w, h, max_pixels))
+    return fy_pixel_limit_error(name, "PNG", w, h, max_pixels);
   if (max_pixels && (w > FY_MAX_SIDE || h > FY_MAX_SIDE))
     return fy_error(FERRY_ETOO_LARGE, "%s: PNG image is %ux%u, a side over the limit of %u", name,
                     w, h, FY_MAX_SIDE);

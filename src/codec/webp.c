@@ -67,11 +67,8 @@ static void rgb_to_gray_inplace(uint8_t *p, size_t n) {
 static int check_decodable(const WebPBitstreamFeatures *f, const char *name, uint64_t max_pixels) {
   if (f->has_animation)
     return fy_error(FERRY_EUNSUPPORTED, "%s: animated WebP is not supported", name);
-  uint64_t n = (uint64_t)f->width * (uint64_t)f->height;
-  if (max_pixels && n > max_pixels)
-    return fy_error(FERRY_ETOO_LARGE,
-                    "%s: WebP image is %dx%d = %llu pixels, over the limit of %llu", name, f->width,
-                    f->height, (unsigned long long)n, (unsigned long long)max_pixels);
+  if (fy_over_pixel_limit((uint64_t)f->width, (uint64_t)f->height, max_pixels))
+    return fy_pixel_limit_error(name, "WebP", (uint64_t)f->width, (uint64_t)f->height, max_pixels);
   return FERRY_OK;
 }
 

@@ -37,3 +37,10 @@ void fy_error_clear(void) { last_error[0] = '\0'; }
 const char *ferry_last_error(void) { return last_error; }
 
 const char *ferry_version(void) { return FERRY_VERSION_STRING; }
+
+int fy_pixel_limit_error(const char *name, const char *format, uint64_t width, uint64_t height,
+                         uint64_t max_pixels) {
+  return fy_error(FERRY_ETOO_LARGE, "%s: %s is %llux%llu (%llu pixels), over the %llu-pixel limit",
+                  name, format, (unsigned long long)width, (unsigned long long)height,
+                  (unsigned long long)(width * height), (unsigned long long)max_pixels);
+}

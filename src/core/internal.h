@@ -78,6 +78,22 @@ int fy_fault_dir_denied(const char *dir);
  * short (src/core/bus.c). */
 int fy_bus_guard(void (*fn)(void *), void *arg);
 
+/* A message to the host's log function (ferry_set_log; log.c), or to
+ * stderr as "ferry: MESSAGE" without one: the library's only way to say
+ * something that is not the call's own error. */
+void fy_log(ferry_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The pixel limit (max_pixels of the decode, loader and hasher options;
+ * 0 = none), one rule for every decoder and every path that falls back to
+ * one: 1 when a width x height image is over it. */
+static inline int fy_over_pixel_limit(uint64_t width, uint64_t height, uint64_t max_pixels) {
+  return max_pixels && width * height > max_pixels;
+}
+/* The error for such an image (FERRY_ETOO_LARGE), in one wording:
+ * "NAME: FORMAT is WxH (N pixels), over the MAX-pixel limit". */
+int fy_pixel_limit_error(const char *name, const char *format, uint64_t width, uint64_t height,
+                         uint64_t max_pixels);
+
 /* Overflow-checked size arithmetic: 0 on overflow. */
 int fy_mul_size(size_t a, size_t b, size_t *out);
 

@@ -586,9 +586,9 @@ static int decode_sub(fy_gpu *g, struct fy_gpu::engine *e, int f, int k, int m,
   fy_engine_seen was = e->seen[f][k];
   int excl = grows(g, e, f, k, cd, cl, take);
   if (excl && g->debug)
-    fprintf(stderr,
-            "ferry: debug: JPEG engine context %d state %d grows (an exclusive call): %dx%d %zu "
-            "bytes -> %dx%d %zu bytes\n",
+    fy_log(FERRY_LOG_DEBUG,
+           "JPEG engine context %d state %d grows (an exclusive call): %dx%d %zu "
+           "bytes -> %dx%d %zu bytes",
             (int)(e - g->eng), k, was.w, was.h, was.bytes, e->seen[f][k].w, e->seen[f][k].h,
             e->seen[f][k].bytes);
   set_phase(e, ENGINE_GATE);

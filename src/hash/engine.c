@@ -71,7 +71,7 @@ static void warn_once(struct fy_hash_engine *e, const char *what) {
   e->warned = 1;
   pthread_mutex_unlock(&e->mu);
   if (first)
-    fprintf(stderr, "ferry: GPU JPEG engine: %s; the CPU hashes what it could not\n", what);
+    fy_log(FERRY_LOG_WARNING, "GPU JPEG engine: %s; the CPU hashes what it could not", what);
 }
 
 static void count(struct fy_hash_engine *e, size_t engine, size_t cpu) {
@@ -104,7 +104,8 @@ static int engine_wants(struct fy_hash_engine *e, int engine, chunk *c, size_t k
     return 0;
   uint64_t px = (uint64_t)c->w[k] * (uint64_t)c->h[k];
   size_t bpp = e->rgb ? 3 : 1;
-  return px > 0 && px * bpp <= GROUP_BYTES && (!e->o.max_pixels || px <= e->o.max_pixels);
+  return px > 0 && px * bpp <= GROUP_BYTES &&
+         !fy_over_pixel_limit((uint64_t)c->w[k], (uint64_t)c->h[k], e->o.max_pixels);
 }
 
 typedef struct devbuf {
@@ -349,11 +350,11 @@ void fy_hash_engine_finish(fy_hash_engine *e, fy_engine_stats *stats) {
   pthread_mutex_destroy(&e->mu);
   fy_gpu_close(e->gpu);
   if (getenv("FERRY_HASH_STATS"))
-    fprintf(stderr,
-            "ferry: JPEG engine: %zu chunks, %zu files decoded, %zu on the CPU; seconds: open "
-            "%.2f, threads %.2f, close %.2f; thread seconds: read+check %.2f (CPU fallback "
-            "%.2f), decode %.2f, hash %.2f\n",
-            e->stats.chunks, e->stats.engine, e->stats.cpu, e->t_open, t_run, fy_now() - t0,
-            e->t_read, e->t_cpu, e->t_decode, e->t_hash);
+    fy_log(FERRY_LOG_DEBUG,
+           "JPEG engine: %zu chunks, %zu files decoded, %zu on the CPU; seconds: open "
+           "%.2f, threads %.2f, close %.2f; thread seconds: read+check %.2f (CPU fallback "
+           "%.2f), decode %.2f, hash %.2f",
+           e->stats.chunks, e->stats.engine, e->stats.cpu, e->t_open, t_run, fy_now() - t0,
+           e->t_read, e->t_cpu, e->t_decode, e->t_hash);
   free(e);
 }

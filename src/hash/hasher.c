@@ -44,7 +44,7 @@ void ferry_hash_options_default(ferry_hash_options *o) {
   o->kinds = FERRY_HASH_ALL;
   o->hash_size = 8;
   o->colorhash_bits = 3;
-  o->max_pixels = 178956970ull;
+  o->max_pixels = FERRY_DEFAULT_MAX_PIXELS;
   o->max_bytes = 1ull << 30;
 }
 

@@ -35,9 +35,8 @@ static int decode(struct jpeg_decompress_struct *c, const uint8_t *data, size_t 
                   fy_color_counts *counts, fy_gray *out) {
   jpeg_mem_src(c, data, (unsigned long)size);
   jpeg_read_header(c, TRUE);
-  uint64_t px = (uint64_t)c->image_width * c->image_height;
-  if (c->jpeg_color_space != JCS_YCbCr || c->num_components != 3 || px == 0 ||
-      (max_pixels && px > max_pixels))
+  if (c->jpeg_color_space != JCS_YCbCr || c->num_components != 3 || c->image_width == 0 ||
+      c->image_height == 0 || fy_over_pixel_limit(c->image_width, c->image_height, max_pixels))
     return FY_DC_FALLBACK; /* the codec: CMYK, RGB, gray, limits, messages */
   c->out_color_space = JCS_RGB;
   c->dct_method = JDCT_ISLOW;

@@ -252,9 +252,9 @@ void fy_hash_run_finish(fy_hash_run *r, fy_hash_run_report *report) {
     fy_gpu_hash_stats st; /* a GPU error was answered for each item it hit */
     (void)fy_gpu_hash_queue_finish(r->gpu, &st);
     if (getenv("FERRY_GPU_HASH_STATS"))
-      fprintf(stderr,
-              "ferry: GPU hashing: %zu images in %zu batches, %.3f s uploading and hashing\n",
-              st.images, st.batches, st.gpu_s);
+      fy_log(FERRY_LOG_DEBUG,
+             "GPU hashing: %zu images in %zu batches, %.3f s uploading and hashing", st.images,
+             st.batches, st.gpu_s);
   }
   if (report) {
     report->engine_files = es.engine;

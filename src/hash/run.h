@@ -1,5 +1,5 @@
-/* run.h — the one hashing driver (run.c) behind ferry_hash_files (files.c)
- * and catalog updates (catalog/update.c): work items 0..n-1, each a file
+/* run.h — the one hashing driver (run.c) behind ferry_hash_files (jobs/hash_files.c)
+ * and catalog updates (jobs/catalog_update.c): work items 0..n-1, each a file
  * path, hashed on the cores; in compatible mode on a GPU the cores stop at
  * the pixels and a GPU hash queue hashes them in batches; in fast mode on a
  * GPU the JPEG engine's threads claim chunks of the same items beside the

@@ -2,25 +2,11 @@
 #include "io/source.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-
-int fy_is_image_name(const char *name) {
-  const char *dot = strrchr(name, '.');
-  if (!dot || name[0] == '.')
-    return 0;
-  /* the list FY_IMAGE_EXTENSIONS (source.h) names in messages */
-  static const char *const ext[] = {".jpg", ".jpeg", ".png", ".webp", ".jpe", ".jfif"};
-  for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
-    if (strcasecmp(dot, ext[i]) == 0)
-      return 1;
-  return 0;
-}
 
 static int add_sample(fy_source *s, const char *path, int32_t label) {
   size_t len = strlen(path) + 1;
@@ -54,52 +40,15 @@ static int add_sample(fy_source *s, const char *path, int32_t label) {
   return FERRY_OK;
 }
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Sorted names of a directory's entries (no dot files). */
+/* Sorted names of a directory's entries (no dot files: io/walk.c). */
 static int list_dir(const char *dir, char ***names, size_t *n) {
-  DIR *d = opendir(dir);
-  if (!d)
-    return fy_error(FERRY_EIO, "%s: cannot open directory: %s", dir, strerror(errno));
-  size_t cap = 64, k = 0;
-  char **v = malloc(cap * sizeof *v);
-  struct dirent *e;
-  int rc = v ? FERRY_OK : FERRY_ENOMEM;
-  while (rc == FERRY_OK && (e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.')
-      continue;
-    if (k == cap) {
-      char **nv = realloc(v, (cap *= 2) * sizeof *v);
-      if (!nv) {
-        rc = FERRY_ENOMEM;
-        break;
-      }
-      v = nv;
-    }
-    if (!(v[k] = strdup(e->d_name)))
-      rc = FERRY_ENOMEM;
-    else
-      k++;
-  }
-  closedir(d);
-  if (rc) {
-    for (size_t i = 0; i < k; i++)
-      free(v[i]);
-    free(v);
-    return fy_error(rc, "%s: out of memory listing directory", dir);
-  }
-  qsort(v, k, sizeof *v, cmp_str);
-  *names = v;
-  *n = k;
-  return FERRY_OK;
-}
-
-static void free_names(char **v, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    free(v[i]);
-  free(v);
+  int err = fy_dir_names(dir, names, n);
+  if (!err)
+    return FERRY_OK;
+  fy_dir_names_free(*names, *n);
+  if (err == ENOMEM)
+    return fy_error(FERRY_ENOMEM, "%s: out of memory listing directory", dir);
+  return fy_error(FERRY_EIO, "%s: cannot open directory: %s", dir, strerror(err));
 }
 
 static int is_dir(const char *path) {
@@ -126,7 +75,7 @@ static int walk(fy_source *s, const char *dir, int32_t label, int depth) {
     else if (fy_is_image_name(names[i]))
       rc = add_sample(s, path, label);
   }
-  free_names(names, n);
+  fy_dir_names_free(names, n);
   return rc;
 }
 
@@ -158,7 +107,7 @@ static int open_dir(fy_source *s, const char *root) {
     if (!is_dir(path) && fy_is_image_name(names[i]))
       rc = add_sample(s, path, -1);
   }
-  free_names(names, n);
+  fy_dir_names_free(names, n);
   return rc;
 }
 

@@ -4,6 +4,7 @@
 #define FY_SOURCE_H
 
 #include "core/internal.h"
+#include "io/walk.h"
 
 /* The largest label: num_classes = label + 1 must fit in an int. */
 #define FY_MAX_LABEL (INT32_MAX - 1)
@@ -32,12 +33,5 @@ int fy_source_add(fy_source *src, const char *path, int32_t label);
 static inline const char *fy_source_path(const fy_source *s, int64_t i) {
   return s->paths + s->offsets[i];
 }
-
-/* 1 when a file name has an image extension (FY_IMAGE_EXTENSIONS, any
- * case) and is not a dot file. */
-int fy_is_image_name(const char *name);
-/* The names fy_is_image_name takes, for messages; the formats behind them. */
-#define FY_IMAGE_EXTENSIONS ".jpg .jpeg .jpe .jfif .png .webp"
-#define FY_IMAGE_FORMATS_NOT_READ "HEIC, TIFF, BMP and GIF are not read"
 
 #endif

@@ -124,14 +124,26 @@ int fy_pack_write_shard_var(const char *dir, uint64_t id, int shard, int kind, i
                             int count, const uint8_t *const *samples, const size_t *lens,
                             const int32_t *labels, const char *const *paths);
 
-/* `ferry pack --store jpeg`: decodes, resizes (short side) and re-encodes
- * the samples of the listed shards with o->workers threads, writing each
- * shard once its samples are done (pack_jpeg.c). Shard k holds source
- * samples k * shard_size onwards; bad files are left out (on_error skip)
- * or stop the build (fail). done0 = samples already packed (progress). */
-struct fy_source;
-int fy_pack_build_jpeg(const ferry_pack_options *o, uint64_t id, const struct fy_source *src,
-                       const int *missing, int nmissing, int64_t done0);
+/* Shard k of pack `id` in dir: DONE when its file exists with a valid
+ * header of this pack (*count set), FOREIGN when the header names another
+ * pack id or shard number (never overwritten), else MISSING. */
+enum { FY_SHARD_MISSING, FY_SHARD_DONE, FY_SHARD_FOREIGN };
+int fy_pack_shard_state(const char *dir, int k, uint64_t id, uint32_t *count);
+/* The error for a foreign shard k, naming it. */
+int fy_pack_foreign_shard(const char *dir, int k);
+/* dir/name replaced atomically by text (dir/.name.tmp, fsync, rename). */
+int fy_pack_write_small(const char *dir, const char *name, const char *text);
+/* The temporaries an interrupted `ferry pack` leaves, by exact name:
+ * shard-NNNNN.fpk.tmp (fy_pack_write_shard_var), .PLAN.tmp and
+ * .MANIFEST.tmp (fy_pack_write_small). Nothing else in a directory is
+ * ferry's to remove, whatever its name ends with. */
+int fy_pack_is_temp(const char *name);
+void fy_pack_remove_temps(const char *dir);
+/* Writes MANIFEST (the pack is complete) after checking that every shard
+ * 0..nshards-1 is there and this pack's; source names the input in the
+ * error when no sample was packed at all. */
+int fy_pack_write_manifest(const char *dir, const char *source, int h, int w, int nshards,
+                           uint64_t id);
 
 /* Renames tmp to final and fsyncs dir: the atomic step of every write. */
 int fy_pack_commit(const char *tmp, const char *final, const char *dir);

@@ -304,3 +304,29 @@ const uint8_t *fy_pack_sample(const fy_pack *p, int64_t i, int32_t *label) {
 void fy_pack_sample_name(const fy_pack *p, int64_t i, char *buf, size_t len) {
   snprintf(buf, len, "%s sample %u", p->shards[p->sample_shard[i]].path, p->sample_index[i]);
 }
+
+int fy_pack_shard_state(const char *dir, int k, uint64_t id, uint32_t *count) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/" FY_PACK_SHARD_NAME, dir, k);
+  FILE *f = fy_pack_fopen(path);
+  if (!f)
+    return FY_SHARD_MISSING;
+  uint8_t h[FY_PACK_HEADER];
+  int ok = fread(h, 1, sizeof h, f) == sizeof h && memcmp(h, FY_PACK_MAGIC, 8) == 0;
+  fclose(f);
+  if (!ok || fy_le32(h + 60) != fy_crc32c(0, h, 60))
+    return FY_SHARD_MISSING;
+  *count = fy_le32(h + 28);
+  uint64_t hid = fy_le64(h + 48);
+  if (hid != id || (id && fy_le32(h + 56) != (uint32_t)k))
+    return FY_SHARD_FOREIGN;
+  return FY_SHARD_DONE;
+}
+
+int fy_pack_foreign_shard(const char *dir, int k) {
+  return fy_error(FERRY_ECORRUPT,
+                  "%s/" FY_PACK_SHARD_NAME
+                  ": belongs to another pack (its header names another pack id "
+                  "or shard number); move it away and run ferry pack again",
+                  dir, k);
+}

@@ -1,8 +1,10 @@
 /* pack_write.c — writing one shard so that a crash at any point leaves
  * either no shard or a complete one: a temporary file, fsync, rename,
- * fsync of the directory. */
+ * fsync of the directory; and the pack directory's small files (PLAN,
+ * MANIFEST) the same way, and the temporaries an interrupted build leaves. */
 #include "pack/pack.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -168,5 +170,75 @@ int fy_pack_write_shard(const char *dir, uint64_t id, int shard, int h, int w, i
                                  labels, paths);
   free(samples);
   free(lens);
+  return rc;
+}
+
+int fy_pack_write_small(const char *dir, const char *name, const char *text) {
+  char tmp[4200], final[4200];
+  snprintf(final, sizeof final, "%s/%s", dir, name);
+  snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
+  FILE *f = fopen(tmp, "w");
+  if (!f)
+    return fy_error(FERRY_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+  int ok = fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
+  ok = (fclose(f) == 0) && ok;
+  if (!ok) {
+    unlink(tmp);
+    return fy_error(FERRY_EIO, "%s: write failed: %s", tmp, strerror(errno));
+  }
+  return fy_pack_commit(tmp, final, dir);
+}
+
+int fy_pack_is_temp(const char *name) {
+  if (!strcmp(name, ".PLAN.tmp") || !strcmp(name, ".MANIFEST.tmp"))
+    return 1;
+  if (strncmp(name, "shard-", 6) != 0)
+    return 0;
+  const char *p = name + 6;
+  size_t digits = strspn(p, "0123456789");
+  return digits >= 5 && !strcmp(p + digits, ".fpk.tmp");
+}
+
+void fy_pack_remove_temps(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  char path[4200];
+  while (d && (e = readdir(d)) != NULL) {
+    if (fy_pack_is_temp(e->d_name)) {
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      unlink(path); /* an interrupted write: never renamed, never read */
+    }
+  }
+  if (d)
+    closedir(d);
+}
+
+int fy_pack_write_manifest(const char *dir, const char *source, int h, int w, int nshards,
+                           uint64_t id) {
+  size_t cap = 160 + (size_t)nshards * 40;
+  char *t = malloc(cap);
+  if (!t)
+    return fy_error(FERRY_ENOMEM, "out of memory");
+  size_t k = (size_t)snprintf(t, cap, "ferry-pack %d\nid %016llx\nshape %d %d 3\nshards %d\n",
+                              FY_PACK_MANIFEST_VERSION, (unsigned long long)id, h, w, nshards);
+  uint64_t total = 0;
+  int rc = FERRY_OK;
+  for (int i = 0; i < nshards && rc == FERRY_OK; i++) {
+    uint32_t c = 0;
+    int st = fy_pack_shard_state(dir, i, id, &c);
+    if (st == FY_SHARD_MISSING)
+      rc = fy_error(FERRY_ECORRUPT, "%s: shard %d missing after packing", dir, i);
+    else if (st == FY_SHARD_FOREIGN)
+      rc = fy_pack_foreign_shard(dir, i);
+    total += c;
+    k += (size_t)snprintf(t + k, cap - k, FY_PACK_SHARD_NAME " %u\n", i, c);
+  }
+  if (rc == FERRY_OK && total == 0)
+    rc = fy_error(FERRY_EEMPTY, "%s: no image of %s could be packed", dir, source);
+  if (rc == FERRY_OK) {
+    snprintf(t + k, cap - k, "crc32c %08x\n", fy_crc32c(0, t, k));
+    rc = fy_pack_write_small(dir, "MANIFEST", t);
+  }
+  free(t);
   return rc;
 }

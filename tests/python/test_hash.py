@@ -11,9 +11,6 @@ import pytest
 import ferry
 from ferry import _ferry
 
-if not (_ferry.HAVE_HASH and _ferry.HAVE_SEARCH):
-    pytest.skip("this ferry was built without src/hash and src/search", allow_module_level=True)
-
 KINDS = ["ahash", "dhash", "dhash_v", "phash", "whash", "colorhash"]
 
 
@@ -166,6 +163,13 @@ def test_find_duplicates_groups_edited_copies(photos, tmp_path):
     names = [sorted(os.path.basename(p) for p in g)
              for g in ferry.find_duplicates(tmp_path, threshold=8, workers=2)]
     assert "g0_copy.jfif" in names[0] and "g0_copy.jpe" in names[0]
+    # dot files and dot folders are left out, as by the CLI's walks (io/walk.c)
+    (tmp_path / ".thumbnails").mkdir()
+    shutil.copy(tmp_path / "g0_q40.jpg", tmp_path / ".thumbnails" / "g0_thumb.jpg")
+    shutil.copy(tmp_path / "g0_q40.jpg", tmp_path / "._g0_q40.jpg")
+    names = [sorted(os.path.basename(p) for p in g)
+             for g in ferry.find_duplicates(tmp_path, threshold=8, workers=2)]
+    assert "g0_thumb.jpg" not in names[0] and "._g0_q40.jpg" not in names[0], names[0]
 
 
 def test_hamming_primitives():

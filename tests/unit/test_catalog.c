@@ -208,6 +208,35 @@ static void test_update(int images) {
 /* An interrupted run: its journal holds some results, the last record torn.
  * The next run takes the whole records, hashes the rest, and the result is
  * the same catalog as an uninterrupted run's. */
+/* The library's messages go to the host's log function (ferry_set_log),
+ * never to stderr behind its back: a catalog update without on_error
+ * reports its bad file there. */
+static int logged, logged_level;
+static char logged_msg[1024];
+static void take_log(void *user, ferry_log_level level, const char *msg) {
+  (void)user;
+  if (!logged++) {
+    logged_level = (int)level;
+    snprintf(logged_msg, sizeof logged_msg, "%s", msg);
+  }
+}
+
+static void test_log_callback(void) {
+  char index[2048], root[2048];
+  snprintf(index, sizeof index, "%s/logged.fidx", tmp);
+  snprintf(root, sizeof root, "%s/pics", tmp);
+  const char *roots[] = {root};
+  ferry_index_options o;
+  ferry_index_options_default(&o);
+  o.threads = 2; /* on_error NULL: the log */
+  ferry_index_stats st;
+  ferry_set_log(take_log, NULL);
+  CHECK(ferry_index_update(index, roots, 1, &o, &st) == FERRY_OK);
+  ferry_set_log(NULL, NULL);
+  CHECK_MSG(logged == 1 && logged_level == FERRY_LOG_WARNING && strstr(logged_msg, "broken.jpg"),
+            "%d messages, level %d: %s", logged, logged_level, logged_msg);
+}
+
 static void test_resume(void) {
   char index[2048], root[2048], clean[2048];
   snprintf(index, sizeof index, "%s/resume.fidx", tmp);
@@ -414,6 +443,7 @@ int main(void) {
     return check_done();
   test_records();
   test_update(images);
+  test_log_callback();
   test_resume();
   test_export();
   test_dupes();

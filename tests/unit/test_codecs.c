@@ -53,7 +53,7 @@ static fy_codec_req make_req(int channels) {
   fy_codec_req r;
   memset(&r, 0, sizeof r);
   r.channels = channels;
-  r.max_pixels = 178956970;
+  r.max_pixels = FERRY_DEFAULT_MAX_PIXELS;
   r.allow_dct_scaling = 1;
   return r;
 }

@@ -1,5 +1,5 @@
 """ctypes access to ferry's hashing, search and catalog calls for the
-tests/py/test_hash_*.py tests (the library is libferry.so of the build
+tests/python/test_hash_*.py tests (the library is libferry.so of the build
 directory, FERRY_BUILD, default build/)."""
 import ctypes
 
@@ -40,7 +40,7 @@ class SearchOptions(ctypes.Structure):
         o = cls()
         lib().ferry_search_options_default(ctypes.byref(o))
         assert (o.threshold, o.max_pairs, o.device) == (8, 0, -1), \
-            "tests/py/hashlib_ferry.py SearchOptions is out of date with include/ferry.h"
+            "tests/python/hashlib_ferry.py SearchOptions is out of date with include/ferry.h"
         return o
 
 

@@ -1,4 +1,4 @@
-/* files.c — ferry_hash_files (ferry.h): the one loop behind `ferry hash`
+/* hash_files.c — ferry_hash_files (ferry.h): the one loop behind `ferry hash`
  * (CSV) and Python's ferry.hash(list), on the hashing driver (run.h) that
  * catalogs use too: each answer lands in the caller's arrays. */
 #include "core/internal.h"

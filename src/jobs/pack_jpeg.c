@@ -8,6 +8,7 @@
 #include "codec/codec.h"
 #include "image/image.h"
 #include "io/source.h"
+#include "jobs/jobs.h"
 #include "pack/pack.h"
 
 #include <pthread.h>
@@ -171,7 +172,7 @@ static void *worker_run(void *arg) {
     } else if (rc && J->o->on_skip) {
       J->o->on_skip(J->o->on_skip_user, abs ? abs : path, rc, ferry_last_error());
     } else if (rc) {
-      fprintf(stderr, "ferry: skipped %s\n", ferry_last_error());
+      fy_log(FERRY_LOG_WARNING, "skipped %s", ferry_last_error());
     }
     sh->jpeg[i] = jpeg;
     sh->len[i] = len;

@@ -3,6 +3,7 @@
  * (--store jpeg) re-encodes each image small (pack_jpeg.c). An interrupted
  * build resumes: complete shards are kept, the rest redone. */
 #include "io/source.h"
+#include "jobs/jobs.h"
 #include "pack/pack.h"
 #include "pipeline/loader_int.h"
 
@@ -41,24 +42,6 @@ static void plan_text(const ferry_pack_options *o, int64_t n, char *buf, size_t 
   }
 }
 
-static int write_small_file(const char *dir, const char *name, const char *text) {
-  char tmp[4200], final[4200];
-  snprintf(final, sizeof final, "%s/%s", dir, name);
-  snprintf(tmp, sizeof tmp, "%s/.%s.tmp", dir, name);
-  FILE *f = fopen(tmp, "w");
-  if (!f)
-    return fy_error(FERRY_EIO, "%s: cannot create: %s", tmp, strerror(errno));
-  int ok = fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
-  ok = (fclose(f) == 0) && ok;
-  if (!ok) {
-    unlink(tmp);
-    return fy_error(FERRY_EIO, "%s: write failed: %s", tmp, strerror(errno));
-  }
-  return fy_pack_commit(tmp, final, dir);
-}
-
-static int is_pack_temp(const char *name);
-
 /* A directory without a PLAN is a new pack only when it holds nothing else
  * (ferry's own temporaries aside): packing into a folder of the user's
  * would write MANIFEST, PLAN and shard files among theirs. */
@@ -69,7 +52,7 @@ static int check_empty(const char *dir) {
   struct dirent *e;
   char other[256] = "";
   while ((e = readdir(d)) != NULL && !other[0])
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !is_pack_temp(e->d_name))
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && !fy_pack_is_temp(e->d_name))
       snprintf(other, sizeof other, "%s", e->d_name);
   closedir(d);
   if (other[0])
@@ -96,7 +79,7 @@ static int check_plan(const ferry_pack_options *o, int64_t n, uint64_t *id) {
     *id = fy_pack_new_id();
     size_t k = strlen(want);
     snprintf(want + k, sizeof want - k, "id %016llx\n", (unsigned long long)*id);
-    return write_small_file(o->output, "PLAN", want);
+    return fy_pack_write_small(o->output, "PLAN", want);
   }
   size_t k = fread(have, 1, sizeof have - 1, f);
   have[k] = '\0';
@@ -118,64 +101,6 @@ static int check_plan(const ferry_pack_options *o, int64_t n, uint64_t *id) {
   return FERRY_OK;
 }
 
-enum { SHARD_MISSING, SHARD_DONE, SHARD_FOREIGN };
-
-/* Shard k is done when its file exists with a valid header of this pack;
- * one with another pack's id or number is foreign (never overwritten). */
-static int shard_state(const char *dir, int k, uint64_t id, uint32_t *count) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/" FY_PACK_SHARD_NAME, dir, k);
-  FILE *f = fy_pack_fopen(path);
-  if (!f)
-    return SHARD_MISSING;
-  uint8_t h[FY_PACK_HEADER];
-  int ok = fread(h, 1, sizeof h, f) == sizeof h && memcmp(h, FY_PACK_MAGIC, 8) == 0;
-  fclose(f);
-  if (!ok || fy_le32(h + 60) != fy_crc32c(0, h, 60))
-    return SHARD_MISSING;
-  *count = fy_le32(h + 28);
-  uint64_t hid = fy_le64(h + 48);
-  if (hid != id || (id && fy_le32(h + 56) != (uint32_t)k))
-    return SHARD_FOREIGN;
-  return SHARD_DONE;
-}
-
-static int foreign_shard(const char *dir, int k) {
-  return fy_error(FERRY_ECORRUPT,
-                  "%s/" FY_PACK_SHARD_NAME
-                  ": belongs to another pack (its header names another pack id "
-                  "or shard number); move it away and run ferry pack again",
-                  dir, k);
-}
-
-/* The temporaries an interrupted `ferry pack` leaves, by exact name:
- * shard-NNNNN.fpk.tmp (fy_pack_write_shard_var) and .PLAN.tmp,
- * .MANIFEST.tmp (write_small_file). Nothing else in the directory is
- * ferry's to remove, whatever its name ends with. */
-static int is_pack_temp(const char *name) {
-  if (!strcmp(name, ".PLAN.tmp") || !strcmp(name, ".MANIFEST.tmp"))
-    return 1;
-  if (strncmp(name, "shard-", 6) != 0)
-    return 0;
-  const char *p = name + 6;
-  size_t digits = strspn(p, "0123456789");
-  return digits >= 5 && !strcmp(p + digits, ".fpk.tmp");
-}
-
-static void remove_temps(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  char path[4200];
-  while (d && (e = readdir(d)) != NULL) {
-    if (is_pack_temp(e->d_name)) {
-      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-      unlink(path); /* an interrupted write: never renamed, never read */
-    }
-  }
-  if (d)
-    closedir(d);
-}
-
 /* The samples of the missing shards, in order, as a source of their own
  * (in memory: a name with a newline or a comma stays one path). Absolute
  * paths, as a pack stores them. */
@@ -194,36 +119,6 @@ static int todo_source(const ferry_pack_options *o, const fy_source *src, const 
   }
   if (rc)
     fy_source_free(todo);
-  return rc;
-}
-
-static int write_manifest(const ferry_pack_options *o, int nshards, uint64_t id) {
-  size_t cap = 160 + (size_t)nshards * 40;
-  char *t = malloc(cap);
-  if (!t)
-    return fy_error(FERRY_ENOMEM, "out of memory");
-  size_t k = (size_t)snprintf(t, cap, "ferry-pack %d\nid %016llx\nshape %d %d 3\nshards %d\n",
-                              FY_PACK_MANIFEST_VERSION, (unsigned long long)id, o->height, o->width,
-                              nshards);
-  uint64_t total = 0;
-  int rc = FERRY_OK;
-  for (int i = 0; i < nshards && rc == FERRY_OK; i++) {
-    uint32_t c = 0;
-    int st = shard_state(o->output, i, id, &c);
-    if (st == SHARD_MISSING)
-      rc = fy_error(FERRY_ECORRUPT, "%s: shard %d missing after packing", o->output, i);
-    else if (st == SHARD_FOREIGN)
-      rc = foreign_shard(o->output, i);
-    total += c;
-    k += (size_t)snprintf(t + k, cap - k, FY_PACK_SHARD_NAME " %u\n", i, c);
-  }
-  if (rc == FERRY_OK && total == 0)
-    rc = fy_error(FERRY_EEMPTY, "%s: no image of %s could be packed", o->output, o->source);
-  if (rc == FERRY_OK) {
-    snprintf(t + k, cap - k, "crc32c %08x\n", fy_crc32c(0, t, k));
-    rc = write_small_file(o->output, "MANIFEST", t);
-  }
-  free(t);
   return rc;
 }
 
@@ -321,13 +216,13 @@ static int pack_locked(const ferry_pack_options *o) {
   if (rc == FERRY_OK && !missing)
     rc = fy_error(FERRY_ENOMEM, "out of memory");
   if (rc == FERRY_OK) {
-    remove_temps(o->output);
+    fy_pack_remove_temps(o->output);
     for (int k = 0; k < nshards && rc == FERRY_OK; k++) {
       uint32_t c;
-      int st = shard_state(o->output, k, id, &c);
-      if (st == SHARD_FOREIGN)
-        rc = foreign_shard(o->output, k);
-      else if (st == SHARD_DONE)
+      int st = fy_pack_shard_state(o->output, k, id, &c);
+      if (st == FY_SHARD_FOREIGN)
+        rc = fy_pack_foreign_shard(o->output, k);
+      else if (st == FY_SHARD_DONE)
         done += o->shard_size;
       else
         missing[nmissing++] = k;
@@ -342,64 +237,8 @@ static int pack_locked(const ferry_pack_options *o) {
       rc = pack_missing(o, id, &todo, missing, nmissing, done, src.count);
   }
   if (rc == FERRY_OK)
-    rc = write_manifest(o, nshards, id);
+    rc = fy_pack_write_manifest(o->output, o->source, o->height, o->width, nshards, id);
   free(missing);
   fy_source_free(&src);
-  return rc;
-}
-
-/* One shard's checksums, under fy_bus_guard (the shard may shrink while it
- * is read). */
-typedef struct verify_job {
-  const fy_pack_shard *s;
-  int64_t bad;
-  char *first;
-  size_t first_len;
-} verify_job;
-
-static void verify_shard(void *arg) {
-  verify_job *j = arg;
-  const fy_pack_shard *s = j->s;
-  for (uint32_t k = 0; k < s->count; k++) {
-    fy_pack_entry e;
-    fy_pack_entry_get(s, k, &e);
-    if (fy_crc32c(0, s->map + e.offset, e.length) == e.crc)
-      continue;
-    if (!j->bad++ && !j->first[0])
-      snprintf(j->first, j->first_len, "%s: sample %u (%.*s): checksum mismatch", s->path, k,
-               (int)e.path_len, s->strings + e.path_off);
-  }
-}
-
-int fy_pack_verify_open(const fy_pack *p, int64_t *bad_out) {
-  int64_t bad = 0;
-  char first[1024] = "";
-  for (int i = 0; i < p->nshards; i++) {
-    verify_job j = {&p->shards[i], 0, first, sizeof first};
-    if (fy_bus_guard(verify_shard, &j) != 0) { /* truncated while read */
-      bad += j.bad + 1;
-      if (!first[0])
-        snprintf(first, sizeof first, "%s: the shard shrank while it was being read",
-                 p->shards[i].path);
-      continue;
-    }
-    bad += j.bad;
-  }
-  if (bad_out)
-    *bad_out = bad;
-  if (bad)
-    return fy_error(FERRY_ECORRUPT, "%s%s", first, bad > 1 ? " (and more damaged samples)" : "");
-  return FERRY_OK;
-}
-
-int ferry_pack_verify(const char *dir, int64_t *bad_out) {
-  fy_pack p;
-  if (bad_out)
-    *bad_out = 0;
-  int rc = fy_pack_open(&p, dir);
-  if (rc)
-    return rc;
-  rc = fy_pack_verify_open(&p, bad_out);
-  fy_pack_close(&p);
   return rc;
 }

@@ -1,4 +1,4 @@
-/* update.c — ferry_index_update: find the files, decide which need hashing,
+/* catalog_update.c — ferry_index_update: find the files, decide which need hashing,
  * hash them on the hashing driver (hash/run.h: every core, and on a GPU its
  * hash queue or JPEG engine), journal each result as it arrives, then
  * write the new index atomically and drop the journal.
@@ -93,7 +93,7 @@ static void default_error(void *user, const char *path, int status, const char *
   (void)user;
   (void)path;
   (void)status;
-  fprintf(stderr, "ferry: %s\n", msg);
+  fy_log(FERRY_LOG_WARNING, "%s", msg);
 }
 
 /* Failures worth another try next time (the file itself may be fine). */
@@ -181,7 +181,7 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
   fy_hash_run_finish(hr, &rr); /* every file answered: its errors are in the entries */
   st->engine_files += rr.engine_files;
   if (rr.note[0])
-    fprintf(stderr, "ferry: %s: hashing on the CPU\n", rr.note);
+    fy_log(FERRY_LOG_WARNING, "%s: hashing on the CPU", rr.note);
   for (size_t k = 0; k < ntodo; k++)
     free(r.res[k].error);
   free(r.res);

@@ -453,6 +453,29 @@ def test_unreadable_folder_keeps_its_entries(tmp_path):
             (pics / "locked").chmod(0o755)
 
 
+def test_walks_agree_on_names(tmp_path):
+    """Every walk (a catalog's, `ferry hash`'s, the loader's) takes the same
+    names (io/walk.c): .jpe and .jfif are JPEGs; dot files and dot folders
+    (macOS's ._IMG.jpg, .thumbnails/) are left out, also with --all-files."""
+    pics = tmp_path / "pics"
+    (pics / "cls" / ".thumbnails").mkdir(parents=True)
+    for name in ["a.jpg", "b.JPE", "c.jfif", "._a.jpg", ".thumbnails/t.jpg"]:
+        shutil.copy(sorted(FIX.glob("*.jpg"))[0], pics / "cls" / name)
+    want = {"a.jpg", "b.JPE", "c.jfif"}
+    r = ferry("hash", pics, "-q")
+    assert r.returncode == 0, r.stderr
+    got = {pathlib.Path(row["path"]).name for row in csv.DictReader(io.StringIO(r.stdout))}
+    assert got == want
+    cat = tmp_path / "c.fidx"
+    assert ferry("hash", pics, "-o", cat, "--all-files", "-q").returncode == 0
+    exported = ferry("index", "export", cat).stdout
+    assert {pathlib.Path(row["path"]).name
+            for row in csv.DictReader(io.StringIO(exported))} == want
+    r = ferry("load", pics, "--batch", "8", "--size", "32", "--epochs", "1")
+    assert r.returncode == 0, r.stderr
+    assert "epoch 0: 3 images, 0 skipped" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
 def test_deep_and_long_paths_are_walked_or_named(tmp_path):
     """A tree deeper than the open-file limit is walked whole; a path longer
     than the system's limit is named, never dropped silently."""

@@ -1,0 +1,200 @@
+"""What the loader, the video reader and the hashing share: the option
+tables and argument checks, and _Closable (close() and the context manager
+of the objects that own a C handle)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Any, Dict, Optional, Sequence, Tuple, Union
+
+from . import _ferry
+from ._ferry import InvalidArgument
+
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+_DTYPES = {"uint8": _ferry.U8, "u8": _ferry.U8, "float16": _ferry.F16, "f16": _ferry.F16,
+           "half": _ferry.F16, "float32": _ferry.F32, "f32": _ferry.F32, "float": _ferry.F32}
+_DTYPE_NAMES = {_ferry.U8: "uint8", _ferry.F16: "float16", _ferry.F32: "float32"}
+_LAYOUTS = {"chw": _ferry.CHW, "nchw": _ferry.CHW, "hwc": _ferry.HWC, "nhwc": _ferry.HWC}
+_CROPS = {"center": _ferry.CROP_CENTER, "centre": _ferry.CROP_CENTER,
+          "random": _ferry.CROP_RANDOM, "none": _ferry.CROP_NONE}
+_FILTERS = {"bilinear": _ferry.FILTER_BILINEAR, "triangle": _ferry.FILTER_TRIANGLE,
+            "area": _ferry.FILTER_AREA, "box": _ferry.FILTER_AREA,
+            "bicubic": _ferry.FILTER_BICUBIC, "lanczos": _ferry.FILTER_LANCZOS,
+            "nearest": _ferry.FILTER_NEAREST}
+_ON_ERROR = {"skip": _ferry.ON_ERROR_SKIP, "fail": _ferry.ON_ERROR_FAIL}
+_OUTPUTS = ("auto", "torch", "numpy", "tensor")
+
+
+def _choice(table: dict, value: Any, what: str) -> int:
+    key = str(value).lower()
+    if key not in table:
+        raise InvalidArgument(f"{what} must be one of {', '.join(sorted(table))}, not {value!r}")
+    return table[key]
+
+
+def _dtype_code(dtype: Any) -> int:
+    if isinstance(dtype, str):
+        name = dtype
+    elif type(dtype).__module__.split(".")[0] == "torch":
+        name = str(dtype).replace("torch.", "")
+    else:
+        try:
+            import numpy
+            name = numpy.dtype(dtype).name
+        except TypeError:
+            name = str(dtype)
+    return _choice(_DTYPES, name, "dtype")
+
+
+def _env_int(name: str, default: Optional[int]) -> Optional[int]:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidArgument(f"environment variable {name}={value!r} is not an integer") from None
+
+
+def _dist_defaults(rank: Optional[int], world_size: Optional[int]) -> Tuple[int, int]:
+    """rank/world_size not given: torch.distributed when initialised, else
+    the torchrun environment (RANK, WORLD_SIZE), else 0 of 1."""
+    if rank is None or world_size is None:
+        dist = sys.modules.get("torch.distributed")
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            rank = dist.get_rank() if rank is None else rank
+            world_size = dist.get_world_size() if world_size is None else world_size
+    if world_size is None:
+        world_size = _env_int("WORLD_SIZE", 1)
+    if rank is None:
+        rank = _env_int("RANK", 0)
+    return int(rank), int(world_size)
+
+
+def _device_index(device: Any) -> int:
+    """-1 for host memory, N for CUDA device N."""
+    if device is None:
+        return -1
+    if isinstance(device, int) and not isinstance(device, bool):
+        if device < 0:
+            raise InvalidArgument(f"device index must be >= 0, not {device}")
+        return device
+    text = str(device).strip().lower()
+    if text == "cpu":
+        return -1
+    if text == "cuda":
+        # torch's "cuda" is the current device; under torchrun that is
+        # usually LOCAL_RANK (torch.cuda.set_device(local_rank)).
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized():
+            return int(torch.cuda.current_device())
+        return _env_int("LOCAL_RANK", 0)
+    m = re.fullmatch(r"cuda:(\d+)", text)
+    if not m:
+        raise InvalidArgument(f'device must be "cpu", "cuda" or "cuda:N", not {device!r}')
+    return int(m.group(1))
+
+
+def _default_workers() -> int:
+    """Every core this process may run on, shared between the processes of
+    this node under torchrun (LOCAL_WORLD_SIZE)."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    per_node = _env_int("LOCAL_WORLD_SIZE", 1) or 1
+    return max(1, cores // per_node)
+
+
+def _three(values: Sequence[float], what: str) -> Tuple[float, float, float]:
+    try:
+        v = tuple(float(x) for x in values)
+    except TypeError:
+        v = (float(values),) * 3  # type: ignore[arg-type]
+    if len(v) == 1:
+        v = v * 3
+    if len(v) != 3:
+        raise InvalidArgument(f"{what} needs 3 values (R, G, B), not {len(v)}")
+    return v  # type: ignore[return-value]
+
+
+def _pair(values: Sequence[float], what: str) -> Tuple[float, float]:
+    v = tuple(float(x) for x in values)
+    if len(v) != 2:
+        raise InvalidArgument(f"{what} needs 2 values (min, max), not {len(v)}")
+    return v  # type: ignore[return-value]
+
+
+def _stall_ms(seconds: Optional[float]) -> int:
+    if seconds is None or seconds == 0:
+        return -1  # never
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not seconds > 0:
+        raise InvalidArgument(f"stall_timeout must be a number of seconds > 0, 0 or None, "
+                              f"not {seconds!r}")
+    return max(1, min(int(round(seconds * 1e3)), 2**31 - 1))
+
+
+def _size(size: Union[int, Sequence[int]]) -> Tuple[int, int]:
+    """(height, width) from an int or an (h, w) pair, as torchvision."""
+    if isinstance(size, int):
+        return size, size
+    v = tuple(int(x) for x in size)
+    if len(v) == 1:
+        return v[0], v[0]
+    if len(v) != 2:
+        raise InvalidArgument(f"size must be N or (height, width), not {size!r}")
+    return v  # type: ignore[return-value]
+
+
+def _normalization(normalize: Optional[bool], mean: Optional[Sequence[float]],
+                   std: Optional[Sequence[float]]) -> Tuple[bool, Tuple[float, float, float],
+                                                            Tuple[float, float, float]]:
+    """(normalize, mean, std): mean or std given switches normalisation on
+    (the other defaults to ImageNet's); values in 0..1 units."""
+    if normalize is None:
+        normalize = mean is not None or std is not None
+    mean3 = _three(IMAGENET_MEAN if mean is None else mean, "mean")
+    std3 = _three(IMAGENET_STD if std is None else std, "std")
+    if normalize and (max(abs(m) for m in mean3) > 1.0 or max(std3) > 1.0):
+        raise InvalidArgument(f"mean {mean3} / std {std3} look like 0..255 units: ferry "
+                              "normalises x/255, so give them in 0..1 units "
+                              "(e.g. ImageNet: mean=(0.485, 0.456, 0.406))")
+    return bool(normalize), mean3, std3
+
+
+class _Closable:
+    """close() and the context manager of the objects that own a C handle
+    (Loader: its worker threads and ring; VideoReader: its decoder). The
+    memory is freed at close(), or when the last batch still viewing it is
+    freed; using the object afterwards raises StateError."""
+
+    _core: Any
+    _options: Dict[str, Any]
+
+    @property
+    def batch_size(self) -> int:
+        return self._options["batch_size"]
+
+    @property
+    def device(self) -> str:
+        d = self._options["device"]
+        return "cpu" if d < 0 else f"cuda:{d}"
+
+    @property
+    def dtype(self) -> str:
+        return _DTYPE_NAMES[self._options["dtype"]]
+
+    def close(self) -> None:
+        if self._core is not None:
+            self._core.close()
+
+    def __enter__(self: Any) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

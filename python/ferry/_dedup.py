@@ -1,0 +1,244 @@
+"""Perceptual hashes and duplicate finding: ferry.hash, hash_distance and
+find_duplicates over the C library's src/hash and src/search."""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+
+from . import _ferry
+from ._ferry import Error, InvalidArgument
+from ._common import _choice, _default_workers, _device_index
+
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp")
+_MODES = {"fast": 0, "compatible": 1}
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _hash_kinds(kind: Union[str, Sequence[str]]) -> Tuple[List[str], bool]:
+    """(canonical kind names, whether one kind was asked as a string)."""
+    names = _ferry.hash_kinds()
+    if isinstance(kind, str) and kind == "all":
+        return names, False
+    single = isinstance(kind, str)
+    kinds = [kind] if single else list(kind)
+    if not kinds:
+        raise InvalidArgument("kind: ask for at least one hash kind")
+    return [names[_ferry.hash_kind_parse(str(k))] for k in kinds], single
+
+
+class _Hashers(threading.local):
+    """One C Hasher per thread (a ferry_hasher is not thread-safe)."""
+
+    def __init__(self, **options: Any):
+        self.options = options
+
+    def get(self) -> Any:
+        h = getattr(self, "h", None)
+        if h is None:
+            h = self.h = _ferry.Hasher(**self.options)
+        return h
+
+
+def _is_pixels(obj: Any) -> bool:
+    return not isinstance(obj, (str, bytes, os.PathLike)) and (
+        hasattr(obj, "__array_interface__") or hasattr(obj, "__array__") or
+        isinstance(obj, memoryview))
+
+
+def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = "fast",
+         hash_size: int = 8, colorhash_bits: int = 3, workers: Optional[int] = None,
+         on_error: str = "raise", max_pixels: Optional[int] = None,
+         max_bytes: Optional[int] = None, device: Any = None,
+         progress: Optional[Callable[[int, int], Any]] = None) -> Any:
+    """Perceptual hashes of images, as imagehash 4.3 computes them.
+
+    source: an image file path, image bytes, uint8 pixels ([H, W] or
+      [H, W, 3]: a NumPy array, or a PIL image through numpy.asarray), or a
+      list of paths (hashed on `workers` threads, default every core).
+    kind: "ahash", "dhash", "dhash_v", "phash", "whash", "colorhash" (or
+      imagehash's names, "average_hash", ...): the result is that hash's hex
+      string, imagehash's str(hash). A list of kinds, or "all", gives a dict
+      {kind: hex}.
+    mode: "fast" (DCT-domain reduced decode, default) or "compatible" (a full
+      decode: imagehash's exact bits on the same file). Pixels always use
+      the compatible arithmetic.
+    on_error: "raise" (a ferry.Error naming the file) or "skip" (None in the
+      list for a file that cannot be hashed).
+    device: None or "cpu" (default), or "cuda" / "cuda:N" / N for a list of
+      paths: in compatible mode the GPU hashes what the cores decode (the
+      same bits); in fast mode the GPU's JPEG engine decodes part of the
+      JPEGs beside the cores (hashes within a few bits of the CPU's, see
+      docs/DEDUP.md). Without a usable GPU, compatible mode raises and fast
+      mode runs on the cores with a warning.
+    progress: for a list of paths, called as progress(done, total) about ten
+      times a second from a hashing thread, and once at the end.
+    """
+    kinds, single = _hash_kinds(kind)
+    mask = 0
+    for k in kinds:
+        mask |= 1 << _ferry.hash_kind_parse(k)
+    hashers = _Hashers(mode=_choice(_MODES, mode, "mode"), kinds=mask, hash_size=int(hash_size),
+                       colorhash_bits=int(colorhash_bits), max_pixels=max_pixels,
+                       max_bytes=max_bytes)
+    if on_error not in ("raise", "skip"):
+        raise InvalidArgument(f'on_error must be "raise" or "skip", not {on_error!r}')
+
+    def pick(result: Any) -> Any:
+        hexes = result[4]
+        return hexes[kinds[0]] if single else {k: hexes[k] for k in kinds}
+
+    def one(item: Any) -> Any:
+        h = hashers.get()
+        try:
+            if isinstance(item, (bytes, bytearray)):
+                return pick(h.hash_bytes(bytes(item)))
+            if _is_pixels(item):
+                import numpy
+                return pick(h.hash_pixels(numpy.ascontiguousarray(item, dtype=numpy.uint8)))
+            return pick(h.hash_file(os.fspath(item)))
+        except Error:
+            if on_error == "skip":
+                return None
+            raise
+
+    dev = _device_index(device)
+    all_paths = isinstance(source, (list, tuple)) and all(
+        isinstance(x, (str, os.PathLike)) for x in source)
+    if dev >= 0 and not all_paths:
+        raise InvalidArgument("device: hashing on a GPU takes a list of file paths")
+    if all_paths and source:
+        # one C call: the files are spread over the cores (and the GPU) with
+        # the GIL released
+        threads = _default_workers() if workers is None else max(1, int(workers))
+        items, _engine, note = _ferry.hash_files(
+            [os.fspath(x) for x in source], mode=_choice(_MODES, mode, "mode"), kinds=mask,
+            hash_size=int(hash_size), colorhash_bits=int(colorhash_bits), max_pixels=max_pixels,
+            max_bytes=max_bytes, threads=threads, device=dev, progress=progress)
+        if note:
+            import warnings
+            warnings.warn(f"ferry.hash: {note}: hashing on the CPU", RuntimeWarning, stacklevel=2)
+        out = []
+        for item in items:
+            if isinstance(item, Error):
+                if on_error == "raise":
+                    raise item
+                out.append(None)
+            else:
+                out.append(pick(item))
+        return out
+    if isinstance(source, (list, tuple)):
+        n = len(source)
+        threads = _default_workers() if workers is None else max(1, int(workers))
+        if threads == 1 or n < 2:
+            return [one(x) for x in source]
+        import concurrent.futures
+        with concurrent.futures.ThreadPoolExecutor(min(threads, n)) as pool:
+            return list(pool.map(one, source))
+    return one(source)
+
+
+def hash_distance(a: str, b: str) -> int:
+    """Hamming distance of two hex hashes of the same size (imagehash's
+    h1 - h2)."""
+    if len(a) != len(b):
+        raise InvalidArgument(f"hashes of different sizes: {len(a)} and {len(b)} hex digits")
+    return bin(int(a, 16) ^ int(b, 16)).count("1")
+
+
+def _image_name(name: str) -> bool:
+    """The C walks' rule (src/io/walk.c): an image extension, not a dot file."""
+    return not name.startswith(".") and name.lower().endswith(IMAGE_SUFFIXES)
+
+
+def _image_files(roots: Sequence[PathLike], recursive: bool) -> List[str]:
+    files: List[str] = []
+    for root in roots:
+        root = os.fspath(root)
+        if os.path.isdir(root):
+            if recursive:
+                for d, subdirs, names in os.walk(root):
+                    subdirs[:] = sorted(s for s in subdirs if not s.startswith("."))
+                    files += [os.path.join(d, n) for n in sorted(names) if _image_name(n)]
+            else:
+                files += [os.path.join(root, n) for n in sorted(os.listdir(root))
+                          if _image_name(n)]
+        else:
+            files.append(root)
+    return files
+
+
+def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "phash",
+                    threshold: int = 8, *, mode: str = "fast", hash_size: int = 8,
+                    workers: Optional[int] = None, recursive: bool = True,
+                    details: bool = False, device: Any = None,
+                    progress: Optional[Callable[[int, int], Any]] = None) -> List[Any]:
+    """Groups of near-duplicate images: files whose `kind` hashes are within
+    `threshold` bits of each other, transitively (union-find over the pairs).
+
+    source: a directory (its *.jpg, *.jpeg, *.png, *.webp, recursively), a
+      file, or a list of either. Files that cannot be hashed are left out.
+    Returns a list of groups, each a list of paths with the keeper first
+    (largest resolution, then largest file, then first path), groups in the
+    order of their first path. With details=True each group is a list of
+    (path, width, height, distance to the keeper) instead.
+    device: where the files are hashed, as for ferry.hash (None: the cores).
+    progress: called as progress(done, total) while the files are hashed.
+    """
+    import numpy
+    roots = [source] if isinstance(source, (str, os.PathLike)) else list(source)
+    files = _image_files(roots, recursive)
+    kind_name = _hash_kinds(kind)[0][0]
+    mask = 1 << _ferry.hash_kind_parse(kind_name)
+    threads = _default_workers() if workers is None else max(1, int(workers))
+    items: List[Any] = []
+    if files:  # one C call: every core (and the GPU with device), the GIL released
+        items, _engine, note = _ferry.hash_files(
+            files, mode=_choice(_MODES, mode, "mode"), kinds=mask, hash_size=int(hash_size),
+            threads=threads, device=_device_index(device), progress=progress)
+        if note:
+            import warnings
+            warnings.warn(f"ferry.find_duplicates: {note}: hashing on the CPU", RuntimeWarning,
+                          stacklevel=2)
+    results = [None if isinstance(r, Error) else (r[1], r[2], r[4][kind_name]) for r in items]
+    good = [(f, r) for f, r in zip(files, results) if r is not None]
+    if len(good) < 2:
+        return []
+    bits = max(len(r[2]) for _, r in good) * 4
+    words = max(1, (bits + 63) // 64)
+    codes = numpy.zeros((len(good), words), dtype=numpy.uint64)
+    for i, (_, (_, _, hexstr)) in enumerate(good):
+        v = int(hexstr, 16)
+        for w in range(words):
+            codes[i, w] = (v >> (64 * w)) & 0xFFFFFFFFFFFFFFFF
+    pairs = _ferry.hamming_pairs(codes.tobytes(), words, int(threshold),
+                                 threads=0 if workers is None else int(workers))
+    group_of, ngroups = _ferry.group_pairs(len(good), pairs)
+    group_of = numpy.asarray(group_of)
+    members: List[List[int]] = [[] for _ in range(ngroups)]
+    for i, g in enumerate(group_of.tolist()):
+        if g != 0xFFFFFFFF:
+            members[g].append(i)
+
+    def keeper_order(i: int) -> Any:
+        path, (w, h, _) = good[i]
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            size = 0
+        return (-(w * h), -size, path)
+
+    groups: List[Any] = []
+    for m in members:
+        m.sort(key=keeper_order)
+        if details:
+            k = good[m[0]][1][2]
+            groups.append([(good[i][0], good[i][1][0], good[i][1][1],
+                            hash_distance(k, good[i][1][2])) for i in m])
+        else:
+            groups.append([good[i][0] for i in m])
+    groups.sort(key=lambda g: min(x[0] if details else x for x in g))
+    return groups

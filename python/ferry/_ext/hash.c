@@ -1,0 +1,395 @@
+/* hash.c — Hasher and the module functions over the perceptual hashes
+ * (src/hash) and the Hamming search (src/search). */
+#include "ferry_py.h"
+
+/* Hasher: one ferry_hasher (scratch buffers reused from image to image).
+ * Not thread-safe in C: a Hasher object is used by one thread at a time
+ * (busy flag); the Python layer keeps one per thread. */
+typedef struct HasherObject {
+  PyObject_HEAD ferry_hasher *h;
+  int busy;
+  int hash_size;
+} HasherObject;
+
+/* The parsed keywords into o: mode, kinds, the limits (None: the
+ * default). -1 with an exception set. */
+static int finish_hash_options(ferry_hash_options *o, int mode, unsigned kinds,
+                               PyObject *max_pixels, PyObject *max_bytes) {
+  if (as_u64(max_pixels, "max_pixels", &o->max_pixels) < 0 ||
+      as_u64(max_bytes, "max_bytes", &o->max_bytes) < 0)
+    return -1;
+  o->mode = (ferry_hash_mode)mode;
+  o->kinds = kinds;
+  return 0;
+}
+
+static PyObject *hasher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"mode",       "kinds",     "hash_size", "colorhash_bits",
+                           "max_pixels", "max_bytes", NULL};
+  ferry_hash_options o;
+  ferry_hash_options_default(&o);
+  int mode = o.mode;
+  unsigned kinds = o.kinds;
+  PyObject *max_pixels = Py_None, *max_bytes = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$iIiiOO:Hasher", kwlist, &mode, &kinds,
+                                   &o.hash_size, &o.colorhash_bits, &max_pixels, &max_bytes))
+    return NULL;
+  if (finish_hash_options(&o, mode, kinds, max_pixels, max_bytes) < 0)
+    return NULL;
+  HasherObject *self = (HasherObject *)type->tp_alloc(type, 0);
+  if (!self)
+    return NULL;
+  self->hash_size = o.hash_size;
+  int rc = ferry_hasher_new(&o, &self->h);
+  if (rc) {
+    raise_status(rc, ferry_last_error());
+    Py_DECREF(self);
+    return NULL;
+  }
+  return (PyObject *)self;
+}
+
+static void hasher_dealloc(HasherObject *self) {
+  ferry_hasher_free(self->h);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* (format, width, height, exact, {kind name: hex}) */
+static PyObject *hash_result(const ferry_hash_result *r) {
+  PyObject *hashes = PyDict_New();
+  for (int k = 0; hashes && k < FERRY_HASH_KIND_COUNT; k++) {
+    if (!(r->kinds & FERRY_HASH_MASK(k)))
+      continue;
+    char hex[80];
+    if (ferry_hash_to_hex(&r->hash[k], hex, sizeof hex) <= 0) {
+      Py_CLEAR(hashes);
+      raise_status(FERRY_EINTERNAL, "hash: cannot format a hash");
+      break;
+    }
+    PyObject *v = PyUnicode_FromString(hex);
+    if (!v || PyDict_SetItemString(hashes, ferry_hash_kind_name((ferry_hash_kind)k), v) < 0)
+      Py_CLEAR(hashes);
+    Py_XDECREF(v);
+  }
+  if (!hashes)
+    return NULL;
+  return Py_BuildValue("(siiNN)", ferry_format_name(r->format), r->width, r->height,
+                       PyBool_FromLong(r->exact), hashes);
+}
+
+static int hasher_enter(HasherObject *self) {
+  if (self->busy) {
+    PyErr_SetString(StateError, "this Hasher is in use by another thread (one per thread)");
+    return -1;
+  }
+  self->busy = 1;
+  return 0;
+}
+
+static PyObject *hasher_hash_file(HasherObject *self, PyObject *arg) {
+  PyObject *path = NULL;
+  if (!PyUnicode_FSConverter(arg, &path))
+    return NULL;
+  if (hasher_enter(self) < 0) {
+    Py_DECREF(path);
+    return NULL;
+  }
+  ferry_hash_result r;
+  int rc;
+  char msg[1024];
+  Py_BEGIN_ALLOW_THREADS rc = ferry_hash_file(self->h, PyBytes_AS_STRING(path), &r);
+  if (rc)
+    snprintf(msg, sizeof msg, "%s", ferry_last_error());
+  Py_END_ALLOW_THREADS self->busy = 0;
+  Py_DECREF(path);
+  return rc ? raise_status(rc, msg) : hash_result(&r);
+}
+
+static PyObject *hasher_hash_bytes(HasherObject *self, PyObject *args) {
+  Py_buffer data;
+  const char *name = NULL;
+  if (!PyArg_ParseTuple(args, "y*|z:hash_bytes", &data, &name))
+    return NULL;
+  if (hasher_enter(self) < 0) {
+    PyBuffer_Release(&data);
+    return NULL;
+  }
+  ferry_hash_result r;
+  int rc;
+  char msg[1024];
+  Py_BEGIN_ALLOW_THREADS rc = ferry_hash_memory(self->h, data.buf, (size_t)data.len, name, &r);
+  if (rc)
+    snprintf(msg, sizeof msg, "%s", ferry_last_error());
+  Py_END_ALLOW_THREADS self->busy = 0;
+  PyBuffer_Release(&data);
+  return rc ? raise_status(rc, msg) : hash_result(&r);
+}
+
+/* Pixels: a C-contiguous uint8 buffer [H, W] or [H, W, 1|3] (NumPy array,
+ * PIL image through numpy.asarray). */
+static PyObject *hasher_hash_pixels(HasherObject *self, PyObject *arg) {
+  Py_buffer v;
+  if (PyObject_GetBuffer(arg, &v, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+    return NULL;
+  PyObject *ret = NULL;
+  const char *fmt = v.format ? v.format : "B";
+  if (v.itemsize != 1 || (strcmp(fmt, "B") && strcmp(fmt, "=B") && strcmp(fmt, "<B"))) {
+    PyErr_SetString(InvalidArgument, "hash: pixels must be uint8");
+    goto done;
+  }
+  int channels = v.ndim == 3 ? (int)v.shape[2] : 1;
+  if ((v.ndim != 2 && v.ndim != 3) || (channels != 1 && channels != 3) || v.shape[0] < 1 ||
+      v.shape[1] < 1 || v.shape[0] > 0x7fffffff || v.shape[1] > 0x7fffffff) {
+    PyErr_SetString(InvalidArgument, "hash: pixels must be [H, W] or [H, W, 1|3] uint8");
+    goto done;
+  }
+  if (hasher_enter(self) < 0)
+    goto done;
+  ferry_image im = {v.buf, (int)v.shape[1], (int)v.shape[0], channels,
+                    (size_t)v.shape[1] * (size_t)channels};
+  ferry_hash_result r;
+  int rc;
+  char msg[1024];
+  Py_BEGIN_ALLOW_THREADS rc = ferry_hash_pixels(self->h, &im, &r);
+  if (rc)
+    snprintf(msg, sizeof msg, "%s", ferry_last_error());
+  Py_END_ALLOW_THREADS self->busy = 0;
+  ret = rc ? raise_status(rc, msg) : hash_result(&r);
+done:
+  PyBuffer_Release(&v);
+  return ret;
+}
+
+static PyMethodDef hasher_methods[] = {
+    {"hash_file", (PyCFunction)hasher_hash_file, METH_O,
+     "hash_file(path)\n--\n\n(format, width, height, exact, {kind: hex}) of an image file."},
+    {"hash_bytes", (PyCFunction)hasher_hash_bytes, METH_VARARGS,
+     "hash_bytes(data, name=None)\n--\n\nThe same for image bytes."},
+    {"hash_pixels", (PyCFunction)hasher_hash_pixels, METH_O,
+     "hash_pixels(array)\n--\n\nThe same for uint8 pixels [H, W] or [H, W, 1|3] (compatible "
+     "arithmetic: imagehash's bits for Image.fromarray(array))."},
+    {NULL, NULL, 0, NULL}};
+
+PyTypeObject HasherType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "ferry._ferry.Hasher",
+    .tp_basicsize = sizeof(HasherObject),
+    .tp_dealloc = (destructor)hasher_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Hasher(*, mode=0, kinds=ALL, hash_size=8, colorhash_bits=3, max_pixels=None, "
+              "max_bytes=None)\n--\n\nA ferry_hasher: perceptual hashes of images (imagehash "
+              "4.3's). One per thread.",
+    .tp_methods = hasher_methods,
+    .tp_new = hasher_new,
+};
+
+PyObject *py_hash_kinds(PyObject *mod, PyObject *unused) {
+  PyObject *l = PyList_New(FERRY_HASH_KIND_COUNT);
+  for (int k = 0; l && k < FERRY_HASH_KIND_COUNT; k++) {
+    PyObject *v = PyUnicode_FromString(ferry_hash_kind_name((ferry_hash_kind)k));
+    if (!v) {
+      Py_CLEAR(l);
+      break;
+    }
+    PyList_SET_ITEM(l, k, v);
+  }
+  return l;
+}
+
+PyObject *py_hash_kind_parse(PyObject *mod, PyObject *arg) {
+  const char *name = PyUnicode_AsUTF8(arg);
+  if (!name)
+    return NULL;
+  ferry_hash_kind k;
+  int rc = ferry_hash_kind_parse(name, &k);
+  if (rc)
+    return raise_status(rc, ferry_last_error());
+  return PyLong_FromLong((long)k);
+}
+/* hash_files(paths, *, mode, kinds, hash_size, colorhash_bits, max_pixels,
+ * max_bytes, threads, device): ferry_hash_files with the GIL released.
+ * Returns (items, engine_files, note): an item is hash_result's tuple, or
+ * the ferry.Error instance of a file that failed (not raised). */
+/* progress(done, total) from ferry_hash_files' reporter thread (or the
+ * calling thread at the end), with the GIL taken; an exception in it is
+ * reported as unraisable and the run goes on. */
+static void py_progress(void *user, size_t done, size_t total) {
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *r = PyObject_CallFunction((PyObject *)user, "nn", (Py_ssize_t)done, (Py_ssize_t)total);
+  if (!r)
+    PyErr_WriteUnraisable((PyObject *)user);
+  Py_XDECREF(r);
+  PyGILState_Release(g);
+}
+
+PyObject *py_hash_files(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"paths",          "mode",       "kinds",     "hash_size",
+                           "colorhash_bits", "max_pixels", "max_bytes", "threads",
+                           "device",         "progress",   NULL};
+  ferry_hash_options o;
+  ferry_hash_options_default(&o);
+  int mode = o.mode, threads = 0, device = -1;
+  unsigned kinds = o.kinds;
+  PyObject *seq = NULL, *max_pixels = Py_None, *max_bytes = Py_None, *progress = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$iIiiOOiiO:hash_files", kwlist, &seq, &mode,
+                                   &kinds, &o.hash_size, &o.colorhash_bits, &max_pixels, &max_bytes,
+                                   &threads, &device, &progress))
+    return NULL;
+  if (progress != Py_None && !PyCallable_Check(progress)) {
+    PyErr_SetString(InvalidArgument, "hash_files: progress must be callable(done, total) or None");
+    return NULL;
+  }
+  if (finish_hash_options(&o, mode, kinds, max_pixels, max_bytes) < 0)
+    return NULL;
+  PyObject *fast = PySequence_Fast(seq, "hash_files: paths must be a sequence");
+  if (!fast)
+    return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  PyObject **enc = calloc((size_t)n + 1, sizeof *enc);
+  const char **paths = calloc((size_t)n + 1, sizeof *paths);
+  ferry_hash_result *res = calloc((size_t)n + 1, sizeof *res);
+  int *status = calloc((size_t)n + 1, sizeof *status);
+  char **errors = calloc((size_t)n + 1, sizeof *errors);
+  PyObject *out = NULL;
+  if (!enc || !paths || !res || !status || !errors) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fast, i), &enc[i]))
+      goto done;
+    paths[i] = PyBytes_AS_STRING(enc[i]);
+  }
+  ferry_hash_files_report rep;
+  ferry_hash_files_options run;
+  ferry_hash_files_options_default(&run);
+  run.threads = threads;
+  run.device = device;
+  if (progress != Py_None) {
+    run.progress = py_progress;
+    run.progress_user = progress; /* borrowed: the call holds a reference */
+  }
+  int rc;
+  char msg[1024] = "";
+  Py_BEGIN_ALLOW_THREADS rc =
+      ferry_hash_files(paths, (size_t)n, &o, &run, res, status, errors, &rep);
+  if (rc)
+    snprintf(msg, sizeof msg, "%s", ferry_last_error());
+  Py_END_ALLOW_THREADS if (rc) {
+    raise_status(rc, msg);
+    goto done;
+  }
+  PyObject *items = PyList_New(n);
+  for (Py_ssize_t i = 0; items && i < n; i++) {
+    PyObject *v = status[i] ? make_error(status[i], errors[i]) : hash_result(&res[i]);
+    if (!v)
+      Py_CLEAR(items);
+    else
+      PyList_SET_ITEM(items, i, v);
+  }
+  if (items)
+    out = Py_BuildValue("(Nns)", items, (Py_ssize_t)rep.engine_files, rep.note);
+done:
+  for (Py_ssize_t i = 0; i < n; i++) {
+    if (enc)
+      Py_XDECREF(enc[i]);
+    if (errors)
+      free(errors[i]);
+  }
+  free(enc);
+  free(paths);
+  free(res);
+  free(status);
+  free(errors);
+  Py_DECREF(fast);
+  return out;
+}
+
+static void free_pairs(void *p) { ferry_pairs_free(p); }
+
+/* hamming_pairs(codes, words, threshold, threads=0, method=0): codes is a
+ * C-contiguous buffer of n * words uint64. Returns a uint32 Tensor
+ * [npairs, 3] of (i, j, distance), i < j, sorted. */
+PyObject *py_hamming_pairs(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"codes", "words", "threshold", "threads", "method", NULL};
+  Py_buffer v;
+  int words, method = FERRY_SEARCH_AUTO;
+  ferry_search_options o;
+  ferry_search_options_default(&o);
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*ii|ii:hamming_pairs", kwlist, &v, &words,
+                                   &o.threshold, &o.threads, &method))
+    return NULL;
+  o.method = (ferry_search_method)method;
+  PyObject *ret = NULL;
+  if (words < 1 || v.len % (8 * (Py_ssize_t)words)) {
+    PyErr_SetString(InvalidArgument, "hamming_pairs: codes must hold n * words 64-bit words");
+    goto done;
+  }
+  size_t n = (size_t)v.len / (8 * (size_t)words), count = 0;
+  ferry_pair *pairs = NULL;
+  int rc;
+  char msg[1024];
+  Py_BEGIN_ALLOW_THREADS rc = ferry_hamming_pairs(v.buf, n, words, &o, &pairs, &count);
+  if (rc)
+    snprintf(msg, sizeof msg, "%s", ferry_last_error());
+  Py_END_ALLOW_THREADS if (rc) {
+    raise_status(rc, msg);
+    goto done;
+  }
+  int64_t shape[2] = {(int64_t)count, 3};
+  TensorObject *t =
+      tensor_new(NULL, pairs, 2, shape, NULL, (DLDataType){kDLUInt, 32, 1}, (DLDevice){kDLCPU, 0});
+  if (!t) {
+    ferry_pairs_free(pairs);
+    goto done;
+  }
+  t->free_fn = free_pairs;
+  t->free_ctx = pairs;
+  ret = (PyObject *)t;
+done:
+  PyBuffer_Release(&v);
+  return ret;
+}
+
+/* group_pairs(n, pairs): (uint32 Tensor [n] of group numbers, UINT32_MAX
+ * for none; number of groups). */
+PyObject *py_group_pairs(PyObject *mod, PyObject *args) {
+  Py_ssize_t n;
+  Py_buffer v;
+  if (!PyArg_ParseTuple(args, "ny*:group_pairs", &n, &v))
+    return NULL;
+  PyObject *ret = NULL;
+  if (n < 0 || v.len % (Py_ssize_t)sizeof(ferry_pair)) {
+    PyErr_SetString(InvalidArgument, "group_pairs: pairs must be (i, j, distance) uint32 rows");
+    goto done;
+  }
+  uint32_t *group_of = PyMem_RawMalloc(n ? (size_t)n * sizeof *group_of : 1);
+  if (!group_of) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  size_t groups = 0;
+  int rc =
+      ferry_group_pairs((size_t)n, v.buf, (size_t)v.len / sizeof(ferry_pair), group_of, &groups);
+  if (rc) {
+    PyMem_RawFree(group_of);
+    raise_status(rc, ferry_last_error());
+    goto done;
+  }
+  int64_t shape[1] = {n};
+  TensorObject *t = tensor_new(NULL, group_of, 1, shape, NULL, (DLDataType){kDLUInt, 32, 1},
+                               (DLDevice){kDLCPU, 0});
+  if (!t) {
+    PyMem_RawFree(group_of);
+    goto done;
+  }
+  t->free_fn = PyMem_RawFree;
+  t->free_ctx = group_of;
+  ret = Py_BuildValue("(Nn)", (PyObject *)t, (Py_ssize_t)groups);
+done:
+  PyBuffer_Release(&v);
+  return ret;
+}
+
+PyObject *py_search_isa(PyObject *mod, PyObject *unused) {
+  return PyUnicode_FromString(ferry_search_isa());
+}

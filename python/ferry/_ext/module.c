@@ -1,0 +1,256 @@
+/* module.c — the module ferry._ferry: single images (decode, probe), the
+ * method table, the exception classes and constants, PyInit__ferry. */
+#include "ferry_py.h"
+
+/* --------------------------------------------------------- single images */
+
+typedef struct owned_image {
+  ferry_image im;
+} owned_image;
+
+static void free_owned_image(void *p) {
+  owned_image *o = p;
+  ferry_image_free(&o->im);
+  PyMem_RawFree(o);
+}
+
+static PyObject *py_decode(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"path",       "channels",  "ignore_orientation",
+                           "max_pixels", "max_bytes", NULL};
+  PyObject *path = NULL, *max_pixels = Py_None, *max_bytes = Py_None;
+  ferry_decode_options o;
+  ferry_decode_options_default(&o);
+  int ignore = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|$ipOO:decode", kwlist, PyUnicode_FSConverter,
+                                   &path, &o.channels, &ignore, &max_pixels, &max_bytes))
+    return NULL;
+  o.ignore_orientation = ignore;
+  if (as_u64(max_pixels, "max_pixels", &o.max_pixels) < 0 ||
+      as_u64(max_bytes, "max_bytes", &o.max_bytes) < 0) {
+    Py_DECREF(path);
+    return NULL;
+  }
+  owned_image *oi = PyMem_RawCalloc(1, sizeof *oi);
+  if (!oi) {
+    Py_DECREF(path);
+    return PyErr_NoMemory();
+  }
+  int rc;
+  char msg[1024];
+  Py_BEGIN_ALLOW_THREADS rc = ferry_decode_file(PyBytes_AS_STRING(path), &o, &oi->im);
+  if (rc)
+    snprintf(msg, sizeof msg, "%s", ferry_last_error());
+  Py_END_ALLOW_THREADS Py_DECREF(path);
+  if (rc) {
+    PyMem_RawFree(oi);
+    return raise_status(rc, msg);
+  }
+  const ferry_image *im = &oi->im;
+  int64_t shape[3] = {im->height, im->width, im->channels};
+  int64_t strides[3] = {(int64_t)im->stride, im->channels, 1};
+  TensorObject *t = tensor_new(NULL, im->data, 3, shape, strides, (DLDataType){kDLUInt, 8, 1},
+                               (DLDevice){kDLCPU, 0});
+  if (!t) {
+    free_owned_image(oi);
+    return NULL;
+  }
+  t->free_fn = free_owned_image;
+  t->free_ctx = oi;
+  return (PyObject *)t;
+}
+
+static PyObject *py_probe(PyObject *mod, PyObject *arg) {
+  PyObject *path = NULL;
+  if (!PyUnicode_FSConverter(arg, &path))
+    return NULL;
+  ferry_info info;
+  int rc;
+  char msg[1024];
+  Py_BEGIN_ALLOW_THREADS rc = ferry_probe_file(PyBytes_AS_STRING(path), &info);
+  if (rc)
+    snprintf(msg, sizeof msg, "%s", ferry_last_error());
+  Py_END_ALLOW_THREADS Py_DECREF(path);
+  if (rc)
+    return raise_status(rc, msg);
+  return Py_BuildValue(
+      "{sssisisisisisOsOsOsOssss}", "format", ferry_format_name(info.format), "width", info.width,
+      "height", info.height, "channels", info.channels, "bit_depth", info.bit_depth, "orientation",
+      info.orientation, "progressive", info.progressive ? Py_True : Py_False, "arithmetic",
+      info.arithmetic ? Py_True : Py_False, "has_alpha", info.has_alpha ? Py_True : Py_False,
+      "lossless", info.lossless ? Py_True : Py_False, "colorspace", info.colorspace, "subsampling",
+      info.subsampling);
+}
+
+static PyObject *py_strerror(PyObject *mod, PyObject *arg) {
+  long status = PyLong_AsLong(arg);
+  if (status == -1 && PyErr_Occurred())
+    return NULL;
+  return PyUnicode_FromString(ferry_strerror((int)status));
+}
+
+/* The exception class raised for a status (tests, and Python code that
+ * wants to raise what the C library would). */
+static PyObject *py_error_class(PyObject *mod, PyObject *arg) {
+  long status = PyLong_AsLong(arg);
+  if (status == -1 && PyErr_Occurred())
+    return NULL;
+  PyObject *cls = error_class((int)status);
+  Py_INCREF(cls);
+  return cls;
+}
+
+/* ------------------------------------------------------------------ module */
+
+static PyMethodDef module_methods[] = {
+    {"decode", (PyCFunction)(void (*)(void))py_decode, METH_VARARGS | METH_KEYWORDS,
+     "decode(path, *, channels=3, ignore_orientation=False, max_pixels=None, "
+     "max_bytes=None)\n--\n\nDecodes an image file into a uint8 Tensor [H, W, C] (EXIF "
+     "orientation applied unless ignore_orientation)."},
+    {"probe", (PyCFunction)py_probe, METH_O,
+     "probe(path)\n--\n\nWhat the header of an image file says, as a dict."},
+    {"strerror", (PyCFunction)py_strerror, METH_O,
+     "strerror(status)\n--\n\nThe C library's name for a status code."},
+    {"error_class", (PyCFunction)py_error_class, METH_O,
+     "error_class(status)\n--\n\nThe ferry.Error subclass raised for a status code."},
+    {"hash_kinds", (PyCFunction)py_hash_kinds, METH_NOARGS,
+     "hash_kinds()\n--\n\nNames of the hash kinds, by kind number."},
+    {"hash_files", (PyCFunction)(void (*)(void))py_hash_files, METH_VARARGS | METH_KEYWORDS,
+     "hash_files(paths, *, mode=0, kinds=ALL, hash_size=8, colorhash_bits=3, max_pixels=None, "
+     "max_bytes=None, threads=0, device=-1)\n--\n\n(items, engine_files, note): each item the "
+     "hash tuple of a file or the ferry.Error it failed with."},
+    {"hash_kind_parse", (PyCFunction)py_hash_kind_parse, METH_O,
+     "hash_kind_parse(name)\n--\n\nThe kind number of a hash name (aliases too)."},
+    {"hamming_pairs", (PyCFunction)(void (*)(void))py_hamming_pairs, METH_VARARGS | METH_KEYWORDS,
+     "hamming_pairs(codes, words, threshold, threads=0, method=0)\n--\n\nEvery pair of codes "
+     "within the threshold: a uint32 Tensor [npairs, 3] of (i, j, distance)."},
+    {"group_pairs", (PyCFunction)py_group_pairs, METH_VARARGS,
+     "group_pairs(n, pairs)\n--\n\n(group of each item, number of groups)."},
+    {"search_isa", (PyCFunction)py_search_isa, METH_NOARGS,
+     "search_isa()\n--\n\nThe popcount kernel in use."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    "_ferry",
+    "The C extension of ferry: the loader, batches and DLPack tensors. Use the ferry package.",
+    -1,
+    module_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL};
+
+/* A ferry.Error subclass; its class attributes status and reason are what
+ * an instance raised by Python code (not by the C library) reports. */
+static PyObject *new_error(PyObject *m, const char *name, PyObject *base2, int status,
+                           const char *doc) {
+  char qual[64];
+  snprintf(qual, sizeof qual, "ferry.%s", name);
+  PyObject *bases = base2 ? PyTuple_Pack(2, Error, base2) : PyTuple_Pack(1, Error);
+  if (!bases)
+    return NULL;
+  PyObject *dict = Py_BuildValue("{siss}", "status", status, "reason", ferry_strerror(status));
+  PyObject *cls = dict ? PyErr_NewExceptionWithDoc(qual, doc, bases, dict) : NULL;
+  Py_XDECREF(dict);
+  Py_DECREF(bases);
+  if (cls && PyModule_AddObject(m, name, cls) < 0) {
+    Py_DECREF(cls);
+    return NULL;
+  }
+  Py_XINCREF(cls); /* the module's reference was stolen; keep ours */
+  return cls;
+}
+
+static int add_int(PyObject *m, const char *name, long v) {
+  return PyModule_AddIntConstant(m, name, v);
+}
+
+PyMODINIT_FUNC PyInit__ferry(void) {
+  if (PyType_Ready(&TensorType) < 0 || PyType_Ready(&LoaderType) < 0 ||
+      PyType_Ready(&BatchType) < 0 || PyType_Ready(&VideoReaderType) < 0 ||
+      PyType_Ready(&VideoBatchType) < 0 || PyType_Ready(&HasherType) < 0)
+    return NULL;
+  PyObject *m = PyModule_Create(&module_def);
+  if (!m)
+    return NULL;
+  PyObject *base_dict = Py_BuildValue("{sOsO}", "status", Py_None, "reason", Py_None);
+  if (!base_dict)
+    goto fail;
+  Error = PyErr_NewExceptionWithDoc(
+      "ferry.Error",
+      "Base of every ferry error. str(e) is the C library's message (it names the file and "
+      "the reason); e.status is the C status code, e.reason its short description.",
+      NULL, base_dict);
+  Py_XDECREF(base_dict);
+  if (!Error || PyModule_AddObject(m, "Error", Error) < 0)
+    goto fail;
+  Py_INCREF(Error);
+  if (!(ReadError = new_error(m, "ReadError", PyExc_OSError, FERRY_EIO,
+                              "A file could not be opened or read (FERRY_EIO).")) ||
+      !(UnsupportedError = new_error(m, "UnsupportedError", NULL, FERRY_EUNSUPPORTED,
+                                     "A format or feature ferry does not decode "
+                                     "(FERRY_EUNSUPPORTED), or a build without CUDA.")) ||
+      !(CorruptError = new_error(m, "CorruptError", NULL, FERRY_ECORRUPT,
+                                 "Damaged or truncated data (FERRY_ECORRUPT).")) ||
+      !(TooLargeError = new_error(m, "TooLargeError", NULL, FERRY_ETOO_LARGE,
+                                  "Over a configured limit: pixels, bytes (FERRY_ETOO_LARGE).")) ||
+      !(InvalidArgument = new_error(m, "InvalidArgument", PyExc_ValueError, FERRY_EINVAL,
+                                    "A bad argument or option (FERRY_EINVAL).")) ||
+      !(OutOfMemoryError = new_error(m, "OutOfMemoryError", PyExc_MemoryError, FERRY_ENOMEM,
+                                     "An allocation failed (FERRY_ENOMEM).")) ||
+      !(EmptySourceError = new_error(m, "EmptySourceError", NULL, FERRY_EEMPTY,
+                                     "A source holds no images (FERRY_EEMPTY).")) ||
+      !(StateError = new_error(m, "StateError", PyExc_RuntimeError, FERRY_ESTATE,
+                               "A call made in the wrong state (FERRY_ESTATE): e.g. every slot "
+                               "of the ring is held by live batches.")) ||
+      !(InternalError = new_error(m, "InternalError", NULL, FERRY_EINTERNAL,
+                                  "A bug in ferry (FERRY_EINTERNAL): report it.")) ||
+      !(StallError = new_error(m, "StallError", PyExc_TimeoutError, FERRY_ETIMEOUT,
+                               "The loader stalled (FERRY_ETIMEOUT): no image finished within "
+                               "stall_timeout seconds. The message names what each thread was "
+                               "doing; the loader stays failed.")))
+    goto fail;
+  Py_INCREF(&TensorType);
+  Py_INCREF(&LoaderType);
+  Py_INCREF(&BatchType);
+  Py_INCREF(&VideoReaderType);
+  Py_INCREF(&VideoBatchType);
+  if (PyModule_AddObject(m, "Tensor", (PyObject *)&TensorType) < 0 ||
+      PyModule_AddObject(m, "Loader", (PyObject *)&LoaderType) < 0 ||
+      PyModule_AddObject(m, "Batch", (PyObject *)&BatchType) < 0 ||
+      PyModule_AddObject(m, "VideoReader", (PyObject *)&VideoReaderType) < 0 ||
+      PyModule_AddObject(m, "VideoBatch", (PyObject *)&VideoBatchType) < 0)
+    goto fail;
+  Py_INCREF(&HasherType);
+  if (PyModule_AddObject(m, "Hasher", (PyObject *)&HasherType) < 0 ||
+      add_int(m, "HASH_FAST", FERRY_HASH_FAST) < 0 ||
+      add_int(m, "HASH_COMPATIBLE", FERRY_HASH_COMPATIBLE) < 0 ||
+      add_int(m, "HASH_KIND_COUNT", FERRY_HASH_KIND_COUNT) < 0)
+    goto fail;
+  if (PyModule_AddStringConstant(m, "version", ferry_version()) < 0 ||
+      add_int(m, "HELD_ACROSS_EPOCHS", HELD_ACROSS_EPOCHS) < 0 || add_int(m, "OK", FERRY_OK) < 0 ||
+      add_int(m, "END", FERRY_END) < 0 || add_int(m, "EINVAL", FERRY_EINVAL) < 0 ||
+      add_int(m, "EIO", FERRY_EIO) < 0 || add_int(m, "EUNSUPPORTED", FERRY_EUNSUPPORTED) < 0 ||
+      add_int(m, "ECORRUPT", FERRY_ECORRUPT) < 0 ||
+      add_int(m, "ETOO_LARGE", FERRY_ETOO_LARGE) < 0 || add_int(m, "ENOMEM", FERRY_ENOMEM) < 0 ||
+      add_int(m, "EEMPTY", FERRY_EEMPTY) < 0 || add_int(m, "ESTATE", FERRY_ESTATE) < 0 ||
+      add_int(m, "EINTERNAL", FERRY_EINTERNAL) < 0 || add_int(m, "ETIMEOUT", FERRY_ETIMEOUT) < 0 ||
+      add_int(m, "U8", FERRY_U8) < 0 || add_int(m, "F16", FERRY_F16) < 0 ||
+      add_int(m, "F32", FERRY_F32) < 0 || add_int(m, "HWC", FERRY_LAYOUT_HWC) < 0 ||
+      add_int(m, "CHW", FERRY_LAYOUT_CHW) < 0 || add_int(m, "CROP_NONE", FERRY_CROP_NONE) < 0 ||
+      add_int(m, "CROP_CENTER", FERRY_CROP_CENTER) < 0 ||
+      add_int(m, "CROP_RANDOM", FERRY_CROP_RANDOM) < 0 ||
+      add_int(m, "FILTER_BILINEAR", FERRY_FILTER_BILINEAR) < 0 ||
+      add_int(m, "FILTER_TRIANGLE", FERRY_FILTER_TRIANGLE) < 0 ||
+      add_int(m, "FILTER_AREA", FERRY_FILTER_AREA) < 0 ||
+      add_int(m, "FILTER_BICUBIC", FERRY_FILTER_BICUBIC) < 0 ||
+      add_int(m, "FILTER_LANCZOS", FERRY_FILTER_LANCZOS) < 0 ||
+      add_int(m, "FILTER_NEAREST", FERRY_FILTER_NEAREST) < 0 ||
+      add_int(m, "ON_ERROR_SKIP", FERRY_ON_ERROR_SKIP) < 0 ||
+      add_int(m, "ON_ERROR_FAIL", FERRY_ON_ERROR_FAIL) < 0)
+    goto fail;
+  return m;
+fail:
+  Py_DECREF(m);
+  return NULL;
+}

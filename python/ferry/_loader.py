@@ -1,0 +1,438 @@
+"""ferry.Loader (batches of images from a folder or a list file, through
+the C loader's ring) and the single-image functions decode and probe."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+
+from . import _ferry
+from ._ferry import InvalidArgument, StateError, Tensor
+from ._common import (
+    _CROPS, _Closable, _FILTERS, _LAYOUTS, _ON_ERROR, _OUTPUTS, _choice, _default_workers,
+    _device_index, _dist_defaults, _dtype_code, _normalization, _pair, _size, _stall_ms)
+
+
+
+class SkippedFileWarning(UserWarning):
+    """A file the loader could not use and left out of its batch (on_error="skip").
+    Each bad file is reported once; Loader.skipped lists them all."""
+
+
+class Batch(NamedTuple):
+    """A batch with its bookkeeping (Loader.batches()). images and labels are
+    as Loader yields them; indices are the samples' indices into the source
+    (Loader.path(i)); index is the batch number within the epoch."""
+    images: Any
+    labels: Any
+    indices: Any
+    epoch: int
+    index: int
+
+
+class _Converter:
+    """Turns the extension's Tensors into what the user asked for."""
+
+    def __init__(self, output: str, copy: bool, on_gpu: bool):
+        self.kind = output
+        self.copy = copy
+        if output == "torch":
+            import torch
+            self.torch = torch
+        elif output == "numpy":
+            import numpy
+            self.np = numpy
+            self.from_dlpack = getattr(numpy, "from_dlpack", numpy.asarray)
+        self.on_gpu = on_gpu
+
+    def images(self, t: Tensor) -> Any:
+        if self.kind == "torch":
+            x = self.torch.from_dlpack(t)
+            return x.clone() if self.copy else x
+        if self.kind == "numpy":
+            x = self.from_dlpack(t)
+            return x.copy() if self.copy else x
+        if self.copy:
+            raise InvalidArgument('copy=True needs output="torch" or "numpy"')
+        return t
+
+    def small(self, t: Tensor, device: Any = None) -> Any:
+        """Labels and indices: small host arrays of their own."""
+        if self.kind == "torch":
+            x = self.torch.from_dlpack(t)
+            if t.owner is not None:
+                x = x.clone()
+            if device is not None and device.type != "cpu":
+                x = x.to(device, non_blocking=True)
+            return x
+        if self.kind == "numpy":
+            x = self.from_dlpack(t)
+            return x.copy() if t.owner is not None else x
+        return t
+
+
+class _EpochIterator:
+    """Iterates one epoch. Holds no batch between calls: the batch you hold
+    is the only reference that keeps its buffer."""
+
+    __slots__ = ("_loader", "_core", "_generation", "_records", "_done", "epoch")
+
+    def __init__(self, loader: "Loader", core: Any, epoch: int, records: bool):
+        self._loader = loader
+        self._core = core
+        self._generation = loader._generation
+        self._records = records
+        self._done = False
+        self.epoch = epoch
+
+    def __iter__(self) -> "_EpochIterator":
+        return self
+
+    def __len__(self) -> int:
+        return self._loader.__len__()
+
+    def __next__(self) -> Any:
+        if self._done:
+            raise StopIteration
+        loader = self._loader
+        if loader._generation != self._generation:
+            self._done = True
+            raise StateError(f"this iterator was for epoch {self.epoch}; the loader has started "
+                             "another epoch since (iterate one epoch at a time)")
+        b = loader._next_batch(self._core)
+        if b is None:
+            self._done = True
+            raise StopIteration
+        return loader._convert(b, self._records)
+
+
+class Loader(_Closable):
+    """Loads batches of images from an ImageFolder directory or a list file.
+
+    Args:
+      source: a directory whose sorted sub-folders are the classes (labels
+        0..K-1), or a text file of `path[,label]` lines.
+      batch_size: images per batch (the last batch of an epoch may be
+        smaller unless drop_last; a batch also loses the files it skips).
+      size: output size, N or (height, width).
+      device: "cpu" (default), "cuda" (the current device, or LOCAL_RANK) or
+        "cuda:N": where the batches are made. On a GPU the images are
+        decoded by the GPU's JPEG engine where it can, resized and
+        normalised on the device, and yielded as CUDA tensors.
+      dtype: "uint8" (default), "float16" or "float32" (also torch/NumPy
+        dtypes). Floats are x/255, normalised when mean/std are given.
+      layout: "chw" (default, [N, C, H, W]) or "hwc" ([N, H, W, C]).
+      mean, std: per channel, in 0..1 units (torchvision's): pixels become
+        (x/255 - mean) / std. Either one switches normalisation on (the
+        other defaults to ImageNet's); normalize=True alone uses ImageNet's.
+      crop: "center" (Resize + CenterCrop, crop_ratio 0.875), "random"
+        (RandomResizedCrop with scale and ratio) or "none" (resize the
+        whole image).
+      flip: horizontal flip: True (probability 0.5) or a probability.
+      shuffle, seed: the epoch's order is a permutation that depends only
+        on (seed, epoch); crops and flips on (seed, epoch, sample).
+      drop_last: every rank gets the same number of full batches.
+      rank, world_size: sharding: rank r takes every world_size-th sample
+        of the epoch's permutation. Default: torch.distributed when
+        initialised, else $RANK / $WORLD_SIZE (torchrun), else 0 / 1.
+      workers: decoding threads; default every core this process may use,
+        divided by $LOCAL_WORLD_SIZE.
+      prefetch: batches prepared ahead of the one you hold (the ring has
+        prefetch + 1 buffers). Default None: a ring of 4, or 6 on a GPU with
+        the JPEG engine (Loader.ring says which).
+      cache: "memory" (up to a quarter of RAM) or a number of bytes: transformed samples are
+          kept after they are first made and later epochs are served from RAM; needs a
+          deterministic pipeline (crop="center" or "none", no flip).
+      output: "auto" (torch tensors when torch can be imported, else NumPy
+        arrays), "torch", "numpy", or "tensor" (ferry.Tensor objects that
+        any DLPack consumer takes).
+      copy: False (default): arrays are views of the loader's buffers (see
+        the lifetime note in the module docstring). True: arrays of your own,
+        and the buffer goes back at once.
+      on_error: "skip" (default: a bad file is left out of its batch, with a
+        SkippedFileWarning, once) or "fail" (the iteration raises the error).
+      ignore_orientation, max_pixels, dct_scaling, filter, crop_ratio,
+      scale, ratio, hw_decode, device_memory: as the C library's options.
+      exact_decode: Pillow's JPEG decoder settings and the exact 22-bit resampler even where the
+          image is downscaled afterwards (default: box chroma upsampling and the 16-bit
+          resampler there, 55-58 dB from the exact result).
+      max_batch_bytes: bound on the batch ring (prefetch x batch bytes; default 4 GiB),
+          checked before anything is allocated.
+      read_timeout_ms: give up on a FIFO or device file after this long (0: 30 s; < 0: wait).
+      stall_timeout: seconds (default 60) the iteration waits without any image finishing
+          before it raises StallError (a TimeoutError), naming what each loader thread was
+          doing and for how long; the loader then stays failed. 0 or None: wait for ever.
+    """
+
+    def __init__(self, source: Union[str, "os.PathLike[str]"], batch_size: int = 256,
+                 size: Union[int, Sequence[int]] = 224, *, device: Any = "cpu",
+                 dtype: Any = "uint8", layout: str = "chw",
+                 mean: Optional[Sequence[float]] = None, std: Optional[Sequence[float]] = None,
+                 normalize: Optional[bool] = None, crop: str = "center",
+                 crop_ratio: float = 0.875, scale: Sequence[float] = (0.08, 1.0),
+                 ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0), filter: str = "triangle",
+                 flip: Union[bool, float] = False, shuffle: bool = True, seed: int = 0,
+                 drop_last: bool = False, rank: Optional[int] = None,
+                 world_size: Optional[int] = None, workers: Optional[int] = None,
+                 prefetch: Optional[int] = None, cache: Any = None, output: str = "auto", copy: bool = False,
+                 on_error: str = "skip", ignore_orientation: bool = False,
+                 max_pixels: Optional[int] = None, dct_scaling: bool = True,
+                 hw_decode: bool = True, device_memory: Optional[int] = None,
+                 exact_decode: bool = False, max_batch_bytes: Optional[int] = None,
+                 read_timeout_ms: int = 0, stall_timeout: Optional[float] = 60.0):
+        self._core = None  # so that close() and __del__ work after a failed __init__
+        cache_bytes = None
+        if cache not in (None, False):
+            # "memory": up to a quarter of the machine's RAM; an int: that many bytes
+            if cache == "memory":
+                cache_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
+            elif isinstance(cache, int) and not isinstance(cache, bool) and cache > 0:
+                cache_bytes = cache
+            else:
+                raise InvalidArgument(f"cache must be None, 'memory' or a number of bytes, "
+                                      f"not {cache!r}")
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidArgument(f"batch_size must be a positive int, not {batch_size!r}")
+        if prefetch is not None and (not isinstance(prefetch, int) or isinstance(prefetch, bool)
+                                     or not 1 <= prefetch <= 63):
+            raise InvalidArgument(f"prefetch must be None or an int in 1..63, not {prefetch!r}")
+        height, width = _size(size)
+        dev = _device_index(device)
+        if output not in _OUTPUTS:
+            raise InvalidArgument(f"output must be one of {', '.join(_OUTPUTS)}, not {output!r}")
+        if output == "auto":
+            try:
+                import torch  # noqa: F401
+                output = "torch"
+            except ImportError:
+                output = "numpy"
+        if output == "numpy" and dev >= 0:
+            raise InvalidArgument('output="numpy" needs device="cpu": a NumPy array cannot live '
+                                  'on a GPU (use output="torch" or "tensor")')
+        normalize, mean3, std3 = _normalization(normalize, mean, std)
+        if flip is True:
+            flip_prob = 0.5
+        elif flip is False or flip is None:
+            flip_prob = 0.0
+        else:
+            flip_prob = float(flip)
+        rank, world_size = _dist_defaults(rank, world_size)
+        scale_min, scale_max = _pair(scale, "scale")
+        ratio_min, ratio_max = _pair(ratio, "ratio")
+        options = dict(
+            batch_size=batch_size, width=width, height=height,
+            workers=_default_workers() if workers is None else int(workers),
+            prefetch=0 if prefetch is None else prefetch + 1, crop=_choice(_CROPS, crop, "crop"),
+            crop_ratio=float(crop_ratio), scale_min=scale_min, scale_max=scale_max,
+            ratio_min=ratio_min, ratio_max=ratio_max, filter=_choice(_FILTERS, filter, "filter"),
+            flip_prob=flip_prob, normalize=bool(normalize), mean=mean3, std=std3,
+            layout=_choice(_LAYOUTS, layout, "layout"), dtype=_dtype_code(dtype),
+            shuffle=bool(shuffle), seed=int(seed), rank=rank, world_size=world_size,
+            drop_last=bool(drop_last), on_error=_choice(_ON_ERROR, on_error, "on_error"),
+            ignore_orientation=bool(ignore_orientation), max_pixels=max_pixels,
+            dct_scaling=bool(dct_scaling), device=dev, hw_decode=bool(hw_decode),
+            device_memory=device_memory, cache_bytes=cache_bytes,
+            exact_decode=bool(exact_decode), max_batch_bytes=max_batch_bytes,
+            read_timeout_ms=int(read_timeout_ms),
+            stall_timeout_ms=_stall_ms(stall_timeout))
+        self._source = os.fspath(source)
+        self._options = {k: v for k, v in options.items() if v is not None}
+        self._output = output
+        self._convert_to = _Converter(output, bool(copy), dev >= 0)
+        self._torch_device = None
+        self._generation = 0
+        self._epoch_next = 0
+        self._skipped: List[Tuple[str, str]] = []
+        self._reported: set = set()
+        self._core = self._open()
+        if dev >= 0 and output == "torch":
+            self._torch_device = self._convert_to.torch.device("cuda", dev)
+
+    def _open(self) -> Any:
+        # Without CUDA in the C library, device >= 0 fails here with
+        # UnsupportedError("... built without CUDA").
+        return _ferry.Loader(self._source, **self._options)
+
+    # ---------------------------------------------------------- iteration
+
+    def set_epoch(self, epoch: int) -> None:
+        """The epoch the next iteration runs (its shuffle, crops and flips).
+        Without set_epoch, iterations run epochs 0, 1, 2, ..."""
+        if not isinstance(epoch, int) or epoch < 0:
+            raise InvalidArgument(f"epoch must be an int >= 0, not {epoch!r}")
+        self._epoch_next = epoch
+
+    def __iter__(self) -> Iterator[Tuple[Any, Any]]:
+        """Runs the next epoch: yields (images, labels)."""
+        return self._start(None, records=False)
+
+    def batches(self, epoch: Optional[int] = None) -> Iterator[Batch]:
+        """Runs an epoch (the next one by default): yields Batch records with
+        the samples' indices and the batch numbers."""
+        return self._start(epoch, records=True)
+
+    def __len__(self) -> int:
+        """Batches per epoch for this rank."""
+        return self._live_core().num_batches
+
+    def _live_core(self) -> Any:
+        if self._core is None or self._core.closed:
+            raise StateError("the loader is closed")
+        return self._core
+
+    def _start(self, epoch: Optional[int], records: bool) -> _EpochIterator:
+        core = self._live_core()
+        if epoch is None:
+            epoch = self._epoch_next
+        if core.live_batches and not _ferry.HELD_ACROSS_EPOCHS:
+            # Batches of the previous epoch are still referenced (the loop
+            # variable holds the last one), and this C library reuses every
+            # slot when an epoch starts: open a fresh loader; the old one is
+            # freed with its last batch.
+            self._report_skips(core)
+            core.close()
+            core = self._core = self._open()
+        core.start_epoch(epoch)
+        self._epoch_next = epoch + 1
+        self._generation += 1
+        return _EpochIterator(self, core, epoch, records)
+
+    def _next_batch(self, core: Any) -> Any:
+        try:
+            try:
+                return core.next()
+            except StateError as e:
+                if getattr(e, "status", None) != _ferry.ESTATE:
+                    raise
+                # Every slot is held. Batches caught in reference cycles
+                # (tracebacks, closures) are freed by a collection.
+                import gc
+                gc.collect()
+                try:
+                    return core.next()
+                except StateError as e2:
+                    if getattr(e2, "status", None) != _ferry.ESTATE:
+                        raise
+                    raise StateError(
+                        f"{e2}. {core.live_batches} batches are still referenced and the ring "
+                        f"has {core.ring} buffers: drop references to old "
+                        "batches, copy what you keep (tensor.clone(), array.copy()), or "
+                        "create the Loader with copy=True or a larger prefetch") from None
+        finally:
+            self._report_skips(core)
+
+    def _convert(self, b: Any, records: bool) -> Any:
+        c = self._convert_to
+        images = c.images(b.images)
+        labels = c.small(b.labels, self._torch_device)
+        if not records:
+            return images, labels
+        return Batch(images, labels, c.small(b.indices), b.epoch, b.index)
+
+    def _report_skips(self, core: Any) -> None:
+        for path, status, message in core.take_skipped():
+            if path in self._reported:
+                continue
+            self._reported.add(path)
+            self._skipped.append((path, message))
+            warnings.warn(f"ferry: skipped {message}", SkippedFileWarning, stacklevel=4)
+
+    # ------------------------------------------------------------- info
+
+    @property
+    def skipped(self) -> List[Tuple[str, str]]:
+        """(path, message) of every file skipped so far, once each."""
+        if self._core is not None and not self._core.freed:
+            self._report_skips(self._core)
+        return list(self._skipped)
+
+    @property
+    def source_size(self) -> int:
+        """Samples in the source (all ranks)."""
+        return self._live_core().source_size
+
+    @property
+    def num_samples(self) -> int:
+        """Samples in this rank's epoch."""
+        return self._live_core().epoch_size
+
+    @property
+    def num_classes(self) -> int:
+        return self._live_core().num_classes
+
+    @property
+    def ring(self) -> int:
+        """Batch buffers in the ring: prefetch + 1, or ferry's choice for prefetch=None."""
+        return self._live_core().ring
+
+    @property
+    def classes(self) -> List[str]:
+        """Class names (the ImageFolder's sub-folders), index = label."""
+        core = self._live_core()
+        return [core.class_name(i) for i in range(core.num_classes)]
+
+    def path(self, index: int) -> str:
+        """Path of sample `index` of the source (see Batch.indices)."""
+        return self._live_core().path(index)
+
+    def label(self, index: int) -> int:
+        return self._live_core().label(index)
+
+    @property
+    def rank(self) -> int:
+        return self._options["rank"]
+
+    @property
+    def world_size(self) -> int:
+        return self._options["world_size"]
+
+    @property
+    def output(self) -> str:
+        return self._output
+
+    def stats(self) -> dict:
+        """Seconds per stage summed over workers (read_s, decode_s,
+        transform_s), the consumer's wait_s, the workers' idle_s (nothing to
+        claim: the ring full or between epochs), and counters."""
+        return self._live_core().stats()
+
+    # ------------------------------------------------------------ closing
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a ferry.Loader cannot be pickled (it owns threads and buffers): create "
+                        "one in each process")
+
+    def __repr__(self) -> str:
+        o = self._options
+        state = "closed" if self._core is None or self._core.closed else (
+            f"{self._core.source_size} samples, {self._core.num_batches} batches/epoch")
+        return (f"ferry.Loader({self._source!r}, batch_size={o['batch_size']}, "
+                f"size=({o['height']}, {o['width']}), device={self.device!r}, "
+                f"dtype={self.dtype!r}, rank={o['rank']}/{o['world_size']}, {state})")
+
+
+# ------------------------------------------------------------ single images
+
+def decode(path: Union[str, "os.PathLike[str]"], *, channels: int = 3,
+           ignore_orientation: bool = False, max_pixels: Optional[int] = None,
+           max_bytes: Optional[int] = None) -> Any:
+    """Decodes an image file (JPEG, PNG, WebP; sniffed from the bytes) into
+    a uint8 NumPy array [H, W, channels] (channels 3: RGB, 1: gray), EXIF
+    orientation applied unless ignore_orientation. No copy: the array owns
+    the decoder's buffer."""
+    import numpy
+    kw = {}
+    if max_pixels is not None:
+        kw["max_pixels"] = max_pixels
+    if max_bytes is not None:
+        kw["max_bytes"] = max_bytes
+    t = _ferry.decode(os.fspath(path), channels=channels,
+                      ignore_orientation=ignore_orientation, **kw)
+    return numpy.asarray(t)
+
+
+def probe(path: Union[str, "os.PathLike[str]"]) -> dict:
+    """What an image file's header says (format, width, height, channels,
+    bit_depth, orientation, progressive, subsampling, ...) without decoding."""
+    return _ferry.probe(os.fspath(path))

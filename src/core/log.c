@@ -1,0 +1,34 @@
+/* log.c — the library's messages (ferry_set_log): to the host's function,
+ * or to stderr. The one place in src/ that writes to stderr. */
+#include "core/internal.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static ferry_log_fn log_fn;
+static void *log_user;
+
+void ferry_set_log(ferry_log_fn fn, void *user) {
+  pthread_mutex_lock(&log_mu);
+  log_fn = fn;
+  log_user = fn ? user : NULL;
+  pthread_mutex_unlock(&log_mu);
+}
+
+void fy_log(ferry_log_level level, const char *fmt, ...) {
+  char msg[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  pthread_mutex_lock(&log_mu);
+  ferry_log_fn fn = log_fn;
+  void *user = log_user;
+  pthread_mutex_unlock(&log_mu);
+  if (fn)
+    fn(user, level, msg);
+  else /* one call: lines of concurrent threads do not interleave */
+    fprintf(stderr, "ferry: %s%s\n", level == FERRY_LOG_DEBUG ? "debug: " : "", msg);
+}

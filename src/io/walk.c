@@ -1,0 +1,76 @@
+/* walk.c — directory listing and the image-name rule shared by every walk
+ * (walk.h). */
+#include "io/walk.h"
+
+#include "core/internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+int fy_is_image_name(const char *name) {
+  const char *dot = strrchr(name, '.');
+  if (!dot || name[0] == '.')
+    return 0;
+  /* the list FY_IMAGE_EXTENSIONS (walk.h) names in messages */
+  static const char *const ext[] = {".jpg", ".jpeg", ".png", ".webp", ".jpe", ".jfif"};
+  for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
+    if (strcasecmp(dot, ext[i]) == 0)
+      return 1;
+  return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void fy_dir_names_free(char **names, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(names[i]);
+  free(names);
+}
+
+int fy_dir_names(const char *dir, char ***names, size_t *n) {
+  *names = NULL;
+  *n = 0;
+  if (fy_fault_dir_denied(dir))
+    return EACCES;
+  DIR *d = opendir(dir);
+  if (!d)
+    return errno ? errno : EIO;
+  char **v = NULL;
+  size_t k = 0, cap = 0;
+  struct dirent *e;
+  int err = 0;
+  errno = 0;
+  while ((e = readdir(d)) != NULL) {
+    if (e->d_name[0] == '.') /* ".", "..", hidden names */
+      continue;
+    if (k == cap) {
+      size_t ncap = cap ? cap * 2 : 64;
+      char **nv = realloc(v, ncap * sizeof *nv);
+      if (!nv) {
+        err = ENOMEM;
+        break;
+      }
+      v = nv;
+      cap = ncap;
+    }
+    if (!(v[k] = strdup(e->d_name))) {
+      err = ENOMEM;
+      break;
+    }
+    k++;
+    errno = 0;
+  }
+  if (!err && errno)
+    err = errno; /* readdir failed part way */
+  closedir(d);
+  if (k > 1)
+    qsort(v, k, sizeof *v, cmp_str);
+  *names = v;
+  *n = k;
+  return err;
+}

@@ -1,0 +1,25 @@
+/* walk.h — the rules every directory walk of ferry shares (the loader's
+ * ImageFolder walk in source.c, catalogs' scan in catalog/scan.c): which
+ * entries a walk sees and which names are images. */
+#ifndef FY_WALK_H
+#define FY_WALK_H
+
+#include <stddef.h>
+
+/* The names of dir's entries, read at once and the directory closed (a
+ * deep tree never holds more than one directory open), sorted by strcmp.
+ * Dot entries ("." and "..", and hidden names such as macOS's "._IMG.jpg"
+ * or ".thumbnails") are left out: no walk of ferry looks inside them.
+ * Returns 0, or an errno (ENOMEM, or opendir's / readdir's); on an error
+ * part way, the names read so far are kept in *names (free them). */
+int fy_dir_names(const char *dir, char ***names, size_t *n);
+void fy_dir_names_free(char **names, size_t n);
+
+/* 1 when a file name has an image extension (FY_IMAGE_EXTENSIONS, any
+ * case) and is not a dot file. */
+int fy_is_image_name(const char *name);
+/* The names fy_is_image_name takes, for messages; the formats behind them. */
+#define FY_IMAGE_EXTENSIONS ".jpg .jpeg .jpe .jfif .png .webp"
+#define FY_IMAGE_FORMATS_NOT_READ "HEIC, TIFF, BMP and GIF are not read"
+
+#endif
