@@ -244,8 +244,8 @@ typedef struct ferry_loader_options {
    * engine's never pass through host memory), after that the engine
    * takes those not kept. */
   uint64_t cache_bytes;
-  /* Called (from a worker thread, serialised) once per bad file; NULL
-   * prints "ferry: skipped <file>: <reason>" to stderr. */
+  /* Called (from a worker thread, serialised) once per bad file; NULL:
+   * "skipped <file>: <reason>" to the log (ferry_set_log). */
   void (*on_skip)(void *user, const char *path, int status, const char *msg);
   void *on_skip_user;
   /* 0 (default): where a JPEG is downscaled after decoding (its decoded

@@ -78,8 +78,12 @@ int fy_dev_open(ferry_loader *L) {
     }
     L->gpu_threads++;
   }
+  /* Under the lock: the decoder threads started above read ctl under it
+   * (fy_dev_engine_on); until now they see no context on and decode on the CPU. */
+  pthread_mutex_lock(&L->ring.mu);
   fy_engine_ctl_init(&L->ctl,
                      L->engine_policy == FY_ENGINES_ONE && L->gpu_threads ? 1 : L->gpu_threads, n);
+  pthread_mutex_unlock(&L->ring.mu);
   return FERRY_OK;
 }
 
@@ -176,7 +180,7 @@ static int engine_wants(ferry_loader *L, int engine, const uint8_t *d, size_t n,
     return 0; /* damaged: the CPU decodes it and names the damage */
   if (!fy_gpu_jpeg_check(L->gpu, engine, d, n, w, h))
     return 0;
-  return !L->o.max_pixels || (uint64_t)*w * (uint64_t)*h <= L->o.max_pixels;
+  return !fy_over_pixel_limit((uint64_t)*w, (uint64_t)*h, L->o.max_pixels);
 }
 
 static void run_engine(ferry_loader *L, int engine, fy_worker_state *w, slot *s, engine_job *j,
@@ -187,10 +191,9 @@ static void run_engine(ferry_loader *L, int engine, fy_worker_state *w, slot *s,
   fy_fault_stall(); /* tests: a stalled engine call */
   int rc = fy_gpu_jpeg_decode(L->gpu, engine, j->data, j->len, j->w, j->dst, j->n);
   if (rc != FERRY_OK && !__atomic_exchange_n(&L->engine_warned, 1, __ATOMIC_RELAXED))
-    fprintf(stderr,
-            "ferry: GPU JPEG engine failed on a chunk of %d images (%s); the CPU "
-            "decodes them\n",
-            j->n, ferry_last_error());
+    fy_log(FERRY_LOG_WARNING,
+           "GPU JPEG engine failed on a chunk of %d images (%s); the CPU decodes them", j->n,
+           ferry_last_error());
   for (int i = 0; i < j->n; i++) {
     int k = (int)(j->pos[i] - s->number * L->o.batch_size);
     if (rc != FERRY_OK) { /* the CPU decodes them, and names any bad file */
@@ -255,8 +258,8 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
       j.pos[j.n++] = pos;
     } else {
       if (getenv("FERRY_DEBUG"))
-        fprintf(stderr, "ferry: debug: %s to the CPU (engine accepts %d, %dx%d, arena %s)\n",
-                fy_source_path(&L->src, idx), ok, iw, ih, dst ? "ok" : "full or unused");
+        fy_log(FERRY_LOG_DEBUG, "%s to the CPU (engine accepts %d, %dx%d, arena %s)",
+               fy_source_path(&L->src, idx), ok, iw, ih, dst ? "ok" : "full or unused");
       fy_run_cpu_sample(L, w, s, pos, epoch);
     }
   }
@@ -274,10 +277,9 @@ void fy_dev_asked(ferry_loader *L, int64_t b) {
                           b >= L->ring.nslots))
     return;
   if (getenv("FERRY_DEBUG"))
-    fprintf(stderr,
-            "ferry: debug: JPEG engine contexts %d -> %d: %s (%.1f batches/s, CPU workers idle "
-            "%.0f %%)\n",
-            was, L->ctl.level, L->ctl.why, L->ctl.rate, 100 * L->ctl.idle_frac);
+    fy_log(FERRY_LOG_DEBUG,
+           "JPEG engine contexts %d -> %d: %s (%.1f batches/s, CPU workers idle %.0f %%)", was,
+           L->ctl.level, L->ctl.why, L->ctl.rate, 100 * L->ctl.idle_frac);
   if (L->ctl.level > was)
     pthread_cond_broadcast(&L->ring.work_cv);
 }
@@ -291,7 +293,7 @@ static int engine_policy(void) {
     if (!strcmp(e, names[i]))
       return i;
   if (e && *e)
-    fprintf(stderr, "ferry: FERRY_GPU_ENGINE_POLICY=%s is not adapt, one or always: adapt\n", e);
+    fy_log(FERRY_LOG_WARNING, "FERRY_GPU_ENGINE_POLICY=%s is not adapt, one or always: adapt", e);
   return FY_ENGINES_ADAPT;
 }
 

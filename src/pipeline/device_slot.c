@@ -58,5 +58,5 @@ int fy_dev_ready(ferry_loader *L, slot *s, int timeout_ms) {
 
 void fy_dev_release(ferry_loader *L, slot *s, void *stream) {
   if (fy_gpu_release(L->gpu, s->id, stream) != FERRY_OK)
-    fprintf(stderr, "ferry: %s\n", ferry_last_error());
+    fy_log(FERRY_LOG_WARNING, "%s", ferry_last_error());
 }

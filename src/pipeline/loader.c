@@ -73,7 +73,7 @@ void ferry_loader_options_default(ferry_loader_options *o) {
   o->dtype = FERRY_U8;
   o->shuffle = 1;
   o->world_size = 1;
-  o->max_pixels = 178956970ull;
+  o->max_pixels = FERRY_DEFAULT_MAX_PIXELS;
   o->allow_dct_scaling = 1;
   o->device = -1;
   o->hw_decode = 1;
@@ -486,10 +486,10 @@ static void abandon(ferry_loader *L) {
   int n = L->live;
   fy_watch_describe(L, threads, sizeof threads);
   pthread_mutex_unlock(&L->ring.mu);
-  fprintf(stderr,
-          "ferry: loader closed with %d thread%s still blocked after %.1f s (%s); %s and the "
-          "loader's memory are left behind\n",
-          n, n == 1 ? "" : "s", L->stall_ms * 1e-3, threads, n == 1 ? "it" : "they");
+  fy_log(FERRY_LOG_WARNING,
+         "loader closed with %d thread%s still blocked after %.1f s (%s); %s and the "
+         "loader's memory are left behind",
+         n, n == 1 ? "" : "s", L->stall_ms * 1e-3, threads, n == 1 ? "it" : "they");
   for (int i = 0; i < L->nworkers; i++)
     pthread_detach(L->threads[i]);
   for (int i = 0; i < L->gpu_threads; i++)

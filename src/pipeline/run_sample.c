@@ -21,7 +21,7 @@ static void report_skip(ferry_loader *L, int64_t idx, const char *path, int rc) 
   if (L->o.on_skip)
     L->o.on_skip(L->o.on_skip_user, path, rc, msg);
   else
-    fprintf(stderr, "ferry: skipped %s\n", msg[0] ? msg : path);
+    fy_log(FERRY_LOG_WARNING, "skipped %s", msg[0] ? msg : path);
   pthread_mutex_unlock(&L->report_mu);
 }
 
