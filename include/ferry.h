@@ -356,6 +356,11 @@ void ferry_loader_release(ferry_loader *loader, ferry_batch *batch);
 void ferry_loader_release_on_stream(ferry_loader *loader, ferry_batch *batch, void *stream);
 void ferry_loader_get_stats(const ferry_loader *loader, ferry_stats *stats);
 void ferry_loader_close(ferry_loader *loader);
+/* Loaders that ferry_loader_close() left behind in this process, their
+ * threads still blocked past stall_timeout_ms (a hung GPU call): with one,
+ * leave with _exit() rather than exit(), since library destructors at
+ * exit() (nvJPEG's) can wait for those threads' locks for ever. */
+int ferry_loaders_abandoned(void);
 
 /* ==================================================================== */
 /* Perceptual hashes, Hamming search, duplicate groups, catalog index.  */

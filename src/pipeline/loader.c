@@ -500,7 +500,7 @@ static void abandon(ferry_loader *L) {
   pthread_mutex_unlock(&abandoned_mu);
 }
 
-int fy_loader_abandoned(void) {
+int ferry_loaders_abandoned(void) {
   pthread_mutex_lock(&abandoned_mu);
   int n = abandoned_n;
   pthread_mutex_unlock(&abandoned_mu);

@@ -79,12 +79,6 @@ int fy_watch_stall(ferry_loader *L, const char *waiting_for, double waited);
 /* What every thread is doing, as one line ("worker 3: decoding F for 61.0 s; ..."). */
 void fy_watch_describe(const ferry_loader *L, char *buf, size_t cap);
 
-/* Loaders that ferry_loader_close() left behind, their threads still
- * blocked (a hung GPU call): a process with one should leave with _exit(),
- * since library destructors at exit() (nvJPEG's) can wait for those
- * threads' locks for ever. */
-int fy_loader_abandoned(void);
-
 /* device.c: the GPU mode, its decoder threads and engine policy. */
 int fy_dev_open(ferry_loader *L);
 void fy_dev_close(ferry_loader *L);

@@ -3,7 +3,8 @@
 #  - the library says things only through src/core/log.c (ferry_set_log):
 #    no other file of src/ writes to stderr, or prints (data written to a
 #    FILE the caller chose, stdout included, is not a message);
-#  - src/jobs/ is the layer above the pipeline: nothing else in src/ includes it.
+#  - src/jobs/ is the layer above the pipeline: nothing else in src/ includes it;
+#  - tools/ and bench/ use src/ only through src/tools_tier.h (beside ferry.h).
 # Prints each breach with its file and line; exit 1 if any.
 set -u
 cd "$(dirname "$0")/../.."
@@ -21,5 +22,12 @@ if [ -n "$hits" ]; then
   echo "$hits"
   bad=1
 fi
-[ "$bad" = 0 ] && echo "layout: ok (messages only through core/log.c; nothing below includes jobs/)"
+hits=$(grep -n '#include "' tools/*.c tools/*.h bench/*.c |
+  grep -vE '#include "(ferry\.h|tools_tier\.h|cli\.h|dupes_move\.h)"' || true)
+if [ -n "$hits" ]; then
+  echo "layout: tools/ and bench/ reach into src/ past src/tools_tier.h:"
+  echo "$hits"
+  bad=1
+fi
+[ "$bad" = 0 ] && echo "layout: ok (messages only through core/log.c; nothing below includes jobs/; tools and bench through tools_tier.h)"
 exit "$bad"
