@@ -46,6 +46,9 @@ struct fy_vdec {
   double read_t;    /* the latest packet time read */
   uint64_t skipped; /* packets sent with non-reference frames skipped */
   uint64_t seeks;   /* seeks to a keyframe ahead (sampling) */
+  double floor_t;   /* after such a seek: frames up to this time are dropped */
+  double ahead_t;   /* its keyframe time, until the first packet read */
+  int no_ahead;     /* a seek ahead landed before its keyframe: none again */
   int flushing;     /* the decoder was sent its end */
   int pending;      /* error to report once drained (0: none) */
   int bad_run;      /* packets refused in a row */
@@ -212,6 +215,8 @@ int fy_vdec_open(const char *path, int threads, int strict, fy_vdec **out, ferry
   d->first_damaged = -1;
   d->want_t = -INFINITY;
   d->read_t = -INFINITY;
+  d->floor_t = -INFINITY;
+  d->ahead_t = NAN;
   /* numbering from timestamps is exact for a constant rate: the average
    * equals the base rate, and every timestamp falls on that grid (checked
    * frame by frame in fy_vdec_next) */
@@ -247,6 +252,7 @@ int fy_vdec_seek(fy_vdec *d, double t) {
   d->index_from_time = 1;
   d->sought = 1;
   d->read_t = -INFINITY;
+  d->floor_t = -INFINITY;
   return FERRY_OK;
 }
 
@@ -266,15 +272,21 @@ static int seek_ahead(fy_vdec *d, double t) {
    * keyframe's display time; ahead by more than a few frames to pay */
   double kt = e->timestamp * d->tb;
   double lead = (d->cc->has_b_frames + 4) / d->fps;
-  if (kt <= d->read_t + lead || kt + lead > t)
+  if (d->no_ahead || kt <= d->read_t + lead || kt + lead > t)
     return 0;
-  if (av_seek_frame(d->fmt, d->stream, e->timestamp, AVSEEK_FLAG_BACKWARD) < 0)
+  /* to t itself, not the entry's time: MP4's demuxer goes back to a
+   * keyframe shown at or before the time asked for */
+  if (av_seek_frame(d->fmt, d->stream, ts, AVSEEK_FLAG_BACKWARD) < 0)
     return 0;
   avcodec_flush_buffers(d->cc);
   d->flushing = 0;
   d->read_t = -INFINITY;
   d->timed = 1;
   d->seeks++;
+  /* frames out must go on from the last one: should the seek land before
+   * it, those frames are dropped, and no further jump is tried */
+  d->floor_t = d->last_t;
+  d->ahead_t = kt;
   return 1;
 }
 
@@ -323,6 +335,8 @@ int fy_vdec_frame_at(fy_vdec *d, int64_t k, double *t) {
       d->index_from_time = 1;
       d->sought = 1;
       d->read_t = -INFINITY;
+      d->floor_t = -INFINITY;
+      d->ahead_t = NAN;
     }
     d->timed = 1;
     d->want_t = d->strict ? -INFINITY : tk;
@@ -421,6 +435,11 @@ static void feed(fy_vdec *d) {
       d->timed = 1;
       d->skipped++;
     }
+    if (pts != AV_NOPTS_VALUE && isfinite(d->ahead_t)) {
+      if (pt + (d->cc->has_b_frames + 4) / d->fps < d->ahead_t)
+        d->no_ahead = 1;
+      d->ahead_t = NAN;
+    }
     if (pts != AV_NOPTS_VALUE && pt > d->read_t)
       d->read_t = pt;
     if (pts != AV_NOPTS_VALUE && d->fps > 0) {
@@ -474,6 +493,10 @@ int fy_vdec_next(fy_vdec *d, double *t, int64_t *index) {
   }
   int64_t pts = d->frame->best_effort_timestamp;
   double ft = pts != AV_NOPTS_VALUE ? pts * d->tb : d->last_t + (d->fps > 0 ? 1 / d->fps : 0);
+  if (ft <= d->floor_t + 1e-9) {
+    av_frame_unref(d->frame);
+    return fy_vdec_next(d, t, index); /* shown already (a seek ahead landed early) */
+  }
   if (d->cfr) {
     /* a timestamp off the constant-rate grid, or a count that disagrees
      * with the timestamps: frames are not numbered from timestamps, and none
