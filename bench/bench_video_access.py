@@ -128,7 +128,7 @@ def main():
                                   os.path.join(td, "f.png")] + thr, a.repeat)
                 line += f"; ferry video --frame {k} -o f.png {t_cli * 1000:.0f} ms"
             print(line)
-        py = python_frame_times(f, ks)
+        py = python_frame_times(f, [k for k in ks if k < n])
         if py:
             print("  VideoReader.frame(k) on an open reader: " +
                   ", ".join(f"k={k} {dt * 1000:.1f} ms" for k, dt in py))
