@@ -246,8 +246,6 @@ static PyObject *video_next(VideoReaderObject *self, PyObject *unused) {
   return batch;
 }
 
-static void free_raw(void *p) { PyMem_RawFree(p); }
-
 /* frame_at(k) -> (Tensor [H, W, 3] uint8 owning a copy, timestamp) */
 static PyObject *video_frame_at(VideoReaderObject *self, PyObject *arg) {
   long long k = PyLong_AsLongLong(arg);
@@ -282,7 +280,7 @@ static PyObject *video_frame_at(VideoReaderObject *self, PyObject *arg) {
     PyMem_RawFree(copy);
     return NULL;
   }
-  tensor->free_fn = free_raw;
+  tensor->free_fn = PyMem_RawFree;
   tensor->free_ctx = copy;
   return Py_BuildValue("(Nd)", (PyObject *)tensor, t);
 }
