@@ -868,6 +868,21 @@ int ferry_video_next(ferry_video_reader *reader, ferry_video_batch **batch);
  * an error as above. Do not mix with ferry_video_next() on one reader. */
 int ferry_video_next_frame(ferry_video_reader *reader, ferry_image *frame, double *timestamp,
                            int64_t *frame_index);
+/* Random access: frame k (presentation order from 0, as frame_indices
+ * number them) as ferry_video_next_frame gives frames (upright 8-bit RGB,
+ * full size, owned by the reader until the next call), *timestamp its time.
+ * Any k in any order. Cost: a seek to the keyframe at or before frame k
+ * through the container's index (libavformat), then decoding forward to it,
+ * the non-reference frames before it skipped; no seek when frame k is ahead
+ * of the last one and no keyframe lies between them. Errors name the file:
+ * FERRY_EINVAL for k out of range (with the file's frame count);
+ * FERRY_EUNSUPPORTED for a stream that cannot seek, one without a constant
+ * frame rate (frame numbers come from timestamps), or a GPU reader (device
+ * >= 0: random access is CPU-only for now). The sampling options (stride,
+ * rate, range) do not apply; after this call the reader gives no more
+ * batches or frames in order (FERRY_EINVAL). */
+int ferry_video_frame_at(ferry_video_reader *reader, int64_t k, ferry_image *frame,
+                         double *timestamp);
 void ferry_video_get_stats(const ferry_video_reader *reader, ferry_video_stats *stats);
 void ferry_video_close(ferry_video_reader *reader);
 

@@ -16,7 +16,10 @@ static const char help[] =
     "Decodes video files (H.264, HEVC, VP9, AV1, ... through libavcodec), samples\n"
     "frames, resizes them upright (rotation metadata applied) into batches, and\n"
     "prints frames/s. A truncated or damaged file gives the frames that decode,\n"
-    "then the error.\n"
+    "then the error. With --stride, --rate or a time range, frames the sample does\n"
+    "not keep cost what the codec allows: non-reference frames are not decoded,\n"
+    "keyframes are jumped to (constant-rate streams; frames numbered from their\n"
+    "timestamps).\n"
     "\n"
     "options:\n"
     "  --size N|WxH          output size (default: the frame size)\n"
@@ -38,6 +41,10 @@ static const char help[] =
     "                        each unless --threads; default 0)\n"
     "  --save-frames DIR     write each sampled frame as DIR/NAME_FRAME.png\n"
     "  --timestamps          print each sampled frame's number and time\n"
+    "  --frame K -o OUT.png  random access: frame K (presentation order from 0) of\n"
+    "                        one file, upright at full size, as a PNG: a seek to the\n"
+    "                        keyframe at or before it (the container's index), then\n"
+    "                        decoding to it; CPU only, sampling options do not apply\n"
     "  --strict              a frame decoded with errors (damaged data the decoder\n"
     "                        concealed) ends the file with an error; the CPU\n"
     "                        decodes with one thread, so that every such frame is\n"
@@ -74,13 +81,16 @@ enum {
   OPT_SIZE,
   OPT_JOBS,
   OPT_CPU_JOBS,
-  OPT_STRICT
+  OPT_STRICT,
+  OPT_FRAME
 };
 
 typedef struct video_args {
   ferry_video_options o;
   const char *save_dir;
   int timestamps, quiet, want_device, caps, jobs, cpu_jobs;
+  long long frame; /* --frame K; -1: none */
+  const char *out; /* -o */
 } video_args;
 
 static int parse_seconds(const char *opt, const char *s, double *out) {
@@ -133,6 +143,16 @@ static int parse_opt(int c, const char *arg, video_args *a) {
   case OPT_CAPS: a->caps = 1; return 0;
   case OPT_JOBS: return cli_int("video", "--jobs", arg, 1, 256, &a->jobs);
   case OPT_CPU_JOBS: return cli_int("video", "--cpu-jobs", arg, 0, 256, &a->cpu_jobs);
+  case OPT_FRAME: {
+    char *end;
+    errno = 0;
+    long long k = strtoll(arg, &end, 10);
+    if (!*arg || *end || errno || k < 0)
+      return cli_usage_error("video", "--frame needs a frame number >= 0, got '%s'", arg), -1;
+    a->frame = k;
+    return 0;
+  }
+  case 'o': a->out = arg; return 0;
   default: return -1;
   }
 }
@@ -190,6 +210,26 @@ static int print_nvdec(int device) {
              caps[i].engines == 1 ? "" : "s");
   }
   return 1;
+}
+
+/* --frame K -o OUT: frame K of one file by random access, as a PNG. */
+static int run_frame_at(const char *file, video_args *a) {
+  ferry_video_reader *r;
+  double t0 = fy_now();
+  int st = ferry_video_open(file, &a->o, &r);
+  if (st == FERRY_OK) {
+    ferry_image im;
+    double t;
+    st = ferry_video_frame_at(r, a->frame, &im, &t);
+    double dt = fy_now() - t0;
+    if (st == FERRY_OK && (st = ferry_write_png(a->out, &im)) == FERRY_OK && !a->quiet)
+      printf("%s: frame %lld (t=%.6f s), %dx%d, in %.1f ms -> %s\n", file, a->frame, t, im.width,
+             im.height, dt * 1000, a->out);
+  }
+  if (st != FERRY_OK)
+    fprintf(stderr, "ferry video: %s\n", ferry_last_error());
+  ferry_video_close(r);
+  return st == FERRY_OK ? CLI_OK : st == FERRY_EINVAL ? CLI_USAGE : CLI_FAIL;
 }
 
 /* One file: returns FERRY_OK or the error (already printed). */
@@ -325,6 +365,8 @@ int cmd_video(int argc, char **argv) {
                                        {"nvdec-caps", no_argument, 0, OPT_CAPS},
                                        {"jobs", required_argument, 0, OPT_JOBS},
                                        {"cpu-jobs", required_argument, 0, OPT_CPU_JOBS},
+                                       {"frame", required_argument, 0, OPT_FRAME},
+                                       {"output", required_argument, 0, 'o'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   video_args a;
@@ -332,10 +374,11 @@ int cmd_video(int argc, char **argv) {
   ferry_video_options_default(&a.o);
   a.want_device = -1;
   a.jobs = 1;
+  a.frame = -1;
   optind = 1;
   opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
     if (c == 'h') {
       fputs(help, stdout);
       return CLI_OK;
@@ -351,6 +394,17 @@ int cmd_video(int argc, char **argv) {
     return cli_usage_error("video", "no video file given");
   if (a.o.stride > 1 && a.o.rate > 0)
     return cli_usage_error("video", "--stride and --rate exclude each other");
+  if ((a.frame >= 0) != (a.out != NULL))
+    return cli_usage_error("video", "--frame K and -o OUT.png go together");
+  if (a.frame >= 0) {
+    if (argc - optind != 1)
+      return cli_usage_error("video", "--frame takes one file");
+    if (a.want_device >= 0)
+      return cli_usage_error("video", "--frame is CPU-only for now (no --device cuda)");
+    if (cli_refuse_overwrite("video", a.out, argv[optind]))
+      return CLI_USAGE;
+    return run_frame_at(argv[optind], &a);
+  }
   if (a.save_dir && mkdir(a.save_dir, 0777) && errno != EEXIST) {
     fprintf(stderr, "ferry video: %s: cannot create: %s\n", a.save_dir, strerror(errno));
     return CLI_FAIL;

@@ -172,6 +172,24 @@ class VideoReader(_Closable):
             raise StopIteration
         return b
 
+    def frame(self, k: int, *, timestamp: bool = False) -> Any:
+        """Frame k (presentation order from 0, as frame_indices number
+        them) by random access: a uint8 NumPy array [H, W, 3], upright RGB at
+        full size (not resized or normalised; the sampling options do not
+        apply), a copy of its own, as ferry.decode gives images; with
+        timestamp=True the pair (array, seconds). Cost: a seek to the
+        keyframe at or before k through the container's index, then decoding
+        forward to k (non-reference frames skipped); no seek when k is just
+        ahead of the last frame asked for. Any k in any order; afterwards
+        the reader gives no more batches (iterate another reader).
+        InvalidArgument for k out of range (naming the file and its frame
+        count); UnsupportedError on a GPU reader (random access is CPU-only
+        for now) or for a stream without a constant frame rate."""
+        import numpy
+        k = _int_arg(k, "k", 0)
+        t, ts = self._live_core().frame_at(k)
+        return (numpy.asarray(t), ts) if timestamp else numpy.asarray(t)
+
     def _live_core(self) -> Any:
         if self._core is None or self._core.closed:
             raise StateError(f"{self._path}: the video reader is closed")

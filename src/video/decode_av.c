@@ -33,10 +33,26 @@ struct fy_vdec {
   double last_t;
   int64_t returned; /* frames returned since open */
   int sought;
-  int flushing;   /* the decoder was sent its end */
-  int pending;    /* error to report once drained (0: none) */
-  int bad_run;    /* packets refused in a row */
-  int bad_frames; /* frames the decoder failed */
+  /* Frames shown before want_t are not wanted: their packets are sent with
+   * skip_frame = AVDISCARD_NONREF (a non-reference frame is never needed to
+   * decode another, so the frames that come out decode exactly as before).
+   * Only where frames can be numbered from their timestamps (cfr: constant
+   * frame rate, every timestamp seen on its grid); once a frame was skipped
+   * (timed), every frame is numbered from its timestamp. */
+  double want_t;
+  int cfr, timed;
+  double grid_tol;  /* how far from the grid a timestamp may be, frames */
+  int64_t read_end; /* 1 + the frame number of the last packet read */
+  double read_t;    /* the latest packet time read */
+  uint64_t skipped; /* packets sent with non-reference frames skipped */
+  uint64_t seeks;   /* seeks to a keyframe ahead (sampling) */
+  double floor_t;   /* after such a seek: frames up to this time are dropped */
+  double ahead_t;   /* its keyframe time, until the first packet read */
+  int no_ahead;     /* a seek ahead landed before its keyframe: none again */
+  int flushing;     /* the decoder was sent its end */
+  int pending;      /* error to report once drained (0: none) */
+  int bad_run;      /* packets refused in a row */
+  int bad_frames;   /* frames the decoder failed */
   int strict;
   uint64_t damaged; /* frames flagged damaged (concealed) or failed */
   int64_t first_damaged;
@@ -197,6 +213,16 @@ int fy_vdec_open(const char *path, int threads, int strict, fy_vdec **out, ferry
   fill_info(d, info);
   d->last_t = d->start - (d->fps > 0 ? 1 / d->fps : 0);
   d->first_damaged = -1;
+  d->want_t = -INFINITY;
+  d->read_t = -INFINITY;
+  d->floor_t = -INFINITY;
+  d->ahead_t = NAN;
+  /* numbering from timestamps is exact for a constant rate: the average
+   * equals the base rate, and every timestamp falls on that grid (checked
+   * frame by frame in fy_vdec_next) */
+  d->cfr = d->fps > 0 && st->avg_frame_rate.num && st->r_frame_rate.num &&
+           !av_cmp_q(st->avg_frame_rate, st->r_frame_rate);
+  d->grid_tol = 0.05 + d->tb * d->fps;
   *out = d;
   return FERRY_OK;
 }
@@ -225,7 +251,131 @@ int fy_vdec_seek(fy_vdec *d, double t) {
   avcodec_flush_buffers(d->cc);
   d->index_from_time = 1;
   d->sought = 1;
+  d->read_t = -INFINITY;
+  d->floor_t = -INFINITY;
   return FERRY_OK;
+}
+
+/* The frame number of time t on the constant-rate grid. */
+static double grid_pos(const fy_vdec *d, double t) { return (t - d->start) * d->fps; }
+
+/* Seeks to the keyframe at or before time t when it lies after every packet
+ * read so far (the frames still inside the decoder all show before it, so
+ * none of them is wanted): returns 1 when it did. */
+static int seek_ahead(fy_vdec *d, double t) {
+  AVStream *st = d->fmt->streams[d->stream];
+  int64_t ts = (int64_t)floor(t / d->tb);
+  const AVIndexEntry *e = avformat_index_get_entry_from_timestamp(st, ts, AVSEEK_FLAG_BACKWARD);
+  if (!e || !(e->flags & AVINDEX_KEYFRAME))
+    return 0;
+  /* index timestamps are decode times: at most the reorder delay before the
+   * keyframe's display time; ahead by more than a few frames to pay */
+  double kt = e->timestamp * d->tb;
+  double lead = (d->cc->has_b_frames + 4) / d->fps;
+  if (d->no_ahead || kt <= d->read_t + lead || kt + lead > t)
+    return 0;
+  /* to t itself, not the entry's time: MP4's demuxer goes back to a
+   * keyframe shown at or before the time asked for */
+  if (av_seek_frame(d->fmt, d->stream, ts, AVSEEK_FLAG_BACKWARD) < 0)
+    return 0;
+  avcodec_flush_buffers(d->cc);
+  d->flushing = 0;
+  d->read_t = -INFINITY;
+  d->timed = 1;
+  d->seeks++;
+  /* frames out must go on from the last one: should the seek land before
+   * it, those frames are dropped, and no further jump is tried */
+  d->floor_t = d->last_t;
+  d->ahead_t = kt;
+  return 1;
+}
+
+void fy_vdec_want(fy_vdec *d, double t) {
+  if (!d->cfr || d->strict || d->flushing) {
+    d->want_t = -INFINITY;
+    return;
+  }
+  d->want_t = t;
+  /* a keyframe between what was read and the next wanted frame: jump */
+  if (isfinite(t) && t > d->read_t)
+    seek_ahead(d, t);
+}
+
+int fy_vdec_frame_at(fy_vdec *d, int64_t k, double *t) {
+  if (!d->cfr)
+    return fy_error(FERRY_EUNSUPPORTED,
+                    "%s: random access needs a constant frame rate (frame numbers from "
+                    "timestamps); this stream's rate varies: read it in order",
+                    d->path);
+  double tk = d->start + k / d->fps;
+  double half = 0.5 / d->fps;
+  /* in order from here when frame k is ahead and no keyframe closer to it
+   * lies beyond what was read */
+  int from_here = d->returned > 0 && d->next_index <= k && !d->pending && !d->flushing;
+  if (from_here) {
+    AVStream *st = d->fmt->streams[d->stream];
+    const AVIndexEntry *e = avformat_index_get_entry_from_timestamp(st, (int64_t)floor(tk / d->tb),
+                                                                    AVSEEK_FLAG_BACKWARD);
+    from_here = e && e->timestamp * d->tb <= d->read_t;
+  }
+  double target = tk;
+  for (int tries = 0;; tries++) {
+    if (!from_here) {
+      int64_t ts = (int64_t)floor(target / d->tb);
+      int e = av_seek_frame(d->fmt, d->stream, ts, AVSEEK_FLAG_BACKWARD);
+      if (e < 0) {
+        char eb[128];
+        return fy_error(FERRY_EUNSUPPORTED, "%s: cannot seek to frame %lld (%.3f s): %s", d->path,
+                        (long long)k, tk, av_reason(e, eb, sizeof eb));
+      }
+      avcodec_flush_buffers(d->cc);
+      d->flushing = 0;
+      d->pending = 0;
+      d->bad_run = 0;
+      d->index_from_time = 1;
+      d->sought = 1;
+      d->read_t = -INFINITY;
+      d->floor_t = -INFINITY;
+      d->ahead_t = NAN;
+    }
+    d->timed = 1;
+    d->want_t = d->strict ? -INFINITY : tk;
+    int first = !from_here;
+    for (;;) {
+      int64_t idx;
+      int st = fy_vdec_next(d, t, &idx);
+      if (st == FERRY_END) {
+        d->want_t = -INFINITY;
+        return fy_error(FERRY_EINVAL, "%s: frame %lld is out of range (the file has %lld frames)",
+                        d->path, (long long)k, (long long)(d->read_end > 0 ? d->read_end : idx));
+      }
+      if (st != FERRY_OK) {
+        d->want_t = -INFINITY;
+        return st;
+      }
+      if (idx == k) {
+        d->want_t = -INFINITY;
+        return FERRY_OK;
+      }
+      if (idx > k) {
+        if (first || from_here)
+          break; /* the seek landed after frame k: from an earlier keyframe */
+        d->want_t = -INFINITY;
+        return fy_error(FERRY_ECORRUPT, "%s: frame %lld (%.3f s) is missing: frame %lld follows",
+                        d->path, (long long)k, tk, (long long)idx);
+      }
+      first = 0;
+    }
+    if (target <= d->start - half || tries >= 8) {
+      d->want_t = -INFINITY;
+      return fy_error(FERRY_ECORRUPT, "%s: no keyframe found before frame %lld (%.3f s)", d->path,
+                      (long long)k, tk);
+    }
+    /* further back each time: a keyframe's decode time can precede its
+     * display time, or frame k is a leading picture of an open GOP */
+    target = tries < 6 ? target - (1 << tries) : d->start - 1;
+    from_here = 0;
+  }
 }
 
 void fy_vdec_damage(const fy_vdec *d, uint64_t *frames, int64_t *first, double *first_t) {
@@ -274,6 +424,29 @@ static void feed(fy_vdec *d) {
       av_packet_unref(d->pkt);
       continue;
     }
+    /* decided by the packet's display time: a frame shown before the next
+     * wanted one (by at least half a frame) is not decoded when it is not a
+     * reference */
+    int64_t pts = d->pkt->pts;
+    double pt = pts != AV_NOPTS_VALUE ? pts * d->tb : NAN;
+    int skip = pts != AV_NOPTS_VALUE && pt < d->want_t - 0.5 / d->fps;
+    d->cc->skip_frame = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
+    if (skip) {
+      d->timed = 1;
+      d->skipped++;
+    }
+    if (pts != AV_NOPTS_VALUE && isfinite(d->ahead_t)) {
+      if (pt + (d->cc->has_b_frames + 4) / d->fps < d->ahead_t)
+        d->no_ahead = 1;
+      d->ahead_t = NAN;
+    }
+    if (pts != AV_NOPTS_VALUE && pt > d->read_t)
+      d->read_t = pt;
+    if (pts != AV_NOPTS_VALUE && d->fps > 0) {
+      int64_t end = llround(grid_pos(d, pt)) + 1;
+      if (end > d->read_end)
+        d->read_end = end;
+    }
     e = avcodec_send_packet(d->cc, d->pkt);
     av_packet_unref(d->pkt);
     if (e < 0 && e != AVERROR(EAGAIN)) {
@@ -309,12 +482,34 @@ int fy_vdec_next(fy_vdec *d, double *t, int64_t *index) {
     }
     fy_vprogress p = {d->sought, d->declared, d->returned, d->duration,
                       d->fps,    d->last_t,   d->start};
+    if (d->timed) {
+      /* frames were skipped: what was read counts, not what came out */
+      if (d->read_end > p.returned)
+        p.returned = d->read_end;
+      if (d->read_t > p.last_t)
+        p.last_t = d->read_t;
+    }
     return fy_video_end(d->path, &p, d->pending, d->pending_msg);
   }
   int64_t pts = d->frame->best_effort_timestamp;
   double ft = pts != AV_NOPTS_VALUE ? pts * d->tb : d->last_t + (d->fps > 0 ? 1 / d->fps : 0);
-  if (d->index_from_time) {
-    d->next_index = d->fps > 0 ? llround((ft - d->start) * d->fps) : 0;
+  if (ft <= d->floor_t + 1e-9) {
+    av_frame_unref(d->frame);
+    return fy_vdec_next(d, t, index); /* shown already (a seek ahead landed early) */
+  }
+  if (d->cfr) {
+    /* a timestamp off the constant-rate grid, or a count that disagrees
+     * with the timestamps: frames are not numbered from timestamps, and none
+     * is skipped from here on */
+    double pos = grid_pos(d, ft);
+    if (fabs(pos - llround(pos)) > d->grid_tol ||
+        (!d->timed && !d->index_from_time && llround(pos) != d->next_index)) {
+      d->cfr = 0;
+      d->want_t = -INFINITY;
+    }
+  }
+  if (d->index_from_time || (d->timed && d->cfr)) {
+    d->next_index = d->fps > 0 ? llround(grid_pos(d, ft)) : 0;
     d->index_from_time = 0;
   }
   *t = d->last_t = ft;

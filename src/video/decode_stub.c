@@ -22,6 +22,12 @@ int fy_vdec_seek(fy_vdec *d, double t) {
   return fy_error(FERRY_EUNSUPPORTED, "built without libavcodec");
 }
 
+void fy_vdec_want(fy_vdec *d, double t) {}
+
+int fy_vdec_frame_at(fy_vdec *d, int64_t k, double *t) {
+  return fy_error(FERRY_EUNSUPPORTED, "built without libavcodec");
+}
+
 int fy_vdec_next(fy_vdec *d, double *t, int64_t *index) {
   return fy_error(FERRY_EUNSUPPORTED, "built without libavcodec");
 }

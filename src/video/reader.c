@@ -29,6 +29,7 @@ struct ferry_video_reader {
   ferry_video_batch batch;
   int nbatches;
   int done;           /* FERRY_END or an error code once finished */
+  int random;         /* ferry_video_frame_at was called: no sequential reads */
   char done_msg[512]; /* the error's message, repeated by later calls */
   fy_resize_ctx rctx;
   fy_buf small, upright; /* resized frame, rotated frame */
@@ -179,15 +180,23 @@ void ferry_video_get_stats(const ferry_video_reader *r, ferry_video_stats *s) {
 
 /* Decodes up to the next kept frame: FERRY_OK, FERRY_END or an error. */
 static int next_kept(ferry_video_reader *r, double *t, int64_t *index) {
+  if (r->random)
+    return fy_error(FERRY_EINVAL,
+                    "%s: this reader was used for random access (ferry_video_frame_at): "
+                    "read frames in order with another reader",
+                    r->path);
   if (r->done)
     return r->done == FERRY_END ? FERRY_END : fy_error(r->done, "%s", r->done_msg);
   for (;;) {
     double t0 = fy_now();
+    /* frames before the next one the sample keeps cost what the codec
+     * allows: non-reference ones are not decoded, keyframes are jumped to */
+    fy_vdec_want(r->dec, fy_vsample_next(&r->sampler, r->info.fps, r->info.start_s));
     int st = fy_vdec_next(r->dec, t, index);
     r->stats.decode_s += fy_now() - t0;
     if (st == FERRY_OK) {
       r->stats.decoded++;
-      int k = fy_vsample(&r->sampler, *t);
+      int k = fy_vsample_index(&r->sampler, *t, *index);
       if (k > 0) {
         r->stats.kept++;
         return FERRY_OK;
@@ -283,6 +292,8 @@ int ferry_video_next(ferry_video_reader *r, ferry_video_batch **batch) {
   return FERRY_OK; /* an error after these frames comes with the next call */
 }
 
+static int full_frame(ferry_video_reader *r, ferry_image *frame);
+
 int ferry_video_next_frame(ferry_video_reader *r, ferry_image *frame, double *timestamp,
                            int64_t *frame_index) {
   if (!r || !frame)
@@ -298,6 +309,44 @@ int ferry_video_next_frame(ferry_video_reader *r, ferry_image *frame, double *ti
   int st = next_kept(r, &t, &idx);
   if (st != FERRY_OK)
     return st;
+  if ((st = full_frame(r, frame)) != FERRY_OK)
+    return st;
+  if (timestamp)
+    *timestamp = t;
+  if (frame_index)
+    *frame_index = idx;
+  return FERRY_OK;
+}
+
+int ferry_video_frame_at(ferry_video_reader *r, int64_t k, ferry_image *frame, double *timestamp) {
+  if (!r || !frame)
+    return fy_error(FERRY_EINVAL, "ferry_video_frame_at: NULL argument");
+  memset(frame, 0, sizeof *frame);
+  if (r->gpu)
+    return fy_error(FERRY_EUNSUPPORTED,
+                    "%s: random access (ferry_video_frame_at) is CPU-only for now: open the "
+                    "reader with device -1",
+                    r->path);
+  if (k < 0 || (r->info.frames > 0 && k >= r->info.frames))
+    return fy_error(FERRY_EINVAL, "%s: frame %lld is out of range (the file has %lld frames)",
+                    r->path, (long long)k, (long long)r->info.frames);
+  r->random = 1;
+  double t, t0 = fy_now();
+  int st = fy_vdec_frame_at(r->dec, k, &t);
+  r->stats.decode_s += fy_now() - t0;
+  if (st != FERRY_OK)
+    return st;
+  r->stats.kept++;
+  if ((st = full_frame(r, frame)) != FERRY_OK)
+    return st;
+  if (timestamp)
+    *timestamp = t;
+  return FERRY_OK;
+}
+
+/* The current frame, upright 8-bit RGB at full size. */
+static int full_frame(ferry_video_reader *r, ferry_image *frame) {
+  int st;
   const uint8_t *px;
   int w, h;
   size_t stride;
@@ -314,10 +363,6 @@ int ferry_video_next_frame(ferry_video_reader *r, ferry_image *frame, double *ti
   }
   *frame = (ferry_image){
       .data = (uint8_t *)px, .width = w, .height = h, .channels = 3, .stride = stride};
-  if (timestamp)
-    *timestamp = t;
-  if (frame_index)
-    *frame_index = idx;
   return FERRY_OK;
 }
 

@@ -15,14 +15,23 @@ void fy_vsampler_init(fy_vsampler *s, int stride, double rate, double start, dou
   s->in_range = 0;
   s->have_first = 0;
   s->first_t = s->next_t = 0;
+  s->first_index = s->last_index = -1;
 }
 
-int fy_vsample(fy_vsampler *s, double t) {
+int fy_vsample(fy_vsampler *s, double t) { return fy_vsample_index(s, t, -1); }
+
+int fy_vsample_index(fy_vsampler *s, double t, int64_t index) {
   if (t + EPS < s->start)
     return 0;
   if (s->end > 0 && t + EPS >= s->end)
     return -1;
   int64_t n = s->in_range++;
+  if (index >= 0) {
+    if (s->first_index < 0)
+      s->first_index = index;
+    s->last_index = index;
+    n = index - s->first_index;
+  }
   if (s->rate <= 0)
     return n % s->stride == 0;
   if (s->have_first && t + EPS < s->next_t)
@@ -35,6 +44,19 @@ int fy_vsample(fy_vsampler *s, double t) {
   double k = floor((t - s->first_t) * s->rate + EPS) + 1;
   s->next_t = s->first_t + k / s->rate;
   return 1;
+}
+
+double fy_vsample_next(const fy_vsampler *s, double fps, double t0) {
+  if (!s->in_range)
+    return s->start > 0 ? s->start - EPS : -INFINITY;
+  if (s->rate > 0)
+    return s->next_t - EPS;
+  if (s->stride > 1 && fps > 0 && s->first_index >= 0) {
+    int64_t n = s->last_index - s->first_index;
+    int64_t next = s->first_index + (n / s->stride + 1) * s->stride;
+    return t0 + next / fps - EPS;
+  }
+  return -INFINITY;
 }
 
 int fy_video_orientation(int rotation) {

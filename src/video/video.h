@@ -28,6 +28,22 @@ void fy_vdec_close(fy_vdec *d);
  * rate (exact for constant-rate video). */
 int fy_vdec_seek(fy_vdec *d, double t);
 
+/* Frames shown before time t are not wanted (t = -INFINITY: all are): the
+ * ones no other frame references are not decoded, and when a keyframe lies
+ * between what was read and t, the decoder jumps there. Frames that come
+ * out decode exactly as without it. Only for constant-rate streams (frames
+ * numbered from timestamps; then every frame is, from the first skip on)
+ * and not in strict mode; otherwise it does nothing. */
+void fy_vdec_want(fy_vdec *d, double t);
+
+/* Random access: frame k (presentation order from 0, numbered from
+ * timestamps) becomes the current frame, *t its time. Seeks to the keyframe
+ * at or before it (further back when the seek lands after it) unless
+ * decoding on from here is no longer, skipping non-reference frames before
+ * it. FERRY_EINVAL past the last frame, FERRY_EUNSUPPORTED for a stream
+ * that cannot seek or has no constant frame rate; errors name the file. */
+int fy_vdec_frame_at(fy_vdec *d, int64_t k, double *t);
+
 /* Decodes the next frame in presentation order: *t its timestamp in
  * seconds (ffprobe's pts_time), *index its frame number. FERRY_OK,
  * FERRY_END after the last frame, or an error naming the file once the
@@ -41,10 +57,11 @@ int fy_vdec_rgb(fy_vdec *d, const uint8_t **px, int *w, int *h, size_t *stride);
 
 /* Frame sampling: time range, then every Nth frame or a fixed rate. */
 typedef struct fy_vsampler {
-  int stride;        /* >= 1 */
-  double rate;       /* frames per second kept; 0 = off */
-  double start, end; /* [start, end); end <= 0: no end */
-  int64_t in_range;  /* frames seen inside the range */
+  int stride;                      /* >= 1 */
+  double rate;                     /* frames per second kept; 0 = off */
+  double start, end;               /* [start, end); end <= 0: no end */
+  int64_t in_range;                /* frames seen inside the range */
+  int64_t first_index, last_index; /* fy_vsample_index: frame numbers */
   int have_first;
   double first_t, next_t;
 } fy_vsampler;
@@ -52,6 +69,13 @@ typedef struct fy_vsampler {
 void fy_vsampler_init(fy_vsampler *s, int stride, double rate, double start, double end);
 /* 1: keep the frame at time t; 0: drop it; -1: past the range (stop). */
 int fy_vsample(fy_vsampler *s, double t);
+/* The same, counting stride from frame numbers (index - the range's first
+ * frame number) rather than frames seen: equal when none are skipped. */
+int fy_vsample_index(fy_vsampler *s, double t, int64_t index);
+/* The earliest time the next kept frame can have, given the frame rate and
+ * the first timestamp (frame k at t0 + k / fps); -INFINITY: any frame may be
+ * kept next. */
+double fy_vsample_next(const fy_vsampler *s, double fps, double t0);
 
 /* Where a decoder stands when its input ends. */
 typedef struct fy_vprogress {

@@ -495,3 +495,51 @@ def test_gpu_batches(capsys):
             # synthetic pattern (sharp colour edges; tests/unit/test_video_gpu.c)
             diff = abs(x.cpu().numpy() - want)
             assert diff.mean() <= 6.0 / 255, diff.mean() * 255
+
+
+@needs_video
+def test_frame_random_access_equals_reading_in_order():
+    """VideoReader.frame(k): the frame read in order, bit for bit, for k in
+    any order (0, a keyframe, just after one, a B-frame, the last)."""
+    with ferry.VideoReader(TESTSRC, batch_size=50, layout="hwc") as r:
+        b = next(r)
+        frames, times = np.array(b.numpy()), b.timestamps
+    assert len(frames) == 50
+    with ferry.VideoReader(TESTSRC) as r:
+        for k in (49, 0, 12, 13, 2, 1, 25, 48):
+            f, t = r.frame(k, timestamp=True)
+            assert f.shape == (240, 320, 3) and f.dtype == np.uint8
+            assert np.array_equal(f, frames[k]), k
+            assert t == times[k]
+        assert np.array_equal(r.frame(3), frames[3])
+        with pytest.raises(ferry.InvalidArgument, match=r"testsrc_h264.mp4.*has 50 frames"):
+            r.frame(50)
+        with pytest.raises(ferry.InvalidArgument):
+            r.frame(-1)
+        with pytest.raises(TypeError):
+            r.frame(1.5)
+        # no more batches after random access
+        with pytest.raises(ferry.InvalidArgument, match="random access"):
+            next(r)
+
+
+@needs_video
+def test_frame_is_upright():
+    with ferry.VideoReader(ROT90, batch_size=10, layout="hwc") as r:
+        want = np.array(next(r).numpy())
+    with ferry.VideoReader(ROT90) as r:
+        f = r.frame(5)
+    assert f.shape == (160, 96, 3) and np.array_equal(f, want[5])
+
+
+@needs_video
+def test_stride_skipping_keeps_the_same_frames():
+    """Frames the sample does not keep are skipped (non-reference frames not
+    decoded): the kept ones are the same frames, same numbers, same pixels."""
+    with ferry.VideoReader(TESTSRC, batch_size=50) as r:
+        allf = np.array(next(r).numpy())
+    with ferry.VideoReader(TESTSRC, stride=7, batch_size=50) as r:
+        b = next(r)
+        assert b.frame_indices == tuple(range(0, 50, 7))
+        assert np.array_equal(np.array(b.numpy()), allf[::7])
+        assert r.stats()["decoded"] < 50

@@ -175,3 +175,29 @@ def test_jobs_decode_files_at_once():
     r = subprocess.run([FERRY_BIN, "video", files[0], "--cpu-jobs", "2"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--device cuda" in r.stderr
+
+
+@pytest.mark.parametrize("name,k", [("testsrc_h264.mp4", 13), ("hevc10.mp4", 11),
+                                    ("vp9.webm", 29)])
+def test_frame_random_access(name, k, tmp_path):
+    """`ferry video FILE --frame K -o OUT.png` writes the frame that
+    --save-frames writes for frame K when every frame is read in order."""
+    need_tools()
+    path = FIXTURES / name
+    saved = tmp_path / "all"
+    r = subprocess.run([FERRY_BIN, "video", str(path), "--save-frames", str(saved), "--quiet"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    out = tmp_path / "f.png"
+    r = subprocess.run([FERRY_BIN, "video", str(path), "--frame", str(k), "-o", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert f"frame {k} " in r.stdout
+    want = np.asarray(Image.open(saved / f"{name}_{k:06d}.png"))
+    assert np.array_equal(np.asarray(Image.open(out)), want)
+    r = subprocess.run([FERRY_BIN, "video", str(path), "--frame", "100000", "-o", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "out of range" in r.stderr and name in r.stderr
+    r = subprocess.run([FERRY_BIN, "video", str(path), "--frame", "1"], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 2 and "-o" in r.stderr

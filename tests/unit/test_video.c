@@ -307,6 +307,151 @@ static void test_corpus(void) {
   CHECK(strstr(ferry_last_error(), "truncated_h264.mp4") && strstr(ferry_last_error(), "moov"));
 }
 
+/* ------------------------------------------------ skipping, random access */
+
+static uint64_t hash_image(const ferry_image *im) {
+  uint64_t h = 1469598103934665603ull;
+  for (int y = 0; y < im->height; y++) {
+    const uint8_t *row = im->data + (size_t)y * im->stride;
+    for (size_t x = 0; x < (size_t)im->width * 3; x++)
+      h = (h ^ row[x]) * 1099511628211ull;
+  }
+  return h ^ ((uint64_t)im->width << 32 | (uint64_t)im->height);
+}
+
+typedef struct frame_rec {
+  int64_t idx;
+  double t;
+  uint64_t h;
+} frame_rec;
+
+/* Every sampled frame of `path` as next_frame gives it; returns the count
+ * (-1: open failed), *decoded the frames decoded. */
+static int read_frames(const char *path, const ferry_video_options *o, frame_rec *out, int cap,
+                       uint64_t *decoded) {
+  ferry_video_reader *r;
+  if (ferry_video_open(path, o, &r) != FERRY_OK)
+    return -1;
+  ferry_image im;
+  double t;
+  int64_t idx;
+  int n = 0, st;
+  while ((st = ferry_video_next_frame(r, &im, &t, &idx)) == FERRY_OK)
+    if (n < cap)
+      out[n++] = (frame_rec){idx, t, hash_image(&im)};
+  CHECK_MSG(st == FERRY_END, "%s: %s", path, ferry_last_error());
+  ferry_video_stats s;
+  ferry_video_get_stats(r, &s);
+  if (decoded)
+    *decoded = s.decoded;
+  ferry_video_close(r);
+  return n;
+}
+
+/* Frames the sample does not keep are skipped (non-reference frames not
+ * decoded, keyframes jumped to): each kept frame has the same number, time
+ * and pixels as when every frame is decoded; frame_at(k) equals frame k. */
+static void check_skip_and_access(const char *path, int expect_fewer) {
+  enum { CAP = 400 };
+  static frame_rec all[CAP], got[CAP], ref[CAP];
+  ferry_video_options o;
+  ferry_video_options_default(&o);
+  int n = read_frames(path, &o, all, CAP, NULL);
+  CHECK_MSG(n > 1 && n < CAP, "%s: %d frames", path, n);
+  if (n <= 1 || n >= CAP)
+    return;
+  for (int i = 0; i < n; i++)
+    CHECK(all[i].idx == i);
+  /* the last: a sparse sample (the frames between may be jumped over) */
+  int strides[] = {25, 7, 2, 3, 12, n - 1};
+  /* the large corpus clips: three strides */
+  size_t nstrides = sizeof strides / sizeof strides[0];
+  if (n > 100)
+    strides[2] = n - 1, nstrides = 3;
+  for (size_t s = 0; s < nstrides; s++) {
+    o.stride = strides[s];
+    uint64_t decoded = 0;
+    int m = read_frames(path, &o, got, CAP, &decoded);
+    CHECK_MSG(m == (n + o.stride - 1) / o.stride, "%s stride %d: %d frames of %d", path, o.stride,
+              m, n);
+    for (int j = 0; j < m; j++) {
+      int64_t k = (int64_t)j * o.stride;
+      CHECK_MSG(got[j].idx == k && got[j].t == all[k].t && got[j].h == all[k].h,
+                "%s stride %d: kept frame %d is frame %lld (want %lld), same pixels %d", path,
+                o.stride, j, (long long)got[j].idx, (long long)k, got[j].h == all[k].h);
+    }
+    if (expect_fewer && o.stride == 25)
+      CHECK_MSG(decoded < (uint64_t)n, "%s stride 25: %llu frames decoded of %d", path,
+                (unsigned long long)decoded, n);
+  }
+  /* a rate and a time range: the same frames as strict reading (which skips
+   * nothing) */
+  ferry_video_options_default(&o);
+  o.rate = 3;
+  o.start_s = 0.3;
+  ferry_video_options so = o;
+  so.strict = 1;
+  int m = read_frames(path, &o, got, CAP, NULL), mr = read_frames(path, &so, ref, CAP, NULL);
+  CHECK_MSG(m == mr && m > 0, "%s rate 3 from 0.3 s: %d frames, strict %d", path, m, mr);
+  for (int j = 0; j < m && j < mr; j++)
+    CHECK_MSG(got[j].idx == ref[j].idx && got[j].idx < n && got[j].h == all[got[j].idx].h,
+              "%s rate 3: frame %d is %lld (strict: %lld)", path, j, (long long)got[j].idx,
+              (long long)ref[j].idx);
+
+  /* random access in any order */
+  ferry_video_options_default(&o);
+  ferry_video_reader *r;
+  CHECK(ferry_video_open(path, &o, &r) == FERRY_OK);
+  int64_t ks[] = {n - 1, 0, n / 2, n / 2 + 1, 2, 1, 12, 13, n - 2, 250, 251, 249, 125, n - 1};
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+    if (ks[i] >= n)
+      continue;
+    ferry_image im;
+    double t = -1;
+    int st = ferry_video_frame_at(r, ks[i], &im, &t);
+    CHECK_MSG(st == FERRY_OK, "%s: frame_at(%lld): %s", path, (long long)ks[i], ferry_last_error());
+    if (st == FERRY_OK)
+      CHECK_MSG(t == all[ks[i]].t && hash_image(&im) == all[ks[i]].h,
+                "%s: frame_at(%lld) differs from frame %lld read in order (t %.6f, %.6f)", path,
+                (long long)ks[i], (long long)ks[i], t, all[ks[i]].t);
+  }
+  ferry_image im;
+  CHECK(ferry_video_frame_at(r, n, &im, NULL) == FERRY_EINVAL);
+  CHECK_MSG(strstr(ferry_last_error(), "out of range") && strstr(ferry_last_error(), path), "%s",
+            ferry_last_error());
+  char count[32];
+  snprintf(count, sizeof count, "has %d frames", n);
+  CHECK_MSG(strstr(ferry_last_error(), count), "%s", ferry_last_error());
+  CHECK(ferry_video_frame_at(r, -1, &im, NULL) == FERRY_EINVAL);
+  /* still works after an error */
+  double t;
+  CHECK(ferry_video_frame_at(r, 1, &im, &t) == FERRY_OK && hash_image(&im) == all[1].h);
+  /* no sequential reading after random access */
+  ferry_video_batch *b;
+  CHECK(ferry_video_next(r, &b) == FERRY_EINVAL);
+  ferry_video_close(r);
+}
+
+static void test_skip_and_access(void) {
+  check_skip_and_access(fixture("testsrc_h264.mp4"), 1);
+  check_skip_and_access(fixture("hevc10.mp4"), 0);
+  check_skip_and_access(fixture("vp9.webm"), 0);
+  check_skip_and_access(fixture("rot90_h264.mp4"), 0);
+  const char *c = getenv("FERRY_CORPUS");
+  static const char *names[] = {"pan_1080p_h264.mp4", "pan_720p_hevc.mp4", "pan_720p_vp9.webm"};
+  for (int i = 0; i < 3; i++) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/video/%s", c ? c : "../shared/corpus", names[i]);
+    FILE *f = fopen(p, "rb");
+    if (!f) {
+      SKIP("video corpus: %s not found", p);
+      return;
+    }
+    fclose(f);
+    check_skip_and_access(p, i == 0);
+  }
+}
+
 int main(void) {
   ferry_video_reader *r;
   int st = ferry_video_open(fixture("testsrc_h264.mp4"), NULL, &r);
@@ -323,5 +468,6 @@ int main(void) {
   test_truncated();
   test_damaged();
   test_corpus();
+  test_skip_and_access();
   return check_done();
 }

@@ -246,6 +246,45 @@ static PyObject *video_next(VideoReaderObject *self, PyObject *unused) {
   return batch;
 }
 
+/* frame_at(k) -> (Tensor [H, W, 3] uint8 owning a copy, timestamp) */
+static PyObject *video_frame_at(VideoReaderObject *self, PyObject *arg) {
+  long long k = PyLong_AsLongLong(arg);
+  if (k == -1 && PyErr_Occurred())
+    return NULL;
+  if (video_check(self) < 0)
+    return NULL;
+  self->busy = 1;
+  ferry_image im;
+  double t = 0;
+  int rc;
+  char msg[1024];
+  uint8_t *copy = NULL;
+  Py_BEGIN_ALLOW_THREADS rc = ferry_video_frame_at(self->r, (int64_t)k, &im, &t);
+  if (rc)
+    snprintf(msg, sizeof msg, "%s", ferry_last_error());
+  else if ((copy = PyMem_RawMalloc((size_t)im.width * im.height * 3 + 1)))
+    for (int y = 0; y < im.height; y++)
+      memcpy(copy + (size_t)y * im.width * 3, im.data + (size_t)y * im.stride,
+             (size_t)im.width * 3);
+  Py_END_ALLOW_THREADS self->busy = 0;
+  if (rc) {
+    video_maybe_close(self);
+    return raise_status(rc, msg);
+  }
+  if (!copy)
+    return PyErr_NoMemory();
+  int64_t shape[3] = {im.height, im.width, 3};
+  TensorObject *tensor =
+      tensor_new(NULL, copy, 3, shape, NULL, (DLDataType){kDLUInt, 8, 1}, (DLDevice){kDLCPU, 0});
+  if (!tensor) {
+    PyMem_RawFree(copy);
+    return NULL;
+  }
+  tensor->free_fn = PyMem_RawFree;
+  tensor->free_ctx = copy;
+  return Py_BuildValue("(Nd)", (PyObject *)tensor, t);
+}
+
 static PyObject *video_close(VideoReaderObject *self, PyObject *unused) {
   self->closed = 1;
   video_maybe_close(self);
@@ -308,6 +347,8 @@ static PyMethodDef video_methods[] = {
      "next()\n--\n\nDecodes the next batch (without the GIL): a VideoBatch, or None after the "
      "last. A damaged file gives its frames first, then raises; later calls raise again. The "
      "previous batch's frames are overwritten (GPU: the one before it)."},
+    {"frame_at", (PyCFunction)video_frame_at, METH_O,
+     "frame_at(k) -> (Tensor [H, W, 3] uint8, timestamp): frame k, random access."},
     {"close", (PyCFunction)video_close, METH_NOARGS,
      "close()\n--\n\nCloses the reader: freed now, or when the last batch viewing its memory "
      "is freed."},
