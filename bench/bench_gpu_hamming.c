@@ -16,9 +16,9 @@
  * usage: bench_gpu_hamming [--n N] [--big N] [--cpu-10m] [--skip-cpu]
  * Needs a CUDA build and a GPU; prints why not otherwise (exit 0). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
-#include "cuda/hamming.h"
 
 #include <ferry.h>
+#include "tools_tier.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -13,9 +13,9 @@
  * usage: bench_gpu_hash [DIR] [--ferry PATH] [--images N] [--rounds N]
  * (FERRY_BIN or ./ferry is the command otherwise). */
 #define _POSIX_C_SOURCE 200809L
-#include "cuda/hash_gpu.h"
 
 #include <ferry.h>
+#include "tools_tier.h"
 #include <stdio.h> /* before jpeglib.h, which uses FILE */
 #include <stdlib.h>
 

@@ -244,8 +244,8 @@ typedef struct ferry_loader_options {
    * engine's never pass through host memory), after that the engine
    * takes those not kept. */
   uint64_t cache_bytes;
-  /* Called (from a worker thread, serialised) once per bad file; NULL
-   * prints "ferry: skipped <file>: <reason>" to stderr. */
+  /* Called (from a worker thread, serialised) once per bad file; NULL:
+   * "skipped <file>: <reason>" to the log (ferry_set_log). */
   void (*on_skip)(void *user, const char *path, int status, const char *msg);
   void *on_skip_user;
   /* 0 (default): where a JPEG is downscaled after decoding (its decoded
@@ -356,6 +356,11 @@ void ferry_loader_release(ferry_loader *loader, ferry_batch *batch);
 void ferry_loader_release_on_stream(ferry_loader *loader, ferry_batch *batch, void *stream);
 void ferry_loader_get_stats(const ferry_loader *loader, ferry_stats *stats);
 void ferry_loader_close(ferry_loader *loader);
+/* Loaders that ferry_loader_close() left behind in this process, their
+ * threads still blocked past stall_timeout_ms (a hung GPU call): with one,
+ * leave with _exit() rather than exit(), since library destructors at
+ * exit() (nvJPEG's) can wait for those threads' locks for ever. */
+int ferry_loaders_abandoned(void);
 
 /* ==================================================================== */
 /* Perceptual hashes, Hamming search, duplicate groups, catalog index.  */

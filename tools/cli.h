@@ -3,6 +3,7 @@
 #define FERRY_CLI_H
 
 #include "ferry.h"
+#include "tools_tier.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -2,7 +2,6 @@
  * a PNG to look at: the one place the CLI undoes layout, dtype and
  * normalisation. */
 #include "cli.h"
-#include "image/image.h"
 
 #include <math.h>
 #include <stddef.h>

@@ -1,8 +1,6 @@
 /* cli_run.c — drives a loader for `load` and `demo`: epochs, progress,
  * speed report, and an optional contact sheet of the first batch. */
 #include "cli.h"
-#include "cuda/gpu.h"
-#include "pipeline/loader_int.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -170,7 +168,7 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
   if (rc)
     fprintf(stderr, "ferry %s: %s\n", cmd, ferry_last_error());
   ferry_loader_close(L);
-  if (fy_loader_abandoned()) {
+  if (ferry_loaders_abandoned()) {
     /* threads still blocked in the GPU driver: exit() would run nvJPEG's
      * destructors, which wait for their locks (seen in the GPU soak) */
     fflush(stdout);

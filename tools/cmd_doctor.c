@@ -2,7 +2,6 @@
  * JPEG engine, NVDEC, codec libraries) and which backends ferry will use,
  * and why. */
 #include "cli.h"
-#include "cuda/gpu.h"
 
 #include <string.h>
 #include <unistd.h>

@@ -1,7 +1,6 @@
 /* cmd_dupes.c — `ferry dupes CATALOG`: near-duplicate groups of a catalog as
  * CSV, JSON or an HTML page; optionally moves the non-keepers aside. */
 #include "cli.h"
-#include "core/internal.h"
 #include "dupes_move.h"
 
 #include <stdlib.h>

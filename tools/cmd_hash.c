@@ -1,9 +1,6 @@
 /* cmd_hash.c — `ferry hash PATH... [-o CATALOG.fidx]`: perceptual hashes of
  * image files, printed as CSV or kept in a catalog that later runs update. */
-#include "catalog/catalog.h"
 #include "cli.h"
-#include "hash/hash.h"
-#include "io/source.h"
 
 #include <stdlib.h>
 #include <string.h>

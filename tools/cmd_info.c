@@ -1,5 +1,4 @@
 /* cmd_info.c — `ferry info FILE...`: what each header says. */
-#include "catalog/text.h"
 #include "cli.h"
 
 #include <string.h>

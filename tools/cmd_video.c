@@ -1,9 +1,6 @@
 /* cmd_video.c — `ferry video FILE...`: sampled frames of videos as batches;
  * prints frames/s, can write the sampled frames as PNGs to look at. */
 #include "cli.h"
-#include "cuda/gpu.h"
-#include "image/image.h"
-#include "video/video.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -4,8 +4,6 @@
  * DIR/ferry-moves.csv. A dry run unless --apply. ferry never deletes. */
 #include "dupes_move.h"
 
-#include "catalog/catalog.h"
-#include "catalog/text.h"
 #include "cli.h"
 
 #include <errno.h>

@@ -82,7 +82,8 @@ typedef struct fy_codec_req {
 /* Runs req->plan (if any) for a source of stored size sw x sh: fills
  * req->crop (stored coordinates, clamped) and req->min_w/min_h (stored
  * orientation). Codecs that can crop or scale while decoding call it once
- * they know the size. */
+ * they know the size; fy_decode calls it for those that do not (orient.c,
+ * so that the codecs do not call back into decode.c). */
 int fy_codec_plan(fy_codec_req *req, int sw, int sh);
 
 /* PNG and WebP decode the whole image (crop is applied by the caller by
@@ -136,6 +137,9 @@ int fy_png_orientation(const uint8_t *data, size_t size);
 ferry_rect fy_rect_to_stored(ferry_rect upright, int sw, int sh, int orientation);
 /* Upright size of a stored w x h image under orientation o. */
 void fy_oriented_size(int w, int h, int orientation, int *ow, int *oh);
+/* Clamps r to a w x h image, keeping at least 1 x 1; width or height <= 0
+ * means the whole image. */
+void fy_clamp_rect(ferry_rect *r, int w, int h);
 
 /* Applies EXIF orientation o to an interleaved image: the result (upright)
  * is written to `dst` (which must hold w*h*c bytes, tightly packed) and its

@@ -1,5 +1,5 @@
-/* decode.c — format dispatch, planning (crop and scale hints in upright
- * terms), orientation, and the public decode/probe calls. */
+/* decode.c — format dispatch, orientation, and the public decode/probe
+ * calls (planning, fy_codec_plan, is orient.c's). */
 #include "codec/codec.h"
 
 #include <stdlib.h>
@@ -42,57 +42,6 @@ static int orientation_of(ferry_format f, const uint8_t *d, size_t n) {
   else if (f == FERRY_FORMAT_WEBP)
     o = fy_webp_orientation(d, n);
   return o >= 1 && o <= 8 ? o : 1;
-}
-
-static void clamp_rect(ferry_rect *r, int w, int h) {
-  if (r->width <= 0 || r->height <= 0) {
-    *r = (ferry_rect){0, 0, w, h};
-    return;
-  }
-  if (r->x < 0) {
-    r->width += r->x;
-    r->x = 0;
-  }
-  if (r->y < 0) {
-    r->height += r->y;
-    r->y = 0;
-  }
-  if (r->x > w - 1)
-    r->x = w - 1;
-  if (r->y > h - 1)
-    r->y = h - 1;
-  if (r->width > w - r->x)
-    r->width = w - r->x;
-  if (r->height > h - r->y)
-    r->height = h - r->y;
-  if (r->width < 1)
-    r->width = 1;
-  if (r->height < 1)
-    r->height = 1;
-}
-
-int fy_codec_plan(fy_codec_req *req, int sw, int sh) {
-  int o = req->orientation;
-  int uw, uh;
-  fy_oriented_size(sw, sh, o, &uw, &uh);
-  ferry_rect crop = req->crop; /* upright, as given */
-  int min_w = req->min_w, min_h = req->min_h;
-  if (req->plan) {
-    int rc = req->plan(req->plan_user, uw, uh, &crop, &min_w, &min_h);
-    if (rc)
-      return rc;
-  }
-  clamp_rect(&crop, uw, uh);
-  req->crop = fy_rect_to_stored(crop, sw, sh, o);
-  if (o >= 5) { /* transposed: the hint's axes swap too */
-    req->min_w = min_h;
-    req->min_h = min_w;
-  } else {
-    req->min_w = min_w;
-    req->min_h = min_h;
-  }
-  req->planned = 1;
-  return FERRY_OK;
 }
 
 /* Maps the stored region that the decoded pixels cover to upright terms. */
@@ -285,7 +234,7 @@ int ferry_decode(const void *data, size_t size, const char *name,
   if (rc == FERRY_OK) {
     ferry_rect want = options->crop;
     if (want.width > 0 && want.height > 0) {
-      clamp_rect(&want, d.src_w, d.src_h);
+      fy_clamp_rect(&want, d.src_w, d.src_h);
       trim_to_crop(&d, &want);
     }
     /* Hand the pixel buffer itself to the caller: no copy. */

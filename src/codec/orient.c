@@ -6,7 +6,9 @@
  * pixel (x, y) of a stored w x h image, the stored pixel is:
  *   1 (x, y)           2 (w-1-x, y)        3 (w-1-x, h-1-y)    4 (x, h-1-y)
  *   5 (y, x)           6 (y, h-1-x)        7 (w-1-y, h-1-x)    8 (w-1-y, x)
- */
+ *
+ * Also the decoders' planning (fy_codec_plan): the caller's crop and scale
+ * hints, chosen in upright terms, mapped to stored ones. */
 #include "codec/codec.h"
 
 #include <string.h>
@@ -43,6 +45,57 @@ ferry_rect fy_rect_to_stored(ferry_rect r, int sw, int sh, int orientation) {
   case 8: return (ferry_rect){sw - y - h, x, h, w};
   default: return r;
   }
+}
+
+void fy_clamp_rect(ferry_rect *r, int w, int h) {
+  if (r->width <= 0 || r->height <= 0) {
+    *r = (ferry_rect){0, 0, w, h};
+    return;
+  }
+  if (r->x < 0) {
+    r->width += r->x;
+    r->x = 0;
+  }
+  if (r->y < 0) {
+    r->height += r->y;
+    r->y = 0;
+  }
+  if (r->x > w - 1)
+    r->x = w - 1;
+  if (r->y > h - 1)
+    r->y = h - 1;
+  if (r->width > w - r->x)
+    r->width = w - r->x;
+  if (r->height > h - r->y)
+    r->height = h - r->y;
+  if (r->width < 1)
+    r->width = 1;
+  if (r->height < 1)
+    r->height = 1;
+}
+
+int fy_codec_plan(fy_codec_req *req, int sw, int sh) {
+  int o = req->orientation;
+  int uw, uh;
+  fy_oriented_size(sw, sh, o, &uw, &uh);
+  ferry_rect crop = req->crop; /* upright, as given */
+  int min_w = req->min_w, min_h = req->min_h;
+  if (req->plan) {
+    int rc = req->plan(req->plan_user, uw, uh, &crop, &min_w, &min_h);
+    if (rc)
+      return rc;
+  }
+  fy_clamp_rect(&crop, uw, uh);
+  req->crop = fy_rect_to_stored(crop, sw, sh, o);
+  if (o >= 5) { /* transposed: the hint's axes swap too */
+    req->min_w = min_h;
+    req->min_h = min_w;
+  } else {
+    req->min_w = min_w;
+    req->min_h = min_h;
+  }
+  req->planned = 1;
+  return FERRY_OK;
 }
 
 /* Where upright pixel (x, y) lives in the source: base + x * xs + y * ys

@@ -1,10 +1,13 @@
-/* device.c — the loader's GPU mode. Batches live in device memory. CPU
- * workers decode what they claim into pinned staging (u8, output size);
- * a decoder thread claims chunks of samples and feeds the JPEGs that the
- * hardware engine accepts to nvJPEG, with resampling tables built here.
- * Both kinds of sample meet in one kernel pass per batch (gpu.cu). Work is
- * shared by claiming from the same queue: whoever is free takes the next
- * samples, so the split follows the speed of each side. */
+/* device.c — the loader's GPU mode: opening and closing it, the decoder
+ * threads that feed the JPEG engine, the engine policy (a slot's own GPU
+ * side is device_slot.c). Batches live in device memory. CPU workers
+ * decode what they claim into pinned staging (u8, output size); a decoder
+ * thread claims chunks of samples and feeds the JPEGs that the hardware
+ * engine accepts to nvJPEG, with resampling tables built here. Both kinds
+ * of sample meet in one kernel pass per batch (gpu.cu). Work is shared by
+ * claiming from the same queue (ring.c): whoever is free takes the next
+ * samples, so the split follows the speed of each side; what the engine
+ * does not take goes down the CPU path (run_sample.c). */
 #include "pipeline/loader_int.h"
 
 #include <math.h>
@@ -16,11 +19,10 @@
 #define DEFAULT_CHUNK 64 /* measured best on an H200 with 16 cores */
 
 static int engine_policy(void);
-
-static size_t stage_bytes(const ferry_loader *L) { return (size_t)3 * L->o.width * L->o.height; }
+static void slot_reset(void *L, slot *s);
 
 int fy_dev_open(ferry_loader *L) {
-  int n = L->nslots, B = L->o.batch_size;
+  int n = L->ring.nslots, B = L->o.batch_size;
   uint64_t per_slot = L->o.device_memory / (uint64_t)n;
   fy_gpu_params p = {.device = L->o.device,
                      .nslots = n,
@@ -56,26 +58,32 @@ int fy_dev_open(ferry_loader *L) {
   if (!L->gpu_files || !L->arena_used || !L->temp_used || !L->table_used || !L->any_staged)
     return fy_error(FERRY_ENOMEM, "loader: out of memory");
   for (int i = 0; i < n; i++)
-    L->slots[i].batch.data = fy_gpu_output(L->gpu, i);
+    L->ring.slots[i].batch.data = fy_gpu_output(L->gpu, i);
   pthread_mutex_init(&L->dev_mu, NULL);
   L->dev_mu_init = 1;
+  L->ring.on_assign = slot_reset; /* a slot's new batch resets its device state */
+  L->ring.on_assign_user = L;
   /* A pack needs no decoding: the CPU workers copy its samples. */
   for (int i = 0; fy_gpu_hw_decode(L->gpu) && !L->pack && i < p.decoders; i++) {
     L->dec_args[i].L = L;
     L->dec_args[i].engine = i;
-    pthread_mutex_lock(&L->mu);
+    pthread_mutex_lock(&L->ring.mu);
     L->live++;
-    pthread_mutex_unlock(&L->mu);
+    pthread_mutex_unlock(&L->ring.mu);
     if (pthread_create(&L->gpu_tid[i], NULL, fy_dev_decoder_main, &L->dec_args[i]) != 0) {
-      pthread_mutex_lock(&L->mu);
+      pthread_mutex_lock(&L->ring.mu);
       L->live--;
-      pthread_mutex_unlock(&L->mu);
+      pthread_mutex_unlock(&L->ring.mu);
       return fy_error(FERRY_ENOMEM, "loader: cannot start a GPU decoder thread");
     }
     L->gpu_threads++;
   }
+  /* Under the lock: the decoder threads started above read ctl under it
+   * (fy_dev_engine_on); until now they see no context on and decode on the CPU. */
+  pthread_mutex_lock(&L->ring.mu);
   fy_engine_ctl_init(&L->ctl,
                      L->engine_policy == FY_ENGINES_ONE && L->gpu_threads ? 1 : L->gpu_threads, n);
+  pthread_mutex_unlock(&L->ring.mu);
   return FERRY_OK;
 }
 
@@ -86,7 +94,7 @@ void fy_dev_close(ferry_loader *L) {
   if (L->dev_mu_init)
     pthread_mutex_destroy(&L->dev_mu);
   L->dev_mu_init = 0;
-  for (size_t i = 0; L->gpu_files && i < (size_t)L->nslots * L->o.batch_size; i++)
+  for (size_t i = 0; L->gpu_files && i < (size_t)L->ring.nslots * L->o.batch_size; i++)
     fy_buf_free(&L->gpu_files[i]);
   free(L->gpu_files);
   free(L->arena_used);
@@ -97,55 +105,7 @@ void fy_dev_close(ferry_loader *L) {
   L->gpu = NULL;
 }
 
-void *fy_dev_sample_dst(ferry_loader *L, slot *s, int k) {
-  return fy_gpu_staging(L->gpu, s->id) + (size_t)k * stage_bytes(L);
-}
-
-void fy_dev_sample_done(ferry_loader *L, slot *s, int k, int64_t idx, int epoch) {
-  fy_gpu_sample *smp = &fy_gpu_samples(L->gpu, s->id)[k];
-  memset(smp, 0, sizeof *smp);
-  smp->src = fy_gpu_staged_src(L->gpu, s->id, k);
-  smp->pitch = L->o.width * 3;
-  smp->staged = 1;
-  smp->flip = 0; /* the CPU path has flipped it already */
-  (void)idx, (void)epoch;
-  __atomic_store_n(&L->any_staged[s->id], 1, __ATOMIC_RELAXED);
-}
-
-void fy_dev_slot_reset(ferry_loader *L, slot *s) {
-  L->arena_used[s->id] = 0;
-  L->temp_used[s->id] = 0;
-  L->table_used[s->id] = 0;
-  L->any_staged[s->id] = 0;
-}
-
-int fy_dev_finish(ferry_loader *L, slot *s) {
-  fy_gpu_sample *smp = fy_gpu_samples(L->gpu, s->id);
-  int j = 0;
-  for (int k = 0; k < s->expected; k++) {
-    if (s->failed[k])
-      continue;
-    smp[j] = smp[k];
-    smp[j].out_index = j;
-    s->labels[j] = s->labels[k];
-    s->indices[j] = s->indices[k];
-    j++;
-  }
-  s->batch.count = j;
-  s->batch.nbytes = (size_t)j * L->sample_bytes;
-  int staged = __atomic_load_n(&L->any_staged[s->id], __ATOMIC_RELAXED) ? s->expected : 0;
-  return fy_gpu_finish(L->gpu, s->id, j, L->table_used[s->id], staged);
-}
-
-int fy_dev_ready(ferry_loader *L, slot *s, int timeout_ms) {
-  s->batch.data = fy_gpu_output(L->gpu, s->id);
-  return fy_gpu_wait_for(L->gpu, s->id, timeout_ms);
-}
-
-void fy_dev_release(ferry_loader *L, slot *s, void *stream) {
-  if (fy_gpu_release(L->gpu, s->id, stream) != FERRY_OK)
-    fprintf(stderr, "ferry: %s\n", ferry_last_error());
-}
+static void slot_reset(void *L, slot *s) { fy_dev_slot_reset(L, s); }
 
 /* ------------------------------------------------------ decoder thread */
 
@@ -190,7 +150,7 @@ static int plan_locked(ferry_loader *L, slot *s, int epoch, int64_t idx, int w, 
     return 0;
   size_t temp = (size_t)(ty.last - ty.first) * L->o.width * 3;
   temp = (temp + 255) & ~(size_t)255;
-  size_t temp_cap = (size_t)(L->o.device_memory / (uint64_t)L->nslots / 4);
+  size_t temp_cap = (size_t)(L->o.device_memory / (uint64_t)L->ring.nslots / 4);
   if (L->temp_used[s->id] + temp > temp_cap)
     return 0;
   memset(smp, 0, sizeof *smp);
@@ -220,7 +180,7 @@ static int engine_wants(ferry_loader *L, int engine, const uint8_t *d, size_t n,
     return 0; /* damaged: the CPU decodes it and names the damage */
   if (!fy_gpu_jpeg_check(L->gpu, engine, d, n, w, h))
     return 0;
-  return !L->o.max_pixels || (uint64_t)*w * (uint64_t)*h <= L->o.max_pixels;
+  return !fy_over_pixel_limit((uint64_t)*w, (uint64_t)*h, L->o.max_pixels);
 }
 
 static void run_engine(ferry_loader *L, int engine, fy_worker_state *w, slot *s, engine_job *j,
@@ -231,10 +191,9 @@ static void run_engine(ferry_loader *L, int engine, fy_worker_state *w, slot *s,
   fy_fault_stall(); /* tests: a stalled engine call */
   int rc = fy_gpu_jpeg_decode(L->gpu, engine, j->data, j->len, j->w, j->dst, j->n);
   if (rc != FERRY_OK && !__atomic_exchange_n(&L->engine_warned, 1, __ATOMIC_RELAXED))
-    fprintf(stderr,
-            "ferry: GPU JPEG engine failed on a chunk of %d images (%s); the CPU "
-            "decodes them\n",
-            j->n, ferry_last_error());
+    fy_log(FERRY_LOG_WARNING,
+           "GPU JPEG engine failed on a chunk of %d images (%s); the CPU decodes them", j->n,
+           ferry_last_error());
   for (int i = 0; i < j->n; i++) {
     int k = (int)(j->pos[i] - s->number * L->o.batch_size);
     if (rc != FERRY_OK) { /* the CPU decodes them, and names any bad file */
@@ -244,9 +203,9 @@ static void run_engine(ferry_loader *L, int engine, fy_worker_state *w, slot *s,
     j->smp[i].src = (uint64_t)(uintptr_t)j->dst[i];
     j->smp[i].pitch = j->w[i] * 3;
     fy_gpu_samples(L->gpu, s->id)[k] = j->smp[i];
-    pthread_mutex_lock(&L->mu);
+    pthread_mutex_lock(&L->ring.mu);
     L->stats.gpu_decoded++;
-    pthread_mutex_unlock(&L->mu);
+    pthread_mutex_unlock(&L->ring.mu);
     fy_sample_finished(L, s, j->pos[i], FERRY_OK);
   }
 }
@@ -280,7 +239,7 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
       fy_sample_finished(L, s, pos, FERRY_ECORRUPT);
       continue;
     }
-    if (fy_cache_wants(L, idx)) { /* served from, or kept in, the memory cache */
+    if (fy_cache_wants(&L->cache, idx)) { /* served from, or kept in, the memory cache */
       fy_run_cpu_sample(L, w, s, pos, epoch);
       continue;
     }
@@ -299,8 +258,8 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
       j.pos[j.n++] = pos;
     } else {
       if (getenv("FERRY_DEBUG"))
-        fprintf(stderr, "ferry: debug: %s to the CPU (engine accepts %d, %dx%d, arena %s)\n",
-                fy_source_path(&L->src, idx), ok, iw, ih, dst ? "ok" : "full or unused");
+        fy_log(FERRY_LOG_DEBUG, "%s to the CPU (engine accepts %d, %dx%d, arena %s)",
+               fy_source_path(&L->src, idx), ok, iw, ih, dst ? "ok" : "full or unused");
       fy_run_cpu_sample(L, w, s, pos, epoch);
     }
   }
@@ -314,15 +273,15 @@ void fy_dev_asked(ferry_loader *L, int64_t b) {
     return;
   int was = L->ctl.level;
   double now = fy_now();
-  if (!fy_engine_ctl_step(&L->ctl, now, fy_workers_idle_s(L, now), L->nworkers, b >= L->nslots))
+  if (!fy_engine_ctl_step(&L->ctl, now, fy_ring_workers_idle_s(&L->ring, now), L->nworkers,
+                          b >= L->ring.nslots))
     return;
   if (getenv("FERRY_DEBUG"))
-    fprintf(stderr,
-            "ferry: debug: JPEG engine contexts %d -> %d: %s (%.1f batches/s, CPU workers idle "
-            "%.0f %%)\n",
-            was, L->ctl.level, L->ctl.why, L->ctl.rate, 100 * L->ctl.idle_frac);
+    fy_log(FERRY_LOG_DEBUG,
+           "JPEG engine contexts %d -> %d: %s (%.1f batches/s, CPU workers idle %.0f %%)", was,
+           L->ctl.level, L->ctl.why, L->ctl.rate, 100 * L->ctl.idle_frac);
   if (L->ctl.level > was)
-    pthread_cond_broadcast(&L->work_cv);
+    pthread_cond_broadcast(&L->ring.work_cv);
 }
 
 /* FERRY_GPU_ENGINE_POLICY (benchmarks): how many engine contexts decode.
@@ -334,7 +293,7 @@ static int engine_policy(void) {
     if (!strcmp(e, names[i]))
       return i;
   if (e && *e)
-    fprintf(stderr, "ferry: FERRY_GPU_ENGINE_POLICY=%s is not adapt, one or always: adapt\n", e);
+    fy_log(FERRY_LOG_WARNING, "FERRY_GPU_ENGINE_POLICY=%s is not adapt, one or always: adapt", e);
   return FY_ENGINES_ADAPT;
 }
 
@@ -348,7 +307,7 @@ void *fy_dev_decoder_main(void *arg) {
   memset(&w, 0, sizeof w);
   w.note = &L->dnotes[engine];
   fy_read_timeout_set(L->o.read_timeout_ms); /* fy_read_file in this thread */
-  pthread_mutex_lock(&L->mu);
+  pthread_mutex_lock(&L->ring.mu);
   for (;;) {
     slot *s = NULL;
     int n = 0;
@@ -363,21 +322,22 @@ void *fy_dev_decoder_main(void *arg) {
      * workers fed it 10,600 images/s, 16 workers 13,900). While the memory
      * cache fills, samples take the CPU path too (so that they are kept). */
     int on = fy_dev_engine_on(L, engine);
-    int64_t pos = fy_claim_chunk(L, w.note, &s, on && !fy_cache_has_room(L) ? chunk : 1, &n);
+    int64_t pos =
+        fy_ring_claim(&L->ring, w.note, 0, on && !fy_cache_has_room(&L->cache) ? chunk : 1, &s, &n);
     if (pos < 0)
       break;
     int epoch = L->epoch;
-    pthread_mutex_unlock(&L->mu);
+    pthread_mutex_unlock(&L->ring.mu);
     if (on)
       decode_chunk(L, engine, &w, &scratch, s, pos, n, epoch);
     else
       fy_run_cpu_sample(L, &w, s, pos, epoch);
-    pthread_mutex_lock(&L->mu);
+    pthread_mutex_lock(&L->ring.mu);
   }
   fy_note_set(w.note, FY_STAGE_IDLE, NULL, 0);
   L->live--; /* ferry_loader_close waits for this, bounded */
-  pthread_cond_broadcast(&L->ready_cv);
-  pthread_mutex_unlock(&L->mu);
+  pthread_cond_broadcast(&L->ring.ready_cv);
+  pthread_mutex_unlock(&L->ring.mu);
   fy_worker_state_free(&w);
   fy_buf_free(&scratch);
   return NULL;

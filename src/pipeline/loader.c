@@ -1,5 +1,7 @@
-/* loader.c — worker threads filling a bounded ring of preallocated batch
- * slots, in epoch order, for one consumer.
+/* loader.c — worker threads filling the ring of preallocated batch slots
+ * (ring.c), in epoch order, for one consumer: open and close, epochs, the
+ * consumer's side (next, release), the worker threads and the CPU path of
+ * a sample.
  *
  * Free slots take the epoch's batch numbers in order, as they are freed (a
  * batch the consumer keeps only takes its own slot out of the ring, also
@@ -15,247 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int batch_count(const ferry_loader *L, int64_t b) {
-  int64_t start = b * L->o.batch_size, left = L->epoch_n - start;
-  return (int)(left < L->o.batch_size ? left : L->o.batch_size);
-}
-
-static void report_skip(ferry_loader *L, int64_t idx, const char *path, int rc) {
-  /* Each bad file is reported once per loader, not once per epoch. */
-  if (__atomic_exchange_n(&L->bad[idx], 1, __ATOMIC_ACQ_REL))
-    return;
-  const char *msg = ferry_last_error();
-  pthread_mutex_lock(&L->report_mu);
-  if (L->o.on_skip)
-    L->o.on_skip(L->o.on_skip_user, path, rc, msg);
-  else
-    fprintf(stderr, "ferry: skipped %s\n", msg[0] ? msg : path);
-  pthread_mutex_unlock(&L->report_mu);
-}
-
-/* Moves the images and labels of successful samples to the front. */
-static void compact(ferry_loader *L, slot *s) {
-  int k = 0;
-  for (int i = 0; i < s->expected; i++) {
-    if (s->failed[i])
-      continue;
-    if (k != i) {
-      memmove((char *)s->data + (size_t)k * L->sample_bytes,
-              (char *)s->data + (size_t)i * L->sample_bytes, L->sample_bytes);
-      s->labels[k] = s->labels[i];
-      s->indices[k] = s->indices[i];
-    }
-    k++;
-  }
-  s->batch.count = k;
-}
-
-static void finish_batch(ferry_loader *L, slot *s, int any_failed) {
-  s->batch.count = s->expected;
-  if (any_failed)
-    compact(L, s);
-  s->batch.nbytes = (size_t)s->batch.count * L->sample_bytes;
-  s->batch.index = (int)s->number;
-  s->batch.epoch = L->epoch;
-}
-
-/* The slot that carries batch b of this epoch, or NULL when no slot was
- * free for it yet. Slots take batch numbers in order as they are freed, so
- * a batch the consumer keeps only takes its slot out of the ring. */
-static slot *slot_of(ferry_loader *L, int64_t b) {
-  for (int i = 0; i < L->nslots; i++)
-    if (L->slots[i].number == b)
-      return &L->slots[i];
-  return NULL;
-}
-
-/* Gives slot s the next batch of the epoch (or none). mu held. */
-static void assign(ferry_loader *L, slot *s) {
-  s->number = L->next_assign < L->num_batches ? L->next_assign++ : -1;
-  s->state = SLOT_FILLING;
-  s->done = 0;
-  s->expected = s->number >= 0 ? batch_count(L, s->number) : 0;
-  if (L->gpu)
-    fy_dev_slot_reset(L, s);
-}
-
-/* The CPU workers' idle time, integrated as their number idle changes. */
-static void workers_idle(ferry_loader *L, double now, int delta) {
-  L->idle_acc = fy_workers_idle_s(L, now);
-  L->idle_t = now;
-  L->idle_n += delta;
-}
-
-int64_t fy_claim_chunk(ferry_loader *L, fy_note *note, slot **out, int max, int *n) {
-  for (;;) {
-    if (L->stop)
-      return -1;
-    if (L->epoch_active && !L->error && L->next_pos < L->epoch_n) {
-      int64_t b = L->next_pos / L->o.batch_size;
-      slot *s = slot_of(L, b);
-      if (s && s->state == SLOT_FILLING) {
-        int64_t end = (b + 1) * L->o.batch_size, pos = L->next_pos;
-        if (end > L->epoch_n)
-          end = L->epoch_n;
-        *n = (int)(end - pos < max ? end - pos : max);
-        *out = s;
-        L->inflight += *n;
-        L->next_pos += *n;
-        return pos;
-      }
-    }
-    fy_note_set(note, FY_STAGE_IDLE, NULL, 0);
-    int worker = note >= L->wnotes && note < L->wnotes + L->nworkers;
-    double t0 = fy_now();
-    if (worker)
-      workers_idle(L, t0, 1);
-    pthread_cond_wait(&L->work_cv, &L->mu);
-    double t1 = fy_now();
-    L->stats.idle_s += t1 - t0;
-    if (worker)
-      workers_idle(L, t1, -1);
-  }
-}
-
-double fy_workers_idle_s(const ferry_loader *L, double now) {
-  return L->idle_acc + L->idle_n * (now - L->idle_t);
-}
-
 typedef struct worker_arg {
   ferry_loader *L;
   int id;
 } worker_arg;
-
-/* Closes a batch whose every sample is done: compacts around skipped files
- * (on the host, or on the device with the kernels) and marks it ready. */
-static void complete_batch(ferry_loader *L, slot *s) {
-  int any = 0, rc = FERRY_OK;
-  for (int i = 0; i < s->expected; i++)
-    any |= s->failed[i];
-  if (L->gpu)
-    rc = fy_dev_finish(L, s);
-  else
-    finish_batch(L, s, any);
-  s->batch.index = (int)s->number;
-  s->batch.epoch = L->epoch;
-  pthread_mutex_lock(&L->mu);
-  if (rc && !L->error) {
-    L->error = rc;
-    snprintf(L->error_msg, sizeof L->error_msg, "%s", ferry_last_error());
-  }
-  s->state = SLOT_READY;
-  L->stats.batches++;
-}
-
-void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
-  int k = (int)(pos - s->number * L->o.batch_size);
-  int64_t idx = L->order[pos];
-  if (rc && L->o.on_error == FERRY_ON_ERROR_SKIP)
-    report_skip(L, idx, fy_source_path(&L->src, idx), rc);
-  s->failed[k] = rc != FERRY_OK;
-  pthread_mutex_lock(&L->mu);
-  if (rc && L->o.on_error == FERRY_ON_ERROR_FAIL && !L->error) {
-    L->error = rc;
-    snprintf(L->error_msg, sizeof L->error_msg, "%s", ferry_last_error());
-  }
-  L->stats.images += rc == FERRY_OK;
-  L->stats.skipped += rc != FERRY_OK;
-  L->progress_t = fy_now(); /* the watchdog's clock */
-  int complete = ++s->done == s->expected;
-  if (complete) {
-    /* This thread alone touches the slot now: close the gaps unlocked.
-     * It stays in flight until the batch is ready, so that an epoch
-     * change waits for it. */
-    pthread_mutex_unlock(&L->mu);
-    complete_batch(L, s);
-  }
-  L->inflight--;
-  /* The consumer waits for whole batches, an epoch change (drain, which
-   * clears epoch_active) for no sample in flight: waking them for anything
-   * else only costs context switches (with one worker, two per sample). */
-  if (complete || (L->inflight == 0 && !L->epoch_active) || rc)
-    pthread_cond_broadcast(&L->ready_cv);
-  pthread_mutex_unlock(&L->mu);
-}
-
-/* Serves sample idx from the memory cache into dst: 1 if it was there. */
-static int cache_get(ferry_loader *L, int64_t idx, void *dst) {
-  const uint8_t *c = L->cache ? __atomic_load_n(&L->cache[idx], __ATOMIC_ACQUIRE) : NULL;
-  if (!c)
-    return 0;
-  if ((L->gpu ? L->stage_store : L->store).stream)
-    fy_copy_stream(dst, c, L->cache_item);
-  else
-    memcpy(dst, c, L->cache_item);
-  return 1;
-}
-
-int fy_cache_has_room(ferry_loader *L) {
-  return L->cache &&
-         __atomic_load_n(&L->cache_used, __ATOMIC_RELAXED) + L->cache_item <= L->o.cache_bytes;
-}
-
-int fy_cache_wants(ferry_loader *L, int64_t idx) {
-  return L->cache &&
-         (__atomic_load_n(&L->cache[idx], __ATOMIC_ACQUIRE) != NULL || fy_cache_has_room(L));
-}
-
-/* Keeps a copy of a freshly made sample while the budget allows. */
-static void cache_put(ferry_loader *L, int64_t idx, const void *src) {
-  if (!L->cache || __atomic_load_n(&L->cache[idx], __ATOMIC_ACQUIRE))
-    return;
-  uint64_t n = L->cache_item;
-  if (__atomic_add_fetch(&L->cache_used, n, __ATOMIC_RELAXED) > L->o.cache_bytes) {
-    __atomic_sub_fetch(&L->cache_used, n, __ATOMIC_RELAXED);
-    return; /* full: later samples are made each epoch */
-  }
-  uint8_t *c = malloc(n);
-  if (!c) {
-    __atomic_sub_fetch(&L->cache_used, n, __ATOMIC_RELAXED);
-    return;
-  }
-  memcpy(c, src, n);
-  __atomic_store_n(&L->cache[idx], c, __ATOMIC_RELEASE);
-}
-
-static void run_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch) {
-  int k = (int)(pos - s->number * L->o.batch_size);
-  int64_t idx = L->order[pos];
-  const char *path = fy_source_path(&L->src, idx);
-  s->labels[k] = L->src.labels[idx];
-  s->indices[k] = idx;
-  /* On a GPU the CPU side makes the staged u8 image; else the sample. */
-  void *dst = L->gpu ? fy_dev_sample_dst(L, s, k) : (char *)s->data + (size_t)k * L->sample_bytes;
-  const fy_store_params *store = L->gpu ? &L->stage_store : &L->store;
-  int rc, cached = 0;
-  if (L->cache || L->pack) /* files say "reading" themselves (sample.c) */
-    fy_note_set(w->note, FY_STAGE_COPY, path, 0);
-  if (__atomic_load_n(&L->bad[idx], __ATOMIC_ACQUIRE)) {
-    rc = FERRY_ECORRUPT; /* known bad: reported already, not read again */
-  } else if ((cached = cache_get(L, idx, dst))) {
-    rc = FERRY_OK;
-  } else {
-    rc = L->pack ? fy_process_pack_sample(w, &L->o, store, L->pack, epoch, idx, dst)
-                 : fy_process_sample(w, &L->o, store, path, epoch, idx, dst);
-    if (rc == FERRY_OK)
-      cache_put(L, idx, dst);
-  }
-  if (rc == FERRY_OK && L->gpu)
-    fy_dev_sample_done(L, s, k, idx, epoch);
-  pthread_mutex_lock(&L->mu);
-  /* Stage times move to the loader's totals under the lock. */
-  L->stats.read_s += w->read_s;
-  L->stats.decode_s += w->decode_s;
-  L->stats.transform_s += w->transform_s;
-  L->stats.cached += cached;
-  w->read_s = w->decode_s = w->transform_s = 0;
-  pthread_mutex_unlock(&L->mu);
-  fy_sample_finished(L, s, pos, rc);
-}
-
-void fy_run_cpu_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch) {
-  run_sample(L, w, s, pos, epoch);
-}
 
 static void *worker_run(void *arg) {
   worker_arg *a = arg;
@@ -267,25 +32,25 @@ static void *worker_run(void *arg) {
   /* FERRY_BENCH_ENGINE_ONLY (benchmarks: the JPEG engine's own rate): the
    * CPU workers leave every sample to the engine threads */
   int leave = L->gpu_threads > 0 && getenv("FERRY_BENCH_ENGINE_ONLY") != NULL;
-  pthread_mutex_lock(&L->mu);
+  pthread_mutex_lock(&L->ring.mu);
   for (; !leave;) {
     slot *s = NULL;
     int n;
     /* u8 pack samples are a copy each: claim several per lock. */
-    int64_t pos =
-        fy_claim_chunk(L, w->note, &s, L->pack && L->pack->kind == FY_PACK_KIND_U8 ? 16 : 1, &n);
+    int64_t pos = fy_ring_claim(&L->ring, w->note, 1,
+                                L->pack && L->pack->kind == FY_PACK_KIND_U8 ? 16 : 1, &s, &n);
     if (pos < 0)
       break;
     int epoch = L->epoch;
-    pthread_mutex_unlock(&L->mu);
+    pthread_mutex_unlock(&L->ring.mu);
     for (int i = 0; i < n; i++)
-      run_sample(L, w, s, pos + i, epoch);
-    pthread_mutex_lock(&L->mu);
+      fy_run_cpu_sample(L, w, s, pos + i, epoch);
+    pthread_mutex_lock(&L->ring.mu);
   }
   fy_note_set(w->note, FY_STAGE_IDLE, NULL, 0);
   L->live--; /* ferry_loader_close waits for this, bounded */
-  pthread_cond_broadcast(&L->ready_cv);
-  pthread_mutex_unlock(&L->mu);
+  pthread_cond_broadcast(&L->ring.ready_cv);
+  pthread_mutex_unlock(&L->ring.mu);
   return NULL;
 }
 
@@ -308,7 +73,7 @@ void ferry_loader_options_default(ferry_loader_options *o) {
   o->dtype = FERRY_U8;
   o->shuffle = 1;
   o->world_size = 1;
-  o->max_pixels = 178956970ull;
+  o->max_pixels = FERRY_DEFAULT_MAX_PIXELS;
   o->allow_dct_scaling = 1;
   o->device = -1;
   o->hw_decode = 1;
@@ -367,7 +132,7 @@ static size_t check_ring(const ferry_loader *L) {
   int ok =
       fy_mul_size((size_t)L->o.batch_size, L->sample_bytes, &bytes) && bytes <= SIZE_MAX - 4095;
   bytes = ok ? (bytes + 4095) & ~(size_t)4095 : 0;
-  ok = ok && fy_mul_size(bytes, (size_t)L->nslots, &ring);
+  ok = ok && fy_mul_size(bytes, (size_t)L->ring.nslots, &ring);
   if (ok && (uint64_t)ring <= limit)
     return bytes;
   char need[32];
@@ -379,7 +144,7 @@ static size_t check_ring(const ferry_loader *L) {
            "loader: the batch ring needs %s bytes (%d batches of %d samples of %zu bytes), over "
            "the max_batch_bytes limit of %llu bytes; raise max_batch_bytes (ferry load "
            "--max-batch-mb) or lower batch_size, prefetch or the output size",
-           need, L->nslots, L->o.batch_size, L->sample_bytes, (unsigned long long)limit);
+           need, L->ring.nslots, L->o.batch_size, L->sample_bytes, (unsigned long long)limit);
   return 0;
 }
 
@@ -394,35 +159,23 @@ static size_t check_ring(const ferry_loader *L) {
 static int default_prefetch(ferry_loader *L) {
   if (L->o.prefetch)
     return L->o.prefetch;
-  L->nslots = 3;
+  fy_ring *r = &L->ring;
+  r->nslots = 3;
   if (!check_ring(L))
     return 3; /* the error comes from alloc_slots, naming the limit */
   int want = L->o.device >= 0 && L->o.hw_decode ? 6 : 4;
-  for (L->nslots = want; L->nslots > 3 && !check_ring(L); L->nslots--)
+  for (r->nslots = want; r->nslots > 3 && !check_ring(L); r->nslots--)
     ;
-  return L->nslots;
+  return r->nslots;
 }
 
 static int alloc_slots(ferry_loader *L) {
-  size_t B = (size_t)L->o.batch_size, bytes = check_ring(L);
+  size_t bytes = check_ring(L);
   if (!bytes)
     return FERRY_ETOO_LARGE;
-  L->slots = calloc((size_t)L->nslots, sizeof *L->slots);
-  if (!L->slots)
-    return fy_error(FERRY_ENOMEM, "loader: out of memory");
-  for (int i = 0; i < L->nslots; i++) {
-    slot *s = &L->slots[i];
-    s->number = -1;
-    s->id = i;
-    /* Page-aligned so the buffer can be pinned or handed to DLPack. On a
-     * GPU the batch lives in device memory instead (device.c). */
-    s->data = L->o.device >= 0 ? NULL : aligned_alloc(4096, bytes);
-    s->failed = calloc(B, 1);
-    s->labels = calloc(B, sizeof *s->labels);
-    s->indices = calloc(B, sizeof *s->indices);
-    if ((!s->data && L->o.device < 0) || !s->failed || !s->labels || !s->indices)
-      return fy_error(FERRY_ENOMEM, "loader: out of memory for %d batches of %zu bytes", L->nslots,
-                      bytes);
+  int rc = fy_ring_alloc(&L->ring, bytes, L->o.device < 0);
+  for (int i = 0; rc == FERRY_OK && i < L->ring.nslots; i++) {
+    slot *s = &L->ring.slots[i];
     ferry_batch *bt = &s->batch;
     bt->data = s->data;
     bt->labels = s->labels;
@@ -434,7 +187,7 @@ static int alloc_slots(ferry_loader *L) {
     bt->dtype = L->o.dtype;
     bt->device = L->o.device;
   }
-  return FERRY_OK;
+  return rc;
 }
 
 static int start_threads(ferry_loader *L) {
@@ -452,15 +205,15 @@ static int start_threads(ferry_loader *L) {
     if (!a)
       return fy_error(FERRY_ENOMEM, "loader: out of memory");
     *a = (worker_arg){L, i};
-    pthread_mutex_lock(&L->mu);
+    pthread_mutex_lock(&L->ring.mu);
     L->live++;
-    pthread_mutex_unlock(&L->mu);
+    pthread_mutex_unlock(&L->ring.mu);
     if (pthread_create(&L->threads[i], NULL, worker_run, a) != 0) {
       free(a);
       L->nworkers = i;
-      pthread_mutex_lock(&L->mu);
+      pthread_mutex_lock(&L->ring.mu);
       L->live--;
-      pthread_mutex_unlock(&L->mu);
+      pthread_mutex_unlock(&L->ring.mu);
       return fy_error(FERRY_ENOMEM, "loader: cannot start worker thread %d", i);
     }
   }
@@ -528,11 +281,8 @@ static int open_loader(const ferry_loader_options *options, fy_source *given, fe
   L->o = *options;
   L->source_path = strdup(options->source);
   L->o.source = L->source_path;
-  pthread_mutex_init(&L->mu, NULL);
+  fy_ring_init(&L->ring);
   pthread_mutex_init(&L->report_mu, NULL);
-  pthread_cond_init(&L->work_cv, NULL);
-  if (fy_watch_cond_init(&L->ready_cv) != 0)
-    pthread_cond_init(&L->ready_cv, NULL);
   L->stall_ms = L->o.stall_timeout_ms == 0  ? 60000
                 : L->o.stall_timeout_ms < 0 ? 0
                                             : L->o.stall_timeout_ms;
@@ -546,10 +296,11 @@ static int open_loader(const ferry_loader_options *options, fy_source *given, fe
                                0};
   L->stage_store = (fy_store_params){FERRY_LAYOUT_HWC, FERRY_U8, 0, 0, {0, 0, 0}, {1, 1, 1}, 0};
   L->sample_bytes = (size_t)3 * L->o.width * L->o.height * ferry_dtype_size(L->o.dtype);
-  L->nslots = L->o.prefetch = default_prefetch(L);
+  L->ring.batch_size = L->o.batch_size;
+  L->ring.nslots = L->o.prefetch = default_prefetch(L);
   /* A ring larger than the last-level cache is written with streaming
    * stores where samples are plain copies (packs, the memory cache). */
-  size_t ring = (size_t)L->nslots * (size_t)L->o.batch_size, min_ring = fy_stream_min_bytes();
+  size_t ring = (size_t)L->ring.nslots * (size_t)L->o.batch_size, min_ring = fy_stream_min_bytes();
   L->store.stream = ring * L->sample_bytes > min_ring;
   L->stage_store.stream = ring * 3 * L->o.width * L->o.height > min_ring;
   /* The ring's size is known from the options: refuse it before walking
@@ -568,19 +319,18 @@ static int open_loader(const ferry_loader_options *options, fy_source *given, fe
   }
   if (rc == FERRY_OK) {
     int64_t n = L->src.count, w = L->o.world_size;
-    L->epoch_n = L->o.drop_last ? n / w : (n - L->o.rank + w - 1) / w;
-    L->num_batches = L->o.drop_last ? L->epoch_n / L->o.batch_size
-                                    : (L->epoch_n + L->o.batch_size - 1) / L->o.batch_size;
+    fy_ring *r = &L->ring;
+    r->epoch_n = L->o.drop_last ? n / w : (n - L->o.rank + w - 1) / w;
+    r->num_batches = L->o.drop_last ? r->epoch_n / L->o.batch_size
+                                    : (r->epoch_n + L->o.batch_size - 1) / L->o.batch_size;
     if (L->o.drop_last)
-      L->epoch_n = L->num_batches * L->o.batch_size;
+      r->epoch_n = r->num_batches * L->o.batch_size;
     rc = alloc_slots(L);
   }
-  if (rc == FERRY_OK && L->o.cache_bytes) {
-    L->cache_item = L->o.device >= 0 ? (size_t)3 * L->o.width * L->o.height : L->sample_bytes;
-    L->cache = calloc((size_t)L->src.count, sizeof *L->cache);
-    if (!L->cache)
-      rc = fy_error(FERRY_ENOMEM, "loader: out of memory");
-  }
+  if (rc == FERRY_OK && L->o.cache_bytes)
+    rc = fy_cache_init(&L->cache, L->src.count,
+                       L->o.device >= 0 ? (size_t)3 * L->o.width * L->o.height : L->sample_bytes,
+                       L->o.cache_bytes);
   if (rc == FERRY_OK && L->o.device >= 0)
     rc = fy_dev_open(L);
   if (rc == FERRY_OK)
@@ -597,11 +347,11 @@ static int open_loader(const ferry_loader_options *options, fy_source *given, fe
 }
 
 int64_t ferry_loader_source_size(const ferry_loader *L) { return L->src.count; }
-int64_t ferry_loader_epoch_size(const ferry_loader *L) { return L->epoch_n; }
-int64_t ferry_loader_num_batches(const ferry_loader *L) { return L->num_batches; }
+int64_t ferry_loader_epoch_size(const ferry_loader *L) { return L->ring.epoch_n; }
+int64_t ferry_loader_num_batches(const ferry_loader *L) { return L->ring.num_batches; }
 int ferry_loader_num_classes(const ferry_loader *L) { return L->src.num_classes; }
 int ferry_loader_num_workers(const ferry_loader *L) { return L->nworkers; }
-int ferry_loader_prefetch(const ferry_loader *L) { return L->nslots; }
+int ferry_loader_prefetch(const ferry_loader *L) { return L->ring.nslots; }
 
 const char *ferry_loader_path(const ferry_loader *L, int64_t i) {
   return i >= 0 && i < L->src.count ? fy_source_path(&L->src, i) : NULL;
@@ -620,10 +370,10 @@ const char *ferry_loader_class_name(const ferry_loader *L, int label) {
 /* Stops claiming and waits until no sample is being processed (mu held):
  * FERRY_OK, or FERRY_ETIMEOUT when that stalls. */
 static int drain(ferry_loader *L) {
-  L->epoch_active = 0;
+  fy_ring_end_epoch(&L->ring);
   double t0 = fy_now();
-  while (L->inflight > 0)
-    if (fy_watch_wait(L, &L->ready_cv, t0))
+  while (L->ring.inflight > 0)
+    if (fy_watch_wait(L, &L->ring.ready_cv, t0))
       return fy_watch_stall(L, "the samples of the last epoch still in flight", fy_now() - t0);
   return FERRY_OK;
 }
@@ -631,34 +381,18 @@ static int drain(ferry_loader *L) {
 int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
   if (!L || epoch < 0)
     return fy_error(FERRY_EINVAL, "ferry_loader_start_epoch: bad argument");
-  pthread_mutex_lock(&L->mu);
+  pthread_mutex_lock(&L->ring.mu);
   if (L->stalled || drain(L) != FERRY_OK) {
-    int rc = fy_error(FERRY_ETIMEOUT, "%s", L->error_msg);
-    pthread_mutex_unlock(&L->mu);
+    int rc = fy_error(FERRY_ETIMEOUT, "%s", L->ring.error_msg);
+    pthread_mutex_unlock(&L->ring.mu);
     return rc;
   }
   int64_t n = fy_epoch_order(L->src.count, L->o.shuffle, L->o.seed, epoch, L->o.rank,
                              L->o.world_size, L->o.drop_last, L->order);
   (void)n; /* equals epoch_n, or more with drop_last (trailing partial batch) */
   L->epoch = epoch;
-  L->next_pos = 0;
-  L->next_batch = 0;
-  L->next_assign = 0;
-  L->error = 0;
-  for (int i = 0; i < L->nslots; i++) {
-    slot *s = &L->slots[i];
-    if (s->state == SLOT_HELD) {
-      /* The consumer still holds a batch of the last epoch (its loop
-       * variable does): it stays valid; the slot joins this epoch's ring
-       * when the batch is released. */
-      s->number = -1;
-      continue;
-    }
-    assign(L, s);
-  }
-  L->epoch_active = 1;
-  pthread_cond_broadcast(&L->work_cv);
-  pthread_mutex_unlock(&L->mu);
+  fy_ring_start_epoch(&L->ring);
+  pthread_mutex_unlock(&L->ring.mu);
   return FERRY_OK;
 }
 
@@ -671,49 +405,35 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
     if (rc)
       return rc;
   }
-  pthread_mutex_lock(&L->mu);
+  fy_ring *r = &L->ring;
+  pthread_mutex_lock(&r->mu);
   int rc = FERRY_OK;
+  slot *s = NULL;
   if (L->stalled) {
-    rc = fy_error(FERRY_ETIMEOUT, "%s", L->error_msg);
-  } else if (L->next_batch >= L->num_batches) {
-    rc = FERRY_END;
-  } else if (L->held >= L->nslots) {
-    rc = fy_error(FERRY_ESTATE,
-                  "loader: all %d batches of the ring are held; release one "
-                  "before asking for the next",
-                  L->nslots);
-  } else if (!slot_of(L, L->next_batch)) {
-    /* Only when every slot is held: batches are given out in order. */
-    rc = fy_error(FERRY_ESTATE,
-                  "loader: all %d batches of the ring are held; release one "
-                  "before asking for the next",
-                  L->nslots);
-  } else {
-    slot *s = slot_of(L, L->next_batch);
+    rc = fy_error(FERRY_ETIMEOUT, "%s", r->error_msg);
+  } else if ((s = fy_ring_next(r, &rc))) {
     double t0 = fy_now();
-    int b = (int)L->next_batch;
-    if (L->gpu && !L->error)
+    int b = (int)r->next_batch;
+    if (L->gpu && !r->error)
       fy_dev_asked(L, b);
-    while (!L->error && s->state != SLOT_READY)
-      if (fy_watch_wait(L, &L->ready_cv, t0)) {
+    while (!r->error && s->state != SLOT_READY)
+      if (fy_watch_wait(L, &r->ready_cv, t0)) {
         char what[96];
         snprintf(what, sizeof what, "batch %d of epoch %d", b, L->epoch);
         fy_watch_stall(L, what, fy_now() - t0);
       }
     L->stats.wait_s += fy_now() - t0;
-    if (L->error) {
-      rc = fy_error(L->error, "%s", L->error_msg);
+    if (r->error) {
+      rc = fy_error(r->error, "%s", r->error_msg);
     } else {
-      s->state = SLOT_HELD;
-      L->held++;
-      L->next_batch++;
+      fy_ring_take(r, s);
       *out = &s->batch;
     }
     if (rc == FERRY_OK && L->gpu) {
-      pthread_mutex_unlock(&L->mu);
+      pthread_mutex_unlock(&r->mu);
       t0 = fy_now();
       rc = fy_dev_ready(L, s, L->stall_ms); /* the batch's kernels have run */
-      pthread_mutex_lock(&L->mu);
+      pthread_mutex_lock(&r->mu);
       L->stats.wait_s += fy_now() - t0;
       if (rc == FERRY_ETIMEOUT) {
         char what[128];
@@ -724,26 +444,21 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
         *out = NULL;
     }
   }
-  pthread_mutex_unlock(&L->mu);
+  pthread_mutex_unlock(&r->mu);
   return rc;
 }
 
 void ferry_loader_release_on_stream(ferry_loader *L, ferry_batch *b, void *stream) {
   if (!L || !b)
     return;
-  pthread_mutex_lock(&L->mu);
-  for (int i = 0; i < L->nslots; i++) {
-    slot *s = &L->slots[i];
-    if (&s->batch != b || s->state != SLOT_HELD)
-      continue;
+  pthread_mutex_lock(&L->ring.mu);
+  slot *s = fy_ring_held(&L->ring, b);
+  if (s) {
     if (L->gpu)
       fy_dev_release(L, s, stream);
-    L->held--;
-    assign(L, s); /* also a slot held since an earlier epoch */
-    pthread_cond_broadcast(&L->work_cv);
-    break;
+    fy_ring_put_back(&L->ring, s);
   }
-  pthread_mutex_unlock(&L->mu);
+  pthread_mutex_unlock(&L->ring.mu);
 }
 
 void ferry_loader_release(ferry_loader *L, ferry_batch *b) {
@@ -752,9 +467,10 @@ void ferry_loader_release(ferry_loader *L, ferry_batch *b) {
 
 void ferry_loader_get_stats(const ferry_loader *L, ferry_stats *st) {
   ferry_loader *M = (ferry_loader *)L;
-  pthread_mutex_lock(&M->mu);
+  pthread_mutex_lock(&M->ring.mu);
   *st = L->stats;
-  pthread_mutex_unlock(&M->mu);
+  st->idle_s = L->ring.idle_s;
+  pthread_mutex_unlock(&M->ring.mu);
 }
 
 /* Loaders left behind by ferry_loader_close (threads still blocked): kept
@@ -766,14 +482,14 @@ static int abandoned_n;
 
 static void abandon(ferry_loader *L) {
   char threads[3072];
-  pthread_mutex_lock(&L->mu);
+  pthread_mutex_lock(&L->ring.mu);
   int n = L->live;
   fy_watch_describe(L, threads, sizeof threads);
-  pthread_mutex_unlock(&L->mu);
-  fprintf(stderr,
-          "ferry: loader closed with %d thread%s still blocked after %.1f s (%s); %s and the "
-          "loader's memory are left behind\n",
-          n, n == 1 ? "" : "s", L->stall_ms * 1e-3, threads, n == 1 ? "it" : "they");
+  pthread_mutex_unlock(&L->ring.mu);
+  fy_log(FERRY_LOG_WARNING,
+         "loader closed with %d thread%s still blocked after %.1f s (%s); %s and the "
+         "loader's memory are left behind",
+         n, n == 1 ? "" : "s", L->stall_ms * 1e-3, threads, n == 1 ? "it" : "they");
   for (int i = 0; i < L->nworkers; i++)
     pthread_detach(L->threads[i]);
   for (int i = 0; i < L->gpu_threads; i++)
@@ -784,7 +500,7 @@ static void abandon(ferry_loader *L) {
   pthread_mutex_unlock(&abandoned_mu);
 }
 
-int fy_loader_abandoned(void) {
+int ferry_loaders_abandoned(void) {
   pthread_mutex_lock(&abandoned_mu);
   int n = abandoned_n;
   pthread_mutex_unlock(&abandoned_mu);
@@ -794,17 +510,16 @@ int fy_loader_abandoned(void) {
 void ferry_loader_close(ferry_loader *L) {
   if (!L)
     return;
-  pthread_mutex_lock(&L->mu);
-  L->stop = 1;
-  pthread_cond_broadcast(&L->work_cv);
+  pthread_mutex_lock(&L->ring.mu);
+  fy_ring_stop(&L->ring);
   /* Threads finish the sample in hand, then exit; a thread blocked for
    * longer than the stall time-out (a hung GPU call, a dead network mount)
    * is left behind with the loader's memory rather than hanging here. */
   double t0 = fy_now();
   int stuck = 0;
   while (L->live > 0 && !stuck)
-    stuck = fy_watch_wait(L, &L->ready_cv, t0);
-  pthread_mutex_unlock(&L->mu);
+    stuck = fy_watch_wait(L, &L->ring.ready_cv, t0);
+  pthread_mutex_unlock(&L->ring.mu);
   if (stuck) {
     abandon(L);
     return;
@@ -814,30 +529,19 @@ void ferry_loader_close(ferry_loader *L) {
   fy_dev_close(L);
   for (int i = 0; L->ws && i < L->nworkers; i++)
     fy_worker_state_free(&L->ws[i]);
-  for (int i = 0; L->slots && i < L->nslots; i++) {
-    free(L->slots[i].data);
-    free(L->slots[i].failed);
-    free(L->slots[i].labels);
-    free(L->slots[i].indices);
-  }
-  free(L->slots);
   free(L->ws);
   free(L->wnotes);
   free(L->threads);
   free(L->order);
   free(L->bad);
-  for (int64_t i = 0; L->cache && i < L->src.count; i++)
-    free(L->cache[i]);
-  free(L->cache);
+  fy_cache_free(&L->cache);
   fy_source_free(&L->src);
   if (L->pack) {
     fy_pack_close(L->pack);
     free(L->pack);
   }
   free(L->source_path);
-  pthread_mutex_destroy(&L->mu);
+  fy_ring_free(&L->ring);
   pthread_mutex_destroy(&L->report_mu);
-  pthread_cond_destroy(&L->work_cv);
-  pthread_cond_destroy(&L->ready_cv);
   free(L);
 }

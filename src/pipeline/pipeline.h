@@ -6,6 +6,8 @@
 #include "image/image.h"
 #include "pack/pack.h"
 
+#include <pthread.h>
+
 /* The positions of an epoch for one rank: a permutation of the source
  * (identity without shuffle), then every world_size-th element from rank.
  * With drop_last every rank gets floor(n / world) samples; without, every
@@ -46,6 +48,9 @@ typedef struct fy_note {
 
 /* Notes that thread n is now at `stage` (NULL n: nothing). */
 void fy_note_set(fy_note *n, int stage, const char *what, int count);
+/* watch.c: pthread_cond_init on CLOCK_MONOTONIC (fy_now's clock, the
+ * watchdog's deadlines); 0 on success. */
+int fy_watch_cond_init(pthread_cond_t *cv);
 
 /* One worker's reusable state. */
 typedef struct fy_worker_state {

@@ -93,20 +93,20 @@ int fy_watch_stall(ferry_loader *L, const char *waiting_for, double waited) {
   if (!L->stalled) {
     char threads[3072];
     fy_watch_describe(L, threads, sizeof threads);
-    snprintf(L->error_msg, sizeof L->error_msg,
+    snprintf(L->ring.error_msg, sizeof L->ring.error_msg,
              "loader: stalled: no sample finished for %.1f s while waiting for %s "
              "(stall_timeout_ms %d; ferry load --stall-timeout, Python stall_timeout=); "
              "threads: %s",
              waited, waiting_for, L->stall_ms, threads[0] ? threads : "none");
     L->stalled = 1;
-    L->error = FERRY_ETIMEOUT;
+    L->ring.error = FERRY_ETIMEOUT;
   }
-  return fy_error(FERRY_ETIMEOUT, "%s", L->error_msg);
+  return fy_error(FERRY_ETIMEOUT, "%s", L->ring.error_msg);
 }
 
 int fy_watch_wait(ferry_loader *L, pthread_cond_t *cv, double t0) {
   if (L->stall_ms <= 0) {
-    pthread_cond_wait(cv, &L->mu);
+    pthread_cond_wait(cv, &L->ring.mu);
     return 0;
   }
   double base = L->progress_t > t0 ? L->progress_t : t0;
@@ -118,7 +118,7 @@ int fy_watch_wait(ferry_loader *L, pthread_cond_t *cv, double t0) {
   ts.tv_nsec = (long)((deadline - (double)ts.tv_sec) * 1e9);
   if (ts.tv_nsec >= 1000000000L)
     ts.tv_sec++, ts.tv_nsec -= 1000000000L;
-  int rc = pthread_cond_timedwait(cv, &L->mu, &ts);
+  int rc = pthread_cond_timedwait(cv, &L->ring.mu, &ts);
   base = L->progress_t > t0 ? L->progress_t : t0;
   return rc == ETIMEDOUT && fy_now() >= base + L->stall_ms * 1e-3;
 }

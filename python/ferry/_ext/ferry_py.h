@@ -136,7 +136,7 @@ struct LoaderObject {
   long pid;        /* the process that opened it */
   int epoch;       /* last started epoch, -1 before the first */
   /* Without FERRY_LOADER_KEEPS_HELD_BATCHES, the C ring fills in order:
-   * batch b of an epoch lives in slot b % nslots (src/pipeline/loader.c),
+   * batch b of an epoch lives in slot b % nslots (src/pipeline/ring.c),
    * so a batch still held blocks the batch nslots later, and
    * ferry_loader_next() would wait for it forever: the Loader refuses
    * (StateError) instead. A library that gives freed slots the next batch

@@ -1,0 +1,202 @@
+/* ring.c — the loader's bounded ring of batch slots (ring.h). */
+#include "pipeline/ring.h"
+
+#include "core/internal.h"
+#include "pipeline/pipeline.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void fy_ring_init(fy_ring *r) {
+  pthread_mutex_init(&r->mu, NULL);
+  pthread_cond_init(&r->work_cv, NULL);
+  if (fy_watch_cond_init(&r->ready_cv) != 0)
+    pthread_cond_init(&r->ready_cv, NULL);
+}
+
+int fy_ring_alloc(fy_ring *r, size_t bytes, int host) {
+  size_t B = (size_t)r->batch_size;
+  r->slots = calloc((size_t)r->nslots, sizeof *r->slots);
+  if (!r->slots)
+    return fy_error(FERRY_ENOMEM, "loader: out of memory");
+  for (int i = 0; i < r->nslots; i++) {
+    slot *s = &r->slots[i];
+    s->number = -1;
+    s->id = i;
+    /* Page-aligned so the buffer can be pinned or handed to DLPack. On a
+     * GPU the batch lives in device memory instead (device.c). */
+    s->data = host ? aligned_alloc(4096, bytes) : NULL;
+    s->failed = calloc(B, 1);
+    s->labels = calloc(B, sizeof *s->labels);
+    s->indices = calloc(B, sizeof *s->indices);
+    if ((!s->data && host) || !s->failed || !s->labels || !s->indices)
+      return fy_error(FERRY_ENOMEM, "loader: out of memory for %d batches of %zu bytes", r->nslots,
+                      bytes);
+  }
+  return FERRY_OK;
+}
+
+void fy_ring_free(fy_ring *r) {
+  for (int i = 0; r->slots && i < r->nslots; i++) {
+    free(r->slots[i].data);
+    free(r->slots[i].failed);
+    free(r->slots[i].labels);
+    free(r->slots[i].indices);
+  }
+  free(r->slots);
+  r->slots = NULL;
+  pthread_mutex_destroy(&r->mu);
+  pthread_cond_destroy(&r->work_cv);
+  pthread_cond_destroy(&r->ready_cv);
+}
+
+int fy_ring_batch_count(const fy_ring *r, int64_t b) {
+  int64_t start = b * r->batch_size, left = r->epoch_n - start;
+  return (int)(left < r->batch_size ? left : r->batch_size);
+}
+
+/* Slots take batch numbers in order as they are freed, so a batch the
+ * consumer keeps only takes its slot out of the ring. */
+slot *fy_ring_slot_of(fy_ring *r, int64_t b) {
+  for (int i = 0; i < r->nslots; i++)
+    if (r->slots[i].number == b)
+      return &r->slots[i];
+  return NULL;
+}
+
+void fy_ring_assign(fy_ring *r, slot *s) {
+  s->number = r->next_assign < r->num_batches ? r->next_assign++ : -1;
+  s->state = SLOT_FILLING;
+  s->done = 0;
+  s->expected = s->number >= 0 ? fy_ring_batch_count(r, s->number) : 0;
+  if (r->on_assign)
+    r->on_assign(r->on_assign_user, s);
+}
+
+/* The CPU workers' idle time, integrated as their number idle changes. */
+static void workers_idle(fy_ring *r, double now, int delta) {
+  r->idle_acc = fy_ring_workers_idle_s(r, now);
+  r->idle_t = now;
+  r->idle_n += delta;
+}
+
+int64_t fy_ring_claim(fy_ring *r, struct fy_note *note, int worker, int max, slot **out, int *n) {
+  for (;;) {
+    if (r->stop)
+      return -1;
+    if (r->epoch_active && !r->error && r->next_pos < r->epoch_n) {
+      int64_t b = r->next_pos / r->batch_size;
+      slot *s = fy_ring_slot_of(r, b);
+      if (s && s->state == SLOT_FILLING) {
+        int64_t end = (b + 1) * r->batch_size, pos = r->next_pos;
+        if (end > r->epoch_n)
+          end = r->epoch_n;
+        *n = (int)(end - pos < max ? end - pos : max);
+        *out = s;
+        r->inflight += *n;
+        r->next_pos += *n;
+        return pos;
+      }
+    }
+    fy_note_set(note, FY_STAGE_IDLE, NULL, 0);
+    double t0 = fy_now();
+    if (worker)
+      workers_idle(r, t0, 1);
+    pthread_cond_wait(&r->work_cv, &r->mu);
+    double t1 = fy_now();
+    r->idle_s += t1 - t0;
+    if (worker)
+      workers_idle(r, t1, -1);
+  }
+}
+
+double fy_ring_workers_idle_s(const fy_ring *r, double now) {
+  return r->idle_acc + r->idle_n * (now - r->idle_t);
+}
+
+void fy_ring_fail(fy_ring *r, int rc) {
+  if (!r->error) {
+    r->error = rc;
+    snprintf(r->error_msg, sizeof r->error_msg, "%s", ferry_last_error());
+  }
+}
+
+int fy_ring_sample_done(fy_ring *r, slot *s) {
+  (void)r;
+  return ++s->done == s->expected;
+}
+
+void fy_ring_batch_ready(fy_ring *r, slot *s) {
+  (void)r;
+  s->state = SLOT_READY;
+}
+
+void fy_ring_sample_out(fy_ring *r, int complete, int rc) {
+  r->inflight--;
+  /* The consumer waits for whole batches, an epoch change (drain, which
+   * clears epoch_active) for no sample in flight: waking them for anything
+   * else only costs context switches (with one worker, two per sample). */
+  if (complete || (r->inflight == 0 && !r->epoch_active) || rc)
+    pthread_cond_broadcast(&r->ready_cv);
+}
+
+void fy_ring_start_epoch(fy_ring *r) {
+  r->next_pos = 0;
+  r->next_batch = 0;
+  r->next_assign = 0;
+  r->error = 0;
+  for (int i = 0; i < r->nslots; i++) {
+    slot *s = &r->slots[i];
+    if (s->state == SLOT_HELD) {
+      /* The consumer still holds a batch of the last epoch (its loop
+       * variable does): it stays valid; the slot joins this epoch's ring
+       * when the batch is released. */
+      s->number = -1;
+      continue;
+    }
+    fy_ring_assign(r, s);
+  }
+  r->epoch_active = 1;
+  pthread_cond_broadcast(&r->work_cv);
+}
+
+void fy_ring_end_epoch(fy_ring *r) { r->epoch_active = 0; }
+
+void fy_ring_stop(fy_ring *r) {
+  r->stop = 1;
+  pthread_cond_broadcast(&r->work_cv);
+}
+
+slot *fy_ring_next(fy_ring *r, int *rc) {
+  slot *s = NULL;
+  *rc = FERRY_OK;
+  if (r->next_batch >= r->num_batches)
+    *rc = FERRY_END;
+  else if (r->held >= r->nslots || !(s = fy_ring_slot_of(r, r->next_batch)))
+    /* The latter only when every slot is held: batches are given out in
+     * order. */
+    *rc = fy_error(FERRY_ESTATE,
+                   "loader: all %d batches of the ring are held; release one "
+                   "before asking for the next",
+                   r->nslots);
+  return s;
+}
+
+void fy_ring_take(fy_ring *r, slot *s) {
+  s->state = SLOT_HELD;
+  r->held++;
+  r->next_batch++;
+}
+
+slot *fy_ring_held(fy_ring *r, const ferry_batch *b) {
+  for (int i = 0; i < r->nslots; i++)
+    if (&r->slots[i].batch == b && r->slots[i].state == SLOT_HELD)
+      return &r->slots[i];
+  return NULL;
+}
+
+void fy_ring_put_back(fy_ring *r, slot *s) {
+  r->held--;
+  fy_ring_assign(r, s); /* also a slot held since an earlier epoch */
+  pthread_cond_broadcast(&r->work_cv);
+}

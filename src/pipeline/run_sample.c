@@ -1,0 +1,130 @@
+/* run_sample.c — one sample on the CPU path, into its slot (the batch in
+ * host memory, or the GPU's u8 staging), for the CPU workers (loader.c)
+ * and for the GPU decoder threads' samples that the JPEG engine does not
+ * take (device.c); and what follows when any sample finishes: the skip or
+ * fail policy, the stats, and the batch's completion by the thread that
+ * finishes its last sample (compacted around skipped files on the host,
+ * or by the GPU's kernels: device_slot.c). The ring's state changes
+ * through ring.c, under its mutex (ring.h). */
+#include "pipeline/loader_int.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+static void report_skip(ferry_loader *L, int64_t idx, const char *path, int rc) {
+  /* Each bad file is reported once per loader, not once per epoch. */
+  if (__atomic_exchange_n(&L->bad[idx], 1, __ATOMIC_ACQ_REL))
+    return;
+  const char *msg = ferry_last_error();
+  pthread_mutex_lock(&L->report_mu);
+  if (L->o.on_skip)
+    L->o.on_skip(L->o.on_skip_user, path, rc, msg);
+  else
+    fy_log(FERRY_LOG_WARNING, "skipped %s", msg[0] ? msg : path);
+  pthread_mutex_unlock(&L->report_mu);
+}
+
+/* Moves the images and labels of successful samples to the front. */
+static void compact(ferry_loader *L, slot *s) {
+  int k = 0;
+  for (int i = 0; i < s->expected; i++) {
+    if (s->failed[i])
+      continue;
+    if (k != i) {
+      memmove((char *)s->data + (size_t)k * L->sample_bytes,
+              (char *)s->data + (size_t)i * L->sample_bytes, L->sample_bytes);
+      s->labels[k] = s->labels[i];
+      s->indices[k] = s->indices[i];
+    }
+    k++;
+  }
+  s->batch.count = k;
+}
+
+static void finish_batch(ferry_loader *L, slot *s, int any_failed) {
+  s->batch.count = s->expected;
+  if (any_failed)
+    compact(L, s);
+  s->batch.nbytes = (size_t)s->batch.count * L->sample_bytes;
+  s->batch.index = (int)s->number;
+  s->batch.epoch = L->epoch;
+}
+
+/* Closes a batch whose every sample is done: compacts around skipped files
+ * (on the host, or on the device with the kernels) and marks it ready. */
+static void complete_batch(ferry_loader *L, slot *s) {
+  int any = 0, rc = FERRY_OK;
+  for (int i = 0; i < s->expected; i++)
+    any |= s->failed[i];
+  if (L->gpu)
+    rc = fy_dev_finish(L, s);
+  else
+    finish_batch(L, s, any);
+  s->batch.index = (int)s->number;
+  s->batch.epoch = L->epoch;
+  pthread_mutex_lock(&L->ring.mu);
+  if (rc)
+    fy_ring_fail(&L->ring, rc);
+  fy_ring_batch_ready(&L->ring, s);
+  L->stats.batches++;
+}
+
+void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
+  int k = (int)(pos - s->number * L->o.batch_size);
+  int64_t idx = L->order[pos];
+  if (rc && L->o.on_error == FERRY_ON_ERROR_SKIP)
+    report_skip(L, idx, fy_source_path(&L->src, idx), rc);
+  s->failed[k] = rc != FERRY_OK;
+  pthread_mutex_lock(&L->ring.mu);
+  if (rc && L->o.on_error == FERRY_ON_ERROR_FAIL)
+    fy_ring_fail(&L->ring, rc);
+  L->stats.images += rc == FERRY_OK;
+  L->stats.skipped += rc != FERRY_OK;
+  L->progress_t = fy_now(); /* the watchdog's clock */
+  int complete = fy_ring_sample_done(&L->ring, s);
+  if (complete) {
+    /* This thread alone touches the slot now: close the gaps unlocked.
+     * It stays in flight until the batch is ready, so that an epoch
+     * change waits for it. */
+    pthread_mutex_unlock(&L->ring.mu);
+    complete_batch(L, s); /* locks mu again */
+  }
+  fy_ring_sample_out(&L->ring, complete, rc);
+  pthread_mutex_unlock(&L->ring.mu);
+}
+
+void fy_run_cpu_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch) {
+  int k = (int)(pos - s->number * L->o.batch_size);
+  int64_t idx = L->order[pos];
+  const char *path = fy_source_path(&L->src, idx);
+  s->labels[k] = L->src.labels[idx];
+  s->indices[k] = idx;
+  /* On a GPU the CPU side makes the staged u8 image; else the sample. */
+  void *dst = L->gpu ? fy_dev_sample_dst(L, s, k) : (char *)s->data + (size_t)k * L->sample_bytes;
+  const fy_store_params *store = L->gpu ? &L->stage_store : &L->store;
+  int rc, cached = 0;
+  if (fy_cache_on(&L->cache) || L->pack) /* files say "reading" themselves (sample.c) */
+    fy_note_set(w->note, FY_STAGE_COPY, path, 0);
+  if (__atomic_load_n(&L->bad[idx], __ATOMIC_ACQUIRE)) {
+    rc = FERRY_ECORRUPT; /* known bad: reported already, not read again */
+  } else if ((cached = fy_cache_get(&L->cache, idx, dst, store->stream))) {
+    rc = FERRY_OK;
+  } else {
+    rc = L->pack ? fy_process_pack_sample(w, &L->o, store, L->pack, epoch, idx, dst)
+                 : fy_process_sample(w, &L->o, store, path, epoch, idx, dst);
+    if (rc == FERRY_OK)
+      fy_cache_put(&L->cache, idx, dst);
+  }
+  if (rc == FERRY_OK && L->gpu)
+    fy_dev_sample_done(L, s, k, idx, epoch);
+  pthread_mutex_lock(&L->ring.mu);
+  /* Stage times move to the loader's totals under the lock. */
+  L->stats.read_s += w->read_s;
+  L->stats.decode_s += w->decode_s;
+  L->stats.transform_s += w->transform_s;
+  L->stats.cached += cached;
+  w->read_s = w->decode_s = w->transform_s = 0;
+  pthread_mutex_unlock(&L->ring.mu);
+  fy_sample_finished(L, s, pos, rc);
+}

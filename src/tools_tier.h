@@ -1,0 +1,21 @@
+/* tools_tier.h — the internal tier that tools/ (the ferry command) and
+ * bench/ may use beside ferry.h: what they need of src/ and nothing more.
+ * Everything else in src/ is private to the library (tests/unit may reach
+ * further: they test internals). tests/layout/check.sh holds tools/ and
+ * bench/ to this header. A new need is added here, with its reason. */
+#ifndef FY_TOOLS_TIER_H
+#define FY_TOOLS_TIER_H
+
+#include "catalog/catalog.h" /* fy_scan, fy_path_under, FY_MOVES_LOG: ferry hash, --move-dupes-to */
+#include "catalog/text.h"    /* fy_csv_field, fy_json_string: the one CSV and JSON writer */
+#include "core/internal.h"   /* fy_now, fy_buf, fault points (FERRY_FAIL_* in the CLI's tests) */
+#include "cuda/gpu.h"        /* fy_gpu_probe (doctor), GPU batches copied back, --consume-ms */
+#include "image/image.h"     /* fy_f16_to_f32: batches back to pixels */
+#include "io/walk.h"         /* FY_IMAGE_EXTENSIONS: what the walks take, for messages */
+#include "video/video.h"     /* fy_nvdec_probe: doctor, ferry video --caps */
+
+/* bench/ only: the GPU kernels timed on their own */
+#include "cuda/hamming.h"
+#include "cuda/hash_gpu.h"
+
+#endif

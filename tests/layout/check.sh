@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The layering rules of docs/ARCHITECTURE.md that a grep can hold (issue 18):
+#  - the library says things only through src/core/log.c (ferry_set_log):
+#    no other file of src/ writes to stderr, or prints (data written to a
+#    FILE the caller chose, stdout included, is not a message);
+#  - src/jobs/ is the layer above the pipeline: nothing else in src/ includes it;
+#  - tools/ and bench/ use src/ only through src/tools_tier.h (beside ferry.h).
+# Prints each breach with its file and line; exit 1 if any.
+set -u
+cd "$(dirname "$0")/../.."
+bad=0
+hits=$(grep -rnE '\bstderr\b|[^a-z_]printf\(|[^a-z_]puts\(' src --include='*.c' --include='*.cu' \
+  --include='*.h' | grep -v '^src/core/log\.c:' | grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)' || true)
+if [ -n "$hits" ]; then
+  echo "layout: the library writes messages outside src/core/log.c (use fy_log):"
+  echo "$hits"
+  bad=1
+fi
+hits=$(grep -rn '#include "jobs/' src | grep -v '^src/jobs/' || true)
+if [ -n "$hits" ]; then
+  echo "layout: src/jobs/ is above the pipeline; these include it from below:"
+  echo "$hits"
+  bad=1
+fi
+hits=$(grep -n '#include "' tools/*.c tools/*.h bench/*.c |
+  grep -vE '#include "(ferry\.h|tools_tier\.h|cli\.h|dupes_move\.h)"' || true)
+if [ -n "$hits" ]; then
+  echo "layout: tools/ and bench/ reach into src/ past src/tools_tier.h:"
+  echo "$hits"
+  bad=1
+fi
+[ "$bad" = 0 ] && echo "layout: ok (messages only through core/log.c; nothing below includes jobs/; tools and bench through tools_tier.h)"
+exit "$bad"
