@@ -54,17 +54,24 @@ def run_opencv(files, procs, size):
     return frames, dt
 
 
-def nvc_worker(path):
+def nvc_worker(path, warm=False):
+    """One file through PyNvVideoCodec: (frames, seconds of decoding less
+    the session's initialisation, as NVIDIA's decode_perf.py counts it)."""
     import PyNvVideoCodec as nvc
 
+    t0 = time.perf_counter()
     demuxer = nvc.CreateDemuxer(filename=path)
+    kw = {"bWaitForSessionWarmUp": True} if warm else {}
     decoder = nvc.CreateDecoder(gpuid=0, codec=demuxer.GetNvCodecId(), cudacontext=0,
-                                cudastream=0, usedevicememory=True)
+                                cudastream=0, usedevicememory=True, **kw)
     n = 0
     for packet in demuxer:  # the demuxer's last packet is empty: the decoder flushes
         for _ in decoder.Decode(packet):
             n += 1
-    return n
+    dt = time.perf_counter() - t0
+    if warm:
+        dt -= decoder.GetSessionInitTime() / 1000.0
+    return n, dt
 
 
 def nvc_process(todo, done, barrier):
@@ -76,7 +83,7 @@ def nvc_process(todo, done, barrier):
         path = todo.get()
         if path is None:
             break
-        n += nvc_worker(path)
+        n += nvc_worker(path)[0]
     done.put(n)
 
 
@@ -102,12 +109,51 @@ def run_nvc(files, procs):
     return frames, dt
 
 
+def run_nvc_threads(files, threads):
+    """NVIDIA's own recommended way (samples/advanced/decode_perf.py, thread
+    mode: one process, the CUDA context shared, decoding GIL-free): threads
+    take files from one list, one decoder per file. Returns frames, wall
+    seconds, and NVIDIA's statistic (the sum over threads of each thread's
+    frames over its own decoding time less session start-up)."""
+    import queue
+    import threading
+
+    import PyNvVideoCodec  # noqa: F401
+
+    todo = queue.Queue()
+    for f in files:
+        todo.put(f)
+    per = [[0, 0.0] for _ in range(threads)]
+
+    def work(k):
+        while True:
+            try:
+                path = todo.get_nowait()
+            except queue.Empty:
+                return
+            n, dt = nvc_worker(path, warm=True)
+            per[k][0] += n
+            per[k][1] += dt
+
+    ts = [threading.Thread(target=work, args=(k,)) for k in range(threads)]
+    t0 = time.perf_counter()
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    dt = time.perf_counter() - t0
+    nvidia = sum(n / s for n, s in per if s > 0)
+    return sum(n for n, _ in per), dt, nvidia
+
+
 SUMMARY = re.compile(r"(\d+) decoded, ([\d.]+) s: ([\d.]+) decoded frames/s")
 
 
-def run_ferry(binary, files, device, jobs, size, batch, cpu_jobs=0):
+def run_ferry(binary, files, device, jobs, size, batch, cpu_jobs=0, stride=1):
     cmd = [binary, "video", *files, "--device", device, "--size", str(size), "--dtype", "f16",
            "--normalize", "--batch", str(batch), "--jobs", str(jobs), "--quiet"]
+    if stride > 1:
+        cmd += ["--stride", str(stride)]
     if cpu_jobs:
         cmd += ["--cpu-jobs", str(cpu_jobs)]
     out = subprocess.run(cmd, capture_output=True, text=True)
@@ -132,6 +178,11 @@ def main():
     ap.add_argument("--skip-opencv", action="store_true")
     ap.add_argument("--nvc-procs", default="8,16",
                     help="comma list: PyNvVideoCodec process counts (when importable)")
+    ap.add_argument("--nvc-threads", default="",
+                    help="comma list: PyNvVideoCodec thread counts in one process (NVIDIA's "
+                    "decode_perf.py thread mode)")
+    ap.add_argument("--stride", default="1",
+                    help="comma list: ferry --stride values (1: every frame)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="run every contender this many times, interleaved; each row is its "
                     "median round")
@@ -157,13 +208,21 @@ def main():
     for _ in range(max(1, a.rounds)):
         for c in [int(x) for x in a.cpu_jobs.split(",")]:
             for j in [int(x) for x in a.jobs.split(",")]:
-                extra = f" + {c} CPU decoders" if c else ""
-                name = f"ferry {a.device} NVDEC, {j} files at once{extra}, f16 {a.size}"
-                runs.setdefault(name, []).append(
-                    run_ferry(a.ferry, files, a.device, j, a.size, a.batch, c))
+                for sd in [int(x) for x in a.stride.split(",")]:
+                    extra = f" + {c} CPU decoders" if c else ""
+                    extra += f", --stride {sd} (frames actually decoded)" if sd > 1 else ""
+                    name = f"ferry {a.device} NVDEC, {j} files at once{extra}, f16 {a.size}"
+                    runs.setdefault(name, []).append(
+                        run_ferry(a.ferry, files, a.device, j, a.size, a.batch, c, sd))
         for p in [int(x) for x in a.nvc_procs.split(",")] if nvc_ok else []:
             name = f"PyNvVideoCodec raw decode (NV12 on the GPU, no resize), {p} processes"
             runs.setdefault(name, []).append(run_nvc(files, p))
+        for t in [int(x) for x in a.nvc_threads.split(",") if x] if nvc_ok else []:
+            name = f"PyNvVideoCodec raw decode (NV12 on the GPU, no resize), {t} threads"
+            n, dt, nv = run_nvc_threads(files, t)
+            print(f"{name}: {n / dt:.0f} frames/s over the wall time; NVIDIA's statistic "
+                  f"(sum of per-thread rates, start-up excluded): {nv:.0f}")
+            runs.setdefault(name, []).append((n, dt))
         if cv_ok:
             name = f"OpenCV VideoCapture + resize, {a.cv_procs} processes"
             runs.setdefault(name, []).append(run_opencv(files, a.cv_procs, a.size))
@@ -179,8 +238,16 @@ def main():
         fps = n / dt
         ratio = f"{fps / base:.2f}x" if base else ""
         print(f"{name:72s} {n:7d} {dt:7.2f} {fps:9.1f} {ratio:>8s}")
+    every = {n.split(", --stride")[0]: dt for n, _, dt in rows if ", --stride" not in n}
+    for name, n, dt in rows:  # sampling: the same files' wall time, every frame / sampled
+        base_name = name.split(", --stride")[0] + name.split("decoded)")[-1]
+        if ", --stride" in name and base_name in every:
+            print(f"{name}: {every[base_name] / dt:.2f}x faster than keeping every frame "
+                  f"({every[base_name]:.2f} s / {dt:.2f} s)")
     best = {}
     for name, n, dt in rows:
+        if ", --stride" in name:
+            continue
         who = name.split(" ")[0]
         best[who] = max(best.get(who, 0), n / dt)
     if "ferry" in best and "PyNvVideoCodec" in best:

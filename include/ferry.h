@@ -849,6 +849,8 @@ typedef struct ferry_video_stats {
                              (H.264, HEVC; not seen for VP9/AV1 there) */
   int64_t first_damaged;  /* frame number of the first of them; -1: none */
   double first_damaged_s; /* and its time */
+  double wait_s;          /* of decode_s: waiting for the GPU's video engine
+                             (NVDEC: pictures still decoding, mapping) */
 } ferry_video_stats;
 
 /* Opens a video file (container and codec found from the bytes by
@@ -876,9 +878,10 @@ int ferry_video_next_frame(ferry_video_reader *reader, ferry_image *frame, doubl
  * the non-reference frames before it skipped; no seek when frame k is ahead
  * of the last one and no keyframe lies between them. Errors name the file:
  * FERRY_EINVAL for k out of range (with the file's frame count);
- * FERRY_EUNSUPPORTED for a stream that cannot seek, one without a constant
- * frame rate (frame numbers come from timestamps), or a GPU reader (device
- * >= 0: random access is CPU-only for now). The sampling options (stride,
+ * FERRY_EUNSUPPORTED for a stream that cannot seek or one without a
+ * constant frame rate (frame numbers come from timestamps). A GPU reader
+ * (device >= 0) decodes on NVDEC and gives the frame in host memory all the
+ * same (converted on the GPU, then copied). The sampling options (stride,
  * rate, range) do not apply; after this call the reader gives no more
  * batches or frames in order (FERRY_EINVAL). */
 int ferry_video_frame_at(ferry_video_reader *reader, int64_t k, ferry_image *frame,

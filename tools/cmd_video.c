@@ -282,11 +282,11 @@ static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *d
   ferry_video_get_stats(r, &s);
   if (!a->quiet)
     printf("%s: %llu frames sampled of %llu decoded in %d batches of %dx%d, %.2f s: "
-           "%.1f decoded frames/s, %.1f sampled frames/s (open %.2f s, decode %.2f s, convert "
-           "%.2f s, resize %.2f s)\n",
+           "%.1f decoded frames/s, %.1f sampled frames/s (open %.2f s, decode %.2f s of which "
+           "waiting for NVDEC %.2f s, convert %.2f s, resize %.2f s)\n",
            file, (unsigned long long)s.kept, (unsigned long long)s.decoded, batches, out_w, out_h,
            dt, s.decoded / (dt > 0 ? dt : 1e-9), s.kept / (dt > 0 ? dt : 1e-9), s.open_s,
-           s.decode_s, s.convert_s, s.resize_s);
+           s.decode_s, s.wait_s, s.convert_s, s.resize_s);
   if (s.damaged && st == FERRY_END) {
     fprintf(stderr,
             "ferry video: %s: %s%llu frame%s decoded with errors (damaged data the decoder "
@@ -399,8 +399,6 @@ int cmd_video(int argc, char **argv) {
   if (a.frame >= 0) {
     if (argc - optind != 1)
       return cli_usage_error("video", "--frame takes one file");
-    if (a.want_device >= 0)
-      return cli_usage_error("video", "--frame is CPU-only for now (no --device cuda)");
     if (cli_refuse_overwrite("video", a.out, argv[optind]))
       return CLI_USAGE;
     return run_frame_at(argv[optind], &a);

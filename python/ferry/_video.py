@@ -183,8 +183,9 @@ class VideoReader(_Closable):
         ahead of the last frame asked for. Any k in any order; afterwards
         the reader gives no more batches (iterate another reader).
         InvalidArgument for k out of range (naming the file and its frame
-        count); UnsupportedError on a GPU reader (random access is CPU-only
-        for now) or for a stream without a constant frame rate."""
+        count); UnsupportedError for a stream without a constant frame
+        rate. A GPU reader decodes k on NVDEC and gives it in host memory all
+        the same."""
         import numpy
         k = _int_arg(k, "k", 0)
         t, ts = self._live_core().frame_at(k)

@@ -40,6 +40,7 @@ struct fy_vdec {
    * frame rate, every timestamp seen on its grid); once a frame was skipped
    * (timed), every frame is numbered from its timestamp. */
   double want_t;
+  const fy_vsampler *smp; /* and frames it rules out (fy_vdec_sampler) */
   int cfr, timed;
   double grid_tol;  /* how far from the grid a timestamp may be, frames */
   int64_t read_end; /* 1 + the frame number of the last packet read */
@@ -301,7 +302,10 @@ void fy_vdec_want(fy_vdec *d, double t) {
     seek_ahead(d, t);
 }
 
+void fy_vdec_sampler(fy_vdec *d, const fy_vsampler *s) { d->smp = s; }
+
 int fy_vdec_frame_at(fy_vdec *d, int64_t k, double *t) {
+  d->smp = NULL; /* random access: the sampling options do not apply */
   if (!d->cfr)
     return fy_error(FERRY_EUNSUPPORTED,
                     "%s: random access needs a constant frame rate (frame numbers from "
@@ -429,7 +433,10 @@ static void feed(fy_vdec *d) {
      * reference */
     int64_t pts = d->pkt->pts;
     double pt = pts != AV_NOPTS_VALUE ? pts * d->tb : NAN;
-    int skip = pts != AV_NOPTS_VALUE && pt < d->want_t - 0.5 / d->fps;
+    int skip =
+        pts != AV_NOPTS_VALUE &&
+        (pt < d->want_t - 0.5 / d->fps ||
+         (d->smp && d->cfr && !d->strict && !fy_vsample_wanted(d->smp, pt, d->fps, d->start)));
     d->cc->skip_frame = skip ? AVDISCARD_NONREF : AVDISCARD_DEFAULT;
     if (skip) {
       d->timed = 1;

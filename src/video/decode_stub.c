@@ -24,6 +24,8 @@ int fy_vdec_seek(fy_vdec *d, double t) {
 
 void fy_vdec_want(fy_vdec *d, double t) {}
 
+void fy_vdec_sampler(fy_vdec *d, const fy_vsampler *s) {}
+
 int fy_vdec_frame_at(fy_vdec *d, int64_t k, double *t) {
   return fy_error(FERRY_EUNSUPPORTED, "built without libavcodec");
 }

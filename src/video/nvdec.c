@@ -44,6 +44,7 @@
 #include <ffnvcodec/dynlink_loader.h>
 
 #define QCAP 64          /* display queue */
+#define PEND_MAX 4       /* frames whose decode status is asked later */
 #define CLOCK 10000000.0 /* the parser's timestamps: 10 MHz */
 
 static CudaFunctions *cu;
@@ -79,6 +80,7 @@ struct fy_nvdec {
   int have_ctx;
   CUvideoctxlock lock;
   CUvideoparser parser;
+  cudaVideoCodec codec;
   CUvideodecoder dec;
   CUVIDEOFORMAT vf; /* the sequence the decoder was made for */
   unsigned surfaces, target_w, target_h;
@@ -91,6 +93,21 @@ struct fy_nvdec {
   uint64_t damaged;
   int64_t first_damaged;
   double first_damaged_t;
+  /* Decode status asked late (not in strict mode): a frame handed out while
+   * the engine still decodes it is not waited for; mapping it waits (then
+   * its status is final), otherwise it joins `pend` and is asked again at
+   * the next calls, waited for only when PEND_MAX are pending or at the
+   * end, well before its surface can be reused. */
+  struct {
+    int pic;
+    int64_t index;
+    double t;
+  } pend[PEND_MAX];
+  int npend;
+  int cur_open, cur_status; /* the current frame's status is not counted yet */
+  int64_t cur_index;
+  double cur_t;
+  double wait_s; /* waiting for the engine: status polls, mapping */
   int input_done, eos_sent;
   int fatal;           /* an error raised in a callback (message set) */
   char fatal_msg[320]; /* its message */
@@ -100,6 +117,25 @@ struct fy_nvdec {
   double last_t;
   int64_t next_index, returned;
   int index_from_time, sought;
+  /* Sampling (fy_nvdec_want): a non-reference picture shown before want_t
+   * is not decoded. Each packet is one picture (CUVID_PKT_ENDOFPICTURE), so
+   * the parser's decode callback comes while that packet is parsed and the
+   * packet's time decides. skip[i]: surface i holds such a picture (not
+   * decoded), to be shown at skip_t[i]; it is dropped when the parser
+   * displays it. As on the CPU (decode_av.c), only for constant-rate
+   * streams, and from the first skipped picture on (timed) frames are
+   * numbered from their timestamps. */
+  double want_t;
+  const fy_vsampler *smp; /* and the frames it rules out */
+  int cfr, timed;
+  double grid_tol;
+  int pkt_skip; /* the packet being parsed shows before want_t */
+  double pkt_t;
+  unsigned char skip[QCAP];
+  double skip_t[QCAP];
+  int64_t read_end; /* 1 + the frame number of the last packet read */
+  double read_t;    /* the latest packet time read */
+  uint64_t skipped;
   int mapped;
   unsigned long long map_ptr;
   ferry_video_info info;
@@ -226,6 +262,17 @@ static int CUDAAPI on_decode(void *user, CUVIDPICPARAMS *pic) {
   fy_nvdec *d = user;
   if (!d->dec)
     return 0;
+  int i = pic->CurrPicIdx;
+  if (i >= 0 && i < QCAP) {
+    d->skip[i] = 0;
+    if (d->pkt_skip && !pic->ref_pic_flag && !pic->field_pic_flag) {
+      d->skip[i] = 1; /* no picture needs it, nobody wants it */
+      d->skip_t[i] = d->pkt_t;
+      d->skipped++;
+      d->timed = 1;
+      return 1;
+    }
+  }
   push(d);
   CUresult r = cv->cuvidDecodePicture(d->dec, pic);
   pop();
@@ -267,18 +314,81 @@ static int pic_status(fy_nvdec *d, int idx) {
  * 1 s, then it counts as unknown), so that every damaged frame counts, not
  * only those done by the time the parser queued them. */
 static int pic_final(fy_nvdec *d, int idx, int status) {
-  for (int k = 0; status == PIC_DECODING && k < 2000; k++) {
-    struct timespec ts = {0, 500000};
+  if (status != PIC_DECODING)
+    return status;
+  double t0 = fy_now();
+  for (int k = 0; status == PIC_DECODING && k < 20000; k++) {
+    struct timespec ts = {0, k < 100 ? 50000 : 500000}; /* 50 us, later 0.5 ms */
     nanosleep(&ts, NULL);
     status = pic_status(d, idx);
   }
+  d->wait_s += fy_now() - t0;
   return status == PIC_DECODING ? PIC_UNKNOWN : status;
+}
+
+static void count_status(fy_nvdec *d, int status, int64_t index, double t) {
+  if (status != PIC_DAMAGED)
+    return;
+  if (!d->damaged++ || index < d->first_damaged) {
+    d->first_damaged = index;
+    d->first_damaged_t = t;
+  }
+}
+
+/* Pending statuses: counted once final; the oldest waited for until at
+ * most PEND_MAX - 1 remain (room for one more), or none when `all`. */
+static void settle(fy_nvdec *d, int all) {
+  int n = 0;
+  for (int i = 0; i < d->npend; i++) {
+    int st = pic_status(d, d->pend[i].pic);
+    if (st == PIC_DECODING)
+      d->pend[n++] = d->pend[i];
+    else
+      count_status(d, st, d->pend[i].index, d->pend[i].t);
+  }
+  d->npend = n;
+  int drop = d->npend - (all ? 0 : PEND_MAX - 1);
+  if (drop <= 0)
+    return;
+  for (int i = 0; i < drop; i++)
+    count_status(d, pic_final(d, d->pend[i].pic, PIC_DECODING), d->pend[i].index, d->pend[i].t);
+  memmove(d->pend, d->pend + drop, sizeof *d->pend * (size_t)(d->npend - drop));
+  d->npend -= drop;
+}
+
+/* The current frame was not mapped: its status counts now or later. */
+static void close_cur(fy_nvdec *d) {
+  if (!d->cur_open)
+    return;
+  d->cur_open = 0;
+  if (d->cur_status != PIC_DECODING) {
+    count_status(d, d->cur_status, d->cur_index, d->cur_t);
+    return;
+  }
+  settle(d, 0); /* room for one more */
+  d->pend[d->npend].pic = d->cur.picture_index;
+  d->pend[d->npend].index = d->cur_index;
+  d->pend[d->npend++].t = d->cur_t;
 }
 
 static int CUDAAPI on_display(void *user, CUVIDPARSERDISPINFO *info) {
   fy_nvdec *d = user;
   if (!info)
     return 1; /* end of stream */
+  int i = info->picture_index;
+  if (i >= 0 && i < QCAP && d->skip[i]) {
+    d->skip[i] = 0;
+    double t = info->timestamp / CLOCK, half = d->fps > 0 ? 0.5 / d->fps : 0;
+    if (fabs(t - d->skip_t[i]) <= half)
+      return 1; /* not decoded: not shown */
+    /* the parser's pictures and the packets did not line up: a frame
+     * that may be wanted was not decoded; never hand out a wrong frame */
+    fy_error(FERRY_EIO,
+             "%s: NVDEC: the picture shown at %.3f s was skipped as the one at %.3f s; read "
+             "this file without sampling (every frame) or on the CPU",
+             d->path, t, d->skip_t[i]);
+    return raise_fatal(d, FERRY_EIO);
+  }
   if (d->qn == QCAP) {
     fy_error(FERRY_EIO, "%s: NVDEC: display queue overflow", d->path);
     return raise_fatal(d, FERRY_EIO);
@@ -313,6 +423,26 @@ static void parse(fy_nvdec *d, const uint8_t *data, int size, int64_t pts, int e
     p.timestamp = av_rescale_q(pts, d->tb, (AVRational){1, (int)CLOCK});
   } else {
     d->missing_pts = 1;
+  }
+  /* libavformat's packets are whole pictures: the parser decodes each one
+   * while its packet is parsed (which sampling relies on) */
+  if (!eos)
+    p.flags |= CUVID_PKT_ENDOFPICTURE;
+  d->pkt_skip = 0;
+  if (!eos && pts != AV_NOPTS_VALUE) {
+    double pt = pts * av_q2d(d->tb);
+    d->pkt_t = pt;
+    d->pkt_skip =
+        d->fps > 0 &&
+        (pt < d->want_t - 0.5 / d->fps ||
+         (d->smp && d->cfr && !d->strict && !fy_vsample_wanted(d->smp, pt, d->fps, d->start)));
+    if (pt > d->read_t)
+      d->read_t = pt;
+    if (d->fps > 0) {
+      int64_t end = llround((pt - d->start) * d->fps) + 1;
+      if (end > d->read_end)
+        d->read_end = end;
+    }
   }
   CUresult r = cv->cuvidParseVideoData(d->parser, &p);
   if (r != CUDA_SUCCESS && !d->fatal && !d->pending) {
@@ -470,6 +600,31 @@ static int check_caps(fy_nvdec *d, cudaVideoCodec codec, int depth, int w, int h
   return FERRY_OK;
 }
 
+/* A new parser (at open, and after a seek: the old one's pictures and
+ * state go). The decoder stays: the sequence callback finds it made for
+ * the same sequence. */
+static int make_parser(fy_nvdec *d) {
+  if (d->parser)
+    cv->cuvidDestroyVideoParser(d->parser);
+  d->parser = NULL;
+  CUVIDPARSERPARAMS pp;
+  memset(&pp, 0, sizeof pp);
+  pp.CodecType = d->codec;
+  pp.ulMaxNumDecodeSurfaces = d->surfaces ? d->surfaces : 1; /* set by the sequence callback */
+  pp.ulClockRate = (unsigned)CLOCK;
+  pp.ulMaxDisplayDelay = 4; /* frames queued on the engine ahead of display */
+  pp.pUserData = d;
+  pp.pfnSequenceCallback = on_sequence;
+  pp.pfnDecodePicture = on_decode;
+  pp.pfnDisplayPicture = on_display;
+  CUresult r = cv->cuvidCreateVideoParser(&d->parser, &pp);
+  if (r != CUDA_SUCCESS) {
+    d->parser = NULL;
+    return cu_fail(d, r, "creating the parser");
+  }
+  return FERRY_OK;
+}
+
 int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
                   ferry_video_info *info) {
   *out = NULL;
@@ -500,6 +655,12 @@ int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
   d->duration = d->info.duration_s;
   d->declared = d->info.frames;
   d->last_t = d->start - (d->fps > 0 ? 1 / d->fps : 0);
+  d->want_t = d->read_t = -INFINITY;
+  /* numbering from timestamps is exact for a constant rate (as decode_av.c
+   * decides it; every timestamp is checked in fy_nvdec_next) */
+  d->cfr = d->fps > 0 && s->avg_frame_rate.num && s->r_frame_rate.num &&
+           !av_cmp_q(s->avg_frame_rate, s->r_frame_rate);
+  d->grid_tol = 0.05 + av_q2d(d->tb) * d->fps;
   colour(d, s);
   if ((st = check_format(d, s)) != FERRY_OK || (st = open_bsf(d, s)) != FERRY_OK)
     goto fail;
@@ -541,20 +702,9 @@ int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
     }
     d->index_from_time = d->sought = 1;
   }
-  CUVIDPARSERPARAMS pp;
-  memset(&pp, 0, sizeof pp);
-  pp.CodecType = codec;
-  pp.ulMaxNumDecodeSurfaces = 1; /* the sequence callback sets the real number */
-  pp.ulClockRate = (unsigned)CLOCK;
-  pp.ulMaxDisplayDelay = 4; /* frames queued on the engine ahead of display */
-  pp.pUserData = d;
-  pp.pfnSequenceCallback = on_sequence;
-  pp.pfnDecodePicture = on_decode;
-  pp.pfnDisplayPicture = on_display;
-  if ((r = cv->cuvidCreateVideoParser(&d->parser, &pp)) != CUDA_SUCCESS) {
-    st = cu_fail(d, r, "creating the parser");
+  d->codec = codec;
+  if ((st = make_parser(d)) != FERRY_OK)
     goto fail;
-  }
   d->info.nvdec = 1;
   *info = d->info;
   *out = d;
@@ -592,12 +742,21 @@ void fy_nvdec_close(fy_nvdec *d) {
 int fy_nvdec_next(fy_nvdec *d, double *t, int64_t *index) {
   if (d->mapped)
     fy_nvdec_unmap(d);
+  close_cur(d);
+  settle(d, 0);
   while (d->qn == 0) {
     if (d->fatal)
       return fy_error(d->fatal, "%s", d->fatal_msg);
     if (d->eos_sent) {
+      settle(d, 1); /* every status counted by the end */
       fy_vprogress p = {d->sought, d->declared, d->returned, d->duration,
                         d->fps,    d->last_t,   d->start};
+      if (d->timed) { /* frames were skipped: what was read counts */
+        if (d->read_end > p.returned)
+          p.returned = d->read_end;
+        if (d->read_t > p.last_t)
+          p.last_t = d->read_t;
+      }
       return fy_video_end(d->path, &p, d->pending, d->pending_msg);
     }
     feed(d);
@@ -606,29 +765,139 @@ int fy_nvdec_next(fy_nvdec *d, double *t, int64_t *index) {
   int status = d->qs[d->qhead];
   d->qhead = (d->qhead + 1) % QCAP;
   d->qn--;
-  status = pic_final(d, d->cur.picture_index, status);
+  if (d->strict) /* the frame's status decides whether it is handed out */
+    status = pic_final(d, d->cur.picture_index, status);
   double step = d->fps > 0 ? 1 / d->fps : 0;
   double ft = d->missing_pts ? d->last_t + step : d->cur.timestamp / CLOCK;
-  if (d->index_from_time) {
-    d->next_index = d->fps > 0 ? llround((ft - d->start) * d->fps) : 0;
+  double pos = (ft - d->start) * d->fps;
+  if (d->cfr && (d->missing_pts || fabs(pos - llround(pos)) > d->grid_tol ||
+                 (!d->timed && !d->index_from_time && llround(pos) != d->next_index))) {
+    d->cfr = 0; /* off the constant-rate grid: nothing skipped from here */
+    d->want_t = -INFINITY;
+  }
+  if (d->index_from_time || (d->timed && d->cfr)) {
+    d->next_index = d->fps > 0 ? llround(pos) : 0;
     d->index_from_time = 0;
   }
   *t = d->last_t = ft;
   *index = d->next_index++;
-  if (status == PIC_DAMAGED) {
-    if (!d->damaged++) {
-      d->first_damaged = *index;
-      d->first_damaged_t = ft;
-    }
-    if (d->strict)
-      return fy_error(FERRY_ECORRUPT,
-                      "%s: frame %lld (%.3f s) decoded with errors (NVDEC reports damaged "
-                      "data); strict decoding stops here",
-                      d->path, (long long)*index, ft);
+  if (!d->strict) {
+    d->cur_open = 1;
+    d->cur_status = status;
+    d->cur_index = *index;
+    d->cur_t = ft;
+  } else if (status == PIC_DAMAGED) {
+    count_status(d, status, *index, ft);
+    return fy_error(FERRY_ECORRUPT,
+                    "%s: frame %lld (%.3f s) decoded with errors (NVDEC reports damaged "
+                    "data); strict decoding stops here",
+                    d->path, (long long)*index, ft);
   }
   d->returned++;
   return FERRY_OK;
 }
+
+/* Back to the keyframe at or before time t: the demuxer, the bitstream
+ * filter and a new parser start from there; pictures queued are dropped. */
+static int seek_to(fy_nvdec *d, double t, int64_t k) {
+  if (d->mapped)
+    fy_nvdec_unmap(d);
+  close_cur(d);
+  settle(d, 1);
+  int e = av_seek_frame(d->fmt, d->stream, (int64_t)floor(t / av_q2d(d->tb)), AVSEEK_FLAG_BACKWARD);
+  if (e < 0) {
+    char eb[128];
+    av_strerror(e, eb, sizeof eb);
+    return fy_error(FERRY_EUNSUPPORTED, "%s: cannot seek to frame %lld (%.3f s): %s", d->path,
+                    (long long)k, t, eb);
+  }
+  if (d->bsf)
+    av_bsf_flush(d->bsf);
+  int st = make_parser(d);
+  if (st != FERRY_OK)
+    return st;
+  d->qn = d->qhead = 0;
+  memset(d->skip, 0, sizeof d->skip);
+  d->input_done = d->eos_sent = 0;
+  d->pending = 0;
+  d->index_from_time = d->sought = 1;
+  d->read_t = -INFINITY;
+  return FERRY_OK;
+}
+
+int fy_nvdec_frame_at(fy_nvdec *d, int64_t k, double *t) {
+  if (!d->cfr)
+    return fy_error(FERRY_EUNSUPPORTED,
+                    "%s: random access needs a constant frame rate (frame numbers from "
+                    "timestamps); this stream's rate varies: read it in order",
+                    d->path);
+  if (d->fatal)
+    return fy_error(d->fatal, "%s", d->fatal_msg);
+  d->smp = NULL; /* random access: the sampling options do not apply */
+  double tk = d->start + k / d->fps, half = 0.5 / d->fps;
+  /* on from here when frame k is ahead and no keyframe closer to it lies
+   * beyond what was read */
+  int from_here = d->returned > 0 && d->next_index <= k && !d->pending && !d->eos_sent;
+  if (from_here) {
+    AVStream *st = d->fmt->streams[d->stream];
+    const AVIndexEntry *e = avformat_index_get_entry_from_timestamp(
+        st, (int64_t)floor(tk / av_q2d(d->tb)), AVSEEK_FLAG_BACKWARD);
+    from_here = e && e->timestamp * av_q2d(d->tb) <= d->read_t;
+  }
+  double target = tk;
+  for (int tries = 0;; tries++) {
+    if (!from_here) {
+      int st = seek_to(d, target, k);
+      if (st != FERRY_OK)
+        return st;
+    }
+    d->timed = 1;
+    d->want_t = d->strict ? -INFINITY : tk;
+    int first = !from_here;
+    for (;;) {
+      int64_t idx;
+      int st = fy_nvdec_next(d, t, &idx);
+      if (st == FERRY_END) {
+        d->want_t = -INFINITY;
+        return fy_error(FERRY_EINVAL, "%s: frame %lld is out of range (the file has %lld frames)",
+                        d->path, (long long)k, (long long)(d->read_end > 0 ? d->read_end : idx));
+      }
+      if (st != FERRY_OK) {
+        d->want_t = -INFINITY;
+        return st;
+      }
+      if (idx == k) {
+        d->want_t = -INFINITY;
+        return FERRY_OK;
+      }
+      if (idx > k) {
+        if (first || from_here)
+          break; /* the seek landed after frame k: from an earlier keyframe */
+        d->want_t = -INFINITY;
+        return fy_error(FERRY_ECORRUPT, "%s: frame %lld (%.3f s) is missing: frame %lld follows",
+                        d->path, (long long)k, tk, (long long)idx);
+      }
+      first = 0;
+    }
+    if (target <= d->start - half || tries >= 8) {
+      d->want_t = -INFINITY;
+      return fy_error(FERRY_ECORRUPT, "%s: no keyframe found before frame %lld (%.3f s)", d->path,
+                      (long long)k, tk);
+    }
+    /* further back each time: a keyframe's decode time can precede its
+     * display time, or frame k is a leading picture of an open GOP */
+    target = tries < 6 ? target - (1 << tries) : d->start - 1;
+    from_here = 0;
+  }
+}
+
+void fy_nvdec_want(fy_nvdec *d, double t) {
+  d->want_t = d->cfr && !d->strict && !d->eos_sent ? t : -INFINITY;
+}
+
+uint64_t fy_nvdec_skipped(const fy_nvdec *d) { return d->skipped; }
+
+void fy_nvdec_sampler(fy_nvdec *d, const fy_vsampler *s) { d->smp = s; }
 
 int fy_nvdec_set_strict(fy_nvdec *d, int strict) {
   enum AVCodecID id = d->fmt->streams[d->stream]->codecpar->codec_id;
@@ -640,6 +909,8 @@ int fy_nvdec_set_strict(fy_nvdec *d, int strict) {
   d->strict = strict;
   return FERRY_OK;
 }
+
+double fy_nvdec_wait_s(const fy_nvdec *d) { return d->wait_s; }
 
 void fy_nvdec_damage(const fy_nvdec *d, uint64_t *frames, int64_t *first, double *first_t) {
   *frames = d->damaged;
@@ -657,11 +928,18 @@ int fy_nvdec_map(fy_nvdec *d, void *stream, fy_gpu_yuv *f) {
   pp.output_stream = (CUstream)stream;
   unsigned long long ptr = 0;
   unsigned pitch = 0;
+  double t0 = fy_now();
   push(d);
   CUresult r = cv->cuvidMapVideoFrame(d->dec, d->cur.picture_index, &ptr, &pitch, &pp);
   pop();
+  d->wait_s += fy_now() - t0;
   if (r != CUDA_SUCCESS)
     return cu_fail(d, r, "mapping a decoded frame");
+  if (d->cur_open) { /* decoded by now: its final status */
+    d->cur_open = 0;
+    count_status(d, pic_final(d, d->cur.picture_index, pic_status(d, d->cur.picture_index)),
+                 d->cur_index, d->cur_t);
+  }
   d->mapped = 1;
   d->map_ptr = ptr;
   memset(f, 0, sizeof *f);
@@ -716,6 +994,13 @@ int fy_nvdec_map(fy_nvdec *d, void *stream, fy_gpu_yuv *f) {
   return fy_error(FERRY_EUNSUPPORTED, "no NVDEC in this build");
 }
 void fy_nvdec_unmap(fy_nvdec *d) { (void)d; }
+void fy_nvdec_want(fy_nvdec *d, double t) { (void)d, (void)t; }
+void fy_nvdec_sampler(fy_nvdec *d, const fy_vsampler *s) { (void)d, (void)s; }
+double fy_nvdec_wait_s(const fy_nvdec *d) { return (void)d, 0; }
+int fy_nvdec_frame_at(fy_nvdec *d, int64_t k, double *t) {
+  return fy_error(FERRY_EUNSUPPORTED, "no NVDEC in this build");
+}
+uint64_t fy_nvdec_skipped(const fy_nvdec *d) { return (void)d, 0; }
 int fy_nvdec_set_strict(fy_nvdec *d, int strict) {
   return fy_error(FERRY_EUNSUPPORTED, "no NVDEC in this build");
 }

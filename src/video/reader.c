@@ -151,6 +151,8 @@ int ferry_video_open(const char *path, const ferry_video_options *options,
     return st;
   }
   fy_vsampler_init(&r->sampler, r->o.stride, r->o.rate, r->o.start_s, r->o.end_s);
+  if (r->dec)
+    fy_vdec_sampler(r->dec, &r->sampler);
   r->store =
       (fy_store_params){.layout = r->o.layout, .dtype = r->o.dtype, .normalize = r->o.normalize};
   memcpy(r->store.mean, r->o.mean, sizeof r->store.mean);
@@ -259,6 +261,11 @@ int ferry_video_next(ferry_video_reader *r, ferry_video_batch **batch) {
   if (!r || !batch)
     return fy_error(FERRY_EINVAL, "ferry_video_next: NULL argument");
   *batch = NULL;
+  if (r->gpu && r->random)
+    return fy_error(FERRY_EINVAL,
+                    "%s: this reader was used for random access (ferry_video_frame_at): "
+                    "read frames in order with another reader",
+                    r->path);
   if (r->gpu)
     return fy_vgpu_next(r->gpu, batch);
   int n = 0, st = FERRY_OK;
@@ -322,16 +329,17 @@ int ferry_video_frame_at(ferry_video_reader *r, int64_t k, ferry_image *frame, d
   if (!r || !frame)
     return fy_error(FERRY_EINVAL, "ferry_video_frame_at: NULL argument");
   memset(frame, 0, sizeof *frame);
-  if (r->gpu)
-    return fy_error(FERRY_EUNSUPPORTED,
-                    "%s: random access (ferry_video_frame_at) is CPU-only for now: open the "
-                    "reader with device -1",
-                    r->path);
   if (k < 0 || (r->info.frames > 0 && k >= r->info.frames))
     return fy_error(FERRY_EINVAL, "%s: frame %lld is out of range (the file has %lld frames)",
                     r->path, (long long)k, (long long)r->info.frames);
   r->random = 1;
   double t, t0 = fy_now();
+  if (r->gpu) {
+    int st = fy_vgpu_frame_at(r->gpu, k, frame, &t);
+    if (st == FERRY_OK && timestamp)
+      *timestamp = t;
+    return st;
+  }
   int st = fy_vdec_frame_at(r->dec, k, &t);
   r->stats.decode_s += fy_now() - t0;
   if (st != FERRY_OK)

@@ -174,6 +174,10 @@ int fy_vgpu_open(const char *path, const ferry_video_options *o, fy_vgpu **out,
     return st;
   }
   fy_vsampler_init(&v->sampler, o->stride, o->rate, o->start_s, o->end_s);
+  if (v->cpu)
+    fy_vdec_sampler(v->cpu, &v->sampler);
+  else
+    fy_nvdec_sampler(v->dec, &v->sampler);
   v->stats.open_s = fy_now() - t0;
   *info = v->info;
   *out = v;
@@ -200,20 +204,32 @@ void fy_vgpu_stats(const fy_vgpu *v, ferry_video_stats *s) {
   *s = v->stats;
   if (v->cpu)
     fy_vdec_damage(v->cpu, &s->damaged, &s->first_damaged, &s->first_damaged_s);
-  else
+  else {
     fy_nvdec_damage(v->dec, &s->damaged, &s->first_damaged, &s->first_damaged_s);
+    s->wait_s = fy_nvdec_wait_s(v->dec);
+  }
 }
 
 /* Decodes up to the next kept frame. */
 static int next_kept(fy_vgpu *v, double *t, int64_t *index) {
   for (;;) {
     double t0 = fy_now();
-    int st = v->cpu ? fy_vdec_next(v->cpu, t, index) : fy_nvdec_next(v->dec, t, index);
+    /* frames before the next one the sample keeps cost what the codec
+     * allows: non-reference ones are not decoded (as reader.c) */
+    double want = fy_vsample_next(&v->sampler, v->info.fps, v->info.start_s);
+    int st;
+    if (v->cpu) {
+      fy_vdec_want(v->cpu, want);
+      st = fy_vdec_next(v->cpu, t, index);
+    } else {
+      fy_nvdec_want(v->dec, want);
+      st = fy_nvdec_next(v->dec, t, index);
+    }
     v->stats.decode_s += fy_now() - t0;
     if (st != FERRY_OK)
       return st;
     v->stats.decoded++;
-    int k = fy_vsample(&v->sampler, *t);
+    int k = fy_vsample_index(&v->sampler, *t, *index);
     if (k > 0) {
       v->stats.kept++;
       return FERRY_OK;
@@ -295,6 +311,32 @@ static int stop(fy_vgpu *v, int st) {
   if (st != FERRY_END)
     snprintf(v->done_msg, sizeof v->done_msg, "%s", ferry_last_error());
   return st;
+}
+
+int fy_vgpu_frame_at(fy_vgpu *v, int64_t k, ferry_image *frame, double *t) {
+  double t0 = fy_now();
+  int st = v->cpu ? fy_vdec_frame_at(v->cpu, k, t) : fy_nvdec_frame_at(v->dec, k, t);
+  v->stats.decode_s += fy_now() - t0;
+  if (st != FERRY_OK)
+    return st;
+  v->stats.decoded++;
+  v->stats.kept++;
+  /* upright RGB into a slot no batch handed out is in (the next one),
+   * then to the host */
+  uint8_t *arena = fy_gpu_arena(v->g, v->nbatches % NSLOTS);
+  if ((st = convert(v, arena, 0)) != FERRY_OK)
+    return st;
+  size_t bytes = (size_t)v->uw * v->uh * 3;
+  if (fy_buf_reserve(&v->host, bytes) != FERRY_OK)
+    return fy_error(FERRY_ENOMEM, "%s: out of memory for a %dx%d frame", v->path, v->uw, v->uh);
+  if ((st = fy_gpu_download(v->o.device, arena, v->host.p, bytes)) != FERRY_OK)
+    return st;
+  *frame = (ferry_image){.data = v->host.p,
+                         .width = v->uw,
+                         .height = v->uh,
+                         .channels = 3,
+                         .stride = (size_t)v->uw * 3};
+  return FERRY_OK;
 }
 
 int fy_vgpu_next(fy_vgpu *v, ferry_video_batch **batch) {

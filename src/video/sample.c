@@ -59,6 +59,33 @@ double fy_vsample_next(const fy_vsampler *s, double fps, double t0) {
   return -INFINITY;
 }
 
+int fy_vsample_wanted(const fy_vsampler *s, double t, double fps, double t0) {
+  if (t + EPS < s->start)
+    return 0;
+  if (!s->in_range || fps <= 0)
+    return 1; /* the first frame of the range is kept: any may be it */
+  if (s->end > 0 && t + EPS >= s->end)
+    return 0;
+  if (s->rate > 0) {
+    if (!s->have_first)
+      return 1;
+    /* kept: the first frame at or after a grid point, i.e. one lies in
+     * (t - 1/fps, t]; unsure within a tenth of a frame: wanted */
+    double slack = 0.1 / fps;
+    double hi = floor((t + slack - s->first_t) * s->rate + EPS);
+    double lo = floor((t - 1 / fps - slack - s->first_t) * s->rate + EPS);
+    return hi > lo;
+  }
+  if (s->stride > 1 && s->first_index >= 0) {
+    double pos = (t - t0) * fps;
+    if (fabs(pos - floor(pos + 0.5)) > 0.25)
+      return 1; /* off the grid: cannot tell */
+    int64_t n = (int64_t)floor(pos + 0.5) - s->first_index;
+    return n < 0 || n % s->stride == 0;
+  }
+  return 1;
+}
+
 int fy_video_orientation(int rotation) {
   switch (rotation) {
   case 90: return 6;

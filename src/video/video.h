@@ -35,6 +35,12 @@ int fy_vdec_seek(fy_vdec *d, double t);
  * numbered from timestamps; then every frame is, from the first skip on)
  * and not in strict mode; otherwise it does nothing. */
 void fy_vdec_want(fy_vdec *d, double t);
+/* Frames fy_vsample_wanted rules out for sampler s (the reader's, which
+ * outlives the decoder; NULL: none) are skipped as fy_vdec_want's are,
+ * under the same conditions: in between keyframe jumps, stride 2 saves the
+ * non-reference frames at odd positions. */
+struct fy_vsampler;
+void fy_vdec_sampler(fy_vdec *d, const struct fy_vsampler *s);
 
 /* Random access: frame k (presentation order from 0, numbered from
  * timestamps) becomes the current frame, *t its time. Seeks to the keyframe
@@ -76,6 +82,11 @@ int fy_vsample_index(fy_vsampler *s, double t, int64_t index);
  * the first timestamp (frame k at t0 + k / fps); -INFINITY: any frame may be
  * kept next. */
 double fy_vsample_next(const fy_vsampler *s, double fps, double t0);
+/* Whether the frame shown at time t, one the sampler has not seen yet (a
+ * packet read ahead), can be kept: 0 only when it certainly will not be
+ * (constant frame rate fps, frame k at t0 + k / fps). The decoders skip
+ * non-reference frames it rules out. */
+int fy_vsample_wanted(const fy_vsampler *s, double t, double fps, double t0);
 
 /* Where a decoder stands when its input ends. */
 typedef struct fy_vprogress {
@@ -109,6 +120,14 @@ int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
 void fy_nvdec_close(fy_nvdec *d);
 /* The next frame (unmapping the previous one): as fy_vdec_next. */
 int fy_nvdec_next(fy_nvdec *d, double *t, int64_t *index);
+/* As fy_vdec_want: non-reference pictures shown before time t are not
+ * decoded (constant-rate streams, not strict; no keyframe jumps yet).
+ * fy_nvdec_skipped: how many were not. */
+void fy_nvdec_want(fy_nvdec *d, double t);
+void fy_nvdec_sampler(fy_nvdec *d, const struct fy_vsampler *s);
+uint64_t fy_nvdec_skipped(const fy_nvdec *d);
+/* As fy_vdec_frame_at: frame k becomes the current frame (map it next). */
+int fy_nvdec_frame_at(fy_nvdec *d, int64_t k, double *t);
 /* Maps the current frame for kernels queued on `stream`; the caller waits
  * for them before the next fy_nvdec_next / fy_nvdec_unmap. */
 int fy_nvdec_map(fy_nvdec *d, void *stream, fy_gpu_yuv *f);
@@ -119,6 +138,8 @@ void fy_nvdec_unmap(fy_nvdec *d);
  * and the caller decodes them on the CPU). */
 int fy_nvdec_set_strict(fy_nvdec *d, int strict);
 void fy_nvdec_damage(const fy_nvdec *d, uint64_t *frames, int64_t *first, double *first_t);
+/* Seconds spent waiting for the engine (pictures still decoding, mapping). */
+double fy_nvdec_wait_s(const fy_nvdec *d);
 
 /* GPU batches of a video file (reader_gpu.c): NVDEC frames converted and
  * resampled by ferry's batch kernels into device memory. */
@@ -129,6 +150,10 @@ int fy_vgpu_open(const char *path, const ferry_video_options *o, fy_vgpu **out,
  * error after the frames before it; *batch is owned by the reader. */
 int fy_vgpu_next(fy_vgpu *v, ferry_video_batch **batch);
 void fy_vgpu_stats(const fy_vgpu *v, ferry_video_stats *s);
+/* Random access on the GPU reader: frame k decoded (NVDEC, or the CPU for
+ * streams NVDEC does not take), upright RGB at full size, downloaded into
+ * a host buffer the reader owns until the next call. As fy_vdec_frame_at. */
+int fy_vgpu_frame_at(fy_vgpu *v, int64_t k, ferry_image *frame, double *t);
 void fy_vgpu_close(fy_vgpu *v);
 
 /* One codec / bit depth as the GPU's video decoder reports it. */

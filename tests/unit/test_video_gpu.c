@@ -162,6 +162,111 @@ static void test_fixtures(void) {
   compare("truncated_vp9", fixture("truncated_vp9.webm"), u8_hwc(32, 32, 8), 6.0, -1);
 }
 
+/* Issue 17, sampling on NVDEC: with a stride, non-reference pictures the
+ * sample does not keep are not decoded (testsrc_h264.mp4: 27 of its 50
+ * frames are B-frames no other frame references), and the frames kept are
+ * bit for bit those of reading every frame (same numbers, same times). */
+static void check_sampling(const char *path, int stride, int batch) {
+  ferry_video_options o = u8_hwc(64, 48, batch);
+  o.device = 0;
+  frames *all = malloc(sizeof *all), *some = malloc(sizeof *some);
+  read_all(path, &o, all);
+  o.stride = stride;
+  read_all(path, &o, some);
+  ferry_video_reader *r;
+  ferry_video_stats s = {0};
+  int n = 0;
+  if (ferry_video_open(path, &o, &r) == FERRY_OK) {
+    ferry_video_batch *b;
+    while (ferry_video_next(r, &b) == FERRY_OK)
+      n += b->count;
+    ferry_video_get_stats(r, &s);
+    ferry_video_close(r);
+  }
+  int want = (all->n + stride - 1) / stride, same = some->n == want && n == want;
+  size_t per = all->frame_bytes;
+  for (int i = 0; same && i < some->n; i++) {
+    int j = i * stride;
+    same = some->idx[i] == all->idx[j] && fabs(some->t[i] - all->t[j]) < 1e-6 &&
+           some->frame_bytes == per && !memcmp(some->px + i * per, all->px + j * per, per);
+  }
+  printf("%s stride %d on NVDEC: %d of %d frames kept, %llu decoded, identical %d\n", path, stride,
+         some->n, all->n, (unsigned long long)s.decoded, same);
+  CHECK_MSG(all->status == FERRY_END && some->status == FERRY_END, "status %d / %d: %s %s",
+            all->status, some->status, all->err, some->err);
+  CHECK_MSG(same, "%s stride %d: kept frames differ from every frame's (%d kept, %d wanted)", path,
+            stride, some->n, want);
+  CHECK_MSG(s.decoded < (uint64_t)all->n && s.decoded >= (uint64_t)want,
+            "%s stride %d: %llu of %d frames decoded (non-reference ones should be skipped)", path,
+            stride, (unsigned long long)s.decoded, all->n);
+  free(all->px);
+  free(some->px);
+  free(all);
+  free(some);
+}
+
+/* Random access on the GPU reader: frame k as the in-order GPU read has it
+ * (full size: the same conversion kernel, an identity resize), in any
+ * order, then out of range and no more batches. */
+static void test_frame_at(void) {
+  if (!nvdec_ok)
+    return;
+  const char *path = fixture("testsrc_h264.mp4");
+  ferry_video_options o = u8_hwc(0, 0, 8);
+  o.device = 0;
+  frames *all = malloc(sizeof *all);
+  read_all(path, &o, all);
+  ferry_video_reader *r;
+  CHECK(ferry_video_open(path, &o, &r) == FERRY_OK);
+  const int64_t ks[] = {0, 37, 49, 5, 6, 24, 23, 1};
+  int worst = 0, bad = 0;
+  for (size_t i = 0; i < sizeof ks / sizeof *ks; i++) {
+    ferry_image im;
+    double t = -1;
+    int st = ferry_video_frame_at(r, ks[i], &im, &t);
+    if (st != FERRY_OK || im.width != all->w || im.height != all->h || ks[i] >= all->n) {
+      CHECK_MSG(0, "frame_at(%lld) on the GPU: status %d, %dx%d: %s", (long long)ks[i], st,
+                im.width, im.height, ferry_last_error());
+      bad++;
+      continue;
+    }
+    CHECK_MSG(fabs(t - all->t[ks[i]]) < 1e-6, "frame_at(%lld): t %.6f, in order %.6f",
+              (long long)ks[i], t, all->t[ks[i]]);
+    const uint8_t *ref = all->px + (size_t)ks[i] * all->frame_bytes;
+    for (int y = 0; y < im.height; y++)
+      for (int x = 0; x < im.width * 3; x++) {
+        int d =
+            abs((int)im.data[(size_t)y * im.stride + x] - (int)ref[(size_t)y * im.width * 3 + x]);
+        worst = d > worst ? d : worst;
+      }
+  }
+  printf("frame_at on the GPU: %zu frames in any order, worst difference from the in-order read "
+         "%d, %d failed\n",
+         sizeof ks / sizeof *ks, worst, bad);
+  CHECK_MSG(worst <= 1, "frame_at on the GPU differs from the in-order read by %d", worst);
+  ferry_image im;
+  CHECK(ferry_video_frame_at(r, 50, &im, NULL) == FERRY_EINVAL &&
+        strstr(ferry_last_error(), "out of range"));
+  ferry_video_batch *b;
+  CHECK(ferry_video_next(r, &b) == FERRY_EINVAL && strstr(ferry_last_error(), "random access"));
+  ferry_video_close(r);
+  free(all->px);
+  free(all);
+}
+
+static void test_sampling(void) {
+  if (!nvdec_ok)
+    return; /* main() said why */
+  check_sampling(fixture("testsrc_h264.mp4"), 5, 4);
+  check_sampling(fixture("testsrc_h264.mp4"), 2, 16);
+  const char *c = getenv("FERRY_CORPUS");
+  if (c) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s/video/pan_1080p_h264.mp4", c);
+    check_sampling(p, 25, 16);
+  }
+}
+
 /* f16 normalised CHW on the GPU against the u8 HWC GPU batch. */
 static void test_store(void) {
   ferry_video_options o = u8_hwc(96, 64, 4);
@@ -317,6 +422,8 @@ int main(void) {
   test_store();
   test_errors();
   test_damaged();
+  test_sampling();
+  test_frame_at();
   test_corpus();
   return check_done();
 }

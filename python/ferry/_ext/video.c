@@ -298,12 +298,12 @@ static PyObject *video_stats(VideoReaderObject *self, PyObject *unused) {
   }
   ferry_video_stats s;
   ferry_video_get_stats(self->r, &s);
-  return Py_BuildValue("{sKsKsdsdsdsdsKsKsLsd}", "decoded", (unsigned long long)s.decoded, "kept",
+  return Py_BuildValue("{sKsKsdsdsdsdsKsKsLsdsd}", "decoded", (unsigned long long)s.decoded, "kept",
                        (unsigned long long)s.kept, "decode_s", s.decode_s, "convert_s", s.convert_s,
                        "resize_s", s.resize_s, "open_s", s.open_s, "batches",
                        (unsigned long long)self->taken, "damaged", (unsigned long long)s.damaged,
                        "first_damaged", (long long)s.first_damaged, "first_damaged_s",
-                       s.first_damaged_s);
+                       s.first_damaged_s, "wait_s", s.wait_s);
 }
 
 static PyObject *video_get_info(VideoReaderObject *self, void *c) {
