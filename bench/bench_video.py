@@ -156,7 +156,11 @@ def run_ferry(binary, files, device, jobs, size, batch, cpu_jobs=0, stride=1):
         cmd += ["--stride", str(stride)]
     if cpu_jobs:
         cmd += ["--cpu-jobs", str(cpu_jobs)]
-    out = subprocess.run(cmd, capture_output=True, text=True)
+    out = subprocess.run(cmd, capture_output=True, text=True,
+                         env={**os.environ, "FERRY_VIDEO_STAGES": "1"})
+    for line in out.stdout.splitlines():  # where the files' time went
+        if line.startswith("stages"):
+            print(f"  ferry --jobs {jobs}{f' --stride {stride}' if stride > 1 else ''}: {line}")
     m = SUMMARY.search(out.stdout)
     if out.returncode != 0 or not m:
         sys.exit(f"ferry failed ({out.returncode}): {' '.join(cmd)}\n{out.stdout}{out.stderr}")

@@ -233,8 +233,13 @@ static int run_frame_at(const char *file, video_args *a) {
 }
 
 /* One file: returns FERRY_OK or the error (already printed). */
+/* Where each file's time went, summed over files (thread-seconds). */
+typedef struct stage_sums {
+  double file_s, open_s, decode_s, wait_s, convert_s, resize_s, close_s;
+} stage_sums;
+
 static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *decoded,
-                    uint64_t *damaged, double *secs) {
+                    uint64_t *damaged, double *secs, stage_sums *sum) {
   ferry_video_reader *r;
   double t0 = fy_now();
   int st = ferry_video_open(file, &a->o, &r);
@@ -301,7 +306,12 @@ static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *d
   *secs += dt;
   free(rgb);
   fy_buf_free(&host);
+  double c0 = fy_now();
   ferry_video_close(r);
+  sum->close_s += fy_now() - c0;
+  sum->file_s += fy_now() - t0;
+  sum->open_s += s.open_s, sum->decode_s += s.decode_s, sum->wait_s += s.wait_s;
+  sum->convert_s += s.convert_s, sum->resize_s += s.resize_s;
   return st == FERRY_END ? FERRY_OK : st;
 }
 
@@ -316,6 +326,7 @@ typedef struct jobs_state {
   double secs;
   int bad;
   int damaged; /* files that finished with damaged frames */
+  stage_sums sum;
 } jobs_state;
 
 static void *job_loop(jobs_state *js, video_args *a) {
@@ -327,8 +338,12 @@ static void *job_loop(jobs_state *js, video_args *a) {
       return NULL;
     uint64_t kept = 0, decoded = 0, damaged = 0;
     double secs = 0;
-    int st = run_file(js->argv[i], a, &kept, &decoded, &damaged, &secs);
+    stage_sums sum = {0};
+    int st = run_file(js->argv[i], a, &kept, &decoded, &damaged, &secs, &sum);
     pthread_mutex_lock(&js->mu);
+    js->sum.file_s += sum.file_s, js->sum.open_s += sum.open_s, js->sum.close_s += sum.close_s;
+    js->sum.decode_s += sum.decode_s, js->sum.wait_s += sum.wait_s;
+    js->sum.convert_s += sum.convert_s, js->sum.resize_s += sum.resize_s;
     js->kept += kept;
     js->decoded += decoded;
     js->secs += secs;
@@ -439,6 +454,13 @@ int cmd_video(int argc, char **argv) {
          "%.1f decoded frames/s, %.1f sampled frames/s\n",
          files, js.bad, nt + nc, where, (unsigned long long)js.kept, (unsigned long long)js.decoded,
          secs, js.decoded / (secs > 0 ? secs : 1e-9), js.kept / (secs > 0 ? secs : 1e-9));
+  const stage_sums *u = &js.sum;
+  if (!a.quiet || getenv("FERRY_VIDEO_STAGES"))
+    printf(
+        "stages, seconds summed over files: %.2f in files = open %.2f + decode %.2f (waiting for "
+        "NVDEC %.2f) + convert %.2f + resize %.2f + close %.2f + the rest %.2f\n",
+        u->file_s, u->open_s, u->decode_s, u->wait_s, u->convert_s, u->resize_s, u->close_s,
+        u->file_s - u->open_s - u->decode_s - u->convert_s - u->resize_s - u->close_s);
   int bad = js.bad;
   if (js.damaged)
     fprintf(stderr, "ferry video: %d file%s with frames decoded with errors (exit code 3)\n",
