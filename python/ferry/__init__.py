@@ -46,9 +46,9 @@ from ._ferry import (  # noqa: F401  (re-exported)
 
 # The package by job; every name the one-file package had stays here.
 from ._common import (  # noqa: F401
-    IMAGENET_MEAN, IMAGENET_STD, _choice, _Closable, _CROPS, _default_workers, _device_index,
-    _dist_defaults, _dtype_code, _DTYPE_NAMES, _DTYPES, _env_int, _FILTERS, _LAYOUTS,
-    _normalization, _ON_ERROR, _OUTPUTS, _pair, _size, _stall_ms, _three)
+    IMAGENET_MEAN, IMAGENET_STD, _choice, _Closable, _default_workers, _device_index,
+    _dist_defaults, _dtype_code, _dtype_name, _DTYPE_NAMES, _DTYPES, _env_int, _FILTERS,
+    _LAYOUTS, _normalization, _OUTPUTS, _size, _stall_ms, _three)
 from ._loader import (  # noqa: F401
     Batch, decode, Loader, probe, SkippedFileWarning, _Converter, _EpochIterator)
 from ._video import (  # noqa: F401
