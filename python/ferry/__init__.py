@@ -17,7 +17,7 @@ preallocated buffers that reach torch and NumPy through DLPack without a copy.
 Lifetime of a batch: the arrays you get are views of the loader's buffers.
 A batch's buffer is handed back to the loader's workers when the last array
 or tensor that refers to it is freed, never before, so its data never
-changes under you. The ring has `prefetch + 1` buffers (by default 4, or 6 on
+changes under you. The ring has `prefetch` buffers (by default 4, or 6 on
 a GPU with the JPEG engine; `Loader.ring`): if you keep more
 batches than that alive, the next batch raises StateError (pass copy=True to
 get arrays of your own). See docs/PYTHON.md.

@@ -208,12 +208,6 @@ class Loader(_Closable):
                                   'on a GPU (use output="torch" or "tensor")')
         normalize, mean3, std3 = _normalization(normalize, mean, std)
         rank, world_size = _dist_defaults(rank, world_size)
-        prefetch = options.get("prefetch")
-        if prefetch is not None:  # batches ahead of the one held: the ring has one more
-            if (not isinstance(prefetch, int) or isinstance(prefetch, bool)
-                    or not 1 <= prefetch <= 63):
-                raise InvalidArgument(f"prefetch must be None or an int in 1..63, not {prefetch!r}")
-            options["prefetch"] = prefetch + 1
         options.update(
             batch_size=batch_size, width=width, height=height,
             workers=_default_workers() if workers is None else workers,
@@ -352,7 +346,7 @@ class Loader(_Closable):
 
     @property
     def ring(self) -> int:
-        """Batch buffers in the ring: prefetch + 1, or ferry's choice for prefetch=None."""
+        """Batch buffers in the ring: prefetch, or ferry's choice for prefetch=None."""
         return self._live_core().ring
 
     @property
