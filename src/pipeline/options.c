@@ -6,11 +6,30 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+/* Numbers are read and written in the "C" locale (a decimal point, "0.875"),
+ * whatever locale the host set (setlocale(LC_ALL, "") in a German locale
+ * makes strtod stop at the '.'): each public function runs between these. */
+static locale_t c_locale;
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static void c_locale_make(void) { c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0); }
+
+static locale_t c_locale_enter(void) {
+  pthread_once(&c_locale_once, c_locale_make);
+  return c_locale ? uselocale(c_locale) : (locale_t)0;
+}
+
+static void c_locale_leave(locale_t old) {
+  if (old)
+    uselocale(old);
+}
 
 int ferry_loader_option_count(void) { return fy_loader_option_table_count; }
 
@@ -251,7 +270,7 @@ static int parse(const ferry_option *opt, const char *s, int mib, value *v) {
   return 0;
 }
 
-int ferry_loader_options_set(ferry_loader_options *o, const char *name, const char *text) {
+static int set_text(ferry_loader_options *o, const char *name, const char *text) {
   const ferry_option *opt = ferry_loader_option_find(name);
   if (!o || !opt)
     return fy_error(FERRY_EINVAL, "no loader option '%s'", name ? name : "(null)");
@@ -322,8 +341,7 @@ static int value_text(const ferry_option *opt, const value *v, char *out, size_t
   return n >= 0 && (size_t)n < size;
 }
 
-int ferry_loader_options_get(const ferry_loader_options *o, const char *name, char *text,
-                             size_t size) {
+static int get_text(const ferry_loader_options *o, const char *name, char *text, size_t size) {
   const ferry_option *opt = ferry_loader_option_find(name);
   if (!o || !opt || !text || !size)
     return fy_error(FERRY_EINVAL, "no loader option '%s'", name ? name : "(null)");
@@ -336,7 +354,7 @@ int ferry_loader_options_get(const ferry_loader_options *o, const char *name, ch
 
 /* ------------------------------------------------ defaults and checks */
 
-void ferry_loader_options_default(ferry_loader_options *o) {
+static void set_defaults(ferry_loader_options *o) {
   memset(o, 0, sizeof *o);
   for (int i = 0; i < fy_loader_option_table_count; i++) {
     const ferry_option *opt = &fy_loader_option_table[i];
@@ -346,7 +364,7 @@ void ferry_loader_options_default(ferry_loader_options *o) {
   }
 }
 
-int fy_loader_options_check(const ferry_loader_options *o) {
+static int check(const ferry_loader_options *o) {
   if (!o->source || !*o->source)
     return fy_error(FERRY_EINVAL, "loader: no source given");
   for (int i = 0; i < fy_loader_option_table_count; i++) {
@@ -376,4 +394,34 @@ int fy_loader_options_check(const ferry_loader_options *o) {
                       "std finite and >= 1e-6 (else every value is inf or NaN)",
                       c, o->mean[c], c, o->std[c]);
   return FERRY_OK;
+}
+
+/* ------------------------------------------ in the "C" locale, always */
+
+int ferry_loader_options_set(ferry_loader_options *o, const char *name, const char *text) {
+  locale_t old = c_locale_enter();
+  int rc = set_text(o, name, text);
+  c_locale_leave(old);
+  return rc;
+}
+
+int ferry_loader_options_get(const ferry_loader_options *o, const char *name, char *text,
+                             size_t size) {
+  locale_t old = c_locale_enter();
+  int rc = get_text(o, name, text, size);
+  c_locale_leave(old);
+  return rc;
+}
+
+void ferry_loader_options_default(ferry_loader_options *o) {
+  locale_t old = c_locale_enter();
+  set_defaults(o);
+  c_locale_leave(old);
+}
+
+int fy_loader_options_check(const ferry_loader_options *o) {
+  locale_t old = c_locale_enter();
+  int rc = check(o);
+  c_locale_leave(old);
+  return rc;
 }

@@ -8,9 +8,12 @@
 #include "ferry.h"
 
 #include <limits.h>
+#include <locale.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* What ferry_loader_options_default() set before the registry, field by
  * field (src/pipeline/loader.c at issue 18 step 3). */
@@ -204,10 +207,49 @@ static void test_open_checks(void) {
   CHECK(strstr(ferry_last_error(), "device -2") != NULL);
 }
 
+/* A host in a locale whose decimal mark is a comma (setlocale(LC_ALL, "")
+ * in Germany): the defaults, the text and the messages stay "0.875". The
+ * locale is made with localedef where the machine has none installed. */
+static void test_host_locale(void) {
+  char dir[] = "/tmp/ferry_locale_XXXXXX", cmd[256];
+  int made = 0;
+  if (!setlocale(LC_ALL, "de_DE.UTF-8") && mkdtemp(dir)) {
+    made = 1;
+    snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 >/dev/null 2>&1", dir);
+    if (system(cmd) == 0) { /* LOCPATH is read when a locale is loaded */
+      setenv("LOCPATH", dir, 1);
+      setlocale(LC_ALL, "de_DE.UTF-8");
+    }
+  }
+  char probe[16];
+  snprintf(probe, sizeof probe, "%g", 0.5);
+  if (strcmp(probe, "0,5")) {
+    SKIP("no locale with a decimal comma (de_DE.UTF-8, or localedef to make one)");
+  } else {
+    ferry_loader_options o;
+    ferry_loader_options_default(&o);
+    CHECK(o.crop_ratio == 0.875f && o.mean[0] == 0.485f && o.ratio_max == 4.0f / 3.0f);
+    CHECK(ferry_loader_options_set(&o, "crop_ratio", "0.5") == FERRY_OK && o.crop_ratio == 0.5f);
+    char text[64];
+    CHECK(ferry_loader_options_get(&o, "scale", text, sizeof text) == FERRY_OK &&
+          !strcmp(text, "0.08,1"));
+    CHECK(ferry_loader_options_set(&o, "flip_prob", "1.5") == FERRY_EINVAL);
+    CHECK_MSG(strstr(ferry_last_error(), "in 0..1, got '1.5'"), "%s", ferry_last_error());
+    snprintf(probe, sizeof probe, "%g", 0.5);
+    CHECK(!strcmp(probe, "0,5")); /* the host's locale is left as it was */
+  }
+  setlocale(LC_ALL, "C");
+  if (made) {
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+  }
+}
+
 int main(void) {
   test_defaults_unchanged();
   test_rows();
   test_set_and_messages();
   test_open_checks();
+  test_host_locale();
   return check_done();
 }
