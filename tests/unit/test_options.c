@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <locale.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +44,15 @@ static void old_defaults(ferry_loader_options *o) {
   o->device_memory = 2ull << 30;
 }
 
+/* The fields there were then (later ones have their defaults in their rows). */
+#define OLD_FIELDS (offsetof(ferry_loader_options, stall_timeout_ms) + sizeof(int))
+
 static void test_defaults_unchanged(void) {
   ferry_loader_options a, b;
   memset(&a, 0x5a, sizeof a); /* every byte must be written */
   ferry_loader_options_default(&a);
   old_defaults(&b);
-  CHECK(memcmp(&a, &b, sizeof a) == 0);
+  CHECK(memcmp(&a, &b, OLD_FIELDS) == 0);
   CHECK(a.ratio_max == 4.0f / 3.0f && a.mean[0] == 0.485f && a.std[2] == 0.225f);
 }
 
