@@ -280,6 +280,11 @@ typedef struct ferry_loader_options {
    * (and the memory they use) behind rather than hanging. 0 = the default,
    * 60000; < 0 = wait for ever. */
   int stall_timeout_ms;
+  /* Refuse a source file larger than this before reading it: the sample
+   * fails with FERRY_ETOO_LARGE ("FILE: file is N bytes, over the L-byte
+   * limit") and is skipped or stops the epoch as on_error says. Default 1
+   * GiB, as for decoding; 0 = no limit (a FIFO or device: 1 GiB). */
+  uint64_t max_bytes;
 } ferry_loader_options;
 
 void ferry_loader_options_default(ferry_loader_options *options);

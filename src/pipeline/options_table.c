@@ -235,6 +235,11 @@ const ferry_option fy_loader_option_table[] = {
      .default_value = "0",
      .help = "fail, naming what each thread waits on, when no image finishes for this many ms "
              "(default 0: 60000; < 0: never; ferry load --stall-timeout SEC)"},
+    {.name = "max_bytes",
+     .flag = "--max-bytes",
+     U64(max_bytes),
+     .default_value = "1073741824",
+     .help = "refuse larger files before reading them (0: no limit)"},
 };
 
 const int fy_loader_option_table_count =
