@@ -204,13 +204,14 @@ static int parse_u64(const char *s, uint64_t *out) {
   return 1;
 }
 
-/* `count` numbers joined by commas. */
+/* `count` numbers joined by commas, as the floats they are stored as (so
+ * that the range is checked on what is stored: 1e39 is inf, 1e-50 is 0). */
 static int parse_floats(const char *s, int count, double *out) {
   const char *p = s;
   for (int k = 0; k < count; k++) {
     char *end;
     errno = 0;
-    out[k] = strtod(p, &end);
+    out[k] = (float)strtod(p, &end);
     if (end == p || (errno && errno != ERANGE))
       return 0;
     if (k + 1 < count ? *end != ',' : *end != '\0')

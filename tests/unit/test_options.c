@@ -130,6 +130,9 @@ static void test_set_and_messages(void) {
         o.scale_max == 0.5f);
   CHECK(ferry_loader_options_set(&o, "scale", "0.25") == FERRY_EINVAL);
   CHECK(ferry_loader_options_set(&o, "ratio", "inf,inf") == FERRY_EINVAL);
+  /* the range holds for the float stored (fuzz_options): 1e39 is inf, 1e-50 is 0 */
+  CHECK(ferry_loader_options_set(&o, "ratio", "1,1e39") == FERRY_EINVAL);
+  CHECK(ferry_loader_options_set(&o, "crop_ratio", "1e-50") == FERRY_EINVAL);
   CHECK(ferry_loader_options_set(&o, "mean", "0.5,0.5,0.5") == FERRY_OK && o.mean[2] == 0.5f);
   CHECK(ferry_loader_options_set(&o, "mean", "0.5,0.5") == FERRY_EINVAL);
   /* mean and std: any number here; ferry_loader_open checks them with normalize */
