@@ -293,11 +293,14 @@ class Loader(_Closable):
                 except StateError as e2:
                     if getattr(e2, "status", None) != _ferry.ESTATE:
                         raise
+                    hint = (" (a ring of one cannot serve a for loop, which holds the last batch "
+                            "while it asks for the next: prefetch=2 or more)"
+                            if core.ring == 1 else "")
                     raise StateError(
                         f"{e2}. {core.live_batches} batches are still referenced and the ring "
                         f"has {core.ring} buffers: drop references to old "
                         "batches, copy what you keep (tensor.clone(), array.copy()), or "
-                        "create the Loader with copy=True or a larger prefetch") from None
+                        f"create the Loader with copy=True or a larger prefetch{hint}") from None
         finally:
             self._report_skips(core)
 

@@ -228,3 +228,15 @@ def test_batch_repr_and_fields(sample):
     assert "batch 0 of epoch 0" in repr(b) and "uint8 CHW on cpu" in repr(b)
     assert b.loader is core
     assert repr(b.images).startswith("ferry.Tensor(shape=(")
+
+
+def test_ring_of_one_needs_copy(sample):
+    """prefetch=1 is a ring of one buffer, as in C: it serves copy=True; a
+    plain loop, which holds the last batch while it asks for the next, gets
+    a StateError that says so instead of a hang or an overwrite."""
+    loader = ferry.Loader(sample, 4, 16, output="numpy", workers=2, prefetch=1, copy=True)
+    assert loader.ring == 1 and sum(len(y) for _, y in loader) == 48
+    loader = ferry.Loader(sample, 4, 16, output="numpy", workers=2, prefetch=1)
+    with pytest.raises(ferry.StateError, match="a ring of one cannot serve a for loop"):
+        for x, y in loader:
+            pass
