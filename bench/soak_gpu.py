@@ -39,7 +39,10 @@ if a["torch_consumer"]:
     import torch
 L = ferry.Loader(a["dir"], batch_size=a["batch"], size=224, device="cuda:0",
                  dtype="float16", normalize=True, crop=a["crop"], flip=a["flip"],
-                 prefetch=a["prefetch"] or None, hw_decode=a["hw"], workers=None,
+                 # the loop holds a batch while it asks for the next: a ring one longer than
+                 # the CLI's (the rings these runs had before prefetch meant the same in both)
+                 prefetch=a["prefetch"] + 1 if a["prefetch"] else None, hw_decode=a["hw"],
+                 workers=None,
                  output="torch" if torch else "tensor",
                  cache=a["cache_bytes"] or None, stall_timeout=a["stall_timeout"])
 out = []

@@ -69,7 +69,8 @@ def parse_args():
                         "up with the step, bench/RESULTS.md)")
     p.add_argument("--no-hw-decode", dest="hw_decode", action="store_false",
                    help="ferry on a GPU: decode on the CPU cores only, resize on the GPU")
-    p.add_argument("--prefetch", type=int, default=3)
+    p.add_argument("--prefetch", type=int, default=4,
+                   help="ferry: batches in the ring (ferry.Loader's prefetch)")
     p.add_argument("--compile", action="store_true",
                    help="torch.compile the model (the first steps compile; --warmup leaves them out)")
     p.add_argument("--no-fused", dest="fused", action="store_false",

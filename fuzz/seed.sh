@@ -8,7 +8,7 @@ corpus=$1
 mkseeds=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${FERRY_CORPUS:-$root/../shared/corpus}
-mkdir -p "$corpus"/{decode,probe,pack,list,catalog}
+mkdir -p "$corpus"/{decode,probe,pack,list,catalog,options}
 
 # Images up to 64 KiB: big inputs make slow fuzzing.
 images=()
@@ -34,6 +34,11 @@ lists=(
   $'dir with space/e.JPEG,12\n,5\nf.png,\n'
 )
 for i in "${!lists[@]}"; do printf '%s' "${lists[$i]}" >"$corpus/list/seed-$i"; done
+
+# options: the option's number (its flag with 34 added), then the text
+options=('\x00256' '\x220' '\x05centre' '\x070.08,1' '\x0c0.5,0.5,0.5' '\x19cuda:1'
+  '\x3cMiB' '\x0a' '\x2c' '\x1118446744073709551615')
+for i in "${!options[@]}"; do printf "${options[$i]}" >"$corpus/options/seed-$i"; done
 
 "$mkseeds" "$corpus"
 echo "fuzz: corpus in $corpus: $(find "$corpus" -type f | wc -l) files"

@@ -280,9 +280,88 @@ typedef struct ferry_loader_options {
    * (and the memory they use) behind rather than hanging. 0 = the default,
    * 60000; < 0 = wait for ever. */
   int stall_timeout_ms;
+  /* Refuse a source file larger than this before reading it: the sample
+   * fails with FERRY_ETOO_LARGE ("FILE: file is N bytes, over the L-byte
+   * limit") and is skipped or stops the epoch as on_error says. Default 1
+   * GiB, as for decoding; 0 = no limit (a FIFO or device: 1 GiB). */
+  uint64_t max_bytes;
 } ferry_loader_options;
 
 void ferry_loader_options_default(ferry_loader_options *options);
+
+/* ------------------------------------------------ loader options by name */
+
+/* The loader's options as one table (src/pipeline/options_table.c): each
+ * option's name, type, range, default and help. The defaults above,
+ * ferry_loader_open()'s checks, `ferry load`'s flags and help, and
+ * Python's keywords are all made from it, so an option is added in one
+ * place. Options are only ever added (ferry_loader_option_count() grows)
+ * and fields only ever appended to ferry_option, which the library owns:
+ * never declare one. (source and on_skip are not in the table: a front
+ * end sets them itself.) */
+typedef enum ferry_option_type {
+  FERRY_OPTION_INT = 0, /* int; text: a decimal integer */
+  FERRY_OPTION_U64,     /* uint64_t; text: a decimal integer, any in 0..2^64-1 */
+  FERRY_OPTION_FLOAT,   /* `count` floats in a row; text: numbers joined by commas */
+  FERRY_OPTION_BOOL,    /* int, 0 or 1; text: 1/0, true/false, yes/no, on/off */
+  FERRY_OPTION_CHOICE,  /* an enum numbered 0..n-1; text: a name of `choices`
+                           or `aliases`, in any case */
+  FERRY_OPTION_DEVICE   /* int: -1 host memory, N CUDA device N; text: cpu,
+                           cuda (device 0), cuda:N or the number */
+} ferry_option_type;
+
+/* ferry_option.flags */
+enum {
+  FERRY_OPTION_MIN_OPEN = 1, /* FLOAT: min itself is out of range */
+  FERRY_OPTION_MAX_OPEN = 2, /* FLOAT: max itself is out of range */
+  FERRY_OPTION_ORDERED = 4,  /* FLOAT, count 2: MIN <= MAX */
+  FERRY_OPTION_MIB = 8       /* U64 bytes: given by `flag`, the value is in MiB */
+};
+
+typedef struct ferry_option {
+  const char *name; /* "batch_size": the name ferry_loader_options_set takes,
+                       Python's keyword; the field's name, or, for a
+                       pair of fields, their common stem ("scale":
+                       scale_min, scale_max) */
+  const char *flag; /* its `ferry load` flag ("--batch"), or NULL */
+  ferry_option_type type;
+  int count;      /* FLOAT: how many floats (2: MIN,MAX; 3: R,G,B); else 1 */
+  unsigned flags; /* FERRY_OPTION_* */
+  /* INT, DEVICE, FLOAT: the range (FLOAT: -inf..inf means unchecked here:
+   * ferry_loader_open checks it with the options it depends on). The
+   * default may lie outside it ("0: ferry's choice"): a value that only
+   * leaving the option unset gives. */
+  double min, max;
+  const char *default_value;  /* as text, as ferry_loader_options_set takes it */
+  const char *const *choices; /* CHOICE: value i's name, NULL-terminated */
+  const char *const *aliases; /* CHOICE: {alias, name, alias, name, ..., NULL} */
+  const char *flag_value;     /* the value the flag alone sets ("0.5" for --flip; a
+                                 BOOL flag's is the opposite of the default and it
+                                 takes no value); NULL: the flag needs a value */
+  const char *help;           /* one line */
+  size_t offset;              /* offsetof(ferry_loader_options, its first field) */
+} ferry_option;
+
+int ferry_loader_option_count(void);
+/* Option `index` (0 .. count-1), or NULL. */
+const ferry_option *ferry_loader_option(int index);
+/* The option called `name`, or whose `ferry load` flag that is ("--batch");
+ * NULL: none. */
+const ferry_option *ferry_loader_option_find(const char *name);
+/* Sets an option from text, as a command line or a config file gives it
+ * (`name` as for ferry_loader_option_find; by a FERRY_OPTION_MIB flag,
+ * MiB). value NULL: the flag's flag_value. FERRY_EINVAL when the text is
+ * not a value of the option's type and range, the message naming the option
+ * as `name` does, the range and the text, then its help ("--batch needs
+ * an integer in 1..1048576, got '0' (batch size: ...)"); the option is
+ * then left as it was. The
+ * checks between options (rank < world_size, ...) are ferry_loader_open's. */
+int ferry_loader_options_set(ferry_loader_options *options, const char *name, const char *value);
+/* An option's value as text that ferry_loader_options_set takes back
+ * (bytes for MiB options, choices by name). FERRY_EINVAL for an unknown
+ * name or a buffer too small (64 bytes are enough). */
+int ferry_loader_options_get(const ferry_loader_options *options, const char *name, char *text,
+                             size_t size);
 
 typedef struct ferry_loader ferry_loader;
 

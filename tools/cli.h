@@ -46,6 +46,23 @@ int cli_crop(const char *cmd, const char *s, ferry_crop *out);
 int cli_filter(const char *cmd, const char *s, ferry_filter *out);
 int cli_floats3(const char *cmd, const char *opt, const char *s, float out[3]);
 
+/* The loader's options as flags, from the library's registry
+ * (ferry_loader_option*; cli_options.c). */
+struct option;
+enum { CLI_OPT_BASE = 1000 }; /* getopt val of registry option i: CLI_OPT_BASE + i */
+/* getopt_long's table: the command's own flags (`extra`, up to its zero
+ * row, vals below CLI_OPT_BASE), then every registry option's flag, then
+ * the zero row. malloc'd; NULL when out of memory. */
+struct option *cli_loader_longopts(const struct option *extra);
+/* Sets the registry option that getopt's `val` stands for from the flag's
+ * argument (NULL: none). 0, or -1 with the library's message printed as a
+ * usage error ("ferry load: --batch needs an integer in 1..1048576, ..."). */
+int cli_loader_flag(const char *cmd, ferry_loader_options *o, int val, const char *arg);
+/* The same by the option's name or flag (ferry_loader_options_set). */
+int cli_loader_set(const char *cmd, ferry_loader_options *o, const char *name, const char *arg);
+/* The help lines of every registry option that has a flag. */
+void cli_loader_help(FILE *out);
+
 /* Sample `sample` of a batch (width x height, layout, dtype) back to u8
  * HWC RGB (width*height*3 bytes) for a PNG: float samples are scaled from
  * 0..1, undoing normalize's mean and std; u8 samples are copied as stored

@@ -17,7 +17,7 @@ preallocated buffers that reach torch and NumPy through DLPack without a copy.
 Lifetime of a batch: the arrays you get are views of the loader's buffers.
 A batch's buffer is handed back to the loader's workers when the last array
 or tensor that refers to it is freed, never before, so its data never
-changes under you. The ring has `prefetch + 1` buffers (by default 4, or 6 on
+changes under you. The ring has `prefetch` buffers (by default 4, or 6 on
 a GPU with the JPEG engine; `Loader.ring`): if you keep more
 batches than that alive, the next batch raises StateError (pass copy=True to
 get arrays of your own). See docs/PYTHON.md.
@@ -46,9 +46,9 @@ from ._ferry import (  # noqa: F401  (re-exported)
 
 # The package by job; every name the one-file package had stays here.
 from ._common import (  # noqa: F401
-    IMAGENET_MEAN, IMAGENET_STD, _choice, _Closable, _CROPS, _default_workers, _device_index,
-    _dist_defaults, _dtype_code, _DTYPE_NAMES, _DTYPES, _env_int, _FILTERS, _LAYOUTS,
-    _normalization, _ON_ERROR, _OUTPUTS, _pair, _size, _stall_ms, _three)
+    IMAGENET_MEAN, IMAGENET_STD, _choice, _Closable, _default_workers, _device_index,
+    _dist_defaults, _dtype_code, _dtype_name, _DTYPE_NAMES, _DTYPES, _env_int, _FILTERS,
+    _LAYOUTS, _normalization, _OUTPUTS, _size, _stall_ms, _three)
 from ._loader import (  # noqa: F401
     Batch, decode, Loader, probe, SkippedFileWarning, _Converter, _EpochIterator)
 from ._video import (  # noqa: F401

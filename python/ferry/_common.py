@@ -1,5 +1,7 @@
-"""What the loader, the video reader and the hashing share: the option
-tables and argument checks, and _Closable (close() and the context manager
+"""What the loader, the video reader and the hashing share: the Python
+forms of some arguments (sizes, devices, dtypes, normalisation, seconds),
+the video reader's option tables (the loader's options are the C library's
+registry's: ferry._ferry.loader_options()), and _Closable (close() and the context manager
 of the objects that own a C handle)."""
 
 from __future__ import annotations
@@ -20,13 +22,10 @@ _DTYPES = {"uint8": _ferry.U8, "u8": _ferry.U8, "float16": _ferry.F16, "f16": _f
            "half": _ferry.F16, "float32": _ferry.F32, "f32": _ferry.F32, "float": _ferry.F32}
 _DTYPE_NAMES = {_ferry.U8: "uint8", _ferry.F16: "float16", _ferry.F32: "float32"}
 _LAYOUTS = {"chw": _ferry.CHW, "nchw": _ferry.CHW, "hwc": _ferry.HWC, "nhwc": _ferry.HWC}
-_CROPS = {"center": _ferry.CROP_CENTER, "centre": _ferry.CROP_CENTER,
-          "random": _ferry.CROP_RANDOM, "none": _ferry.CROP_NONE}
 _FILTERS = {"bilinear": _ferry.FILTER_BILINEAR, "triangle": _ferry.FILTER_TRIANGLE,
             "area": _ferry.FILTER_AREA, "box": _ferry.FILTER_AREA,
             "bicubic": _ferry.FILTER_BICUBIC, "lanczos": _ferry.FILTER_LANCZOS,
             "nearest": _ferry.FILTER_NEAREST}
-_ON_ERROR = {"skip": _ferry.ON_ERROR_SKIP, "fail": _ferry.ON_ERROR_FAIL}
 _OUTPUTS = ("auto", "torch", "numpy", "tensor")
 
 
@@ -37,18 +36,22 @@ def _choice(table: dict, value: Any, what: str) -> int:
     return table[key]
 
 
-def _dtype_code(dtype: Any) -> int:
+def _dtype_name(dtype: Any) -> str:
+    """A dtype given as a name, a torch dtype or a NumPy dtype, as a name
+    ("float16"); whether ferry has it is for the C library to say."""
     if isinstance(dtype, str):
-        name = dtype
-    elif type(dtype).__module__.split(".")[0] == "torch":
-        name = str(dtype).replace("torch.", "")
-    else:
-        try:
-            import numpy
-            name = numpy.dtype(dtype).name
-        except TypeError:
-            name = str(dtype)
-    return _choice(_DTYPES, name, "dtype")
+        return dtype
+    if type(dtype).__module__.split(".")[0] == "torch":
+        return str(dtype).replace("torch.", "")
+    try:
+        import numpy
+        return numpy.dtype(dtype).name
+    except TypeError:
+        return str(dtype)
+
+
+def _dtype_code(dtype: Any) -> int:
+    return _choice(_DTYPES, _dtype_name(dtype), "dtype")
 
 
 def _env_int(name: str, default: Optional[int]) -> Optional[int]:
@@ -120,13 +123,6 @@ def _three(values: Sequence[float], what: str) -> Tuple[float, float, float]:
         v = v * 3
     if len(v) != 3:
         raise InvalidArgument(f"{what} needs 3 values (R, G, B), not {len(v)}")
-    return v  # type: ignore[return-value]
-
-
-def _pair(values: Sequence[float], what: str) -> Tuple[float, float]:
-    v = tuple(float(x) for x in values)
-    if len(v) != 2:
-        raise InvalidArgument(f"{what} needs 2 values (min, max), not {len(v)}")
     return v  # type: ignore[return-value]
 
 

@@ -10,8 +10,13 @@ from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, U
 from . import _ferry
 from ._ferry import InvalidArgument, StateError, Tensor
 from ._common import (
-    _CROPS, _Closable, _FILTERS, _LAYOUTS, _ON_ERROR, _OUTPUTS, _choice, _default_workers,
-    _device_index, _dist_defaults, _dtype_code, _normalization, _pair, _size, _stall_ms)
+    _Closable, _DTYPE_NAMES, _OUTPUTS, _default_workers, _device_index, _dist_defaults,
+    _dtype_name, _normalization, _size, _stall_ms)
+
+# The options that ferry.Loader takes under a name of its own (and in its own
+# units or form): the C library's name -> Python's.
+_PYTHON_NAMES = {"width": "size", "height": "size", "flip_prob": "flip", "cache_bytes": "cache",
+                 "allow_dct_scaling": "dct_scaling", "stall_timeout_ms": "stall_timeout"}
 
 
 
@@ -138,9 +143,6 @@ class Loader(_Closable):
         initialised, else $RANK / $WORLD_SIZE (torchrun), else 0 / 1.
       workers: decoding threads; default every core this process may use,
         divided by $LOCAL_WORLD_SIZE.
-      prefetch: batches prepared ahead of the one you hold (the ring has
-        prefetch + 1 buffers). Default None: a ring of 4, or 6 on a GPU with
-        the JPEG engine (Loader.ring says which).
       cache: "memory" (up to a quarter of RAM) or a number of bytes: transformed samples are
           kept after they are first made and later epochs are served from RAM; needs a
           deterministic pipeline (crop="center" or "none", no flip).
@@ -150,53 +152,47 @@ class Loader(_Closable):
       copy: False (default): arrays are views of the loader's buffers (see
         the lifetime note in the module docstring). True: arrays of your own,
         and the buffer goes back at once.
-      on_error: "skip" (default: a bad file is left out of its batch, with a
-        SkippedFileWarning, once) or "fail" (the iteration raises the error).
-      ignore_orientation, max_pixels, dct_scaling, filter, crop_ratio,
-      scale, ratio, hw_decode, device_memory: as the C library's options.
-      exact_decode: Pillow's JPEG decoder settings and the exact 22-bit resampler even where the
-          image is downscaled afterwards (default: box chroma upsampling and the 16-bit
-          resampler there, 55-58 dB from the exact result).
-      max_batch_bytes: bound on the batch ring (prefetch x batch bytes; default 4 GiB),
-          checked before anything is allocated.
-      read_timeout_ms: give up on a FIFO or device file after this long (0: 30 s; < 0: wait).
+      dct_scaling: the C library's allow_dct_scaling.
       stall_timeout: seconds (default 60) the iteration waits without any image finishing
           before it raises StallError (a TimeoutError), naming what each loader thread was
           doing and for how long; the loader then stays failed. 0 or None: wait for ever.
+      **options: every other option of the C library's loader, by its name
+        (docs/OPTIONS.md; ferry._ferry.loader_options() lists them): prefetch
+        (batches in the ring, as in C and `ferry load --prefetch`; default
+        None: 4, or 6 on a GPU with the JPEG engine; Loader.ring says which),
+        crop ("center", "random", "none"), crop_ratio, scale, ratio, filter,
+        layout, shuffle, seed, drop_last, on_error ("skip": a bad file is left
+        out of its batch with a SkippedFileWarning, once; "fail": the iteration
+        raises), ignore_orientation, max_pixels, hw_decode, device_memory,
+        exact_decode, max_batch_bytes, read_timeout_ms, ... The C library
+        checks each value (InvalidArgument naming the option, the range and
+        the value, as `ferry load` words it); None leaves an option at its
+        default.
     """
 
     def __init__(self, source: Union[str, "os.PathLike[str]"], batch_size: int = 256,
                  size: Union[int, Sequence[int]] = 224, *, device: Any = "cpu",
-                 dtype: Any = "uint8", layout: str = "chw",
-                 mean: Optional[Sequence[float]] = None, std: Optional[Sequence[float]] = None,
-                 normalize: Optional[bool] = None, crop: str = "center",
-                 crop_ratio: float = 0.875, scale: Sequence[float] = (0.08, 1.0),
-                 ratio: Sequence[float] = (3.0 / 4.0, 4.0 / 3.0), filter: str = "triangle",
-                 flip: Union[bool, float] = False, shuffle: bool = True, seed: int = 0,
-                 drop_last: bool = False, rank: Optional[int] = None,
+                 dtype: Any = "uint8", mean: Optional[Sequence[float]] = None,
+                 std: Optional[Sequence[float]] = None, normalize: Optional[bool] = None,
+                 flip: Union[bool, float] = False, rank: Optional[int] = None,
                  world_size: Optional[int] = None, workers: Optional[int] = None,
-                 prefetch: Optional[int] = None, cache: Any = None, output: str = "auto", copy: bool = False,
-                 on_error: str = "skip", ignore_orientation: bool = False,
-                 max_pixels: Optional[int] = None, dct_scaling: bool = True,
-                 hw_decode: bool = True, device_memory: Optional[int] = None,
-                 exact_decode: bool = False, max_batch_bytes: Optional[int] = None,
-                 read_timeout_ms: int = 0, stall_timeout: Optional[float] = 60.0):
+                 cache: Any = None, output: str = "auto", copy: bool = False,
+                 dct_scaling: Optional[bool] = None, stall_timeout: Optional[float] = 60.0,
+                 **options: Any):
         self._core = None  # so that close() and __del__ work after a failed __init__
+        for name in options:
+            if name in _PYTHON_NAMES:
+                raise TypeError(f"Loader() takes {_PYTHON_NAMES[name]}=, not {name}=")
         cache_bytes = None
         if cache not in (None, False):
             # "memory": up to a quarter of the machine's RAM; an int: that many bytes
             if cache == "memory":
                 cache_bytes = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
-            elif isinstance(cache, int) and not isinstance(cache, bool) and cache > 0:
+            elif isinstance(cache, int) and not isinstance(cache, bool):
                 cache_bytes = cache
             else:
                 raise InvalidArgument(f"cache must be None, 'memory' or a number of bytes, "
                                       f"not {cache!r}")
-        if not isinstance(batch_size, int) or batch_size < 1:
-            raise InvalidArgument(f"batch_size must be a positive int, not {batch_size!r}")
-        if prefetch is not None and (not isinstance(prefetch, int) or isinstance(prefetch, bool)
-                                     or not 1 <= prefetch <= 63):
-            raise InvalidArgument(f"prefetch must be None or an int in 1..63, not {prefetch!r}")
         height, width = _size(size)
         dev = _device_index(device)
         if output not in _OUTPUTS:
@@ -211,31 +207,14 @@ class Loader(_Closable):
             raise InvalidArgument('output="numpy" needs device="cpu": a NumPy array cannot live '
                                   'on a GPU (use output="torch" or "tensor")')
         normalize, mean3, std3 = _normalization(normalize, mean, std)
-        if flip is True:
-            flip_prob = 0.5
-        elif flip is False or flip is None:
-            flip_prob = 0.0
-        else:
-            flip_prob = float(flip)
         rank, world_size = _dist_defaults(rank, world_size)
-        scale_min, scale_max = _pair(scale, "scale")
-        ratio_min, ratio_max = _pair(ratio, "ratio")
-        options = dict(
+        options.update(
             batch_size=batch_size, width=width, height=height,
-            workers=_default_workers() if workers is None else int(workers),
-            prefetch=0 if prefetch is None else prefetch + 1, crop=_choice(_CROPS, crop, "crop"),
-            crop_ratio=float(crop_ratio), scale_min=scale_min, scale_max=scale_max,
-            ratio_min=ratio_min, ratio_max=ratio_max, filter=_choice(_FILTERS, filter, "filter"),
-            flip_prob=flip_prob, normalize=bool(normalize), mean=mean3, std=std3,
-            layout=_choice(_LAYOUTS, layout, "layout"), dtype=_dtype_code(dtype),
-            shuffle=bool(shuffle), seed=int(seed), rank=rank, world_size=world_size,
-            drop_last=bool(drop_last), on_error=_choice(_ON_ERROR, on_error, "on_error"),
-            ignore_orientation=bool(ignore_orientation), max_pixels=max_pixels,
-            dct_scaling=bool(dct_scaling), device=dev, hw_decode=bool(hw_decode),
-            device_memory=device_memory, cache_bytes=cache_bytes,
-            exact_decode=bool(exact_decode), max_batch_bytes=max_batch_bytes,
-            read_timeout_ms=int(read_timeout_ms),
-            stall_timeout_ms=_stall_ms(stall_timeout))
+            workers=_default_workers() if workers is None else workers,
+            flip_prob=0.5 if flip is True else 0.0 if flip is False or flip is None else flip,
+            normalize=normalize, mean=mean3, std=std3, dtype=_dtype_name(dtype), rank=rank,
+            world_size=world_size, allow_dct_scaling=dct_scaling, device=dev,
+            cache_bytes=cache_bytes, stall_timeout_ms=_stall_ms(stall_timeout))
         self._source = os.fspath(source)
         self._options = {k: v for k, v in options.items() if v is not None}
         self._output = output
@@ -314,11 +293,14 @@ class Loader(_Closable):
                 except StateError as e2:
                     if getattr(e2, "status", None) != _ferry.ESTATE:
                         raise
+                    hint = (" (a ring of one cannot serve a for loop, which holds the last batch "
+                            "while it asks for the next: prefetch=2 or more)"
+                            if core.ring == 1 else "")
                     raise StateError(
                         f"{e2}. {core.live_batches} batches are still referenced and the ring "
                         f"has {core.ring} buffers: drop references to old "
                         "batches, copy what you keep (tensor.clone(), array.copy()), or "
-                        "create the Loader with copy=True or a larger prefetch") from None
+                        f"create the Loader with copy=True or a larger prefetch{hint}") from None
         finally:
             self._report_skips(core)
 
@@ -362,8 +344,12 @@ class Loader(_Closable):
         return self._live_core().num_classes
 
     @property
+    def dtype(self) -> str:
+        return _DTYPE_NAMES[self._core.options["dtype"]]
+
+    @property
     def ring(self) -> int:
-        """Batch buffers in the ring: prefetch + 1, or ferry's choice for prefetch=None."""
+        """Batch buffers in the ring: prefetch, or ferry's choice for prefetch=None."""
         return self._live_core().ring
 
     @property

@@ -10,8 +10,8 @@
  * a batch closes its gaps (skipped files) and marks it ready. The consumer
  * takes batches in order. */
 #include "pipeline/loader_int.h"
+#include "pipeline/options.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,74 +52,6 @@ static void *worker_run(void *arg) {
   pthread_cond_broadcast(&L->ring.ready_cv);
   pthread_mutex_unlock(&L->ring.mu);
   return NULL;
-}
-
-void ferry_loader_options_default(ferry_loader_options *o) {
-  memset(o, 0, sizeof *o);
-  o->batch_size = 256;
-  o->width = o->height = 224;
-  o->prefetch = 0; /* ferry's choice: default_prefetch() */
-  o->crop = FERRY_CROP_CENTER;
-  o->crop_ratio = 0.875f;
-  o->scale_min = 0.08f;
-  o->scale_max = 1.0f;
-  o->ratio_min = 3.0f / 4.0f;
-  o->ratio_max = 4.0f / 3.0f;
-  o->filter = FERRY_FILTER_TRIANGLE;
-  const float mean[3] = {0.485f, 0.456f, 0.406f}, std[3] = {0.229f, 0.224f, 0.225f};
-  memcpy(o->mean, mean, sizeof mean);
-  memcpy(o->std, std, sizeof std);
-  o->layout = FERRY_LAYOUT_CHW;
-  o->dtype = FERRY_U8;
-  o->shuffle = 1;
-  o->world_size = 1;
-  o->max_pixels = FERRY_DEFAULT_MAX_PIXELS;
-  o->allow_dct_scaling = 1;
-  o->device = -1;
-  o->hw_decode = 1;
-  o->device_memory = 2ull << 30;
-}
-
-static int validate(const ferry_loader_options *o) {
-  if (!o->source || !*o->source)
-    return fy_error(FERRY_EINVAL, "loader: no source given");
-  if (o->batch_size < 1 || o->batch_size > 1 << 20)
-    return fy_error(FERRY_EINVAL, "loader: batch size %d out of range (1..1048576)", o->batch_size);
-  if (o->width < 1 || o->height < 1 || o->width > 16384 || o->height > 16384)
-    return fy_error(FERRY_EINVAL, "loader: output size %dx%d out of range (1..16384)", o->width,
-                    o->height);
-  if (o->workers < 0 || o->workers > 1024)
-    return fy_error(FERRY_EINVAL, "loader: workers %d out of range (0..1024)", o->workers);
-  if (o->prefetch < 0 || o->prefetch > 64)
-    return fy_error(FERRY_EINVAL, "loader: prefetch %d out of range (1..64, or 0 for the default)",
-                    o->prefetch);
-  if (o->world_size < 1 || o->rank < 0 || o->rank >= o->world_size)
-    return fy_error(FERRY_EINVAL, "loader: rank %d not in 0..world_size-1 (world_size %d)", o->rank,
-                    o->world_size);
-  if (o->crop == FERRY_CROP_CENTER && !(o->crop_ratio > 0 && o->crop_ratio <= 1))
-    return fy_error(FERRY_EINVAL, "loader: crop ratio %g not in (0, 1]", o->crop_ratio);
-  if (o->crop == FERRY_CROP_RANDOM &&
-      !(o->scale_min > 0 && o->scale_min <= o->scale_max && o->scale_max <= 1 && o->ratio_min > 0 &&
-        o->ratio_min <= o->ratio_max && isfinite(o->ratio_max)))
-    return fy_error(FERRY_EINVAL, "loader: random crop needs 0 < scale_min <= scale_max <= 1 "
-                                  "and 0 < ratio_min <= ratio_max");
-  if (!(o->flip_prob >= 0 && o->flip_prob <= 1)) /* NaN too */
-    return fy_error(FERRY_EINVAL, "loader: flip probability %g not in [0, 1]", o->flip_prob);
-  if ((unsigned)o->layout > FERRY_LAYOUT_CHW || (unsigned)o->dtype > FERRY_F32 ||
-      (unsigned)o->filter > FERRY_FILTER_NEAREST || (unsigned)o->crop > FERRY_CROP_RANDOM)
-    return fy_error(FERRY_EINVAL, "loader: unknown layout, dtype, filter or crop value");
-  if (o->cache_bytes && (o->crop == FERRY_CROP_RANDOM || o->flip_prob > 0))
-    return fy_error(FERRY_EINVAL, "loader: the memory cache keeps samples as first made: it "
-                                  "needs a deterministic pipeline (no random crop, no flip)");
-  if (o->device < -1 || o->device > 255)
-    return fy_error(FERRY_EINVAL, "loader: device %d not valid (-1 = CPU, N = cuda:N)", o->device);
-  for (int c = 0; c < 3 && o->normalize; c++)
-    if (!(o->std[c] >= 1e-6f && isfinite(o->std[c]) && isfinite(o->mean[c])))
-      return fy_error(FERRY_EINVAL,
-                      "loader: mean[%d] = %g and std[%d] = %g: the mean must be finite and the "
-                      "std finite and >= 1e-6 (else every value is inf or NaN)",
-                      c, o->mean[c], c, o->std[c]);
-  return FERRY_OK;
 }
 
 #define FY_MAX_BATCH_BYTES_DEFAULT (4ull << 30)
@@ -268,7 +200,7 @@ static int open_loader(const ferry_loader_options *options, fy_source *given, fe
     return fy_error(FERRY_EINVAL, "ferry_loader_open: NULL argument");
   }
   *out = NULL;
-  int rc = validate(options);
+  int rc = fy_loader_options_check(options);
   if (rc) {
     fy_source_free(&src_given);
     return rc;

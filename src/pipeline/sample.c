@@ -170,7 +170,7 @@ int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
   double t0 = fy_now();
   size_t n = 0;
   fy_note_set(w->note, FY_STAGE_READ, path, 0);
-  int rc = fy_read_file(path, 1ull << 30, &w->file, &n);
+  int rc = fy_read_file(path, o->max_bytes, &w->file, &n);
   w->read_s += fy_now() - t0;
   if (rc)
     return rc;

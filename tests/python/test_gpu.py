@@ -57,7 +57,7 @@ def test_consumer_stream_recorded(sample):
     """Work queued on the consumer's stream finishes before the slot is
     rewritten: ferry records the stream given to __dlpack__."""
     loader = gpu_loader(sample, batch_size=8, size=64, device="cuda:0", workers=2,
-                        dtype="float32", prefetch=1)
+                        dtype="float32", prefetch=2)
     s = torch.cuda.Stream()
     sums = []
     with torch.cuda.stream(s):

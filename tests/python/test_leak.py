@@ -33,7 +33,7 @@ def run(loader, batches, use):
 def test_no_leak_over_10000_batches(tiny, output):
     if output == "torch":
         pytest.importorskip("torch", reason="torch not importable: the numpy run covers the C side")
-    loader = ferry.Loader(tiny, 2, 8, output=output, workers=2, prefetch=2, dtype="float16")
+    loader = ferry.Loader(tiny, 2, 8, output=output, workers=2, prefetch=3, dtype="float16")
     total = [0.0]
 
     def use(x, y):

@@ -30,9 +30,9 @@ def test_numpy_array_is_the_loaders_buffer(sample):
 
 
 def test_loader_yields_views_of_a_ring(sample):
-    """Through ferry.Loader: consecutive batches live in prefetch + 1
+    """Through ferry.Loader: consecutive batches live in `prefetch`
     page-aligned buffers that are reused."""
-    loader = ferry.Loader(sample, 4, 16, output="numpy", workers=2, prefetch=2)
+    loader = ferry.Loader(sample, 4, 16, output="numpy", workers=2, prefetch=3)
     ptrs = [x.ctypes.data for x, _ in loader]
     assert len(ptrs) == 13 and all(p % 4096 == 0 for p in ptrs)
     assert len(set(ptrs)) == 3
@@ -76,9 +76,9 @@ def test_held_data_does_not_change(sample):
 
 
 def test_ring_exhaustion_is_an_error_not_a_overwrite(sample):
-    loader = ferry.Loader(sample, 4, 16, output="numpy", workers=2, prefetch=1)
+    loader = ferry.Loader(sample, 4, 16, output="numpy", workers=2, prefetch=2)
     it = iter(loader)
-    kept = [next(it), next(it)]  # prefetch + 1 = 2 buffers, both held
+    kept = [next(it), next(it)]  # prefetch = 2 buffers, both held
     snapshot = [x.copy() for x, _ in kept]
     with pytest.raises(ferry.StateError, match="still referenced") as e:
         next(it)
@@ -90,7 +90,7 @@ def test_ring_exhaustion_is_an_error_not_a_overwrite(sample):
 
 
 def test_cycles_are_collected_before_giving_up(sample):
-    loader = ferry.Loader(sample, 4, 16, output="numpy", workers=2, prefetch=1)
+    loader = ferry.Loader(sample, 4, 16, output="numpy", workers=2, prefetch=2)
     it = iter(loader)
     for _ in range(2):
         x, _ = next(it)
@@ -101,7 +101,7 @@ def test_cycles_are_collected_before_giving_up(sample):
 
 
 def test_copy_mode_releases_at_once(sample):
-    loader = ferry.Loader(sample, 8, 16, output="numpy", workers=2, copy=True, prefetch=1)
+    loader = ferry.Loader(sample, 8, 16, output="numpy", workers=2, copy=True, prefetch=2)
     kept = [x for x, _ in loader]  # would exhaust a 2-buffer ring without copies
     assert len(kept) == 7 and loader._core.live_batches == 0
     assert all(x.flags["OWNDATA"] for x in kept)
@@ -111,7 +111,7 @@ def test_last_batch_survives_the_next_epoch(sample):
     """The loop variable still holds the last batch when the next epoch
     starts: its data must not be overwritten by the new epoch."""
     # x is kept for the whole test, the loop holds one more: 2 of 3 buffers
-    loader = ferry.Loader(sample, 8, 16, output="numpy", workers=2, prefetch=2)
+    loader = ferry.Loader(sample, 8, 16, output="numpy", workers=2, prefetch=3)
     for x, y in loader:
         pass
     snapshot = x.copy()
@@ -124,7 +124,7 @@ def test_last_batch_survives_the_next_epoch(sample):
 
 def test_break_mid_epoch_then_next_epoch(sample):
     # 2 batches kept, the loop holds one more: 3 of 4 buffers
-    loader = ferry.Loader(sample, 4, 16, output="numpy", workers=2, prefetch=3)
+    loader = ferry.Loader(sample, 4, 16, output="numpy", workers=2, prefetch=4)
     held = []
     for i, (x, _) in enumerate(loader):
         held.append(x)
@@ -228,3 +228,15 @@ def test_batch_repr_and_fields(sample):
     assert "batch 0 of epoch 0" in repr(b) and "uint8 CHW on cpu" in repr(b)
     assert b.loader is core
     assert repr(b.images).startswith("ferry.Tensor(shape=(")
+
+
+def test_ring_of_one_needs_copy(sample):
+    """prefetch=1 is a ring of one buffer, as in C: it serves copy=True; a
+    plain loop, which holds the last batch while it asks for the next, gets
+    a StateError that says so instead of a hang or an overwrite."""
+    loader = ferry.Loader(sample, 4, 16, output="numpy", workers=2, prefetch=1, copy=True)
+    assert loader.ring == 1 and sum(len(y) for _, y in loader) == 48
+    loader = ferry.Loader(sample, 4, 16, output="numpy", workers=2, prefetch=1)
+    with pytest.raises(ferry.StateError, match="a ring of one cannot serve a for loop"):
+        for x, y in loader:
+            pass

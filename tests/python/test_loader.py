@@ -158,9 +158,10 @@ def test_invalid_arguments(sample, kw, match):
 
 def test_ring_length(sample):
     """prefetch=None (the default) is ferry's choice, a ring of 4 on the CPU;
-    prefetch=N gives N + 1 buffers; the ring's length is readable."""
+    prefetch=N gives N buffers, as C's prefetch and `ferry load --prefetch N`
+    do; the ring's length is readable."""
     assert numpy_loader(sample, batch_size=4).ring == 4
-    assert numpy_loader(sample, batch_size=4, prefetch=2).ring == 3
+    assert numpy_loader(sample, batch_size=4, prefetch=3).ring == 3
 
 
 def test_memory_cache(sample):

@@ -50,7 +50,7 @@ def test_same_values_as_numpy(sample):
 
 
 def test_copy_true_clones(sample):
-    loader = ferry.Loader(sample, 8, 16, workers=2, copy=True, prefetch=1)
+    loader = ferry.Loader(sample, 8, 16, workers=2, copy=True, prefetch=2)
     kept = [x for x, _ in loader]
     assert loader._core.live_batches == 0 and len(kept) == 7
 

@@ -25,16 +25,17 @@
 #define LLVMFuzzerTestOneInput fuzz_catalog_one
 #include "../../fuzz/fuzz_catalog.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_options_one
+#include "../../fuzz/fuzz_options.c"
+#undef LLVMFuzzerTestOneInput
 #include "../../fuzz/fuzz_util.c"
 
 static const struct {
   const char *name;
   int (*one)(const uint8_t *, size_t);
-} targets[] = {{"decode", fuzz_decode_one},
-               {"probe", fuzz_probe_one},
-               {"pack", fuzz_pack_one},
-               {"list", fuzz_list_one},
-               {"catalog", fuzz_catalog_one}};
+} targets[] = {{"decode", fuzz_decode_one},   {"probe", fuzz_probe_one},
+               {"pack", fuzz_pack_one},       {"list", fuzz_list_one},
+               {"catalog", fuzz_catalog_one}, {"options", fuzz_options_one}};
 
 #define slurp(path, n) check_slurp(path, n)
 

@@ -394,6 +394,32 @@ static void test_ring_length(void) {
   CHECK(strstr(ferry_last_error(), "prefetch -1") != NULL);
 }
 
+/* max_bytes: a file over it is refused before it is read, naming the limit,
+ * and skipped; 0 lifts the limit. */
+static int big_skips;
+static void on_big_skip(void *user, const char *path, int status, const char *msg) {
+  (void)user;
+  (void)path;
+  if (status == FERRY_ETOO_LARGE && strstr(msg, "over the 2048-byte limit"))
+    big_skips++;
+}
+
+static void test_max_bytes(void) {
+  ferry_loader_options o;
+  ferry_loader *L = NULL;
+  base_opts(&o);
+  o.on_skip = on_big_skip;
+  o.max_bytes = 2048; /* every file of the sample is larger */
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  CHECK(run_epoch(L, 0, NULL, NULL, 0) == 0 && big_skips == 49);
+  ferry_loader_close(L);
+  base_opts(&o);
+  o.max_bytes = 0;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  CHECK(run_epoch(L, 0, NULL, NULL, 0) == 48);
+  ferry_loader_close(L);
+}
+
 static void test_list_file(void) {
   char path[] = "/tmp/ferry_list_XXXXXX";
   int fd = mkstemp(path);
@@ -430,5 +456,6 @@ int main(void) {
   test_validation();
   test_ring_length();
   test_list_file();
+  test_max_bytes();
   return check_done();
 }

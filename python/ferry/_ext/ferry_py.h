@@ -80,6 +80,19 @@ int as_u64(PyObject *o, const char *name, uint64_t *out);
 PyObject *tuple_of_doubles(const double *v, int n);
 PyObject *tuple_of_int64(const int64_t *v, int n);
 
+/* -------------------------------------------------------------- options.c */
+
+/* Sets the loader options that `kwargs` names (a dict, or NULL), by the C
+ * library's registry: None leaves an option at its default. 0, or -1 with
+ * TypeError (a keyword that is no option) or the library's InvalidArgument
+ * naming the option, the range and the value. `func` names the caller. */
+int options_from_kwargs(ferry_loader_options *o, PyObject *kwargs, const char *func);
+/* Every registry option's value in `o`: {name: int, float, tuple, bool}
+ * (choices as their C enum values). */
+PyObject *options_as_dict(const ferry_loader_options *o);
+/* ferry._ferry.loader_options(): the registry as a list of dicts. */
+PyObject *py_loader_options(PyObject *mod, PyObject *unused);
+
 /* --------------------------------------------------------------- tensor.c */
 
 typedef struct LoaderObject LoaderObject;
@@ -128,7 +141,8 @@ typedef struct skip_entry {
 
 struct LoaderObject {
   PyObject_HEAD ferry_loader *L;
-  int device; /* -1 host, N CUDA device */
+  ferry_loader_options options; /* as opened (source and on_skip cleared) */
+  int device;                   /* -1 host, N CUDA device */
   int batch_size;
   int busy;        /* a call runs without the GIL */
   int closed;      /* close() asked; freed once no batch is alive */

@@ -78,83 +78,18 @@ static int loader_check(LoaderObject *self) {
   return 0;
 }
 
+/* Loader(source, **options): the options by the C library's registry
+ * (options.c), which checks every value. */
 static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"source",
-                           "batch_size",
-                           "width",
-                           "height",
-                           "workers",
-                           "prefetch",
-                           "crop",
-                           "crop_ratio",
-                           "scale_min",
-                           "scale_max",
-                           "ratio_min",
-                           "ratio_max",
-                           "filter",
-                           "flip_prob",
-                           "normalize",
-                           "mean",
-                           "std",
-                           "layout",
-                           "dtype",
-                           "shuffle",
-                           "seed",
-                           "rank",
-                           "world_size",
-                           "drop_last",
-                           "on_error",
-                           "ignore_orientation",
-                           "max_pixels",
-                           "dct_scaling",
-                           "device",
-                           "hw_decode",
-                           "device_memory",
-                           "cache_bytes",
-                           "exact_decode",
-                           "max_batch_bytes",
-                           "read_timeout_ms",
-                           "stall_timeout_ms",
-                           NULL};
+  PyObject *source = NULL;
+  if (!PyArg_ParseTuple(args, "O&:Loader", PyUnicode_FSConverter, &source))
+    return NULL;
   ferry_loader_options o;
   ferry_loader_options_default(&o);
-  PyObject *source = NULL, *seed = Py_None, *max_pixels = Py_None, *device_memory = Py_None;
-  PyObject *cache_bytes = Py_None, *max_batch_bytes = Py_None;
-  int exact_decode = o.exact_decode;
-  int crop = o.crop, filter = o.filter, layout = o.layout, dtype = o.dtype;
-  int on_error = o.on_error, normalize = o.normalize, shuffle = o.shuffle;
-  int drop_last = o.drop_last, ignore_orientation = o.ignore_orientation;
-  int dct = o.allow_dct_scaling, device = o.device, hw_decode = o.hw_decode;
-  if (!PyArg_ParseTupleAndKeywords(
-          args, kwargs, "O&|$iiiiiifffffifp(fff)(fff)iipOiipipOpipOOpOii:Loader", kwlist,
-          PyUnicode_FSConverter, &source, &o.batch_size, &o.width, &o.height, &o.workers,
-          &o.prefetch, &crop, &o.crop_ratio, &o.scale_min, &o.scale_max, &o.ratio_min, &o.ratio_max,
-          &filter, &o.flip_prob, &normalize, &o.mean[0], &o.mean[1], &o.mean[2], &o.std[0],
-          &o.std[1], &o.std[2], &layout, &dtype, &shuffle, &seed, &o.rank, &o.world_size,
-          &drop_last, &on_error, &ignore_orientation, &max_pixels, &dct, &device, &hw_decode,
-          &device_memory, &cache_bytes, &exact_decode, &max_batch_bytes, &o.read_timeout_ms,
-          &o.stall_timeout_ms))
-    return NULL;
-  if (as_u64(seed, "seed", &o.seed) < 0 || as_u64(max_pixels, "max_pixels", &o.max_pixels) < 0 ||
-      as_u64(device_memory, "device_memory", &o.device_memory) < 0 ||
-      as_u64(cache_bytes, "cache_bytes", &o.cache_bytes) < 0 ||
-      as_u64(max_batch_bytes, "max_batch_bytes", &o.max_batch_bytes) < 0) {
+  if (options_from_kwargs(&o, kwargs, "Loader") < 0) {
     Py_DECREF(source);
     return NULL;
   }
-  o.crop = (ferry_crop)crop;
-  o.filter = (ferry_filter)filter;
-  o.layout = (ferry_layout)layout;
-  o.dtype = (ferry_dtype)dtype;
-  o.on_error = (ferry_on_error)on_error;
-  o.normalize = normalize;
-  o.shuffle = shuffle;
-  o.drop_last = drop_last;
-  o.ignore_orientation = ignore_orientation;
-  o.allow_dct_scaling = dct;
-  o.exact_decode = exact_decode;
-  o.device = device;
-  o.hw_decode = hw_decode;
   o.source = PyBytes_AS_STRING(source);
 
   LoaderObject *self = (LoaderObject *)type->tp_alloc(type, 0);
@@ -163,14 +98,16 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     return NULL;
   }
   pthread_mutex_init(&self->skip_mu, NULL);
-  self->slot_live = PyMem_Calloc(64, sizeof(Py_ssize_t)); /* prefetch is at most 64 */
+  /* a slot count per slot of the longest ring the registry allows */
+  self->slot_live =
+      PyMem_Calloc((size_t)ferry_loader_option_find("prefetch")->max, sizeof(Py_ssize_t));
   if (!self->slot_live) {
     Py_DECREF(source);
     Py_DECREF(self);
     return PyErr_NoMemory();
   }
   self->nslots = o.prefetch;
-  self->device = device;
+  self->device = o.device;
   self->batch_size = o.batch_size;
   self->pid = (long)getpid();
   self->epoch = -1;
@@ -190,6 +127,10 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   }
   self->L = L;
   self->nslots = ferry_loader_prefetch(L);
+  self->options = o;
+  self->options.source = NULL;
+  self->options.on_skip = NULL;
+  self->options.on_skip_user = NULL;
   return (PyObject *)self;
 }
 
@@ -392,6 +333,9 @@ static PyObject *loader_get_freed(LoaderObject *self, void *c) { return PyBool_F
 static PyObject *loader_get_device(LoaderObject *self, void *c) {
   return PyLong_FromLong(self->device);
 }
+static PyObject *loader_get_options(LoaderObject *self, void *c) {
+  return options_as_dict(&self->options);
+}
 static PyObject *loader_get_epoch(LoaderObject *self, void *c) {
   return PyLong_FromLong(self->epoch);
 }
@@ -421,7 +365,10 @@ static PyGetSetDef loader_getset[] = {
     {"num_batches", (getter)loader_get_num_batches, NULL, "Batches per epoch (this rank).", NULL},
     {"num_classes", (getter)loader_get_num_classes, NULL, "Classes of an ImageFolder.", NULL},
     {"live_batches", (getter)loader_get_live, NULL, "Batch objects alive (holding slots).", NULL},
-    {"ring", (getter)loader_get_ring, NULL, "Batches in the ring (prefetch + the one held).", NULL},
+    {"ring", (getter)loader_get_ring, NULL, "Batches in the ring: prefetch, or ferry's choice.",
+     NULL},
+    {"options", (getter)loader_get_options, NULL,
+     "The options it was opened with, by name (choices as their C values).", NULL},
     {"closed", (getter)loader_get_closed, NULL, "close() was called.", NULL},
     {"freed", (getter)loader_get_freed, NULL, "The C loader has been freed.", NULL},
     {"device", (getter)loader_get_device, NULL, "-1 for host memory, N for CUDA device N.", NULL},
@@ -434,9 +381,10 @@ PyTypeObject LoaderType = {
     .tp_dealloc = (destructor)loader_dealloc,
     .tp_weaklistoffset = offsetof(LoaderObject, weakrefs),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Loader(source, *, batch_size=256, width=224, height=224, ...)\n--\n\n"
-              "The low-level loader: one ferry_loader. Options are the C library's "
-              "(enums as ints). Use ferry.Loader, which wraps it.",
+    .tp_doc = "Loader(source, **options)\n--\n\n"
+              "The low-level loader: one ferry_loader. Options are the C library's, by the names "
+              "of its registry (loader_options()), checked by it; choices by name or C value, "
+              "None for the default. Use ferry.Loader, which wraps it.",
     .tp_methods = loader_methods,
     .tp_getset = loader_getset,
     .tp_new = loader_new,

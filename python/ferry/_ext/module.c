@@ -112,6 +112,9 @@ static PyMethodDef module_methods[] = {
      "strerror(status)\n--\n\nThe C library's name for a status code."},
     {"error_class", (PyCFunction)py_error_class, METH_O,
      "error_class(status)\n--\n\nThe ferry.Error subclass raised for a status code."},
+    {"loader_options", (PyCFunction)py_loader_options, METH_NOARGS,
+     "loader_options()\n--\n\nThe C library's table of loader options (its registry): one dict "
+     "per option (name, flag, type, count, min, max, default, choices, aliases, help, ...)."},
     {"hash_kinds", (PyCFunction)py_hash_kinds, METH_NOARGS,
      "hash_kinds()\n--\n\nNames of the hash kinds, by kind number."},
     {"hash_files", (PyCFunction)(void (*)(void))py_hash_files, METH_VARARGS | METH_KEYWORDS,
