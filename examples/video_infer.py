@@ -31,7 +31,8 @@ arguments: a torch.nn.Module gets a [N, 3, H, W] float tensor in [0, 1] on
 (--input overrides). Either returns, per image, a dict with boxes, scores and
 labels or a tuple (boxes [K, 4] x1 y1 x2 y2 in input pixels, scores,
 labels); --score and class-wise NMS (--iou) are applied to it here
-(torchvision.ops.batched_nms, or NumPy without torchvision).
+(torchvision.ops.batched_nms for a model that takes tensors, when torchvision
+imports; else a NumPy NMS, so that a NumPy model never loads torch).
 
 Decoders (--decoder): ferry (the default), or PyAV / OpenCV decoding on the
 CPU, frames resized to the same size (--baseline-resize) and sent to the
@@ -43,6 +44,7 @@ package.
 """
 import argparse
 import ast
+import concurrent.futures
 import csv
 import importlib
 import importlib.util
@@ -135,6 +137,9 @@ def parse_args(argv):
     p.add_argument("--dtype", choices=["float32", "float16"], default="float32",
                    help="float16: half batches and autocast (CUDA only)")
     p.add_argument("--threads", type=int, default=0, help="decoder threads (0: every core)")
+    p.add_argument("--no-prefetch", dest="prefetch", action="store_false",
+                   help="decode and run the model in turn (default: the next batch is decoded "
+                        "in a thread while the model works on this one)")
     p.add_argument("--score", type=float, default=0.5, help="keep detections scoring >= this")
     p.add_argument("--iou", type=float, default=0.5,
                    help="NMS: drop a box overlapping a better one of its class by more")
@@ -312,15 +317,15 @@ class Model:
         self.fn, self.kind, self.device, self.dtype = fn, kind, device, dtype
         self.nms, self.names, self.spec = nms, names, spec
         self.score, self.iou, self.max_det = score, iou, max_det
-        self.torch = None
-        if kind != "numpy":
+        self.torch = self.batched_nms = None
+        if kind != "numpy":  # a NumPy model never loads torch (seconds of start-up)
             import torch
             self.torch = torch
-        try:
-            import torchvision.ops
-            self.batched_nms = torchvision.ops.batched_nms
-        except Exception:  # no torchvision (or a broken one): the NumPy NMS
-            self.batched_nms = None
+            try:
+                import torchvision.ops
+                self.batched_nms = torchvision.ops.batched_nms
+            except Exception:  # no torchvision (or a broken one): the NumPy NMS
+                pass
 
     def __call__(self, x):
         if self.torch is None:
@@ -523,22 +528,32 @@ def load_model(args):
 
 
 def resolve_device(args, torch_model):
+    """--device (and --decode-device) as cpu or cuda:N."""
     dev = args.device
     if dev is None:
         dev = "cpu"
         if torch_model:
             import torch
             dev = "cuda" if torch.cuda.is_available() else "cpu"
+    args.device = dev = device_name(dev, "--device")
+    if args.decode_device:
+        args.decode_device = device_name(args.decode_device, "--decode-device")
+        if not torch_model and args.decode_device != "cpu":
+            raise UsageError("a NumPy model takes batches decoded on the CPU (--decode-device "
+                             "cpu)")
+    return dev
+
+
+def device_name(dev, what):
     dev = str(dev).lower()
     if dev != "cpu" and not (dev == "cuda" or (dev.startswith("cuda:") and dev[5:].isdigit())):
-        raise UsageError(f"--device {dev!r}: want cpu, cuda or cuda:N")
+        raise UsageError(f"{what} {dev!r}: want cpu, cuda or cuda:N")
     if dev.startswith("cuda"):
-        torch = need_torch(f"--device {dev}")
+        torch = need_torch(f"{what} {dev}")
         if not torch.cuda.is_available():
-            raise UsageError(f"--device {dev}: torch sees no CUDA device")
+            raise UsageError(f"{what} {dev}: torch sees no CUDA device")
         if dev == "cuda":
             dev = f"cuda:{torch.cuda.current_device()}"
-    args.device = dev
     return dev
 
 
@@ -556,8 +571,8 @@ class Feed:
         if self.torch is None:
             return np.from_dlpack(batch)  # [N, 3, H, W] float32 in [0, 1], the reader's memory
         x = self.torch.from_dlpack(batch)  # no copy; on the GPU with a CUDA reader
-        if str(x.device) != self.device:
-            x = x.to(self.device, non_blocking=False)
+        if str(x.device) != self.device:  # uint8 from another device: upload, scale
+            x = x.to(self.device).to(getattr(self.torch, self.dtype)).div_(255)
         return x
 
     def frames_u8(self, frames):
@@ -578,16 +593,24 @@ def ferry_batches(path, args, feed):
             info = probe.info
         out_h, out_w = output_size(args.size, args.crop, info["upright_width"],
                                    info["upright_height"])
+    # A batch is a view of the reader's buffer, valid until the next one is
+    # fetched (GPU: the one after). In turn (--no-prefetch), the model is
+    # done with batch k and its detections are on the host before k+1 is
+    # fetched. With prefetching, k+1 is fetched while the model works on k:
+    # a GPU batch stays valid for that, an upload to another device is a copy
+    # of its own, and a host batch the model reads in place is copied
+    # (copy=True: each batch owns its frames).
+    copy = args.prefetch and decode_device == "cpu" and feed.device == "cpu"
+    # batches for another device travel as uint8 (a quarter of float32's
+    # bytes) and become floats in [0, 1] there
+    dtype = args.dtype if decode_device == feed.device else "uint8"
     reader = ferry.VideoReader(path, size=(out_h, out_w), crop=args.crop, stride=args.stride,
                                rate=args.rate, start=args.start, end=args.end,
-                               batch_size=args.batch, dtype=args.dtype, threads=args.threads,
-                               device=decode_device, strict=args.strict)
+                               batch_size=args.batch, dtype=dtype, threads=args.threads,
+                               device=decode_device, strict=args.strict, copy=copy)
     with reader:
         info = reader.info
         geom = Geometry(info["upright_width"], info["upright_height"], out_h, out_w, args.crop)
-        # A batch is a view of the reader's buffer until the next one is
-        # fetched (GPU: the one after): the model is done with it and the
-        # detections are on the host before the loop asks for the next.
         for batch in reader:
             yield feed.ferry(batch), batch.frame_indices, batch.timestamps, geom
         stats = reader.stats()
@@ -758,6 +781,7 @@ class Progress:
         self.t0 = None
         self.files = self.failed = self.frames = self.detections = 0
         self.last = 0.0
+        self.wait_s = self.model_s = 0.0  # waiting for batches; the model and the CSV
 
     def start(self):
         self.t0 = time.perf_counter()
@@ -796,6 +820,57 @@ def open_output(name):
     return open(name, "w", newline=""), True
 
 
+def events(files, args, feed, resizer):
+    """("batch", path, (input, frame numbers, timestamps, Geometry)) for each
+    batch of each file, then ("done", path, None) or ("error", path,
+    message): a file that fails ends in its error and the next one starts."""
+    for path in files:
+        try:
+            if args.decoder == "ferry":
+                batches = ferry_batches(path, args, feed)
+            else:
+                batches = baseline_batches(path, args, feed, resizer)
+            for item in batches:
+                yield "batch", path, item
+        except (UsageError, BrokenPipeError):
+            raise
+        except Exception as e:  # ferry.Error (names the file), PyAV's and OpenCV's errors
+            yield "error", path, str(e) or type(e).__name__
+            continue
+        yield "done", path, None
+
+
+class Ahead:
+    """An iterator's next item fetched in a thread while the caller works on
+    the current one: exactly one ahead, never two (a ferry GPU batch is
+    valid until the one after the next is fetched)."""
+
+    def __init__(self, it):
+        self.it = iter(it)
+        self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="decode")
+        self.future = self.pool.submit(self.fetch)
+
+    def fetch(self):
+        try:
+            return next(self.it), None
+        except BaseException as e:  # StopIteration included: handed to the caller
+            return None, e
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        item, error = self.future.result()
+        if error is not None:
+            raise error
+        self.future = self.pool.submit(self.fetch)
+        return item
+
+    def close(self):
+        self.future.cancel()
+        self.pool.shutdown(wait=True)
+
+
 def run(args, model):
     files = video_files(args.videos)
     if not files:
@@ -823,43 +898,63 @@ def run(args, model):
     writer.writerow(COLUMNS)
     progress = Progress(len(files), args.quiet)
     progress.start()
+    stream = events(files, args, feed, resizer)
+    if args.prefetch:
+        stream = Ahead(stream)
     stop = False
-    for path in files:
-        t_file, frames, dets, error = time.perf_counter(), 0, 0, None
-        try:
-            if args.decoder == "ferry":
-                batches = ferry_batches(path, args, feed)
-            else:
-                batches = baseline_batches(path, args, feed, resizer)
-            for x, indices, times, geom in batches:
-                results = model(x)
-                del x  # the batch's memory goes back to the reader with the next batch
-                if len(results) != len(indices):
-                    raise RuntimeError(f"the model gave {len(results)} results for "
-                                       f"{len(indices)} frames")
-                for (boxes, scores, labels), index, t in zip(results, indices, times):
-                    for b, s, c in zip(geom.to_frame(boxes), scores, labels):
-                        writer.writerow([path, index, f"{t:.6f}",
-                                         model.class_name(c, ids=args.class_ids), f"{s:.5f}",
-                                         f"{b[0]:.2f}", f"{b[1]:.2f}", f"{b[2]:.2f}",
-                                         f"{b[3]:.2f}"])
-                        dets += 1
-                frames += len(indices)
-                progress.batch(path, len(indices))
-        except (UsageError, BrokenPipeError):
-            raise
-        except Exception as e:  # ferry.Error (names the file), PyAV's and OpenCV's errors
-            error = str(e) or type(e).__name__
-        progress.file_done(path, frames, dets, time.perf_counter() - t_file, error)
-        if error is not None and args.strict:
-            say("--strict: stopping at the first file that failed")
-            stop = True
-            break
-    out.flush()
-    if close:
-        out.close()
+    t_file, frames, dets, failed = time.perf_counter(), 0, 0, None
+    try:
+        while True:
+            t0 = time.perf_counter()
+            try:
+                kind, path, item = next(stream)
+            except StopIteration:
+                break
+            t1 = time.perf_counter()
+            progress.wait_s += t1 - t0
+            if kind == "batch" and failed is None:
+                try:
+                    n, d = detect(model, item, path, writer, args)
+                    frames, dets = frames + n, dets + d
+                    progress.batch(path, n)
+                except (UsageError, BrokenPipeError):
+                    raise
+                except Exception as e:  # the model's: this file fails, the run goes on
+                    failed = f"{path}: the model failed: {type(e).__name__}: {e}"
+                progress.model_s += time.perf_counter() - t1
+            elif kind != "batch":
+                error = item if kind == "error" else failed
+                progress.file_done(path, frames, dets, time.perf_counter() - t_file, error)
+                t_file, frames, dets, failed = time.perf_counter(), 0, 0, None
+                if error is not None and args.strict:
+                    say("--strict: stopping at the first file that failed")
+                    stop = True
+                    break
+    finally:
+        if args.prefetch:
+            stream.close()
+        out.flush()
+        if close:
+            out.close()
     seconds = time.perf_counter() - progress.t0
     return summarise(args, model, progress, len(files), seconds, stop)
+
+
+def detect(model, item, path, writer, args):
+    """One batch through the model, its rows written: (frames, detections)."""
+    x, indices, times, geom = item
+    results = model(x)
+    del x  # done with the batch's memory: the reader may overwrite it
+    if len(results) != len(indices):
+        raise RuntimeError(f"{len(results)} results for {len(indices)} frames")
+    dets = 0
+    for (boxes, scores, labels), index, t in zip(results, indices, times):
+        for b, s, c in zip(geom.to_frame(boxes), scores, labels):
+            writer.writerow([path, index, f"{t:.6f}", model.class_name(c, ids=args.class_ids),
+                             f"{s:.5f}", f"{b[0]:.2f}", f"{b[1]:.2f}", f"{b[2]:.2f}",
+                             f"{b[3]:.2f}"])
+            dets += 1
+    return len(indices), dets
 
 
 def warm_up(args, model, feed, first):
@@ -891,12 +986,15 @@ def summarise(args, model, progress, nfiles, seconds, stopped):
     say(f"{progress.files} of {nfiles} files{failed}, {progress.frames} frames, "
         f"{progress.detections} detections in {seconds:.2f} s: {fps:.1f} frames/s "
         f"(decoder {args.decoder} on {decode_device}, model {model.spec} on {model.device}, "
-        f"{size}, batch {args.batch})")
+        f"{size}, batch {args.batch}; waited {progress.wait_s:.2f} s for batches, "
+        f"{progress.model_s:.2f} s in the model, NMS and CSV)")
     summary = {"decoder": args.decoder, "device": model.device, "decode_device": decode_device,
                "model": model.spec, "files": progress.files, "failed": progress.failed,
                "frames": progress.frames, "detections": progress.detections,
                "seconds": round(seconds, 4), "frames_per_s": round(fps, 2),
+               "wait_s": round(progress.wait_s, 4), "model_s": round(progress.model_s, 4),
                "size": size, "batch": args.batch, "dtype": args.dtype,
+               "prefetch": args.prefetch,
                "baseline_resize": args.baseline_resize if args.decoder != "ferry" else None}
     if args.json == "-":
         print(json.dumps(summary), file=sys.stderr, flush=True)

@@ -102,6 +102,16 @@ def frames_in(rows):
     return seen
 
 
+def same_rows(a, b, atol=0.011):
+    """Two CSVs' rows alike: the same fields, boxes and scores within atol
+    (the CSV's 2 and 5 decimals)."""
+    return len(a) == len(b) and all(
+        (r["file"], r["frame"], r["timestamp"], r["cls"]) ==
+        (s["file"], s["frame"], s["timestamp"], s["cls"]) and
+        abs(r["score"] - s["score"]) <= atol and np.allclose(r["box"], s["box"], atol=atol)
+        for r, s in zip(a, b))
+
+
 def need_module(name, install, what="this comparison with ferry's decode"):
     try:
         return __import__(name)
@@ -144,6 +154,19 @@ def test_csv_columns_types_frames_and_timestamps(sampling):
     for v in frames.values():
         assert [r["score"] for r in v] == sorted((r["score"] for r in v), reverse=True)
     assert "frames/s" in r.stderr.strip().splitlines()[-1]
+
+
+def test_prefetching_gives_what_decoding_in_turn_gives():
+    """The next batch is decoded while the model works on this one: on
+    the CPU the reader then copies its batches (copy=True), or the model
+    would see the next batch's frames in this one."""
+    args = [TESTSRC, BOXES, "--model", "infer_detectors:grid", "--size", "48", "--score", "0",
+            "--batch", "4"]
+    a = infer(*args)
+    b = infer(*args, "--no-prefetch", "--json")
+    assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
+    assert a.stdout == b.stdout
+    assert json.loads(b.stderr.strip().splitlines()[-1])["prefetch"] is False
 
 
 def expected_box(path, k, geom_box):
@@ -411,17 +434,16 @@ def test_torchvision_model_with_random_weights_on_cpu(tmp_path):
         assert all(len(v) <= 20 for v in by_frame(mine).values())
     # random weights are the seed's: the same CSV again, and from a .pth of them
     again, _ = ok_rows(*common, "--weights", "none", "--seed", "3")
-    assert again == rows or all(a["frame"] == b["frame"] and np.allclose(a["box"], b["box"])
-                                for a, b in zip(again, rows))
+    assert same_rows(again, rows)
     import torchvision
     torch.manual_seed(3)
     m = torchvision.models.get_model(TV_MODEL.split(":")[1], weights=None,
                                      weights_backbone=None)
     torch.save(m.state_dict(), tmp_path / "w.pth")
     loaded, _ = ok_rows(*common, "--weights", tmp_path / "w.pth", "--seed", "11")
-    assert len(loaded) == len(rows)
-    assert all(a["frame"] == b["frame"] and a["cls"] == b["cls"] and
-               np.allclose(a["box"], b["box"], atol=0.02) for a, b in zip(loaded, rows))
+    assert same_rows(loaded, rows)
+    other, _ = ok_rows(*common, "--weights", "none", "--seed", "11")
+    assert not same_rows(other, rows)
 
 
 def test_torch_module_equals_the_numpy_model():
@@ -454,6 +476,9 @@ def test_gpu_decode_gives_the_cpu_decodes_detections():
         assert json.loads(r.stderr.strip().splitlines()[-1])["decode_device"].startswith("cuda")
         cpu, _ = ok_rows(path, *args, "--device", "cuda", "--decode-device", "cpu")
         same_detections(cpu, gpu, score_tol=0.03, box_tol=2.0)
+        # NVDEC batches one ahead (valid until the one after): as in turn
+        in_turn, _ = ok_rows(path, *args, "--device", "cuda", "--no-prefetch")
+        assert same_rows(in_turn, gpu, atol=1e-4)
         host, _ = ok_rows(path, *args, "--device", "cpu")
         same_detections(host, gpu, score_tol=0.03, box_tol=2.0)
 
