@@ -6,6 +6,8 @@ depend on the decoded pixels, so the CSV shows what the decoder gave.
 bright_box and grid take a NumPy float32 batch [N, 3, H, W] in [0, 1] and
 return per image (boxes [K, 4] x1 y1 x2 y2 in input pixels, scores, labels);
 torch_grid is grid as a torch.nn.Module (tensors on any device in and out)."""
+import time
+
 import numpy as np
 
 
@@ -51,13 +53,15 @@ def grid_boxes(h, w, cells):
                        for i in range(cells) for j in range(cells)], np.float32)
 
 
-def grid(cells=4):
+def grid(cells=4, delay=0.0):
     """cells x cells boxes tiling the image (none overlap: NMS keeps all),
     each scored by its mean brightness and labelled by its brightest channel
-    (0 red, 1 green, 2 blue)."""
+    (0 red, 1 green, 2 blue). delay: seconds to sleep before reading the
+    pixels (a slow model: the next batch is decoded meanwhile)."""
 
     def detect(batch):
         assert isinstance(batch, np.ndarray) and batch.dtype == np.float32, type(batch)
+        time.sleep(delay)
         n, _, h, w = batch.shape
         boxes = grid_boxes(h, w, cells)
         out = []

@@ -160,8 +160,8 @@ def test_prefetching_gives_what_decoding_in_turn_gives():
     """The next batch is decoded while the model works on this one: on
     the CPU the reader then copies its batches (copy=True), or the model
     would see the next batch's frames in this one."""
-    args = [TESTSRC, BOXES, "--model", "infer_detectors:grid", "--size", "48", "--score", "0",
-            "--batch", "4"]
+    args = [TESTSRC, BOXES, "--model", "infer_detectors:grid", "--model-arg", "delay=0.03",
+            "--size", "48", "--score", "0", "--batch", "4"]
     a = infer(*args)
     b = infer(*args, "--no-prefetch", "--json")
     assert a.returncode == 0 and b.returncode == 0, a.stderr + b.stderr
