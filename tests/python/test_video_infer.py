@@ -102,14 +102,15 @@ def frames_in(rows):
     return seen
 
 
-def same_rows(a, b, atol=0.011):
-    """Two CSVs' rows alike: the same fields, boxes and scores within atol
-    (the CSV's 2 and 5 decimals)."""
+def same_rows(a, b, atol=0.011, score_atol=None):
+    """Two CSVs' rows alike: the same fields, boxes within atol (the CSV has
+    2 decimals) and scores within score_atol (5 decimals; default atol)."""
+    score_atol = atol if score_atol is None else score_atol
     return len(a) == len(b) and all(
         (r["file"], r["frame"], r["timestamp"], r["cls"]) ==
         (s["file"], s["frame"], s["timestamp"], s["cls"]) and
-        abs(r["score"] - s["score"]) <= atol and np.allclose(r["box"], s["box"], atol=atol)
-        for r, s in zip(a, b))
+        abs(r["score"] - s["score"]) <= score_atol and
+        np.allclose(r["box"], s["box"], rtol=0, atol=atol) for r, s in zip(a, b))
 
 
 def need_module(name, install, what="this comparison with ferry's decode"):
@@ -421,8 +422,7 @@ def test_torchvision_model_with_random_weights_on_cpu(tmp_path):
     torch = need_torch()
     common = [TESTSRC, BOXES_ROT, "--model", TV_MODEL, "--device", "cpu", "--size", "160",
               "--end", "0.2", "--batch", "3", "--score", "0", "--max-det", "20"]
-    rows, r = ok_rows(*common, "--weights", "none", "--seed", "3")
-    assert "torch" not in r.stdout
+    rows, _ = ok_rows(*common, "--weights", "none", "--seed", "3")
     for path, (w, h) in ((TESTSRC, (320, 240)), (BOXES_ROT, (112, 192))):
         mine = [x for x in rows if x["file"] == str(path)]
         idx, ts = reader_frames(path, end=0.2)
@@ -432,18 +432,21 @@ def test_torchvision_model_with_random_weights_on_cpu(tmp_path):
             assert 0 <= x1 <= x2 <= w and 0 <= y1 <= y2 <= h
             assert isinstance(x["cls"], str)  # COCO's names from torchvision's weights table
         assert all(len(v) <= 20 for v in by_frame(mine).values())
-    # random weights are the seed's: the same CSV again, and from a .pth of them
+    # random weights are the seed's: the same CSV again, and from a .pth of
+    # them; another seed's differ, by little (random heads score every class
+    # about alike, near 1/91, and barely move the anchors): scores are
+    # compared to the CSV's last decimals
     again, _ = ok_rows(*common, "--weights", "none", "--seed", "3")
-    assert same_rows(again, rows)
+    assert same_rows(again, rows, score_atol=2e-5)
     import torchvision
     torch.manual_seed(3)
     m = torchvision.models.get_model(TV_MODEL.split(":")[1], weights=None,
                                      weights_backbone=None)
     torch.save(m.state_dict(), tmp_path / "w.pth")
     loaded, _ = ok_rows(*common, "--weights", tmp_path / "w.pth", "--seed", "11")
-    assert same_rows(loaded, rows)
+    assert same_rows(loaded, rows, score_atol=2e-5)
     other, _ = ok_rows(*common, "--weights", "none", "--seed", "11")
-    assert not same_rows(other, rows)
+    assert not same_rows(other, rows, score_atol=2e-5)
 
 
 def test_torch_module_equals_the_numpy_model():
@@ -452,7 +455,7 @@ def test_torch_module_equals_the_numpy_model():
     a, _ = ok_rows(*args, "--model", "infer_detectors:grid")
     b, r = ok_rows(*args, "--model", "infer_detectors:torch_grid")
     assert "tensor input" in r.stderr
-    same_detections(a, b, score_tol=1e-4, box_tol=0.01, class_mismatch=0)
+    same_detections(a, b, score_tol=1e-4, box_tol=0.01)
 
 
 def need_cuda():
