@@ -657,6 +657,30 @@ const ferry_catalog_entry *ferry_catalog_get(const ferry_catalog *catalog, size_
 void ferry_catalog_hash_options(const ferry_catalog *catalog, ferry_hash_options *options);
 void ferry_catalog_free(ferry_catalog *catalog);
 
+/* A catalog built in memory (no file) from hash results, for
+ * ferry_dupes_find and ferry_catalog_export: what `ferry.find_duplicates`
+ * does in Python. ferry_catalog_new makes an empty one whose entries are
+ * hashed with `options` (NULL: ferry_hash_options_default; checked as
+ * ferry_hasher_new does, FERRY_EINVAL with the reason).
+ *
+ * ferry_catalog_add copies one entry in (its strings too): a file that
+ * hashed (status FERRY_OK, width and height > 0, `kinds` among the
+ * options' kinds, each hash of the options' size: hash_size^2 bits,
+ * colorhash 14 * colorhash_bits, no bit set past them; `error` ignored)
+ * or one that failed (a FERRY_E* status, no hashes, `error` its message or
+ * NULL). `size` (bytes) decides between keepers of equal resolution in
+ * ferry_dupes_find. Refused with FERRY_EINVAL and a message naming the
+ * path: an entry that breaks these rules, a path already in the catalog (a
+ * path is one file, as in a .fidx); FERRY_ETOO_LARGE: a path or message
+ * over 65,535 bytes, a catalog of 2^32 - 2 entries; nothing is added then.
+ * Entries may come in any order: the catalog is sorted by path before it
+ * is next read (ferry_catalog_get's indices are the sorted ones). Adding is
+ * not thread-safe, and must not overlap any other use of the catalog;
+ * indices, entries and a ferry_dupes taken before an add are stale after it.
+ * A catalog from ferry_catalog_load can be added to as well. */
+int ferry_catalog_new(const ferry_hash_options *options, ferry_catalog **catalog);
+int ferry_catalog_add(ferry_catalog *catalog, const ferry_catalog_entry *entry);
+
 /* Writes every entry as CSV (a header line, then path,size,mtime_ns,width,
  * height,format,status,error and one hex column per hash) or JSON (one
  * object with "options" and "entries"). `out_path` NULL writes to stdout. */

@@ -14,6 +14,8 @@
 
 #include "core/internal.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 /* Strings of a catalog, in blocks that never move (entries point in). */
@@ -31,14 +33,27 @@ struct ferry_catalog {
   ferry_catalog_entry *entries;
   size_t count, cap;
   fy_arena strings;
+  /* ferry_catalog_add (the public one): the paths held, an open-addressing
+   * set of arena strings (made at its first call; pathset_cap a power of
+   * two, at most half full), and whether entries were added out of path
+   * order: then the first reader sorts them (fy_catalog_ready, under mu). */
+  const char **pathset;
+  size_t pathset_cap;
+  atomic_int unsorted;
+  pthread_mutex_t mu;
 };
 
 /* An empty catalog with these options. */
 ferry_catalog *fy_catalog_new(const ferry_hash_options *o);
-/* Appends a copy of e (strings copied into the arena). */
+/* Appends a copy of e (strings copied into the arena), unchecked: the
+ * library's own catalogs (loads, journals, updates) sort themselves. */
 int fy_catalog_add(ferry_catalog *c, const ferry_catalog_entry *e);
 /* Sorts by path (bytewise). */
 void fy_catalog_sort(ferry_catalog *c);
+/* Sorts the entries if ferry_catalog_add left them out of path order: every
+ * public reader of c->entries calls it first (safe from several threads;
+ * not while entries are being added). */
+void fy_catalog_ready(const ferry_catalog *c);
 
 /* CRC-32 (IEEE: zlib's crc32) of n bytes, continuing from crc. */
 uint32_t fy_crc32(uint32_t crc, const void *data, size_t n);

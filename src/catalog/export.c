@@ -80,6 +80,7 @@ int ferry_catalog_export(const ferry_catalog *c, const char *out_path, const cha
   int csv = !strcmp(format, "csv"), json = !strcmp(format, "json");
   if (!csv && !json)
     return fy_error(FERRY_EINVAL, "export format must be csv or json, not '%s'", format);
+  fy_catalog_ready(c);
   FILE *f;
   int rc = fy_open_out(out_path, &f);
   if (rc)
