@@ -13,13 +13,15 @@
  *    output pixel, lanes over the taps, reading consecutive bytes; short
  *    windows: one thread per output pixel), stage 2 the intermediates;
  *  - aHash/dHash: integer compares, numpy's mean as a double;
- *  - pHash: scipy's pocketfft DCT-II (dct.c) ported operation for operation,
- *    with the host-built plan; wHash: PyWavelets' Haar (wavelet.c) level by
- *    level, each level 2x2-block-local, one launch per level across the
- *    batch; median as fy_median (rank sort, mean of the middle two).
+ *  - pHash: scipy's pocketfft DCT-II, the CPU's own code (hash/dct_core.h),
+ *    with the host-built plan; wHash: PyWavelets' Haar with the CPU's
+ *    butterflies (hash/haar_core.h) level by level, each level
+ *    2x2-block-local, one launch per level across the batch; median as
+ *    fy_median (rank sort, mean of the middle two: fy_median_mid).
  *
  * Every double product that meets an addition is written with __dmul_rn /
- * __dadd_rn (never fused), and the file is compiled with -fmad=false too. */
+ * __dadd_rn (never fused; hash/fp_core.h in the shared code), and the file
+ * is compiled with -fmad=false too. */
 #include <cuda_runtime.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -31,6 +33,7 @@
 
 extern "C" {
 #include "cuda/hash_gpu.h"
+#include "hash/haar_core.h"
 #include "hash/hash.h"
 #include "image/image.h"
 }
@@ -166,19 +169,7 @@ __global__ void gray_kernel(const gjob *__restrict__ jobs) {
 
 /* ---------------------------------------------------------------- Haar */
 
-#define HC 0.7071067811865476
-#define MUL(a, b) __dmul_rn((a), (b))
-#define ADD(a, b) __dadd_rn((a), (b))
-#define SUB(a, b) __dsub_rn((a), (b))
-
-/* c * x + c * y and (-c) * x + c * y as wavelet.c evaluates them. */
-__device__ __forceinline__ double lo2(double x1, double x0) {
-  return ADD(MUL(HC, x1), MUL(HC, x0));
-}
-__device__ __forceinline__ double hi2(double x1, double x0) {
-  return ADD(MUL(-HC, x1), MUL(HC, x0));
-}
-
+/* The butterflies are hash/haar_core.h's, the CPU's own (wavelet.c). */
 __global__ void haar_kernel(const wjob *__restrict__ jobs, int njobs, long long total) {
   const long long stride = (long long)gridDim.x * blockDim.x;
   int j = -1;
@@ -195,17 +186,17 @@ __global__ void haar_kernel(const wjob *__restrict__ jobs, int njobs, long long 
       const double *a = (const double *)J.in, *b = (const double *)J.bands;
       double aa = a[local];
       if (J.zero)
-        aa = MUL(aa, 0.0); /* imagehash: coeffs[0] *= 0 */
+        aa = __dmul_rn(aa, 0.0); /* imagehash: coeffs[0] *= 0 */
       const double ad = b[local], da = b[q + local], dd = b[2 * q + local];
       /* synth_cols: ta = (a, ad), td = (da, dd) along the columns */
-      const double ta0 = ADD(MUL(HC, aa), MUL(HC, ad)), ta1 = ADD(MUL(HC, aa), MUL(-HC, ad));
-      const double td0 = ADD(MUL(HC, da), MUL(HC, dd)), td1 = ADD(MUL(HC, da), MUL(-HC, dd));
+      const double ta0 = fy_haar_even(aa, ad), ta1 = fy_haar_odd(aa, ad);
+      const double td0 = fy_haar_even(da, dd), td1 = fy_haar_odd(da, dd);
       /* synth_rows */
       double *x = (double *)J.out;
-      x[(long long)(2 * i) * m + 2 * o] = ADD(MUL(HC, ta0), MUL(HC, td0));
-      x[(long long)(2 * i + 1) * m + 2 * o] = ADD(MUL(HC, ta0), MUL(-HC, td0));
-      x[(long long)(2 * i) * m + 2 * o + 1] = ADD(MUL(HC, ta1), MUL(HC, td1));
-      x[(long long)(2 * i + 1) * m + 2 * o + 1] = ADD(MUL(HC, ta1), MUL(-HC, td1));
+      x[(long long)(2 * i) * m + 2 * o] = fy_haar_even(ta0, td0);
+      x[(long long)(2 * i + 1) * m + 2 * o] = fy_haar_odd(ta0, td0);
+      x[(long long)(2 * i) * m + 2 * o + 1] = fy_haar_even(ta1, td1);
+      x[(long long)(2 * i + 1) * m + 2 * o + 1] = fy_haar_odd(ta1, td1);
       continue;
     }
     double x00, x01, x10, x11; /* x[2i + r][2o + c] */
@@ -223,139 +214,16 @@ __global__ void haar_kernel(const wjob *__restrict__ jobs, int njobs, long long 
       x11 = p[(long long)(2 * i + 1) * m + 2 * o + 1];
     }
     /* analyse_rows (pairs of rows), then analyse_cols (pairs of columns) */
-    const double ta0 = lo2(x10, x00), ta1 = lo2(x11, x01);
-    ((double *)J.out)[local] = lo2(ta1, ta0);
+    const double ta0 = fy_haar_lo(x10, x00), ta1 = fy_haar_lo(x11, x01);
+    ((double *)J.out)[local] = fy_haar_lo(ta1, ta0);
     if (J.type == 0) {
-      const double td0 = hi2(x10, x00), td1 = hi2(x11, x01);
+      const double td0 = fy_haar_hi(x10, x00), td1 = fy_haar_hi(x11, x01);
       double *b = (double *)J.bands;
-      b[local] = hi2(ta1, ta0);         /* ad */
-      b[q + local] = lo2(td1, td0);     /* da */
-      b[2 * q + local] = hi2(td1, td0); /* dd */
+      b[local] = fy_haar_hi(ta1, ta0);         /* ad */
+      b[q + local] = fy_haar_lo(td1, td0);     /* da */
+      b[2 * q + local] = fy_haar_hi(td1, td0); /* dd */
     }
   }
-}
-
-/* ----------------------------------------------------------------- DCT */
-
-#define PM(a, b, c, d)                                                                             \
-  do {                                                                                             \
-    double c_ = (c), d_ = (d);                                                                     \
-    (a) = ADD(c_, d_);                                                                             \
-    (b) = SUB(c_, d_);                                                                             \
-  } while (0)
-#define MULPM(a, b, c, d, e, f)                                                                    \
-  do {                                                                                             \
-    double c_ = (c), d_ = (d), e_ = (e), f_ = (f);                                                 \
-    (a) = ADD(MUL(c_, e_), MUL(d_, f_));                                                           \
-    (b) = SUB(MUL(c_, f_), MUL(d_, e_));                                                           \
-  } while (0)
-
-__device__ void radb2(size_t ido, size_t l1, const double *cc, double *ch, const double *wa) {
-#define CC(a, b, c) cc[(a) + ido * ((b) + 2 * (c))]
-#define CH(a, b, c) ch[(a) + ido * ((b) + l1 * (c))]
-#define WA(x, i) wa[(i) + (x) * (ido - 1)]
-  for (size_t k = 0; k < l1; k++)
-    PM(CH(0, k, 0), CH(0, k, 1), CC(0, 0, k), CC(ido - 1, 1, k));
-  if ((ido & 1) == 0)
-    for (size_t k = 0; k < l1; k++) {
-      CH(ido - 1, k, 0) = MUL(2.0, CC(ido - 1, 0, k));
-      CH(ido - 1, k, 1) = MUL(-2.0, CC(0, 1, k));
-    }
-  if (ido <= 2)
-    return;
-  for (size_t k = 0; k < l1; k++)
-    for (size_t i = 2; i < ido; i += 2) {
-      size_t ic = ido - i;
-      double ti2, tr2;
-      PM(CH(i - 1, k, 0), tr2, CC(i - 1, 0, k), CC(ic - 1, 1, k));
-      PM(ti2, CH(i, k, 0), CC(i, 0, k), CC(ic, 1, k));
-      MULPM(CH(i, k, 1), CH(i - 1, k, 1), WA(0, i - 2), WA(0, i - 1), ti2, tr2);
-    }
-#undef CC
-}
-
-__device__ void radb4(size_t ido, size_t l1, const double *cc, double *ch, const double *wa) {
-#define CC(a, b, c) cc[(a) + ido * ((b) + 4 * (c))]
-  const double sqrt2 = 1.4142135623730951; /* (double)sqrt(2), as dct.c rounds it */
-  for (size_t k = 0; k < l1; k++) {
-    double tr1, tr2;
-    PM(tr2, tr1, CC(0, 0, k), CC(ido - 1, 3, k));
-    double tr3 = MUL(2.0, CC(ido - 1, 1, k));
-    double tr4 = MUL(2.0, CC(0, 2, k));
-    PM(CH(0, k, 0), CH(0, k, 2), tr2, tr3);
-    PM(CH(0, k, 3), CH(0, k, 1), tr1, tr4);
-  }
-  if ((ido & 1) == 0)
-    for (size_t k = 0; k < l1; k++) {
-      double tr1, tr2, ti1, ti2;
-      PM(ti1, ti2, CC(0, 3, k), CC(0, 1, k));
-      PM(tr2, tr1, CC(ido - 1, 0, k), CC(ido - 1, 2, k));
-      CH(ido - 1, k, 0) = ADD(tr2, tr2);
-      CH(ido - 1, k, 1) = MUL(sqrt2, SUB(tr1, ti1));
-      CH(ido - 1, k, 2) = ADD(ti2, ti2);
-      CH(ido - 1, k, 3) = MUL(-sqrt2, ADD(tr1, ti1));
-    }
-  if (ido <= 2)
-    return;
-  for (size_t k = 0; k < l1; k++)
-    for (size_t i = 2; i < ido; i += 2) {
-      double ci2, ci3, ci4, cr2, cr3, cr4, ti1, ti2, ti3, ti4, tr1, tr2, tr3, tr4;
-      size_t ic = ido - i;
-      PM(tr2, tr1, CC(i - 1, 0, k), CC(ic - 1, 3, k));
-      PM(ti1, ti2, CC(i, 0, k), CC(ic, 3, k));
-      PM(tr4, ti3, CC(i, 2, k), CC(ic, 1, k));
-      PM(tr3, ti4, CC(i - 1, 2, k), CC(ic - 1, 1, k));
-      PM(CH(i - 1, k, 0), cr3, tr2, tr3);
-      PM(CH(i, k, 0), ci3, ti2, ti3);
-      PM(cr4, cr2, tr1, tr4);
-      PM(ci2, ci4, ti1, ti4);
-      MULPM(CH(i, k, 1), CH(i - 1, k, 1), WA(0, i - 2), WA(0, i - 1), ci2, cr2);
-      MULPM(CH(i, k, 2), CH(i - 1, k, 2), WA(1, i - 2), WA(1, i - 1), ci3, cr3);
-      MULPM(CH(i, k, 3), CH(i - 1, k, 3), WA(2, i - 2), WA(2, i - 1), ci4, cr4);
-    }
-#undef CC
-#undef CH
-#undef WA
-}
-
-/* fy_dct2 of dct.c: c[k] = the rounding of scipy.fftpack.dct(c)[k]. */
-__device__ void dct2(const fy_dct_plan *p, double *c) {
-  double buf[FY_DCT_MAX];
-  const size_t N = (size_t)p->n, NS2 = (N + 1) / 2;
-  c[0] = MUL(c[0], 2.0);
-  if ((N & 1) == 0)
-    c[N - 1] = MUL(c[N - 1], 2.0);
-  for (size_t k = 1; k < N - 1; k += 2) {
-    double t = c[k + 1];
-    c[k + 1] = SUB(c[k + 1], c[k]);
-    c[k] = ADD(t, c[k]);
-  }
-  double *p1 = c, *p2 = buf; /* rfft_backward */
-  size_t l1 = 1;
-  for (int k = 0; k < p->nfct; k++) {
-    size_t ip = (size_t)p->fct[k], ido = N / (ip * l1);
-    const double *wa = p->twmem + p->tw[k];
-    if (ip == 4)
-      radb4(ido, l1, p1, p2, wa);
-    else
-      radb2(ido, l1, p1, p2, wa);
-    double *t = p1;
-    p1 = p2;
-    p2 = t;
-    l1 *= ip;
-  }
-  if (p1 != c)
-    for (size_t i = 0; i < N; i++)
-      c[i] = p1[i];
-  const double *tw = p->twiddle;
-  for (size_t k = 1, kc = N - 1; k < NS2; k++, kc--) {
-    double t1 = ADD(MUL(tw[k - 1], c[kc]), MUL(tw[kc - 1], c[k]));
-    double t2 = SUB(MUL(tw[k - 1], c[k]), MUL(tw[kc - 1], c[kc]));
-    c[k] = MUL(0.5, ADD(t1, t2));
-    c[kc] = MUL(0.5, SUB(t1, t2));
-  }
-  if ((N & 1) == 0)
-    c[NS2] = MUL(c[NS2], tw[NS2 - 1]);
 }
 
 /* ----------------------------------------------------------- thresholds */
@@ -371,7 +239,7 @@ __device__ double block_median(const double *v, double *sorted, int n) {
     sorted[r] = x;
   }
   __syncthreads();
-  double med = n & 1 ? sorted[n / 2] : __ddiv_rn(ADD(sorted[n / 2 - 1], sorted[n / 2]), 2.0);
+  double med = n & 1 ? sorted[n / 2] : fy_median_mid(sorted[n / 2 - 1], sorted[n / 2]);
   __syncthreads();
   return med;
 }
@@ -399,7 +267,7 @@ __global__ void __launch_bounds__(THREADS)
     if (tid == 0) {
       double sum = 0; /* exact: integers */
       for (int i = 0; i < n2; i++)
-        sum = ADD(sum, (double)px[i]);
+        sum = __dadd_rn(sum, (double)px[i]);
       mean = __ddiv_rn(sum, (double)n2);
     }
     __syncthreads();
@@ -428,7 +296,7 @@ __global__ void __launch_bounds__(THREADS)
       double col[FY_DCT_MAX];
       for (int y = 0; y < n; y++)
         col[y] = px[y * n + tid];
-      dct2(p, col);
+      fy_dct2_core(p, col);
       for (int y = 0; y < n; y++)
         tmp[y * n + tid] = col[y];
     }
@@ -437,7 +305,7 @@ __global__ void __launch_bounds__(THREADS)
       double row[FY_DCT_MAX];
       for (int x = 0; x < n; x++)
         row[x] = tmp[tid * n + x];
-      dct2(p, row);
+      fy_dct2_core(p, row);
       for (int x = 0; x < s; x++)
         vals[tid * s + x] = row[x];
     }

@@ -1,5 +1,6 @@
 /* bits.c — packing imagehash's boolean arrays into ferry_hash values, the
  * hex strings imagehash prints, and numpy's median. */
+#include "hash/haar_core.h"
 #include "hash/hash.h"
 
 #include <ctype.h>
@@ -33,7 +34,7 @@ double fy_median(const double *v, int n, double *scratch) {
   if (n & 1)
     return scratch[n / 2];
   /* numpy: mean of the two middle values, (a + b) / 2 */
-  return (scratch[n / 2 - 1] + scratch[n / 2]) / 2.0;
+  return fy_median_mid(scratch[n / 2 - 1], scratch[n / 2]);
 }
 
 void fy_bits_above(ferry_hash *h, const double *v, int n, double threshold) {

@@ -9,9 +9,10 @@
  * tables as pocketfft's sincos_2pibyn does). The rounding of every step
  * matters only where two coefficients tie with the median (flat or
  * one-pixel-wide images), but there it decides the hash, so nothing here is
- * rearranged. Floating-point contraction (FMA) would change the results:
- * the file must be compiled without it (GCC in ISO C mode does not
- * contract; clang is told below). */
+ * rearranged. The transform itself is hash/dct_core.h (shared with the
+ * GPU); this file builds its plan. Floating-point contraction (FMA) would
+ * change the results: the file must be compiled without it (GCC in ISO C
+ * mode does not contract; clang is told below). */
 #include "hash/hash.h"
 
 #include <math.h>
@@ -143,132 +144,9 @@ int fy_dct_plan_init(fy_dct_plan *p, int n) {
   return FERRY_OK;
 }
 
-/* -------------------------------------------------- backward passes */
+/* ------------------------------------------------------------ DCT-II */
 
-#define PM(a, b, c, d)                                                                             \
-  do {                                                                                             \
-    double c_ = (c), d_ = (d);                                                                     \
-    (a) = c_ + d_;                                                                                 \
-    (b) = c_ - d_;                                                                                 \
-  } while (0)
-/* (a + ib) = conj(c + id) * (e + if) */
-#define MULPM(a, b, c, d, e, f)                                                                    \
-  do {                                                                                             \
-    double c_ = (c), d_ = (d), e_ = (e), f_ = (f);                                                 \
-    (a) = c_ * e_ + d_ * f_;                                                                       \
-    (b) = c_ * f_ - d_ * e_;                                                                       \
-  } while (0)
-
-static void radb2(size_t ido, size_t l1, const double *cc, double *ch, const double *wa) {
-#define CC(a, b, c) cc[(a) + ido * ((b) + 2 * (c))]
-#define CH(a, b, c) ch[(a) + ido * ((b) + l1 * (c))]
-#define WA(x, i) wa[(i) + (x) * (ido - 1)]
-  for (size_t k = 0; k < l1; k++)
-    PM(CH(0, k, 0), CH(0, k, 1), CC(0, 0, k), CC(ido - 1, 1, k));
-  if ((ido & 1) == 0)
-    for (size_t k = 0; k < l1; k++) {
-      CH(ido - 1, k, 0) = 2 * CC(ido - 1, 0, k);
-      CH(ido - 1, k, 1) = -2 * CC(0, 1, k);
-    }
-  if (ido <= 2)
-    return;
-  for (size_t k = 0; k < l1; k++)
-    for (size_t i = 2; i < ido; i += 2) {
-      size_t ic = ido - i;
-      double ti2, tr2;
-      PM(CH(i - 1, k, 0), tr2, CC(i - 1, 0, k), CC(ic - 1, 1, k));
-      PM(ti2, CH(i, k, 0), CC(i, 0, k), CC(ic, 1, k));
-      MULPM(CH(i, k, 1), CH(i - 1, k, 1), WA(0, i - 2), WA(0, i - 1), ti2, tr2);
-    }
-#undef CC
-}
-
-static void radb4(size_t ido, size_t l1, const double *cc, double *ch, const double *wa) {
-#define CC(a, b, c) cc[(a) + ido * ((b) + 4 * (c))]
-  const double sqrt2 = (double)1.414213562373095048801688724209698L;
-  for (size_t k = 0; k < l1; k++) {
-    double tr1, tr2;
-    PM(tr2, tr1, CC(0, 0, k), CC(ido - 1, 3, k));
-    double tr3 = 2 * CC(ido - 1, 1, k);
-    double tr4 = 2 * CC(0, 2, k);
-    PM(CH(0, k, 0), CH(0, k, 2), tr2, tr3);
-    PM(CH(0, k, 3), CH(0, k, 1), tr1, tr4);
-  }
-  if ((ido & 1) == 0)
-    for (size_t k = 0; k < l1; k++) {
-      double tr1, tr2, ti1, ti2;
-      PM(ti1, ti2, CC(0, 3, k), CC(0, 1, k));
-      PM(tr2, tr1, CC(ido - 1, 0, k), CC(ido - 1, 2, k));
-      CH(ido - 1, k, 0) = tr2 + tr2;
-      CH(ido - 1, k, 1) = sqrt2 * (tr1 - ti1);
-      CH(ido - 1, k, 2) = ti2 + ti2;
-      CH(ido - 1, k, 3) = -sqrt2 * (tr1 + ti1);
-    }
-  if (ido <= 2)
-    return;
-  for (size_t k = 0; k < l1; k++)
-    for (size_t i = 2; i < ido; i += 2) {
-      double ci2, ci3, ci4, cr2, cr3, cr4, ti1, ti2, ti3, ti4, tr1, tr2, tr3, tr4;
-      size_t ic = ido - i;
-      PM(tr2, tr1, CC(i - 1, 0, k), CC(ic - 1, 3, k));
-      PM(ti1, ti2, CC(i, 0, k), CC(ic, 3, k));
-      PM(tr4, ti3, CC(i, 2, k), CC(ic, 1, k));
-      PM(tr3, ti4, CC(i - 1, 2, k), CC(ic - 1, 1, k));
-      PM(CH(i - 1, k, 0), cr3, tr2, tr3);
-      PM(CH(i, k, 0), ci3, ti2, ti3);
-      PM(cr4, cr2, tr1, tr4);
-      PM(ci2, ci4, ti1, ti4);
-      MULPM(CH(i, k, 1), CH(i - 1, k, 1), WA(0, i - 2), WA(0, i - 1), ci2, cr2);
-      MULPM(CH(i, k, 2), CH(i - 1, k, 2), WA(1, i - 2), WA(1, i - 1), ci3, cr3);
-      MULPM(CH(i, k, 3), CH(i - 1, k, 3), WA(2, i - 2), WA(2, i - 1), ci4, cr4);
-    }
-#undef CC
-#undef CH
-#undef WA
-}
-
-/* pocketfft rfftp::exec(c, 1, r2hc = false). */
-static void rfft_backward(const fy_dct_plan *p, double *c) {
-  double buf[FY_DCT_MAX];
-  double *p1 = c, *p2 = buf;
-  size_t n = (size_t)p->n, l1 = 1;
-  for (int k = 0; k < p->nfct; k++) {
-    size_t ip = (size_t)p->fct[k], ido = n / (ip * l1);
-    const double *wa = p->twmem + p->tw[k];
-    if (ip == 4)
-      radb4(ido, l1, p1, p2, wa);
-    else
-      radb2(ido, l1, p1, p2, wa);
-    double *t = p1;
-    p1 = p2;
-    p2 = t;
-    l1 *= ip;
-  }
-  if (p1 != c)
-    memcpy(c, p1, n * sizeof *c);
-}
-
-void fy_dct2(const fy_dct_plan *p, double *c) {
-  size_t N = (size_t)p->n, NS2 = (N + 1) / 2;
-  c[0] *= 2;
-  if ((N & 1) == 0)
-    c[N - 1] *= 2;
-  for (size_t k = 1; k < N - 1; k += 2) { /* MPINPLACE(c[k + 1], c[k]) */
-    double t = c[k + 1];
-    c[k + 1] -= c[k];
-    c[k] = t + c[k];
-  }
-  rfft_backward(p, c);
-  const double *tw = p->twiddle;
-  for (size_t k = 1, kc = N - 1; k < NS2; k++, kc--) {
-    double t1 = tw[k - 1] * c[kc] + tw[kc - 1] * c[k];
-    double t2 = tw[k - 1] * c[k] - tw[kc - 1] * c[kc];
-    c[k] = 0.5 * (t1 + t2);
-    c[kc] = 0.5 * (t1 - t2);
-  }
-  if ((N & 1) == 0)
-    c[NS2] *= tw[NS2 - 1];
-}
+void fy_dct2(const fy_dct_plan *p, double *c) { fy_dct2_core(p, c); }
 
 void fy_dct2_2d_low(const fy_dct_plan *p, const uint8_t *pixels, size_t stride, int keep,
                     double *out) {

@@ -19,20 +19,11 @@
 #include "core/internal.h"
 #include "image/image.h"
 
-#define FY_DCT_MAX 64 /* pHash of hash size 16: a 64-point DCT */
 #define FY_HASH_MAX_SIZE 16
 
 /* ------------------------------------------------------------------ DCT */
 
-/* A DCT-II of length n (a power of two, 4..FY_DCT_MAX) as scipy computes
- * it: the FFT factors, the FFT twiddles and the DCT twiddles. */
-typedef struct fy_dct_plan {
-  int n, nfct;
-  int fct[8];
-  size_t tw[8]; /* offsets of each factor's twiddles */
-  double twmem[2 * FY_DCT_MAX];
-  double twiddle[FY_DCT_MAX];
-} fy_dct_plan;
+#include "hash/dct_core.h" /* fy_dct_plan, FY_DCT_MAX, the transform */
 
 /* Builds the plan (FERRY_EINVAL when n is not supported). */
 int fy_dct_plan_init(fy_dct_plan *p, int n);

@@ -7,11 +7,13 @@
  *   synthesis   y[2i]   = c * a[i] + c * d[i]       (rec_lo = [c, c])
  *               y[2i+1] = c * a[i] - c * d[i]       (rec_hi = [c, -c])
  *
- * with c = 0.7071067811865476, in PyWavelets' order: a 2-D level transforms
+ * with c = 0.7071067811865476 (the butterflies: hash/haar_core.h, shared
+ * with the GPU), in PyWavelets' order: a 2-D level transforms
  * along rows of the array (axis -2) first, then along columns (axis -1);
  * the inverse goes the other way. Keeping this order and these products
  * keeps every double identical to pywt's, which matters where block
  * averages tie with their median (flat areas). */
+#include "hash/haar_core.h"
 #include "hash/hash.h"
 
 #include <string.h>
@@ -20,19 +22,17 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-#define HAAR_C 0.7071067811865476
-
 /* Along axis -2 of an h x w array (pairs of rows): lo/hi are (h/2) x w. */
 static void analyse_rows(const double *x, int h, int w, double *lo, double *hi) {
   for (int o = 0; o < h / 2; o++) {
     const double *r0 = x + (size_t)(2 * o) * w, *r1 = r0 + w;
     double *a = lo + (size_t)o * w;
     for (int j = 0; j < w; j++)
-      a[j] = HAAR_C * r1[j] + HAAR_C * r0[j];
+      a[j] = fy_haar_lo(r1[j], r0[j]);
     if (hi) {
       double *d = hi + (size_t)o * w;
       for (int j = 0; j < w; j++)
-        d[j] = -HAAR_C * r1[j] + HAAR_C * r0[j];
+        d[j] = fy_haar_hi(r1[j], r0[j]);
     }
   }
 }
@@ -44,11 +44,11 @@ static void analyse_cols(const double *x, int h, int w, double *lo, double *hi) 
     const double *r = x + (size_t)i * w;
     double *a = lo + (size_t)i * w2;
     for (int o = 0; o < w2; o++)
-      a[o] = HAAR_C * r[2 * o + 1] + HAAR_C * r[2 * o];
+      a[o] = fy_haar_lo(r[2 * o + 1], r[2 * o]);
     if (hi) {
       double *d = hi + (size_t)i * w2;
       for (int o = 0; o < w2; o++)
-        d[o] = -HAAR_C * r[2 * o + 1] + HAAR_C * r[2 * o];
+        d[o] = fy_haar_hi(r[2 * o + 1], r[2 * o]);
     }
   }
 }
@@ -59,8 +59,8 @@ static void synth_cols(const double *a, const double *d, int h, int w2, double *
     const double *ra = a + (size_t)i * w2, *rd = d + (size_t)i * w2;
     double *y = out + (size_t)i * 2 * w2;
     for (int k = 0; k < w2; k++) {
-      y[2 * k] = HAAR_C * ra[k] + HAAR_C * rd[k];
-      y[2 * k + 1] = HAAR_C * ra[k] + -HAAR_C * rd[k];
+      y[2 * k] = fy_haar_even(ra[k], rd[k]);
+      y[2 * k + 1] = fy_haar_odd(ra[k], rd[k]);
     }
   }
 }
@@ -71,8 +71,8 @@ static void synth_rows(const double *a, const double *d, int h2, int w, double *
     const double *ra = a + (size_t)k * w, *rd = d + (size_t)k * w;
     double *y0 = out + (size_t)(2 * k) * w, *y1 = y0 + w;
     for (int j = 0; j < w; j++) {
-      y0[j] = HAAR_C * ra[j] + HAAR_C * rd[j];
-      y1[j] = HAAR_C * ra[j] + -HAAR_C * rd[j];
+      y0[j] = fy_haar_even(ra[j], rd[j]);
+      y1[j] = fy_haar_odd(ra[j], rd[j]);
     }
   }
 }
