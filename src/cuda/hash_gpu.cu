@@ -33,56 +33,24 @@
 
 extern "C" {
 #include "cuda/hash_gpu.h"
+#include "cuda/hash_plan.h"
 #include "hash/haar_core.h"
 #include "hash/hash.h"
-#include "image/image.h"
 }
 #define FY_CUDA_CONTEXT "CUDA hashing"
 #include "cuda/cuda_check.h"
 
-#define NGRID 5 /* ahash, dhash, dhash_v, phash, whash */
-#define PREC 22 /* Pillow's fixed point (image/resample.h) */
+#define NGRID FY_HP_NGRID
+#define PREC FY_HP_PREC
 #define THREADS 256
 #define DEFAULT_BUDGET ((size_t)3 << 30) /* device bytes per round */
 #define MAX_ROUND 4096                   /* images per round (grid y of the L kernel) */
 
-/* ------------------------------------------------------------ job types */
-
-/* One resampling pass: out(line, i) = clip8(bias + sum_t src(line,
- * start[i] - shift + t) * k[i][t]), src(line, pos) = src[line * sl + pos *
- * sp], out(line, i) = dst[line * dl + i * dp]. */
-struct pjob {
-  uint64_t src, dst, start, k; /* device addresses */
-  long long sl, sp, dl, dp;
-  int lines, out, taps, shift;
-  int warp;      /* one warp per output (long windows) */
-  int line_fast; /* consecutive threads take consecutive lines (vertical) */
-  long long begin;
-};
-
-/* RGB -> L of one image. */
-struct gjob {
-  uint64_t src, dst;
-  long long pitch;
-  int w, h;
-};
-
-/* One Haar step of one image (wavelet.c): 0 analysis keeping the detail
- * bands, 1 synthesis, 2 analysis of the approximation only. h: the half
- * size (analysis output / synthesis input is h x h). */
-struct wjob {
-  int type, h, zero, from_u8;
-  uint64_t in, out, bands;
-  long long begin;
-};
-
-/* The thresholds of one image. */
-struct hjob {
-  uint64_t grid[NGRID]; /* u8 grids, row-major, packed */
-  uint64_t wlow;        /* wHash: s x s doubles */
-  int s;
-  unsigned kinds;
-};
+/* The jobs, as hash_plan.c plans them. */
+typedef fy_hp_pass pjob;
+typedef fy_hp_gray gjob;
+typedef fy_hp_haar wjob;
+typedef fy_hp_hash hjob;
 
 /* ---------------------------------------------------------- resampling */
 
@@ -364,27 +332,6 @@ int hgrow(dbuf *b, size_t n) {
   return FERRY_OK;
 }
 
-/* A table of one axis, cached on the host by (in, out). */
-struct table {
-  int in, out, taps, first, last;
-  std::vector<int32_t> v; /* start[out], k[out * taps] */
-  int off;                /* entry offset in this round's upload; -1: not yet */
-};
-
-/* One round's plan: jobs, arena sizes, tables. */
-struct round_plan {
-  std::vector<pjob> stage[2];
-  std::vector<gjob> gray;
-  std::vector<std::vector<wjob>> steps;
-  std::vector<hjob> hash;
-  std::vector<struct table *> tabref; /* tables used, in upload order */
-  size_t u8_bytes, dbl_bytes;
-  int tab_entries;
-  uint64_t u8_base, dbl_base, tab_base; /* device addresses (0 while sizing) */
-};
-
-size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
-
 } // namespace
 
 struct fy_gpu_hasher {
@@ -392,260 +339,9 @@ struct fy_gpu_hasher {
   cudaStream_t st;
   cudaEvent_t done; /* blocking: the calling thread sleeps while the kernels run */
   dbuf u8, dbl, tabs, jobs, out, input, plans;
-  dbuf hjobs, hout, stage;    /* pinned */
-  std::vector<table *> cache; /* stable addresses: jobs are planned with them */
-  fy_buf scratch;
-  round_plan R;
+  dbuf hjobs, hout, stage; /* pinned */
+  fy_hash_plan P;          /* the round's jobs and the tables (hash_plan.c) */
 };
-
-static int floor_log2(int v) {
-  int l = 0;
-  while (v >> (l + 1))
-    l++;
-  return l;
-}
-
-/* The table for in -> out pixels (in == -out: the identity, a plain copy). */
-static int get_table(fy_gpu_hasher *g, int in, int out, table **res) {
-  for (size_t i = 0; i < g->cache.size(); i++)
-    if (g->cache[i]->in == in && g->cache[i]->out == out) {
-      *res = g->cache[i];
-      return FERRY_OK;
-    }
-  table *tp = new (std::nothrow) table();
-  if (!tp)
-    return fy_error(FERRY_ENOMEM, "hash: out of memory for a resampling table");
-  table &t = *tp;
-  t.in = in, t.out = out, t.off = -1;
-  if (in < 0) { /* identity */
-    t.taps = 1, t.first = 0, t.last = out;
-    t.v.resize((size_t)out * 2);
-    for (int i = 0; i < out; i++)
-      t.v[i] = i, t.v[out + i] = 1 << PREC;
-  } else {
-    double scale = (double)in / out;
-    long cap = (long)out * ((long)(6.0 * (scale < 1 ? 1 : scale)) + 8);
-    for (;;) {
-      if (cap > (1l << 30)) {
-        delete tp;
-        return fy_error(FERRY_ETOO_LARGE, "hash: resampling table %d -> %d too large", in, out);
-      }
-      t.v.resize((size_t)cap);
-      fy_axis_table at;
-      int rc = fy_resize_axis_table(FERRY_FILTER_LANCZOS, in, 0.0, (double)in, out, t.v.data(),
-                                    (int)cap, &at, &g->scratch);
-      if (rc == FERRY_ETOO_LARGE) {
-        cap *= 2;
-        continue;
-      }
-      if (rc) {
-        delete tp;
-        return fy_error(rc, "hash: resampling table %d -> %d", in, out);
-      }
-      t.taps = at.taps, t.first = at.first, t.last = at.last;
-      t.v.resize((size_t)at.entries);
-      break;
-    }
-  }
-  g->cache.push_back(tp);
-  *res = tp;
-  return FERRY_OK;
-}
-
-static int use_table(fy_gpu_hasher *g, int in, int out, table **t) {
-  int rc = get_table(g, in, out, t);
-  if (rc)
-    return rc;
-  if ((*t)->off < 0) {
-    (*t)->off = g->R.tab_entries;
-    g->R.tab_entries += (int)(*t)->v.size();
-    g->R.tabref.push_back(*t);
-  }
-  return FERRY_OK;
-}
-
-static uint64_t u8_alloc(round_plan *R, size_t n) {
-  uint64_t a = R->u8_base + R->u8_bytes;
-  R->u8_bytes += align256(n);
-  return a;
-}
-
-static uint64_t dbl_alloc(round_plan *R, size_t n) {
-  uint64_t a = R->dbl_base + R->dbl_bytes;
-  R->dbl_bytes += align256(n * sizeof(double));
-  return a;
-}
-
-static void add_pass(round_plan *R, int stage, uint64_t src, long long sl, long long sp,
-                     uint64_t dst, long long dl, long long dp, int lines, int vertical,
-                     const table *t, int shift) {
-  pjob j;
-  memset(&j, 0, sizeof j);
-  j.src = src, j.dst = dst, j.sl = sl, j.sp = sp, j.dl = dl, j.dp = dp;
-  j.start = R->tab_base + (uint64_t)t->off * 4;
-  j.k = j.start + (uint64_t)t->out * 4;
-  j.lines = lines, j.out = t->out, j.taps = t->taps, j.shift = shift;
-  j.warp = t->taps >= 32;
-  j.line_fast = vertical;
-  R->stage[stage].push_back(j);
-}
-
-/* Image.resize((dw, dh), LANCZOS) of an L image as fy_resize_u8 does it
- * (box = the whole image): the grid's device address. */
-static int plan_resize(fy_gpu_hasher *g, uint64_t src, long long pitch, int sw, int sh, int dw,
-                       int dh, uint64_t *grid) {
-  round_plan *R = &g->R;
-  uint64_t dst = u8_alloc(R, (size_t)dw * dh);
-  *grid = dst;
-  table *th = NULL, *tv = NULL;
-  int rc;
-  const int need_h = dw != sw, need_v = dh != sh;
-  if (!need_h && !need_v) { /* Pillow's crop shortcut: a copy */
-    if ((rc = use_table(g, -dh, dh, &tv)))
-      return rc;
-    add_pass(R, 0, src, 1, pitch, dst, 1, dw, sw, 1, tv, 0);
-    return FERRY_OK;
-  }
-  if (need_h && (rc = use_table(g, sw, dw, &th)))
-    return rc;
-  if (need_v && (rc = use_table(g, sh, dh, &tv)))
-    return rc;
-  if (!need_v) {
-    add_pass(R, 0, src, pitch, 1, dst, dw, 1, sh, 0, th, 0);
-    return FERRY_OK;
-  }
-  if (!need_h) {
-    add_pass(R, 0, src, 1, pitch, dst, 1, dw, sw, 1, tv, 0);
-    return FERRY_OK;
-  }
-  const long long shrink_h = (long long)sh - dh, shrink_w = (long long)sw - dw;
-  if (!(shrink_h > 0 && shrink_h > shrink_w * 2)) { /* horizontal, then vertical */
-    const int rows = tv->last - tv->first;
-    uint64_t temp = u8_alloc(R, (size_t)dw * rows);
-    add_pass(R, 0, src + (uint64_t)tv->first * pitch, pitch, 1, temp, dw, 1, rows, 0, th, 0);
-    add_pass(R, 1, temp, 1, dw, dst, 1, dw, dw, 1, tv, tv->first);
-  } else { /* vertical over the columns the horizontal pass reads, then horizontal */
-    const int cols = th->last - th->first;
-    uint64_t temp = u8_alloc(R, (size_t)cols * dh);
-    add_pass(R, 0, src + (uint64_t)th->first, 1, pitch, temp, 1, cols, cols, 1, tv, 0);
-    add_pass(R, 1, temp, cols, 1, dst, dw, 1, dh, 0, th, th->first);
-  }
-  return FERRY_OK;
-}
-
-/* wHash's Haar steps on the n x n grid; *low gets the s x s result. */
-static void plan_haar(round_plan *R, uint64_t grid, int n, int s, uint64_t *low) {
-  const int L = floor_log2(n), lev = L - floor_log2(s);
-  std::vector<uint64_t> lvl(L + 1), bands(L);
-  for (int l = 0; l <= L; l++)
-    lvl[l] = dbl_alloc(R, (size_t)(n >> l) * (n >> l));
-  for (int l = 0; l < L; l++)
-    bands[l] = dbl_alloc(R, (size_t)3 * (n >> (l + 1)) * (n >> (l + 1)));
-  std::vector<wjob> seq;
-  for (int l = 0; l < L; l++) /* wavedec2 down to 1 x 1 */
-    seq.push_back(wjob{0, n >> (l + 1), 0, l == 0, l ? lvl[l] : grid, lvl[l + 1], bands[l], 0});
-  for (int l = L - 1; l >= 0; l--) /* approximation zeroed, waverec2 */
-    seq.push_back(wjob{1, n >> (l + 1), l == L - 1, 0, lvl[l + 1], lvl[l], bands[l], 0});
-  for (int l = 0; l < lev; l++) /* wavedec2(level = lev)[0] */
-    seq.push_back(wjob{2, n >> (l + 1), 0, 0, lvl[l], lvl[l + 1], 0, 0});
-  if (R->steps.size() < seq.size())
-    R->steps.resize(seq.size());
-  for (size_t k = 0; k < seq.size(); k++)
-    R->steps[k].push_back(seq[k]);
-  *low = lvl[lev];
-}
-
-/* Plans one image's kernels (with the arena bases set, or 0 to size). */
-static int plan_image(fy_gpu_hasher *g, const fy_gpu_hash_image *im, unsigned kinds, int s) {
-  round_plan *R = &g->R;
-  uint64_t src = (uint64_t)(uintptr_t)im->data;
-  long long pitch = (long long)im->pitch;
-  const int w = im->width, h = im->height;
-  if (im->channels == 3) {
-    uint64_t gray = u8_alloc(R, (size_t)w * h);
-    R->gray.push_back(gjob{src, gray, pitch, w, h});
-    src = gray, pitch = w;
-  }
-  hjob hj;
-  memset(&hj, 0, sizeof hj);
-  hj.s = s, hj.kinds = kinds;
-  const int gw[NGRID] = {s, s + 1, s, 4 * s, 0}, gh[NGRID] = {s, s, s + 1, 4 * s, 0};
-  int rc;
-  for (int k = 0; k < 4; k++)
-    if (kinds & FERRY_HASH_MASK(k))
-      if ((rc = plan_resize(g, src, pitch, w, h, gw[k], gh[k], &hj.grid[k])))
-        return rc;
-  if (kinds & FERRY_HASH_MASK(FERRY_HASH_WHASH)) {
-    const int n = fy_whash_scale(w, h, s);
-    if ((rc = plan_resize(g, src, pitch, w, h, n, n, &hj.grid[FERRY_HASH_WHASH])))
-      return rc;
-    plan_haar(R, hj.grid[FERRY_HASH_WHASH], n, s, &hj.wlow);
-  }
-  R->hash.push_back(hj);
-  return FERRY_OK;
-}
-
-static void plan_reset(fy_gpu_hasher *g) {
-  round_plan *R = &g->R;
-  for (int k = 0; k < 2; k++)
-    R->stage[k].clear();
-  R->gray.clear();
-  R->steps.clear();
-  R->hash.clear();
-  for (size_t i = 0; i < R->tabref.size(); i++)
-    R->tabref[i]->off = -1;
-  R->tabref.clear();
-  if (g->cache.size() > 256) { /* many sizes: start again (tables are cheap to rebuild) */
-    for (size_t i = 0; i < g->cache.size(); i++)
-      delete g->cache[i];
-    g->cache.clear();
-  }
-  R->u8_bytes = R->dbl_bytes = 0;
-  R->tab_entries = 0;
-}
-
-static int plan_all(fy_gpu_hasher *g, const fy_gpu_hash_image *im, int n, unsigned kinds, int s) {
-  plan_reset(g);
-  for (int i = 0; i < n; i++) {
-    int rc = plan_image(g, &im[i], kinds, s);
-    if (rc)
-      return rc;
-  }
-  return FERRY_OK;
-}
-
-/* Bytes of device memory image im needs (its grids, intermediates, L image
- * and Haar scratch), from a sizing plan. */
-static size_t image_bytes(fy_gpu_hasher *g, const fy_gpu_hash_image *im, unsigned kinds, int s) {
-  round_plan *R = &g->R;
-  R->u8_base = R->dbl_base = R->tab_base = 0;
-  if (plan_all(g, im, 1, kinds, s))
-    return 0;
-  size_t b = R->u8_bytes + R->dbl_bytes + (size_t)R->tab_entries * 4;
-  plan_reset(g);
-  return b;
-}
-
-/* Pads each job's item count to a multiple of 32 and sets `begin`. */
-template <class J> static long long prefix(std::vector<J> &v, int warp_items) {
-  long long total = 0;
-  for (size_t i = 0; i < v.size(); i++) {
-    v[i].begin = total;
-    total += ((long long)v[i].h * v[i].h + 31) & ~31ll;
-  }
-  (void)warp_items;
-  return total;
-}
-
-static long long prefix_pass(std::vector<pjob> &v) {
-  long long total = 0;
-  for (size_t i = 0; i < v.size(); i++) {
-    v[i].begin = total;
-    long long items = (long long)v[i].lines * v[i].out * (v[i].warp ? 32 : 1);
-    total += (items + 31) & ~31ll;
-  }
-  return total;
-}
 
 static int blocks_for(const fy_gpu_hasher *g, long long total) {
   long long b = (total + THREADS - 1) / THREADS, cap = (long long)g->sms * 16;
@@ -655,78 +351,48 @@ static int blocks_for(const fy_gpu_hasher *g, long long total) {
 /* One round: images that fit the budget together. */
 static int run_round(fy_gpu_hasher *g, const fy_gpu_hash_image *im, int n, unsigned kinds, int s,
                      ferry_hash_result *out) {
-  round_plan *R = &g->R;
+  fy_hash_plan *P = &g->P;
   int rc;
   /* size, allocate, plan with the real addresses */
-  R->u8_base = R->dbl_base = R->tab_base = 0;
-  if ((rc = plan_all(g, im, n, kinds, s)))
+  P->u8_base = P->dbl_base = P->tab_base = 0;
+  if ((rc = fy_hash_plan_all(P, im, n, kinds, s)))
     return rc;
-  size_t u8b = R->u8_bytes, dblb = R->dbl_bytes, tabb = (size_t)R->tab_entries * 4;
+  size_t u8b = P->u8_bytes, dblb = P->dbl_bytes, tabb = (size_t)P->tab_entries * 4;
   if ((rc = dgrow(&g->u8, u8b)) || (rc = dgrow(&g->dbl, dblb ? dblb : 8)) ||
       (rc = dgrow(&g->tabs, tabb ? tabb : 4)))
     return rc;
-  R->u8_base = (uint64_t)(uintptr_t)g->u8.p;
-  R->dbl_base = (uint64_t)(uintptr_t)g->dbl.p;
-  R->tab_base = (uint64_t)(uintptr_t)g->tabs.p;
-  if ((rc = plan_all(g, im, n, kinds, s)))
+  P->u8_base = (uint64_t)(uintptr_t)g->u8.p;
+  P->dbl_base = (uint64_t)(uintptr_t)g->dbl.p;
+  P->tab_base = (uint64_t)(uintptr_t)g->tabs.p;
+  if ((rc = fy_hash_plan_all(P, im, n, kinds, s)) || (rc = fy_hash_plan_layout(P)))
     return rc;
 
   /* one upload: tables, pass jobs, gray jobs, Haar jobs, hash jobs */
-  long long tot[2] = {prefix_pass(R->stage[0]), prefix_pass(R->stage[1])};
-  std::vector<long long> wtot(R->steps.size());
-  for (size_t k = 0; k < R->steps.size(); k++)
-    wtot[k] = prefix(R->steps[k], 0);
-  size_t off_tab = 0, off = align256((size_t)R->tab_entries * 4);
-  size_t off_p[2];
-  for (int k = 0; k < 2; k++) {
-    off_p[k] = off;
-    off = align256(off + R->stage[k].size() * sizeof(pjob));
-  }
-  size_t off_g = off;
-  off = align256(off + R->gray.size() * sizeof(gjob));
-  std::vector<size_t> off_w(R->steps.size());
-  for (size_t k = 0; k < R->steps.size(); k++) {
-    off_w[k] = off;
-    off = align256(off + R->steps[k].size() * sizeof(wjob));
-  }
-  size_t off_h = off;
-  off = align256(off + R->hash.size() * sizeof(hjob));
-  if ((rc = hgrow(&g->hjobs, off)) || (rc = dgrow(&g->jobs, off)))
+  if ((rc = hgrow(&g->hjobs, P->bytes)) || (rc = dgrow(&g->jobs, P->bytes)))
     return rc;
-  char *hp = (char *)g->hjobs.p;
-  for (size_t i = 0; i < R->tabref.size(); i++) {
-    const table &t = *R->tabref[i];
-    memcpy(hp + off_tab + (size_t)t.off * 4, t.v.data(), t.v.size() * 4);
-  }
-  for (int k = 0; k < 2; k++)
-    memcpy(hp + off_p[k], R->stage[k].data(), R->stage[k].size() * sizeof(pjob));
-  memcpy(hp + off_g, R->gray.data(), R->gray.size() * sizeof(gjob));
-  for (size_t k = 0; k < R->steps.size(); k++)
-    memcpy(hp + off_w[k], R->steps[k].data(), R->steps[k].size() * sizeof(wjob));
-  memcpy(hp + off_h, R->hash.data(), R->hash.size() * sizeof(hjob));
-  char *dj = (char *)g->jobs.p;
+  fy_hash_plan_write(P, g->hjobs.p);
+  char *hp = (char *)g->hjobs.p, *dj = (char *)g->jobs.p;
   /* the tables go to their own arena, the jobs to the job arena */
-  CU(cudaMemcpyAsync(g->tabs.p, hp + off_tab, (size_t)R->tab_entries * 4, cudaMemcpyHostToDevice,
-                     g->st),
-     "uploading tables");
-  CU(cudaMemcpyAsync(dj + off_p[0], hp + off_p[0], off - off_p[0], cudaMemcpyHostToDevice, g->st),
+  CU(cudaMemcpyAsync(g->tabs.p, hp, tabb, cudaMemcpyHostToDevice, g->st), "uploading tables");
+  CU(cudaMemcpyAsync(dj + P->off_p[0], hp + P->off_p[0], P->bytes - P->off_p[0],
+                     cudaMemcpyHostToDevice, g->st),
      "uploading jobs");
   size_t outb = (size_t)n * NGRID * 4 * sizeof(unsigned long long);
   if ((rc = dgrow(&g->out, outb)) || (rc = hgrow(&g->hout, outb)))
     return rc;
 
-  if (!R->gray.empty())
-    gray_kernel<<<dim3(64, (unsigned)R->gray.size()), THREADS, 0, g->st>>>(
-        (const gjob *)(dj + off_g));
+  if (P->ngray)
+    gray_kernel<<<dim3(64, (unsigned)P->ngray), THREADS, 0, g->st>>>((const gjob *)(dj + P->off_g));
   for (int k = 0; k < 2; k++)
-    if (tot[k])
-      pass_kernel<<<blocks_for(g, tot[k]), THREADS, 0, g->st>>>((const pjob *)(dj + off_p[k]),
-                                                                (int)R->stage[k].size(), tot[k]);
-  for (size_t k = 0; k < R->steps.size(); k++)
-    haar_kernel<<<blocks_for(g, wtot[k]), THREADS, 0, g->st>>>((const wjob *)(dj + off_w[k]),
-                                                               (int)R->steps[k].size(), wtot[k]);
-  hash_kernel<<<(unsigned)n, THREADS, 0, g->st>>>(
-      (const hjob *)(dj + off_h), (const fy_dct_plan *)g->plans.p, (unsigned long long *)g->out.p);
+    if (P->tot[k])
+      pass_kernel<<<blocks_for(g, P->tot[k]), THREADS, 0, g->st>>>((const pjob *)(dj + P->off_p[k]),
+                                                                   (int)P->nstage[k], P->tot[k]);
+  for (size_t k = 0; k < P->nsteps; k++)
+    haar_kernel<<<blocks_for(g, P->wtot[k]), THREADS, 0, g->st>>>((const wjob *)(dj + P->off_w[k]),
+                                                                  (int)P->steps[k].n, P->wtot[k]);
+  hash_kernel<<<(unsigned)n, THREADS, 0, g->st>>>((const hjob *)(dj + P->off_h),
+                                                  (const fy_dct_plan *)g->plans.p,
+                                                  (unsigned long long *)g->out.p);
   CU(cudaGetLastError(), "launching the hash kernels");
   CU(cudaMemcpyAsync(g->hout.p, g->out.p, outb, cudaMemcpyDeviceToHost, g->st),
      "downloading hashes");
@@ -748,7 +414,7 @@ static int run_round(fy_gpu_hasher *g, const fy_gpu_hash_image *im, int n, unsig
         r->hash[k].w[q] = w[((size_t)i * NGRID + k) * 4 + q];
     }
   }
-  plan_reset(g);
+  fy_hash_plan_reset(P);
   return FERRY_OK;
 }
 
@@ -779,17 +445,9 @@ static int run_all(fy_gpu_hasher *g, const fy_gpu_hash_image *im, int n, unsigne
   CU(cudaSetDevice(g->device), "selecting the device");
   std::vector<fy_gpu_hash_image> dev;
   for (int i0 = 0; i0 < n;) {
-    size_t bytes = 0, in_bytes = 0;
-    int i1 = i0;
-    while (i1 < n && i1 - i0 < MAX_ROUND) {
-      size_t b = image_bytes(g, &im[i1], kinds, s);
-      size_t ib = host ? align256(im[i1].pitch * (im[i1].height - 1) +
-                                  (size_t)im[i1].width * im[i1].channels)
-                       : 0;
-      if (i1 > i0 && bytes + b + in_bytes + ib > DEFAULT_BUDGET)
-        break;
-      bytes += b, in_bytes += ib, i1++;
-    }
+    size_t in_bytes = 0;
+    const int i1 = i0 + fy_hash_plan_round(&g->P, im + i0, n - i0, kinds, s, host, DEFAULT_BUDGET,
+                                           MAX_ROUND, &in_bytes);
     const fy_gpu_hash_image *batch = im + i0;
     if (host) { /* pinned staging, one upload */
       if ((rc = hgrow(&g->stage, in_bytes)) || (rc = dgrow(&g->input, in_bytes)))
@@ -797,10 +455,10 @@ static int run_all(fy_gpu_hasher *g, const fy_gpu_hash_image *im, int n, unsigne
       dev.assign(im + i0, im + i1);
       size_t o = 0;
       for (int i = i0; i < i1; i++) {
-        size_t len = im[i].pitch * (im[i].height - 1) + (size_t)im[i].width * im[i].channels;
+        size_t len = fy_hp_image_len(&im[i]);
         memcpy((char *)g->stage.p + o, im[i].data, len);
         dev[i - i0].data = (const uint8_t *)g->input.p + o;
-        o += align256(len);
+        o += fy_hp_align256(len);
       }
       CU(cudaMemcpyAsync(g->input.p, g->stage.p, o, cudaMemcpyHostToDevice, g->st),
          "uploading images");
@@ -841,9 +499,7 @@ extern "C" void fy_gpu_hasher_free(fy_gpu_hasher *g) {
     cudaStreamDestroy(g->st);
   if (g->done)
     cudaEventDestroy(g->done);
-  fy_buf_free(&g->scratch);
-  for (size_t i = 0; i < g->cache.size(); i++)
-    delete g->cache[i];
+  fy_hash_plan_free(&g->P);
   delete g;
 }
 
@@ -1065,7 +721,7 @@ extern "C" int fy_gpu_hash_queue_submit(fy_gpu_hash_queue *q, size_t id,
                                         const fy_gpu_hash_image *im) {
   if (!q || check_images(im, 1, q->s))
     return q ? FERRY_EINVAL : fy_error(FERRY_EINVAL, "GPU hash queue: NULL");
-  const size_t row = (size_t)im->width * im->channels, len = align256(row * im->height);
+  const size_t row = (size_t)im->width * im->channels, len = fy_hp_align256(row * im->height);
   pthread_mutex_lock(&q->mu);
   stage_buf *b;
   for (;;) {
