@@ -23,7 +23,6 @@
  * __dadd_rn (never fused; hash/fp_core.h in the shared code), and the file
  * is compiled with -fmad=false too. */
 #include <cuda_runtime.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,25 +417,11 @@ static int run_round(fy_gpu_hasher *g, const fy_gpu_hash_image *im, int n, unsig
   return FERRY_OK;
 }
 
-static int check_images(const fy_gpu_hash_image *im, int n, int s) {
-  if (s != 8 && s != 16)
-    return fy_error(FERRY_EINVAL, "GPU hash: hash size must be 8 or 16, not %d", s);
-  if (n < 0 || (n && !im))
-    return fy_error(FERRY_EINVAL, "GPU hash: bad image list");
-  for (int i = 0; i < n; i++)
-    if (!im[i].data || im[i].width < 1 || im[i].height < 1 ||
-        (im[i].channels != 1 && im[i].channels != 3) ||
-        im[i].pitch < (size_t)im[i].width * im[i].channels)
-      return fy_error(FERRY_EINVAL, "GPU hash: image %d: need 1 or 3 channels, got %dx%dx%d", i,
-                      im[i].width, im[i].height, im[i].channels);
-  return FERRY_OK;
-}
-
 /* Runs images [0, n) in rounds that fit the budget; `host` images are
  * uploaded through the pinned staging first. */
 static int run_all(fy_gpu_hasher *g, const fy_gpu_hash_image *im, int n, unsigned kinds, int s,
                    ferry_hash_result *out, int host) {
-  int rc = check_images(im, n, s);
+  int rc = fy_hash_plan_check_images(im, n, s);
   if (rc)
     return rc;
   kinds &= FY_GPU_HASH_KINDS;
@@ -583,204 +568,31 @@ extern "C" void fy_gpu_hash_device_free(int device, void *p) {
     cudaFree(p);
 }
 
-/* =============================================================== queue */
-
-namespace {
-struct staged {
-  size_t id, off;
-  int w, h, ch;
-};
-struct stage_buf {
-  dbuf mem; /* pinned */
-  size_t used;
-  std::vector<staged> items;
-  int copying; /* producers still copying into it */
-};
-} // namespace
-
-struct fy_gpu_hash_queue {
-  fy_gpu_hasher *g;
-  unsigned kinds;
-  int s, batch, producers, done_producers, blocked, stop;
-  fy_gpu_hash_done done;
-  void *user;
-  pthread_mutex_t mu;
-  pthread_cond_t space, work;
-  pthread_t thread;
-  stage_buf buf[2];
-  int cur; /* the buffer producers fill */
-  int err;
-  fy_gpu_hash_stats stats;
-};
-
-#define STAGE_BYTES ((size_t)256 << 20)
-
-static int ready(const fy_gpu_hash_queue *q) {
-  const stage_buf *b = &q->buf[q->cur];
-  if (b->items.empty() || b->copying)
-    return 0;
-  return (int)b->items.size() >= q->batch || q->blocked > 0 || q->done_producers >= q->producers;
-}
-
-static void *queue_thread(void *arg) {
-  fy_gpu_hash_queue *q = (fy_gpu_hash_queue *)arg;
-  cudaSetDevice(q->g->device);
-  std::vector<fy_gpu_hash_image> im;
-  std::vector<ferry_hash_result> res;
-  for (;;) {
-    pthread_mutex_lock(&q->mu);
-    while (!ready(q) && !(q->done_producers >= q->producers && q->buf[q->cur].items.empty() &&
-                          !q->buf[q->cur].copying))
-      pthread_cond_wait(&q->work, &q->mu);
-    if (q->buf[q->cur].items.empty()) {
-      pthread_mutex_unlock(&q->mu);
-      break;
-    }
-    stage_buf *b = &q->buf[q->cur];
-    q->cur ^= 1; /* producers go on in the other buffer (idle: this thread is synchronous) */
-    pthread_cond_broadcast(&q->space);
-    pthread_mutex_unlock(&q->mu);
-
-    double t0 = fy_now();
-    size_t n = b->items.size();
-    im.resize(n);
-    res.assign(n, ferry_hash_result());
-    int rc = dgrow(&q->g->input, b->used);
-    if (!rc) {
-      cudaError_t e =
-          cudaMemcpyAsync(q->g->input.p, b->mem.p, b->used, cudaMemcpyHostToDevice, q->g->st);
-      if (e != cudaSuccess)
-        rc = fy_cuda_fail(e, "uploading images");
-    }
-    for (size_t i = 0; i < n; i++) {
-      const staged &it = b->items[i];
-      im[i] = fy_gpu_hash_image{(const uint8_t *)q->g->input.p + it.off, it.w, it.h, it.ch,
-                                (size_t)it.w * it.ch};
-    }
-    if (!rc)
-      rc = run_all(q->g, im.data(), (int)n, q->kinds, q->s, res.data(), 0);
-    const char *msg = rc ? ferry_last_error() : NULL;
-    for (size_t i = 0; i < n; i++)
-      q->done(q->user, b->items[i].id, rc, &res[i], msg);
-    q->stats.batches++;
-    q->stats.images += n;
-    q->stats.gpu_s += fy_now() - t0;
-    pthread_mutex_lock(&q->mu);
-    if (rc && !q->err)
-      q->err = rc;
-    b->items.clear();
-    b->used = 0;
-    pthread_cond_broadcast(&q->space);
-    pthread_mutex_unlock(&q->mu);
-  }
-  return NULL;
-}
-
-extern "C" int fy_gpu_hash_queue_new(int device, unsigned kinds, int hash_size, int batch,
-                                     int producers, fy_gpu_hash_done done, void *user,
-                                     fy_gpu_hash_queue **out) {
-  if (!out || !done || producers < 1)
-    return fy_error(FERRY_EINVAL, "fy_gpu_hash_queue_new: bad arguments");
-  *out = NULL;
-  if (hash_size != 8 && hash_size != 16)
-    return fy_error(FERRY_EINVAL, "GPU hash: hash size must be 8 or 16, not %d", hash_size);
-  fy_gpu_hash_queue *q = new (std::nothrow) fy_gpu_hash_queue();
-  if (!q)
-    return fy_error(FERRY_ENOMEM, "GPU hash: out of memory");
-  int rc = fy_gpu_hasher_new(device, &q->g);
-  for (int k = 0; k < 2 && !rc; k++)
-    rc = hgrow(&q->buf[k].mem, STAGE_BYTES);
-  if (rc) {
-    for (int k = 0; k < 2; k++)
-      cudaFreeHost(q->buf[k].mem.p);
-    fy_gpu_hasher_free(q->g);
-    delete q;
-    return rc;
-  }
-  q->kinds = kinds;
-  q->s = hash_size;
-  q->batch = batch > 0 ? batch : 32;
-  q->producers = producers;
-  q->done = done;
-  q->user = user;
-  pthread_mutex_init(&q->mu, NULL);
-  pthread_cond_init(&q->space, NULL);
-  pthread_cond_init(&q->work, NULL);
-  if (pthread_create(&q->thread, NULL, queue_thread, q)) {
-    for (int k = 0; k < 2; k++)
-      cudaFreeHost(q->buf[k].mem.p);
-    fy_gpu_hasher_free(q->g);
-    delete q;
-    return fy_error(FERRY_ENOMEM, "GPU hash: cannot start the queue thread");
-  }
-  *out = q;
-  return FERRY_OK;
-}
-
-extern "C" int fy_gpu_hash_queue_submit(fy_gpu_hash_queue *q, size_t id,
-                                        const fy_gpu_hash_image *im) {
-  if (!q || check_images(im, 1, q->s))
-    return q ? FERRY_EINVAL : fy_error(FERRY_EINVAL, "GPU hash queue: NULL");
-  const size_t row = (size_t)im->width * im->channels, len = fy_hp_align256(row * im->height);
-  pthread_mutex_lock(&q->mu);
-  stage_buf *b;
-  for (;;) {
-    b = &q->buf[q->cur];
-    if ((int)b->items.size() < q->batch && b->used + len <= b->mem.cap)
-      break;
-    if (b->items.empty() && !b->copying) { /* larger than a whole buffer: grow it */
-      cudaSetDevice(q->g->device);
-      int rc = hgrow(&b->mem, len);
-      if (rc) {
-        pthread_mutex_unlock(&q->mu);
-        return rc;
-      }
-      break;
-    }
-    q->blocked++;
-    pthread_cond_signal(&q->work);
-    pthread_cond_wait(&q->space, &q->mu);
-    q->blocked--;
-  }
-  const size_t off = b->used;
-  b->used += len;
-  b->items.push_back(staged{id, off, im->width, im->height, im->channels});
-  b->copying++;
-  pthread_mutex_unlock(&q->mu);
-  uint8_t *dst = (uint8_t *)b->mem.p + off; /* packed rows */
-  for (int y = 0; y < im->height; y++)
-    memcpy(dst + (size_t)y * row, im->data + (size_t)y * im->pitch, row);
-  pthread_mutex_lock(&q->mu);
-  b->copying--;
-  pthread_cond_signal(&q->work);
-  pthread_mutex_unlock(&q->mu);
-  return FERRY_OK;
-}
-
-extern "C" void fy_gpu_hash_queue_producer_done(fy_gpu_hash_queue *q) {
-  pthread_mutex_lock(&q->mu);
-  q->done_producers++;
-  pthread_cond_signal(&q->work);
-  pthread_mutex_unlock(&q->mu);
-}
-
-extern "C" int fy_gpu_hash_queue_finish(fy_gpu_hash_queue *q, fy_gpu_hash_stats *st) {
-  if (!q)
-    return FERRY_OK;
-  pthread_mutex_lock(&q->mu);
-  q->done_producers = q->producers; /* whoever did not say so is done too */
-  pthread_cond_signal(&q->work);
-  pthread_mutex_unlock(&q->mu);
-  pthread_join(q->thread, NULL);
-  int rc = q->err;
-  if (st)
-    *st = q->stats;
-  for (int k = 0; k < 2; k++)
-    cudaFreeHost(q->buf[k].mem.p);
-  fy_gpu_hasher_free(q->g);
-  pthread_mutex_destroy(&q->mu);
-  pthread_cond_destroy(&q->space);
-  pthread_cond_destroy(&q->work);
-  delete q;
+extern "C" int fy_gpu_hash_pinned_grow(int device, void **p, size_t *cap, size_t n) {
+  CU(cudaSetDevice(device), "selecting the device");
+  dbuf b = {*p, *cap};
+  int rc = hgrow(&b, n);
+  *p = b.p, *cap = b.cap;
   return rc;
+}
+
+extern "C" void fy_gpu_hash_pinned_free(void *p) {
+  if (p)
+    cudaFreeHost(p);
+}
+
+extern "C" int fy_gpu_hasher_run_pinned(fy_gpu_hasher *g, const void *base, size_t bytes,
+                                        const fy_gpu_hash_image *images, int n, unsigned kinds,
+                                        int hash_size, ferry_hash_result *out) {
+  if (!g || (n && (!out || !images)))
+    return fy_error(FERRY_EINVAL, "fy_gpu_hasher_run_pinned: NULL argument");
+  CU(cudaSetDevice(g->device), "selecting the device");
+  int rc = dgrow(&g->input, bytes);
+  if (rc)
+    return rc;
+  CU(cudaMemcpyAsync(g->input.p, base, bytes, cudaMemcpyHostToDevice, g->st), "uploading images");
+  std::vector<fy_gpu_hash_image> dev(images, images + n);
+  for (int i = 0; i < n; i++)
+    dev[i].data = (const uint8_t *)g->input.p + (images[i].data - (const uint8_t *)base);
+  return run_all(g, dev.data(), n, kinds, hash_size, out, 0);
 }

@@ -5,8 +5,10 @@
  * median). colorhash is not computed here: the caller counts it on the CPU
  * (fy_color_count_rgb) while the pixels are hot.
  *
- * Implemented in hash_gpu.cu (with CUDA) or hash_gpu_stub.c (without: every
- * call returns FERRY_EUNSUPPORTED "built without CUDA").
+ * Implemented in hash_gpu.cu (kernels and their launches; the host-side
+ * plan is hash_plan.c, the batching queue hash_queue.c) with CUDA, or
+ * hash_gpu_stub.c without (every call returns FERRY_EUNSUPPORTED "built
+ * without CUDA").
  *
  * Per batch: an RGB -> L kernel (Pillow's integer formula), then the
  * resampling passes of every hash grid of every image as one flat list of
@@ -57,6 +59,17 @@ int fy_gpu_hasher_run(fy_gpu_hasher *g, const fy_gpu_hash_image *images, int n, 
  * uploaded in one transfer per round. */
 int fy_gpu_hasher_run_host(fy_gpu_hasher *g, const fy_gpu_hash_image *images, int n, unsigned kinds,
                            int hash_size, ferry_hash_result *out);
+
+/* The same for images staged in one pinned block [base, base + bytes)
+ * (fy_gpu_hash_pinned_grow): uploaded as is in one transfer (the queue's
+ * way, hash_queue.c: no copy on the host). */
+int fy_gpu_hasher_run_pinned(fy_gpu_hasher *g, const void *base, size_t bytes,
+                             const fy_gpu_hash_image *images, int n, unsigned kinds, int hash_size,
+                             ferry_hash_result *out);
+/* Pinned host memory for staging, grow-only: when *cap < n, *p is freed
+ * and replaced by a larger block (device `device` current). */
+int fy_gpu_hash_pinned_grow(int device, void **p, size_t *cap, size_t n);
+void fy_gpu_hash_pinned_free(void *p);
 
 /* One-shot form of fy_gpu_hasher_run (a context made and freed). */
 int fy_gpu_hash_batch(int device, const fy_gpu_hash_image *images, int n, unsigned kinds,

@@ -70,6 +70,20 @@ int fy_gpu_hash_device_upload(int device, void *dst, const void *src, size_t byt
 
 void fy_gpu_hash_device_free(int device, void *p) { (void)device, (void)p; }
 
+int fy_gpu_hasher_run_pinned(fy_gpu_hasher *g, const void *base, size_t bytes,
+                             const fy_gpu_hash_image *images, int n, unsigned kinds, int hash_size,
+                             ferry_hash_result *out) {
+  (void)g, (void)base, (void)bytes, (void)images, (void)n, (void)kinds, (void)hash_size, (void)out;
+  return no_cuda();
+}
+
+int fy_gpu_hash_pinned_grow(int device, void **p, size_t *cap, size_t n) {
+  (void)device, (void)p, (void)cap, (void)n;
+  return no_cuda();
+}
+
+void fy_gpu_hash_pinned_free(void *p) { (void)p; }
+
 int fy_gpu_hash_queue_new(int device, unsigned kinds, int hash_size, int batch, int producers,
                           fy_gpu_hash_done done, void *user, fy_gpu_hash_queue **out) {
   (void)device, (void)kinds, (void)hash_size, (void)batch, (void)producers, (void)done, (void)user;

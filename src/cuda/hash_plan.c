@@ -413,3 +413,17 @@ void fy_hash_plan_write(const fy_hash_plan *P, void *dst) {
   if (P->nhash)
     memcpy(hp + P->off_h, P->hash, P->nhash * sizeof(fy_hp_hash));
 }
+
+int fy_hash_plan_check_images(const fy_gpu_hash_image *im, int n, int s) {
+  if (s != 8 && s != 16)
+    return fy_error(FERRY_EINVAL, "GPU hash: hash size must be 8 or 16, not %d", s);
+  if (n < 0 || (n && !im))
+    return fy_error(FERRY_EINVAL, "GPU hash: bad image list");
+  for (int i = 0; i < n; i++)
+    if (!im[i].data || im[i].width < 1 || im[i].height < 1 ||
+        (im[i].channels != 1 && im[i].channels != 3) ||
+        im[i].pitch < (size_t)im[i].width * im[i].channels)
+      return fy_error(FERRY_EINVAL, "GPU hash: image %d: need 1 or 3 channels, got %dx%dx%d", i,
+                      im[i].width, im[i].height, im[i].channels);
+  return FERRY_OK;
+}

@@ -95,6 +95,10 @@ typedef struct fy_hash_plan {
   fy_buf scratch;
 } fy_hash_plan;
 
+/* FERRY_OK when images [0, n) can be hashed at size s (8 or 16; 1 or 3
+ * channels, a pitch that holds a row), else FERRY_EINVAL with a message. */
+int fy_hash_plan_check_images(const fy_gpu_hash_image *im, int n, int s);
+
 /* A zeroed plan is ready; free releases everything. */
 void fy_hash_plan_free(fy_hash_plan *P);
 /* Empties the round (tables stay cached, up to a bound). */
