@@ -15,6 +15,10 @@ static inline int fy_cuda_fail(cudaError_t e, const char *what) {
                   FY_CUDA_CONTEXT, what, cudaGetErrorString(e));
 }
 
+/* FERRY_OK when CUDA device `device` exists and the runtime works, else
+ * FERRY_EUNSUPPORTED with the reason (device_check.cu: the one copy). */
+extern "C" int fy_cuda_device_check(int device);
+
 /* Returns the error from the enclosing function. */
 #define CU(call, what)                                                                             \
   do {                                                                                             \

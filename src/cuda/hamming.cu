@@ -277,15 +277,7 @@ static int cmp_pair(const void *a, const void *b) {
   return (x->j > y->j) - (x->j < y->j);
 }
 
-extern "C" int fy_gpu_hamming_available(int device) {
-  int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess)
-    return fy_error(FERRY_EUNSUPPORTED, "no usable CUDA device: %s", cudaGetErrorString(e));
-  if (device < 0 || device >= count)
-    return fy_error(FERRY_EUNSUPPORTED, "no CUDA device %d (%d found)", device, count);
-  return FERRY_OK;
-}
+extern "C" int fy_gpu_hamming_available(int device) { return fy_cuda_device_check(device); }
 
 /* Both entry points: the pairs into *pairs (sorted) or to sink. */
 static int search_pairs(int device, const uint64_t *codes, size_t n, int words, int t,

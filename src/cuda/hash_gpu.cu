@@ -458,15 +458,7 @@ static int run_all(fy_gpu_hasher *g, const fy_gpu_hash_image *im, int n, unsigne
 
 /* -------------------------------------------------------------- public */
 
-extern "C" int fy_gpu_hash_available(int device) {
-  int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess)
-    return fy_error(FERRY_EUNSUPPORTED, "no usable CUDA device: %s", cudaGetErrorString(e));
-  if (device < 0 || device >= count)
-    return fy_error(FERRY_EUNSUPPORTED, "no CUDA device %d (%d found)", device, count);
-  return FERRY_OK;
-}
+extern "C" int fy_gpu_hash_available(int device) { return fy_cuda_device_check(device); }
 
 extern "C" void fy_gpu_hasher_free(fy_gpu_hasher *g) {
   if (!g)
