@@ -8,7 +8,8 @@
  *    shrinks more than twice as much as the width), the tables of
  *    fy_resize_axis_table (the CPU's own fixed-point weights, padded
  *    windows), 32-bit integer sums (exact in any order) and clip8 between
- *    the passes. Jobs of all images and grids form one flat list per stage:
+ *    the passes (the jobs are planned on the host: hash_plan.c). Jobs of
+ *    all images and grids form one flat list per stage:
  *    stage 1 reads the full-resolution L image (long windows: one warp per
  *    output pixel, lanes over the taps, reading consecutive bytes; short
  *    windows: one thread per output pixel), stage 2 the intermediates;
