@@ -44,6 +44,7 @@ typedef struct fy_dct_plan {
 
 static inline FY_HD void fy_radb2(size_t ido, size_t l1, const double *cc, double *ch,
                                   const double *wa) {
+  FY_NO_CONTRACT
 #define CC(a, b, c) cc[(a) + ido * ((b) + 2 * (c))]
   for (size_t k = 0; k < l1; k++)
     FY_PM(FY_CH(0, k, 0), FY_CH(0, k, 1), CC(0, 0, k), CC(ido - 1, 1, k));
@@ -67,6 +68,7 @@ static inline FY_HD void fy_radb2(size_t ido, size_t l1, const double *cc, doubl
 
 static inline FY_HD void fy_radb4(size_t ido, size_t l1, const double *cc, double *ch,
                                   const double *wa) {
+  FY_NO_CONTRACT
 #define CC(a, b, c) cc[(a) + ido * ((b) + 4 * (c))]
   const double sqrt2 = 1.4142135623730951; /* the double nearest sqrt(2) */
   for (size_t k = 0; k < l1; k++) {
@@ -113,6 +115,7 @@ static inline FY_HD void fy_radb4(size_t ido, size_t l1, const double *cc, doubl
 
 /* pocketfft rfftp::exec(c, 1, r2hc = false). */
 static inline FY_HD void fy_rfft_backward(const fy_dct_plan *p, double *c) {
+  FY_NO_CONTRACT
   double buf[FY_DCT_MAX];
   double *p1 = c, *p2 = buf;
   size_t n = (size_t)p->n, l1 = 1;
@@ -136,6 +139,7 @@ static inline FY_HD void fy_rfft_backward(const fy_dct_plan *p, double *c) {
 /* In place: c[k] = 2 sum_j c[j] cos(pi k (2j + 1) / 2n), the rounding of
  * scipy.fftpack.dct(c) (type 2, norm None). */
 static inline FY_HD void fy_dct2_core(const fy_dct_plan *p, double *c) {
+  FY_NO_CONTRACT
   const size_t N = (size_t)p->n, NS2 = (N + 1) / 2;
   c[0] = FY_DMUL(c[0], 2.0);
   if ((N & 1) == 0)

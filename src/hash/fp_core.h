@@ -3,11 +3,10 @@
  * nothing in C), and FY_DMUL/FY_DADD/FY_DSUB/FY_DDIV are one rounded double
  * operation each, never fused with another: on the device the _rn
  * intrinsics (which nvcc never contracts into a multiply-add), in C the
- * plain operators (the C files are compiled without contraction: GCC in ISO
- * mode, clang told with FP_CONTRACT OFF). Code written with them runs the
- * same operations in the same order on both, so the doubles are the same.
- * Plain C, no other includes: hash/dct_core.h and hash/haar_core.h build on
- * it. */
+ * plain operators (compiled without contraction: GCC in ISO mode, clang
+ * told by FY_NO_CONTRACT). Code written with them runs the same operations
+ * in the same order on both, so the doubles are the same. Plain C, no other
+ * includes: hash/dct_core.h and hash/haar_core.h build on it. */
 #ifndef FY_HASH_FP_CORE_H
 #define FY_HASH_FP_CORE_H
 
@@ -15,6 +14,17 @@
 #define FY_HD __host__ __device__
 #else
 #define FY_HD
+#endif
+
+/* First in the body of every function built on these: clang contracts
+ * a * b + c into a fused multiply-add by default where the target has one
+ * (aarch64, x86 with FMA), unless told not to; the pragma holds to the end
+ * of the function's block. GCC in ISO C mode does not contract, and the
+ * device code uses the intrinsics. */
+#if defined(__clang__) && !defined(__CUDACC__)
+#define FY_NO_CONTRACT _Pragma("STDC FP_CONTRACT OFF")
+#else
+#define FY_NO_CONTRACT
 #endif
 
 #ifdef __CUDA_ARCH__

@@ -11,18 +11,22 @@
 
 /* Analysis (dec_lo = [c, c]): c * x1 + c * x0, x1 the odd sample. */
 static inline FY_HD double fy_haar_lo(double x1, double x0) {
+  FY_NO_CONTRACT
   return FY_DADD(FY_DMUL(FY_HAAR_C, x1), FY_DMUL(FY_HAAR_C, x0));
 }
 /* Analysis (dec_hi = [-c, c]): -c * x1 + c * x0. */
 static inline FY_HD double fy_haar_hi(double x1, double x0) {
+  FY_NO_CONTRACT
   return FY_DADD(FY_DMUL(-FY_HAAR_C, x1), FY_DMUL(FY_HAAR_C, x0));
 }
 /* Synthesis, even sample (rec_lo = [c, c]): c * a + c * d. */
 static inline FY_HD double fy_haar_even(double a, double d) {
+  FY_NO_CONTRACT
   return FY_DADD(FY_DMUL(FY_HAAR_C, a), FY_DMUL(FY_HAAR_C, d));
 }
 /* Synthesis, odd sample (rec_hi = [c, -c]): c * a + -c * d. */
 static inline FY_HD double fy_haar_odd(double a, double d) {
+  FY_NO_CONTRACT
   return FY_DADD(FY_DMUL(FY_HAAR_C, a), FY_DMUL(-FY_HAAR_C, d));
 }
 
