@@ -3,10 +3,12 @@ folder, `ferry index prune`, `ferry hash --prune`, `ferry dupes` leaving
 vanished files out), the move destination is never hashed back in, outputs
 that scripts can read (data on stdout, lossless names, one group numbering,
 write errors), and dead ends that say what to do."""
+import base64
 import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 
@@ -127,6 +129,49 @@ def test_move_destination_is_not_hashed_back(tmp_path):
     assert "1 folders left out" in r.stderr
     r = ferry("dupes", cat, "--threshold", "40", "-f", "json", "-q")
     assert json.loads(r.stdout)["groups"] == []
+
+
+def test_outputs_for_scripts(tmp_path):
+    """Data on stdout only; names in any bytes given back exactly (path_b64
+    beside the JSON string, escaped in HTML); one group numbering (from 0) in
+    CSV, JSON and HTML; a write error is exit 1."""
+    pics = _library(tmp_path / "pics")
+    odd = b"caf\xe9 <b>\x01.jpg"
+    with open(os.path.join(os.fsencode(pics), odd), "wb") as f:
+        f.write((FIX / "rgb420.jpg").read_bytes())
+    cat = tmp_path / "c.fidx"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    args = ("dupes", cat, "--threshold", "40", "--move-dupes-to", tmp_path / "aside")
+    r = subprocess.run([FERRY_BIN, *map(str, args), "-f", "json"], capture_output=True, timeout=60)
+    assert r.returncode == 0 and b"would move" in r.stderr and b"would move" not in r.stdout
+    j = json.loads(r.stdout.decode("utf-8"))  # strict UTF-8, parses alone
+    members = [m for g in j["groups"] for m in g["members"]]
+    b64 = [base64.b64decode(m["path_b64"]) for m in members if "path_b64" in m]
+    assert b64 == [os.fsencode(pics) + b"/" + odd]
+    assert all("path_b64" not in m for m in members if not m["path"].startswith(str(pics) + "/caf"))
+    r = ferry("index", "export", cat, "--format", "json")
+    ent = [e for e in json.loads(r.stdout)["entries"] if "path_b64" in e]
+    assert len(ent) == 1 and base64.b64decode(ent[0]["path_b64"]).endswith(odd)
+    html = tmp_path / "d.html"
+    assert ferry(*args[:4], "-f", "html", "-o", html, "-q").returncode == 0
+    page = html.read_bytes()
+    page.decode("utf-8")  # no raw bytes that are not UTF-8
+    assert b"\x01" not in page and b"caf\\xE9 &lt;b&gt;\\x01.jpg" in page
+    assert b"data-path-b64=\"" + base64.b64encode(os.fsencode(pics) + b"/" + odd) in page
+    groups_html = sorted(int(g) for g in re.findall(rb'data-group="(\d+)"', page))
+    groups_csv = sorted({int(x["group"]) for x in csv.DictReader(io.StringIO(
+        ferry(*args[:4], "-q").stdout))})
+    groups_json = [g["group"] for g in j["groups"]]
+    assert groups_html == groups_csv == groups_json == [0]
+    # write errors: exit 1, the file named
+    for cmd in (("hash", pics), ("index", "export", cat), ("index", "info", cat),
+                ("dupes", cat, "-q")):
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([FERRY_BIN, *map(str, cmd)], stdout=full, stderr=subprocess.PIPE,
+                               text=True, timeout=60)
+        assert r.returncode == 1 and "fail" in r.stderr, (cmd, r.returncode, r.stderr)
+    r = ferry("dupes", cat, "-q", "-o", "/dev/full")
+    assert r.returncode == 1 and "/dev/full" in r.stderr
 
 
 def test_dead_ends_say_what_to_do(tmp_path):
