@@ -13,6 +13,7 @@
 #define FY_CATALOG_H
 
 #include "core/internal.h"
+#include "io/walk.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -120,6 +121,8 @@ typedef struct fy_found_list {
   char **unread, **unread_why;
   size_t nunread, unread_cap;
   size_t skipped_moves;
+  /* files left out as formats ferry does not read yet (io/walk.h) */
+  size_t not_read[FY_NOT_READ_COUNT];
 } fy_found_list;
 
 /* Walks the roots (directories, recursively if asked, or files), keeping
@@ -138,6 +141,43 @@ void fy_found_free(fy_found_list *l);
 
 /* Whether `path` is `root` or lies under it. */
 int fy_path_under(const char *path, const char *root);
+
+/* 1 when `path` no longer exists (lstat: ENOENT or ENOTDIR); any other
+ * error is not taken as gone. */
+int fy_file_gone(const char *path);
+
+/* The catalog's lock without a run's journal: the same flock on
+ * INDEX.journal that ferry_index_update holds (created empty if missing,
+ * and then removed on unlock). */
+typedef struct fy_catalog_lock_t {
+  int fd, created;
+  char *path;
+} fy_catalog_lock_t;
+int fy_catalog_lock(const char *index_path, fy_catalog_lock_t *lock);
+void fy_catalog_unlock(fy_catalog_lock_t *lock);
+
+/* Entries of a catalog by (name, size, mtime), to recognise moved files
+ * (moved.c). */
+typedef struct fy_moved_key {
+  uint64_t size;
+  int64_t mtime_ns;
+  const char *name; /* the last part of the path */
+  size_t i;         /* the entry */
+} fy_moved_key;
+typedef struct fy_moved {
+  const ferry_catalog *cat;
+  fy_moved_key *keys;
+  uint8_t *taken;
+  size_t n;
+} fy_moved;
+int fy_moved_init(fy_moved *m, const ferry_catalog *c);
+/* The entry (status OK) with this name, size and mtime whose file is gone
+ * and that no other file took, marked taken; NULL if none. */
+const ferry_catalog_entry *fy_moved_find(fy_moved *m, const char *path, uint64_t size,
+                                         int64_t mtime_ns);
+/* Whether entry i of the catalog was taken by a moved file. */
+int fy_moved_taken(const fy_moved *m, size_t i);
+void fy_moved_free(fy_moved *m);
 
 /* The undo log `ferry dupes --move-dupes-to DIR` keeps in DIR; a folder
  * holding one is a move destination, which the catalog walk leaves out. */

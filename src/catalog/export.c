@@ -51,6 +51,7 @@ static void write_json(const ferry_catalog *c, FILE *f) {
     const ferry_catalog_entry *e = &c->entries[i];
     fputs(i ? ",\n  {\"path\": " : "\n  {\"path\": ", f);
     fy_json_string(f, e->path);
+    fy_json_path_b64(f, "path_b64", e->path);
     fprintf(f,
             ", \"size\": %llu, \"mtime_ns\": %lld, \"width\": %d, \"height\": %d, "
             "\"format\": \"%s\", \"error\": ",
