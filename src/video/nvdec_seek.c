@@ -1,0 +1,112 @@
+/* nvdec_seek.c — random access and sampling on the NVDEC decoder: frame k
+ * by a seek to the keyframe before it (demuxer, bitstream filter and a new
+ * parser; the decoder stays) and decoding forward with the non-reference
+ * pictures before it skipped; the time before which frames are not wanted,
+ * and the sampler whose frames nvdec_input.c may skip. */
+#include "video/nvdec_int.h"
+
+#ifdef FY_NVDEC
+
+/* Back to the keyframe at or before time t: the demuxer, the bitstream
+ * filter and a new parser start from there; pictures queued are dropped. */
+static int seek_to(fy_nvdec *d, double t, int64_t k) {
+  if (d->mapped)
+    fy_nvdec_unmap(d);
+  fy_nvdec_close_cur(d);
+  fy_nvdec_settle(d, 1);
+  int e = av_seek_frame(d->fmt, d->stream, (int64_t)floor(t / av_q2d(d->tb)), AVSEEK_FLAG_BACKWARD);
+  if (e < 0) {
+    char eb[128];
+    av_strerror(e, eb, sizeof eb);
+    return fy_error(FERRY_EUNSUPPORTED, "%s: cannot seek to frame %lld (%.3f s): %s", d->path,
+                    (long long)k, t, eb);
+  }
+  if (d->bsf)
+    av_bsf_flush(d->bsf);
+  int st = fy_nvdec_make_parser(d);
+  if (st != FERRY_OK)
+    return st;
+  d->qn = d->qhead = 0;
+  memset(d->skip, 0, sizeof d->skip);
+  d->input_done = d->eos_sent = 0;
+  d->pending = 0;
+  d->index_from_time = d->sought = 1;
+  d->read_t = -INFINITY;
+  return FERRY_OK;
+}
+
+int fy_nvdec_frame_at(fy_nvdec *d, int64_t k, double *t) {
+  if (!d->cfr)
+    return fy_error(FERRY_EUNSUPPORTED,
+                    "%s: random access needs a constant frame rate (frame numbers from "
+                    "timestamps); this stream's rate varies: read it in order",
+                    d->path);
+  if (d->fatal)
+    return fy_error(d->fatal, "%s", d->fatal_msg);
+  d->smp = NULL; /* random access: the sampling options do not apply */
+  double tk = d->start + k / d->fps, half = 0.5 / d->fps;
+  /* on from here when frame k is ahead and no keyframe closer to it lies
+   * beyond what was read */
+  int from_here = d->returned > 0 && d->next_index <= k && !d->pending && !d->eos_sent;
+  if (from_here) {
+    AVStream *st = d->fmt->streams[d->stream];
+    const AVIndexEntry *e = avformat_index_get_entry_from_timestamp(
+        st, (int64_t)floor(tk / av_q2d(d->tb)), AVSEEK_FLAG_BACKWARD);
+    from_here = e && e->timestamp * av_q2d(d->tb) <= d->read_t;
+  }
+  double target = tk;
+  for (int tries = 0;; tries++) {
+    if (!from_here) {
+      int st = seek_to(d, target, k);
+      if (st != FERRY_OK)
+        return st;
+    }
+    d->timed = 1;
+    d->want_t = d->strict ? -INFINITY : tk;
+    int first = !from_here;
+    for (;;) {
+      int64_t idx;
+      int st = fy_nvdec_next(d, t, &idx);
+      if (st == FERRY_END) {
+        d->want_t = -INFINITY;
+        return fy_error(FERRY_EINVAL, "%s: frame %lld is out of range (the file has %lld frames)",
+                        d->path, (long long)k, (long long)(d->read_end > 0 ? d->read_end : idx));
+      }
+      if (st != FERRY_OK) {
+        d->want_t = -INFINITY;
+        return st;
+      }
+      if (idx == k) {
+        d->want_t = -INFINITY;
+        return FERRY_OK;
+      }
+      if (idx > k) {
+        if (first || from_here)
+          break; /* the seek landed after frame k: from an earlier keyframe */
+        d->want_t = -INFINITY;
+        return fy_error(FERRY_ECORRUPT, "%s: frame %lld (%.3f s) is missing: frame %lld follows",
+                        d->path, (long long)k, tk, (long long)idx);
+      }
+      first = 0;
+    }
+    if (target <= d->start - half || tries >= 8) {
+      d->want_t = -INFINITY;
+      return fy_error(FERRY_ECORRUPT, "%s: no keyframe found before frame %lld (%.3f s)", d->path,
+                      (long long)k, tk);
+    }
+    /* further back each time: a keyframe's decode time can precede its
+     * display time, or frame k is a leading picture of an open GOP */
+    target = tries < 6 ? target - (1 << tries) : d->start - 1;
+    from_here = 0;
+  }
+}
+
+void fy_nvdec_want(fy_nvdec *d, double t) {
+  d->want_t = d->cfr && !d->strict && !d->eos_sent ? t : -INFINITY;
+}
+
+uint64_t fy_nvdec_skipped(const fy_nvdec *d) { return d->skipped; }
+
+void fy_nvdec_sampler(fy_nvdec *d, const fy_vsampler *s) { d->smp = s; }
+
+#endif
