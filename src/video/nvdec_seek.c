@@ -35,6 +35,18 @@ static int seek_to(fy_nvdec *d, double t, int64_t k) {
   return FERRY_OK;
 }
 
+static int walk_seek(void *p, double target, int64_t k) { return seek_to(p, target, k); }
+static int walk_next(void *p, double *t, int64_t *index) { return fy_nvdec_next(p, t, index); }
+
+static void walk_aim(void *p, double t) {
+  fy_nvdec *d = p;
+  if (isfinite(t))
+    d->timed = 1;
+  d->want_t = d->strict ? -INFINITY : t;
+}
+
+static int64_t walk_read_end(void *p) { return ((fy_nvdec *)p)->read_end; }
+
 int fy_nvdec_frame_at(fy_nvdec *d, int64_t k, double *t) {
   if (!d->cfr)
     return fy_error(FERRY_EUNSUPPORTED,
@@ -44,7 +56,7 @@ int fy_nvdec_frame_at(fy_nvdec *d, int64_t k, double *t) {
   if (d->fatal)
     return fy_error(d->fatal, "%s", d->fatal_msg);
   d->smp = NULL; /* random access: the sampling options do not apply */
-  double tk = d->start + k / d->fps, half = 0.5 / d->fps;
+  double tk = d->start + k / d->fps;
   /* on from here when frame k is ahead and no keyframe closer to it lies
    * beyond what was read */
   int from_here = d->returned > 0 && d->next_index <= k && !d->pending && !d->eos_sent;
@@ -54,51 +66,9 @@ int fy_nvdec_frame_at(fy_nvdec *d, int64_t k, double *t) {
         st, (int64_t)floor(tk / av_q2d(d->tb)), AVSEEK_FLAG_BACKWARD);
     from_here = e && e->timestamp * av_q2d(d->tb) <= d->read_t;
   }
-  double target = tk;
-  for (int tries = 0;; tries++) {
-    if (!from_here) {
-      int st = seek_to(d, target, k);
-      if (st != FERRY_OK)
-        return st;
-    }
-    d->timed = 1;
-    d->want_t = d->strict ? -INFINITY : tk;
-    int first = !from_here;
-    for (;;) {
-      int64_t idx;
-      int st = fy_nvdec_next(d, t, &idx);
-      if (st == FERRY_END) {
-        d->want_t = -INFINITY;
-        return fy_error(FERRY_EINVAL, "%s: frame %lld is out of range (the file has %lld frames)",
-                        d->path, (long long)k, (long long)(d->read_end > 0 ? d->read_end : idx));
-      }
-      if (st != FERRY_OK) {
-        d->want_t = -INFINITY;
-        return st;
-      }
-      if (idx == k) {
-        d->want_t = -INFINITY;
-        return FERRY_OK;
-      }
-      if (idx > k) {
-        if (first || from_here)
-          break; /* the seek landed after frame k: from an earlier keyframe */
-        d->want_t = -INFINITY;
-        return fy_error(FERRY_ECORRUPT, "%s: frame %lld (%.3f s) is missing: frame %lld follows",
-                        d->path, (long long)k, tk, (long long)idx);
-      }
-      first = 0;
-    }
-    if (target <= d->start - half || tries >= 8) {
-      d->want_t = -INFINITY;
-      return fy_error(FERRY_ECORRUPT, "%s: no keyframe found before frame %lld (%.3f s)", d->path,
-                      (long long)k, tk);
-    }
-    /* further back each time: a keyframe's decode time can precede its
-     * display time, or frame k is a leading picture of an open GOP */
-    target = tries < 6 ? target - (1 << tries) : d->start - 1;
-    from_here = 0;
-  }
+  fy_vwalk w = {d->path,   d,         d->start, d->fps,       from_here,
+                walk_seek, walk_next, walk_aim, walk_read_end};
+  return fy_video_walk_to(&w, k, t);
 }
 
 void fy_nvdec_want(fy_nvdec *d, double t) {
