@@ -417,7 +417,8 @@ int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
   d->duration = d->info.duration_s;
   d->declared = d->info.frames;
   d->last_t = d->start - (d->fps > 0 ? 1 / d->fps : 0);
-  d->want_t = d->read_t = -INFINITY;
+  d->want_t = d->read_t = d->floor_t = -INFINITY;
+  d->ahead_t = NAN;
   /* numbering from timestamps is exact for a constant rate (as decode_av.c
    * decides it; every timestamp is checked in fy_nvdec_next) */
   d->cfr = d->fps > 0 && s->avg_frame_rate.num && s->r_frame_rate.num &&
@@ -506,27 +507,33 @@ int fy_nvdec_next(fy_nvdec *d, double *t, int64_t *index) {
     fy_nvdec_unmap(d);
   fy_nvdec_close_cur(d);
   fy_nvdec_settle(d, 0);
-  while (d->qn == 0) {
-    if (d->fatal)
-      return fy_error(d->fatal, "%s", d->fatal_msg);
-    if (d->eos_sent) {
-      fy_nvdec_settle(d, 1); /* every status counted by the end */
-      fy_vprogress p = {d->sought, d->declared, d->returned, d->duration,
-                        d->fps,    d->last_t,   d->start};
-      if (d->timed) { /* frames were skipped: what was read counts */
-        if (d->read_end > p.returned)
-          p.returned = d->read_end;
-        if (d->read_t > p.last_t)
-          p.last_t = d->read_t;
+  for (;;) {
+    while (d->qn == 0) {
+      if (d->fatal)
+        return fy_error(d->fatal, "%s", d->fatal_msg);
+      if (d->eos_sent) {
+        fy_nvdec_settle(d, 1); /* every status counted by the end */
+        fy_vprogress p = {d->sought, d->declared, d->returned, d->duration,
+                          d->fps,    d->last_t,   d->start};
+        if (d->timed) { /* frames were skipped: what was read counts */
+          if (d->read_end > p.returned)
+            p.returned = d->read_end;
+          if (d->read_t > p.last_t)
+            p.last_t = d->read_t;
+        }
+        return fy_video_end(d->path, &p, d->pending, d->pending_msg);
       }
-      return fy_video_end(d->path, &p, d->pending, d->pending_msg);
+      fy_nvdec_feed(d);
     }
-    fy_nvdec_feed(d);
+    d->cur = d->q[d->qhead];
+    d->qhead = (d->qhead + 1) % QCAP;
+    d->qn--;
+    /* shown already: a jump to a keyframe ahead (fy_nvdec_want) landed
+     * before the last frame handed out */
+    if (d->missing_pts || d->cur.timestamp / CLOCK > d->floor_t + 1e-9)
+      break;
   }
-  d->cur = d->q[d->qhead];
-  int status = d->qs[d->qhead];
-  d->qhead = (d->qhead + 1) % QCAP;
-  d->qn--;
+  int status = d->qs[(d->qhead + QCAP - 1) % QCAP];
   if (d->strict) /* the frame's status decides whether it is handed out */
     status = pic_final(d, d->cur.picture_index, status);
   double step = d->fps > 0 ? 1 / d->fps : 0;

@@ -38,6 +38,11 @@ static void parse(fy_nvdec *d, const uint8_t *data, int size, int64_t pts, int e
   if (!eos && pts != AV_NOPTS_VALUE) {
     double pt = pts * av_q2d(d->tb);
     d->pkt_t = pt;
+    if (isfinite(d->ahead_t)) { /* the first packet after a jump ahead */
+      if (pt + LEAD_FRAMES / d->fps < d->ahead_t)
+        d->no_ahead = 1; /* it landed early: no more jumps */
+      d->ahead_t = NAN;
+    }
     d->pkt_skip =
         d->fps > 0 &&
         (pt < d->want_t - 0.5 / d->fps ||

@@ -34,6 +34,7 @@
 #define QCAP 64          /* display queue */
 #define PEND_MAX 4       /* frames whose decode status is asked later */
 #define CLOCK 10000000.0 /* the parser's timestamps: 10 MHz */
+#define LEAD_FRAMES 20   /* jumps ahead: the most reordering the codecs allow, and a margin */
 
 extern CudaFunctions *fy_cu; /* loaded once (fy_nvdec_available) */
 extern CuvidFunctions *fy_cv;
@@ -98,6 +99,10 @@ struct fy_nvdec {
    * streams, and from the first skipped picture on (timed) frames are
    * numbered from their timestamps. */
   double want_t;
+  double floor_t; /* after a jump ahead: frames up to this time are dropped */
+  double ahead_t; /* that jump's keyframe time, until the first packet read */
+  int no_ahead;   /* a jump landed before its keyframe: none again */
+  uint64_t jumps;
   const fy_vsampler *smp; /* and the frames it rules out */
   int cfr, timed;
   double grid_tol;

@@ -31,7 +31,8 @@ static int seek_to(fy_nvdec *d, double t, int64_t k) {
   d->input_done = d->eos_sent = 0;
   d->pending = 0;
   d->index_from_time = d->sought = 1;
-  d->read_t = -INFINITY;
+  d->read_t = d->floor_t = -INFINITY;
+  d->ahead_t = NAN;
   return FERRY_OK;
 }
 
@@ -73,6 +74,33 @@ int fy_nvdec_frame_at(fy_nvdec *d, int64_t k, double *t) {
 
 void fy_nvdec_want(fy_nvdec *d, double t) {
   d->want_t = d->cfr && !d->strict && !d->eos_sent ? t : -INFINITY;
+  if (!isfinite(d->want_t) || t <= d->read_t || d->no_ahead || d->fps <= 0)
+    return;
+  /* a keyframe between what was read and the next wanted frame (by more
+   * than the reordering can hide): jump there, as decode_av.c does; every
+   * frame queued or in the parser shows before t, so none is wanted */
+  AVStream *st = d->fmt->streams[d->stream];
+  double tb = av_q2d(d->tb), lead = LEAD_FRAMES / d->fps;
+  const AVIndexEntry *e =
+      avformat_index_get_entry_from_timestamp(st, (int64_t)floor(t / tb), AVSEEK_FLAG_BACKWARD);
+  if (!e || !(e->flags & AVINDEX_KEYFRAME))
+    return;
+  double kt = e->timestamp * tb;
+  if (kt <= d->read_t + lead || kt + lead > t)
+    return;
+  double last = d->last_t;
+  int64_t sought = d->sought, next = d->next_index;
+  if (seek_to(d, t, -1) != FERRY_OK) { /* the stream cannot seek: decode on */
+    d->no_ahead = 1;
+    return;
+  }
+  d->sought = sought; /* a jump, not a seek the caller asked for */
+  d->index_from_time = 0;
+  d->next_index = next;
+  d->timed = 1;
+  d->floor_t = last;
+  d->ahead_t = kt;
+  d->jumps++;
 }
 
 uint64_t fy_nvdec_skipped(const fy_nvdec *d) { return d->skipped; }
