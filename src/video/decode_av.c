@@ -444,10 +444,17 @@ static void feed(fy_vdec *d) {
 }
 
 int fy_vdec_next(fy_vdec *d, double *t, int64_t *index) {
+  double ft;
   for (;;) {
     int e = avcodec_receive_frame(d->cc, d->frame);
-    if (e == 0)
-      break;
+    if (e == 0) {
+      int64_t pts = d->frame->best_effort_timestamp;
+      ft = pts != AV_NOPTS_VALUE ? pts * d->tb : d->last_t + (d->fps > 0 ? 1 / d->fps : 0);
+      if (ft > d->floor_t + 1e-9)
+        break;
+      av_frame_unref(d->frame); /* shown already (a seek ahead landed early) */
+      continue;
+    }
     if (e == AVERROR(EAGAIN) && !d->flushing) {
       feed(d);
       continue;
@@ -472,12 +479,6 @@ int fy_vdec_next(fy_vdec *d, double *t, int64_t *index) {
         p.last_t = d->read_t;
     }
     return fy_video_end(d->path, &p, d->pending, d->pending_msg);
-  }
-  int64_t pts = d->frame->best_effort_timestamp;
-  double ft = pts != AV_NOPTS_VALUE ? pts * d->tb : d->last_t + (d->fps > 0 ? 1 / d->fps : 0);
-  if (ft <= d->floor_t + 1e-9) {
-    av_frame_unref(d->frame);
-    return fy_vdec_next(d, t, index); /* shown already (a seek ahead landed early) */
   }
   if (d->cfr) {
     /* a timestamp off the constant-rate grid, or a count that disagrees
