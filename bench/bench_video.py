@@ -16,7 +16,10 @@ frames over the wall time of the pool. PyNvVideoCodec (when importable;
 `--nvc-procs 8,16`): each process demuxes and decodes whole files
 (CreateDemuxer + CreateDecoder, frames left in device memory, nothing
 converted or resized), timed from when every process has started and imported
-it until the last file is decoded. Prints one table; the
+it until the last file is decoded; `--nvc-threads 8,16`: threads of one process
+(NVIDIA's decode_perf.py mode). DALI (`--dali`, when nvidia.dali imports):
+fn.readers.video on the GPU, sequences of 16 frames, resized to the same size,
+f16 normalised CHW. Prints one table; the
 machine and date go with the figures into bench/RESULTS.md.
 """
 import argparse
@@ -146,6 +149,48 @@ def run_nvc_threads(files, threads):
     return sum(n for n, _ in per), dt, nvidia
 
 
+def dali_process(files, size, seq, batch, out):
+    """DALI's GPU video reader (fn.readers.video, NVDEC) -> resize -> f16
+    normalised CHW, as ferry's batches: sequences of `seq` frames, `batch`
+    sequences a step, every frame of every file once (step = seq, no
+    shuffle). Puts (frames, seconds) on `out`; the pipeline build is timed
+    apart (the clock starts at the first run, as ferry's starts with its
+    process). Run in its own process: DALI keeps threads and GPU memory."""
+    from nvidia.dali import fn, pipeline_def, types
+
+    @pipeline_def(batch_size=batch, num_threads=4, device_id=0, prefetch_queue_depth=2)
+    def pipe():
+        v = fn.readers.video(device="gpu", filenames=files, sequence_length=seq, step=seq,
+                             random_shuffle=False, pad_last_batch=False, name="r",
+                             dtype=types.UINT8)
+        v = fn.resize(v, resize_x=size, resize_y=size)
+        return fn.crop_mirror_normalize(v, dtype=types.FLOAT16, output_layout="FCHW",
+                                        mean=[0.485 * 255, 0.456 * 255, 0.406 * 255],
+                                        std=[0.229 * 255, 0.224 * 255, 0.225 * 255])
+
+    p = pipe()
+    p.build()
+    sequences = p.epoch_size("r")
+    t0 = time.perf_counter()
+    got = 0
+    while got < sequences:
+        (o,) = p.run()
+        got += len(o)
+    o.as_tensor()  # the last batch done on the GPU
+    dt = time.perf_counter() - t0
+    out.put((min(got, sequences) * seq, dt))
+
+
+def run_dali(files, size, seq=16, batch=4):
+    ctx = mp.get_context("spawn")
+    out = ctx.Queue()
+    p = ctx.Process(target=dali_process, args=(files, size, seq, batch, out))
+    p.start()
+    r = out.get()
+    p.join()
+    return r
+
+
 SUMMARY = re.compile(r"(\d+) decoded, ([\d.]+) s: ([\d.]+) decoded frames/s")
 
 
@@ -187,6 +232,8 @@ def main():
                     "decode_perf.py thread mode)")
     ap.add_argument("--stride", default="1",
                     help="comma list: ferry --stride values (1: every frame)")
+    ap.add_argument("--dali", action="store_true",
+                    help="add DALI's GPU video reader (fn.readers.video) when nvidia.dali imports")
     ap.add_argument("--rounds", type=int, default=1,
                     help="run every contender this many times, interleaved; each row is its "
                     "median round")
@@ -202,6 +249,13 @@ def main():
         nvc_ok = True
     except ImportError as e:
         print(f"SKIPPED PyNvVideoCodec: {e}")
+    dali_ok = False
+    if a.dali:
+        try:
+            import nvidia.dali  # noqa: F401
+            dali_ok = True
+        except ImportError as e:
+            print(f"SKIPPED DALI: {e}")
     cv_ok = False
     if not a.skip_opencv:
         try:
@@ -227,6 +281,9 @@ def main():
             print(f"{name}: {n / dt:.0f} frames/s over the wall time; NVIDIA's statistic "
                   f"(sum of per-thread rates, start-up excluded): {nv:.0f}")
             runs.setdefault(name, []).append((n, dt))
+        if dali_ok:
+            name = f"DALI readers.video (NVDEC) + resize, f16 {a.size}, sequences of 16"
+            runs.setdefault(name, []).append(run_dali(files, a.size))
         if cv_ok:
             name = f"OpenCV VideoCapture + resize, {a.cv_procs} processes"
             runs.setdefault(name, []).append(run_opencv(files, a.cv_procs, a.size))
@@ -256,6 +313,8 @@ def main():
         best[who] = max(best.get(who, 0), n / dt)
     if "ferry" in best and "PyNvVideoCodec" in best:
         print(f"ferry's best / PyNvVideoCodec's best: {best['ferry'] / best['PyNvVideoCodec']:.2f}x")
+    if "ferry" in best and "DALI" in best:
+        print(f"ferry's best / DALI's: {best['ferry'] / best['DALI']:.2f}x")
 
 
 if __name__ == "__main__":

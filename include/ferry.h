@@ -656,6 +656,39 @@ const ferry_catalog_entry *ferry_catalog_get(const ferry_catalog *catalog, size_
 /* The hash settings the catalog was built with. */
 void ferry_catalog_hash_options(const ferry_catalog *catalog, ferry_hash_options *options);
 void ferry_catalog_free(ferry_catalog *catalog);
+/* Drops from `catalog` (in memory; order kept) the entries whose file no
+ * longer exists: lstat says ENOENT or ENOTDIR (any other error keeps the
+ * entry: ferry cannot tell). *removed (may be NULL) gets how many. */
+int ferry_catalog_drop_missing(ferry_catalog *catalog, size_t *removed);
+/* The same on the catalog file `index_path`: rewritten atomically (temporary
+ * file, fsync, rename) when something was dropped, under the catalog's lock
+ * (FERRY_ESTATE while another ferry updates it); on any error the file is
+ * left as it was. */
+int ferry_index_prune(const char *index_path, size_t *removed);
+
+/* A catalog built in memory (no file) from hash results, for
+ * ferry_dupes_find and ferry_catalog_export: what `ferry.find_duplicates`
+ * does in Python. ferry_catalog_new makes an empty one whose entries are
+ * hashed with `options` (NULL: ferry_hash_options_default; checked as
+ * ferry_hasher_new does, FERRY_EINVAL with the reason).
+ *
+ * ferry_catalog_add copies one entry in (its strings too): a file that
+ * hashed (status FERRY_OK, width and height > 0, `kinds` among the
+ * options' kinds, each hash of the options' size: hash_size^2 bits,
+ * colorhash 14 * colorhash_bits, no bit set past them; `error` ignored)
+ * or one that failed (a FERRY_E* status, no hashes, `error` its message or
+ * NULL). `size` (bytes) decides between keepers of equal resolution in
+ * ferry_dupes_find. Refused with FERRY_EINVAL and a message naming the
+ * path: an entry that breaks these rules, a path already in the catalog (a
+ * path is one file, as in a .fidx); FERRY_ETOO_LARGE: a path or message
+ * over 65,535 bytes, a catalog of 2^32 - 2 entries; nothing is added then.
+ * Entries may come in any order: the catalog is sorted by path before it
+ * is next read (ferry_catalog_get's indices are the sorted ones). Adding is
+ * not thread-safe, and must not overlap any other use of the catalog;
+ * indices, entries and a ferry_dupes taken before an add are stale after it.
+ * A catalog from ferry_catalog_load can be added to as well. */
+int ferry_catalog_new(const ferry_hash_options *options, ferry_catalog **catalog);
+int ferry_catalog_add(ferry_catalog *catalog, const ferry_catalog_entry *entry);
 
 /* Writes every entry as CSV (a header line, then path,size,mtime_ns,width,
  * height,format,status,error and one hex column per hash) or JSON (one
@@ -696,6 +729,9 @@ typedef struct ferry_index_options {
    * mode runs on the CPU alone (a note to the log). FERRY_EUNSUPPORTED when
    * ferry was built without CUDA or the device cannot be used. */
   int device;
+  /* 1: also drop the entries outside the roots whose file is gone (as
+   * ferry_index_prune); those under the roots are always dropped. */
+  int prune;
 } ferry_index_options;
 
 void ferry_index_options_default(ferry_index_options *options);
@@ -719,11 +755,18 @@ typedef struct ferry_index_stats {
   size_t unread_kept;   /* old entries kept because their folder could not be read */
   size_t skipped_moves; /* subfolders left out as `ferry dupes` move destinations
                            (they hold a ferry-moves.csv) */
+  size_t moved;         /* files found under a new path whose hashes were taken
+                           from a vanished entry of the same name, size and mtime
+                           (the old entry is dropped) */
+  size_t pruned;        /* entries outside the roots dropped by options->prune */
 } ferry_index_stats;
 
 /* Creates or updates the catalog `index_path` for the files under `roots`
  * (directories or files): new and changed files are hashed on every core,
- * unchanged ones keep their hashes, vanished ones are dropped. Crash-safe:
+ * unchanged ones keep their hashes, vanished ones are dropped. A file new
+ * to the catalog with the name, size and mtime of an entry whose file is
+ * gone (a library moved or renamed to another folder) takes that entry's
+ * hashes instead of being hashed, and the old entry goes. Crash-safe:
  * results are appended to INDEX.journal as they come (synced every
  * checkpoint_s), the new index is written to a temporary file, synced and
  * renamed over the old one; a killed run leaves the old index intact and

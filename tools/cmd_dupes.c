@@ -26,7 +26,8 @@ static const char help[] =
     "  --threshold N           largest Hamming distance of a duplicate; default\n"
     "                          per hash and size, from docs/DEDUP.md (pHash: 72\n"
     "                          of 256 bits, 10 of 64)\n"
-    "  --format csv|json|html  csv (default): group,keeper,path,distance,width,\n"
+    "  -f, --format csv|json|html\n"
+    "                          csv (default): group,keeper,path,distance,width,\n"
     "                          height,size; html: a page with thumbnails side by\n"
     "                          side, distances, the keeper outlined (offline)\n"
     "  -o, --output FILE       where to write (default stdout)\n"
@@ -57,8 +58,9 @@ int cmd_dupes(int argc, char **argv) {
   for (int k = 1; k < argc; k++) {
     const char *s = argv[k], *v = k + 1 < argc ? argv[k + 1] : NULL;
     int takes = !strcmp(s, "--hash") || !strcmp(s, "--threshold") || !strcmp(s, "--format") ||
-                !strcmp(s, "-o") || !strcmp(s, "--output") || !strcmp(s, "--move-dupes-to") ||
-                !strcmp(s, "--method") || !strcmp(s, "--threads") || !strcmp(s, "--device");
+                !strcmp(s, "-f") || !strcmp(s, "-o") || !strcmp(s, "--output") ||
+                !strcmp(s, "--move-dupes-to") || !strcmp(s, "--method") ||
+                !strcmp(s, "--threads") || !strcmp(s, "--device");
     if (takes && !v)
       return cli_usage_error("dupes", "%s needs a value", s);
     if (takes)
@@ -69,7 +71,7 @@ int cmd_dupes(int argc, char **argv) {
     } else if (!strcmp(s, "--threshold")) {
       if (cli_int("dupes", s, v, 0, 256, &threshold))
         return CLI_USAGE;
-    } else if (!strcmp(s, "--format")) {
+    } else if (!strcmp(s, "--format") || !strcmp(s, "-f")) {
       format = v;
       if (strcmp(v, "csv") && strcmp(v, "json") && strcmp(v, "html"))
         return cli_usage_error("dupes", "--format must be csv, json or html, not '%s'", v);
@@ -118,14 +120,34 @@ int cmd_dupes(int argc, char **argv) {
   if (cli_refuse_overwrite("dupes", out, catalog))
     return CLI_USAGE;
   struct stat st;
-  if (stat(catalog, &st) == 0 && S_ISDIR(st.st_mode))
-    return cli_usage_error("dupes",
-                           "%s is a folder: dupes reads a catalog; make one first with `ferry hash "
-                           "%s -o CATALOG.fidx`, then `ferry dupes CATALOG.fidx`",
-                           catalog, catalog);
+  if (stat(catalog, &st) == 0 && S_ISDIR(st.st_mode)) {
+    size_t n = strlen(catalog);
+    while (n > 1 && catalog[n - 1] == '/')
+      n--;
+    fprintf(stderr,
+            "ferry dupes: %s is a folder; dupes reads a catalog of hashes. Make one, then find "
+            "its duplicates:\n  ferry hash %s -o %.*s.fidx\n  ferry dupes %.*s.fidx\n",
+            catalog, catalog, (int)n, catalog, (int)n, catalog);
+    return CLI_USAGE;
+  }
   ferry_catalog *c;
   if (ferry_catalog_load(catalog, &c)) {
     fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());
+    return CLI_FAIL;
+  }
+  /* files gone since they were hashed are never listed nor moved */
+  size_t gone = 0;
+  ferry_catalog_drop_missing(c, &gone);
+  if (gone)
+    fprintf(stderr,
+            "ferry dupes: %zu entries left out: their files are gone since they were hashed "
+            "(`ferry index prune %s` drops them; `ferry hash` a moved folder again)\n",
+            gone, catalog);
+  if (ferry_catalog_size(c) == 0) {
+    fprintf(stderr,
+            "ferry dupes: %s: no files to compare (%s; make it with `ferry hash DIR -o %s`)\n",
+            catalog, gone ? "every file it lists is gone" : "the catalog is empty", catalog);
+    ferry_catalog_free(c);
     return CLI_FAIL;
   }
   ferry_hash_options ho;

@@ -17,8 +17,12 @@ static const char help[] =
     "Without -o, prints CSV to stdout: path,width,height and one hex column per\n"
     "hash (imagehash's str(hash)). With -o, creates or updates the catalog:\n"
     "new and changed files (size, mtime) are hashed, unchanged ones kept,\n"
-    "vanished ones dropped. The catalog is replaced atomically; a run that is\n"
-    "interrupted loses nothing: the next one resumes from CATALOG.journal.\n"
+    "vanished ones dropped. A file new to the catalog with the name, size and\n"
+    "mtime of an entry whose file is gone is taken as that file moved: it keeps\n"
+    "its hashes and the old entry goes (a library moved to another folder is\n"
+    "not hashed again, nor listed twice). The catalog is replaced atomically;\n"
+    "a run that is interrupted loses nothing: the next one resumes from\n"
+    "CATALOG.journal.\n"
     "\n"
     "options:\n"
     "  -o, --output FILE       the catalog to create or update\n"
@@ -45,6 +49,8 @@ static const char help[] =
     "  --no-recursive          only the files directly inside each directory\n"
     "  --all-files             every regular file, judged by content\n"
     "  --retry-failed          hash again files that failed last time\n"
+    "  --prune                 also drop the catalog's entries outside PATHs\n"
+    "                          whose files are gone (as `ferry index prune`)\n"
     "  -q, --quiet             no progress line\n"
     "\n"
     "Files that cannot be hashed are reported (\"ferry: FILE: reason\"), kept in\n"
@@ -146,6 +152,8 @@ static int parse(int argc, char **argv, hash_args *a) {
       a->idx.recursive = 0;
     } else if (!strcmp(s, "--all-files")) {
       a->idx.all_files = 1;
+    } else if (!strcmp(s, "--prune")) {
+      a->idx.prune = 1;
     } else if (!strcmp(s, "--retry-failed")) {
       a->idx.retry_failed = 1;
     } else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
@@ -208,11 +216,34 @@ static void csv_progress(void *user, size_t done, size_t total) {
   }
 }
 
-/* Nothing to hash: which names and formats ferry reads. */
-static int no_images(void) {
-  fprintf(stderr,
-          "ferry hash: no image files found (ferry reads JPEG, PNG and WebP: " FY_IMAGE_EXTENSIONS
-          "; " FY_IMAGE_FORMATS_NOT_READ ")\n");
+/* Nothing to hash: which names and formats ferry reads, and which of the
+ * formats it does not read yet were seen (a walk again, on this path only). */
+static int no_images(const hash_args *a) {
+  fy_found_list found;
+  char **canon;
+  char seen[256] = "";
+  if (fy_scan(a->paths, a->npaths, a->idx.recursive, 0, &found, &canon) == FERRY_OK) {
+    for (int k = 0; k < FY_NOT_READ_COUNT; k++)
+      if (found.not_read[k]) {
+        size_t at = strlen(seen);
+        snprintf(seen + at, sizeof seen - at, "%s%zu %s", at ? ", " : "", found.not_read[k],
+                 fy_not_read_names[k]);
+      }
+    for (int i = 0; i < a->npaths; i++)
+      free(canon[i]);
+    free(canon);
+    fy_found_free(&found);
+  } else {
+    fy_error_clear();
+  }
+  if (seen[0])
+    fprintf(stderr,
+            "ferry hash: no image files ferry reads: found %s file(s), formats ferry does not "
+            "read yet (it reads JPEG, PNG and WebP: " FY_IMAGE_EXTENSIONS ")\n",
+            seen);
+  else
+    fprintf(stderr, "ferry hash: no image files found (ferry reads JPEG, PNG and WebP: "
+                    "" FY_IMAGE_EXTENSIONS "; " FY_IMAGE_FORMATS_NOT_READ ")\n");
   return CLI_FAIL;
 }
 
@@ -301,7 +332,7 @@ static int print_hashes(const hash_args *a) {
   if (fflush(stdout) != 0)
     return CLI_FAIL;
   if (n == 0) {
-    return no_images();
+    return no_images(a);
   }
   return failed ? CLI_PARTIAL : CLI_OK;
 }
@@ -332,8 +363,8 @@ int cmd_hash(int argc, char **argv) {
   a.idx.error_user = &tty;
   ferry_index_stats st;
   int rc = ferry_index_update(a.out, a.paths, a.npaths, &a.idx, &st);
-  free(a.paths);
   if (rc) {
+    free(a.paths);
     fprintf(stderr, "%sferry hash: %s\n", tty && !a.quiet ? "\n" : "", ferry_last_error());
     return CLI_FAIL;
   }
@@ -346,6 +377,11 @@ int cmd_hash(int argc, char **argv) {
             "%zu removed, %zu kept from other folders) in %.1f s\n",
             a.out, st.files, st.hashed, engine_note, st.reused, st.resumed, st.failed, st.removed,
             st.kept, st.seconds);
+  if (!a.quiet && (st.moved || st.pruned))
+    fprintf(stderr,
+            "ferry hash: %zu files moved from another folder kept their hashes; %zu entries of "
+            "vanished files dropped (--prune)\n",
+            st.moved, st.pruned);
   if (st.unread)
     fprintf(stderr,
             "ferry hash: %zu folders or files could not be read (named above); their %zu "
@@ -356,8 +392,9 @@ int cmd_hash(int argc, char **argv) {
             "ferry hash: %zu folders left out: `ferry dupes` move destinations (they hold "
             "ferry-moves.csv)\n",
             st.skipped_moves);
-  if (st.files == 0 && st.kept == 0 && st.unread_kept == 0) {
-    return no_images();
-  }
-  return st.failed || st.unread ? CLI_PARTIAL : CLI_OK;
+  rc = st.failed || st.unread ? CLI_PARTIAL : CLI_OK;
+  if (st.files == 0 && st.kept == 0 && st.unread_kept == 0)
+    rc = no_images(&a);
+  free(a.paths);
+  return rc;
 }

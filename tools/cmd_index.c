@@ -1,5 +1,5 @@
-/* cmd_index.c — `ferry index export|info CATALOG`: a catalog as CSV or
- * JSON, or a summary of it. */
+/* cmd_index.c — `ferry index export|info|prune CATALOG`: a catalog as CSV
+ * or JSON, a summary of it, or the catalog without its vanished files. */
 #include "cli.h"
 
 #include <string.h>
@@ -7,11 +7,17 @@
 static const char help[] =
     "usage: ferry index export CATALOG.fidx [--format csv|json] [-o OUT]\n"
     "       ferry index info CATALOG.fidx\n"
+    "       ferry index prune CATALOG.fidx\n"
     "\n"
     "export: every entry of the catalog (path, size, mtime_ns, width, height,\n"
     "format, status, error and one hex column per hash, as imagehash prints\n"
     "it) as CSV (default) or JSON, to OUT or stdout.\n"
     "info: the catalog's hash settings, how many files, how many failed.\n"
+    "prune: drops the entries whose files no longer exist and says how many;\n"
+    "the catalog is replaced atomically (on any error it stays as it was).\n"
+    "A library moved elsewhere needs no prune: `ferry hash NEW -o CATALOG`\n"
+    "takes each moved file's hashes over (same name, size and mtime) and drops\n"
+    "its old entry.\n"
     "\n"
     "exit codes: 0 success, 1 failure (unreadable or damaged catalog), 2 bad\n"
     "command line\n";
@@ -38,6 +44,16 @@ static int info(const char *path) {
   return CLI_OK;
 }
 
+static int prune(const char *path) {
+  size_t removed = 0;
+  if (ferry_index_prune(path, &removed)) {
+    fprintf(stderr, "ferry index: %s\n", ferry_last_error());
+    return CLI_FAIL;
+  }
+  fprintf(stderr, "ferry index: %s: %zu entries of vanished files dropped\n", path, removed);
+  return CLI_OK;
+}
+
 int cmd_index(int argc, char **argv) {
   for (int k = 1; k < argc; k++)
     if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
@@ -45,10 +61,10 @@ int cmd_index(int argc, char **argv) {
       return CLI_OK;
     }
   if (argc < 2)
-    return cli_usage_error("index", "needs a subcommand: export or info");
+    return cli_usage_error("index", "needs a subcommand: export, info or prune");
   const char *sub = argv[1], *catalog = NULL, *format = "csv", *out = NULL;
-  if (strcmp(sub, "export") && strcmp(sub, "info"))
-    return cli_usage_error("index", "unknown subcommand '%s' (export, info)", sub);
+  if (strcmp(sub, "export") && strcmp(sub, "info") && strcmp(sub, "prune"))
+    return cli_usage_error("index", "unknown subcommand '%s' (export, info, prune)", sub);
   for (int k = 2; k < argc; k++) {
     const char *s = argv[k];
     if (!strcmp(s, "--format") || !strcmp(s, "-o") || !strcmp(s, "--output")) {
@@ -70,6 +86,8 @@ int cmd_index(int argc, char **argv) {
     return cli_usage_error("index", "needs a catalog (.fidx)");
   if (!strcmp(sub, "info"))
     return info(catalog);
+  if (!strcmp(sub, "prune"))
+    return prune(catalog);
   if (strcmp(format, "csv") && strcmp(format, "json"))
     return cli_usage_error("index", "--format must be csv or json, not '%s'", format);
   if (cli_refuse_overwrite("index", out, catalog))

@@ -251,8 +251,14 @@ int cli_move_dupes(const ferry_catalog *c, const ferry_dupes *d, const char *dir
     }
     free(keeper);
   }
-  if (log)
-    fclose(log);
+  int log_bad = 0;
+  if (log) { /* the undo log is data: a write error is a failure (exit 1) */
+    int err = ferror(log);
+    log_bad = (fclose(log) != 0) || err;
+    if (log_bad)
+      fprintf(stderr, "ferry dupes: %s/%s: write failed: the undo log is incomplete\n", root,
+              FY_MOVES_LOG);
+  }
   fprintf(stderr, "ferry dupes: %s %zu files to %s%s\n", apply ? "moved" : "would move", moved,
           root, apply ? "" : " (dry run: add --apply to move them)");
   if (inside_root)
@@ -263,5 +269,5 @@ int cli_move_dupes(const ferry_catalog *c, const ferry_dupes *d, const char *dir
   if (failed)
     fprintf(stderr, "ferry dupes: %zu files not moved\n", failed);
   free(root);
-  return failed ? CLI_PARTIAL : CLI_OK;
+  return log_bad ? CLI_FAIL : failed ? CLI_PARTIAL : CLI_OK;
 }

@@ -180,17 +180,20 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     `threshold` bits of each other, transitively (union-find over the pairs).
 
     source: a directory (its *.jpg, *.jpeg, *.png, *.webp, recursively), a
-      file, or a list of either. Files that cannot be hashed are left out.
+      file, or a list of either (a file named twice counts once). Files that
+      cannot be hashed are left out.
     Returns a list of groups, each a list of paths with the keeper first
-    (largest resolution, then largest file, then first path), groups in the
-    order of their first path. With details=True each group is a list of
-    (path, width, height, distance to the keeper) instead.
+    (largest resolution, then largest file, then first path) and the others
+    in path order, groups in the order of their first path. With
+    details=True each group is a list of (path, width, height, distance to
+    the keeper) instead. The groups and keepers are those of `ferry hash DIR
+    -o X.fidx && ferry dupes X.fidx` with the same settings: the rules are
+    the C library's (ferry_dupes_find), applied here to an in-memory catalog.
     device: where the files are hashed, as for ferry.hash (None: the cores).
     progress: called as progress(done, total) while the files are hashed.
     """
-    import numpy
     roots = [source] if isinstance(source, (str, os.PathLike)) else list(source)
-    files = _image_files(roots, recursive)
+    files = list(dict.fromkeys(_image_files(roots, recursive)))  # each path once
     kind_name = _hash_kinds(kind)[0][0]
     mask = 1 << _ferry.hash_kind_parse(kind_name)
     threads = _default_workers() if workers is None else max(1, int(workers))
@@ -203,42 +206,8 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
             import warnings
             warnings.warn(f"ferry.find_duplicates: {note}: hashing on the CPU", RuntimeWarning,
                           stacklevel=2)
-    results = [None if isinstance(r, Error) else (r[1], r[2], r[4][kind_name]) for r in items]
-    good = [(f, r) for f, r in zip(files, results) if r is not None]
-    if len(good) < 2:
-        return []
-    bits = max(len(r[2]) for _, r in good) * 4
-    words = max(1, (bits + 63) // 64)
-    codes = numpy.zeros((len(good), words), dtype=numpy.uint64)
-    for i, (_, (_, _, hexstr)) in enumerate(good):
-        v = int(hexstr, 16)
-        for w in range(words):
-            codes[i, w] = (v >> (64 * w)) & 0xFFFFFFFFFFFFFFFF
-    pairs = _ferry.hamming_pairs(codes.tobytes(), words, int(threshold),
-                                 threads=0 if workers is None else int(workers))
-    group_of, ngroups = _ferry.group_pairs(len(good), pairs)
-    group_of = numpy.asarray(group_of)
-    members: List[List[int]] = [[] for _ in range(ngroups)]
-    for i, g in enumerate(group_of.tolist()):
-        if g != 0xFFFFFFFF:
-            members[g].append(i)
-
-    def keeper_order(i: int) -> Any:
-        path, (w, h, _) = good[i]
-        try:
-            size = os.path.getsize(path)
-        except OSError:
-            size = 0
-        return (-(w * h), -size, path)
-
-    groups: List[Any] = []
-    for m in members:
-        m.sort(key=keeper_order)
-        if details:
-            k = good[m[0]][1][2]
-            groups.append([(good[i][0], good[i][1][0], good[i][1][1],
-                            hash_distance(k, good[i][1][2])) for i in m])
-        else:
-            groups.append([good[i][0] for i in m])
-    groups.sort(key=lambda g: min(x[0] if details else x for x in g))
-    return groups
+    # grouping and keepers in C: an in-memory catalog through ferry_dupes_find
+    groups = _ferry.find_groups(files, items, kind_name, int(threshold),
+                                mode=_choice(_MODES, mode, "mode"), hash_size=int(hash_size),
+                                threads=0 if workers is None else int(workers))
+    return groups if details else [[row[0] for row in g] for g in groups]

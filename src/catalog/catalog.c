@@ -48,8 +48,14 @@ void fy_arena_free(fy_arena *a) {
 
 ferry_catalog *fy_catalog_new(const ferry_hash_options *o) {
   ferry_catalog *c = calloc(1, sizeof *c);
-  if (c)
-    c->options = *o;
+  if (!c)
+    return NULL;
+  c->options = *o;
+  atomic_init(&c->unsorted, 0);
+  if (pthread_mutex_init(&c->mu, NULL)) {
+    free(c);
+    return NULL;
+  }
   return c;
 }
 
@@ -85,10 +91,158 @@ void fy_catalog_sort(ferry_catalog *c) {
     qsort(c->entries, c->count, sizeof *c->entries, by_path);
 }
 
+void fy_catalog_ready(const ferry_catalog *cc) {
+  /* every catalog is made by fy_catalog_new (malloc'd, never a const
+   * object): sorting it through a const pointer is defined */
+  ferry_catalog *c = (ferry_catalog *)cc;
+  if (!atomic_load_explicit(&c->unsorted, memory_order_acquire))
+    return;
+  pthread_mutex_lock(&c->mu);
+  if (atomic_load_explicit(&c->unsorted, memory_order_relaxed)) {
+    fy_catalog_sort(c);
+    atomic_store_explicit(&c->unsorted, 0, memory_order_release);
+  }
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* ------------------------------------------- catalogs built in memory */
+
+int ferry_catalog_new(const ferry_hash_options *options, ferry_catalog **catalog) {
+  if (!catalog)
+    return fy_error(FERRY_EINVAL, "ferry_catalog_new: NULL catalog");
+  *catalog = NULL;
+  ferry_hash_options def;
+  if (!options) {
+    ferry_hash_options_default(&def);
+    options = &def;
+  }
+  int rc = fy_hash_options_check(options);
+  if (rc)
+    return rc;
+  if (!(*catalog = fy_catalog_new(options)))
+    return fy_error(FERRY_ENOMEM, "ferry_catalog_new: out of memory");
+  return FERRY_OK;
+}
+
+static uint64_t path_hash(const char *s) { /* FNV-1a */
+  uint64_t h = 14695981039346656037ull;
+  for (; *s; s++)
+    h = (h ^ (uint8_t)*s) * 1099511628211ull;
+  return h;
+}
+
+/* The slot of `path` in the set: where it is, or the empty one it would take. */
+static size_t pathset_slot(const ferry_catalog *c, const char *path) {
+  size_t mask = c->pathset_cap - 1, s = (size_t)path_hash(path) & mask;
+  while (c->pathset[s] && strcmp(c->pathset[s], path))
+    s = (s + 1) & mask;
+  return s;
+}
+
+/* Room in the set for one more path (made from the entries at the first
+ * call: a loaded catalog can be added to as well). */
+static int pathset_reserve(ferry_catalog *c) {
+  if (c->pathset && 2 * (c->count + 1) <= c->pathset_cap)
+    return FERRY_OK;
+  size_t cap = 64;
+  while (cap < 2 * (c->count + 1))
+    cap *= 2;
+  const char **set = calloc(cap, sizeof *set);
+  if (!set)
+    return fy_error(FERRY_ENOMEM, "ferry_catalog_add: out of memory");
+  free(c->pathset);
+  c->pathset = set;
+  c->pathset_cap = cap;
+  for (size_t i = 0; i < c->count; i++)
+    set[pathset_slot(c, c->entries[i].path)] = c->entries[i].path;
+  return FERRY_OK;
+}
+
+/* What ferry_catalog_add refuses: the rules every entry of a .fidx keeps. */
+static int entry_check(const ferry_catalog *c, const ferry_catalog_entry *e) {
+  const char *p = e->path;
+  size_t pl = strlen(p), el = e->error ? strlen(e->error) : 0;
+  if (pl > 65535) /* a record's path length is 16 bits (record.c) */
+    return fy_error(FERRY_ETOO_LARGE, "ferry_catalog_add: a path of %zu bytes (at most 65535)", pl);
+  if (e->status != FERRY_OK && el > 65535)
+    return fy_error(FERRY_ETOO_LARGE,
+                    "ferry_catalog_add: %s: an error message of %zu bytes "
+                    "(at most 65535)",
+                    p, el);
+  if (c->count >= UINT32_MAX - 1) /* ferry_dupes numbers entries in 32 bits */
+    return fy_error(FERRY_ETOO_LARGE, "ferry_catalog_add: %s: the catalog is full (%zu entries)", p,
+                    c->count);
+  if (e->status > FERRY_OK || e->status < INT16_MIN)
+    return fy_error(FERRY_EINVAL,
+                    "ferry_catalog_add: %s: status %d is neither FERRY_OK nor an "
+                    "error",
+                    p, e->status);
+  if ((unsigned)e->format > FERRY_FORMAT_PACK)
+    return fy_error(FERRY_EINVAL, "ferry_catalog_add: %s: unknown format %d", p, (int)e->format);
+  if (e->width < 0 || e->height < 0 || (e->status == FERRY_OK && (!e->width || !e->height)))
+    return fy_error(FERRY_EINVAL, "ferry_catalog_add: %s: a picture of %d x %d", p, e->width,
+                    e->height);
+  if (e->status != FERRY_OK && e->kinds)
+    return fy_error(FERRY_EINVAL, "ferry_catalog_add: %s: a file that failed has no hashes", p);
+  if (e->kinds & ~c->options.kinds)
+    return fy_error(FERRY_EINVAL,
+                    "ferry_catalog_add: %s: hashes (kinds 0x%x) that the "
+                    "catalog's options (kinds 0x%x) leave out",
+                    p, e->kinds, c->options.kinds);
+  for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++) {
+    if (!(e->kinds & FERRY_HASH_MASK(k)))
+      continue;
+    const ferry_hash *h = &e->hash[k];
+    int want = k == FERRY_HASH_COLORHASH ? 14 * c->options.colorhash_bits
+                                         : c->options.hash_size * c->options.hash_size;
+    if (h->bits != want)
+      return fy_error(FERRY_EINVAL,
+                      "ferry_catalog_add: %s: a %d-bit %s (the catalog's options "
+                      "make %d bits)",
+                      p, h->bits, ferry_hash_kind_name((ferry_hash_kind)k), want);
+    for (int w = 0; w < 4; w++) {
+      int below = want - 64 * w; /* bits of the value in word w */
+      uint64_t spare = below >= 64 ? 0 : below <= 0 ? ~0ull : ~0ull << below;
+      if (h->w[w] & spare)
+        return fy_error(FERRY_EINVAL, "ferry_catalog_add: %s: its %s has bits set past its %d", p,
+                        ferry_hash_kind_name((ferry_hash_kind)k), want);
+    }
+  }
+  return FERRY_OK;
+}
+
+int ferry_catalog_add(ferry_catalog *c, const ferry_catalog_entry *e) {
+  if (!c || !e)
+    return fy_error(FERRY_EINVAL, "ferry_catalog_add: NULL argument");
+  if (!e->path || !*e->path)
+    return fy_error(FERRY_EINVAL, "ferry_catalog_add: an entry without a path");
+  int rc = entry_check(c, e);
+  if (rc)
+    return rc;
+  if ((rc = pathset_reserve(c)) != FERRY_OK)
+    return rc;
+  size_t slot = pathset_slot(c, e->path);
+  if (c->pathset[slot])
+    return fy_error(FERRY_EINVAL, "ferry_catalog_add: %s: already in the catalog", e->path);
+  ferry_catalog_entry copy = *e;
+  if (copy.status == FERRY_OK)
+    copy.error = ""; /* as in a .fidx: a message only for a file that failed */
+  int later = !c->count || strcmp(e->path, c->entries[c->count - 1].path) > 0;
+  if ((rc = fy_catalog_add(c, &copy)) != FERRY_OK)
+    return rc;
+  c->pathset[slot] = c->entries[c->count - 1].path;
+  if (!later)
+    atomic_store_explicit(&c->unsorted, 1, memory_order_release);
+  return FERRY_OK;
+}
+
 size_t ferry_catalog_size(const ferry_catalog *c) { return c ? c->count : 0; }
 
 const ferry_catalog_entry *ferry_catalog_get(const ferry_catalog *c, size_t i) {
-  return c && i < c->count ? &c->entries[i] : NULL;
+  if (!c || i >= c->count)
+    return NULL;
+  fy_catalog_ready(c);
+  return &c->entries[i];
 }
 
 void ferry_catalog_hash_options(const ferry_catalog *c, ferry_hash_options *o) { *o = c->options; }
@@ -97,7 +251,9 @@ void ferry_catalog_free(ferry_catalog *c) {
   if (!c)
     return;
   free(c->entries);
+  free(c->pathset);
   fy_arena_free(&c->strings);
+  pthread_mutex_destroy(&c->mu);
   free(c);
 }
 

@@ -13,7 +13,10 @@
 #define FY_CATALOG_H
 
 #include "core/internal.h"
+#include "io/walk.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 /* Strings of a catalog, in blocks that never move (entries point in). */
@@ -31,14 +34,27 @@ struct ferry_catalog {
   ferry_catalog_entry *entries;
   size_t count, cap;
   fy_arena strings;
+  /* ferry_catalog_add (the public one): the paths held, an open-addressing
+   * set of arena strings (made at its first call; pathset_cap a power of
+   * two, at most half full), and whether entries were added out of path
+   * order: then the first reader sorts them (fy_catalog_ready, under mu). */
+  const char **pathset;
+  size_t pathset_cap;
+  atomic_int unsorted;
+  pthread_mutex_t mu;
 };
 
 /* An empty catalog with these options. */
 ferry_catalog *fy_catalog_new(const ferry_hash_options *o);
-/* Appends a copy of e (strings copied into the arena). */
+/* Appends a copy of e (strings copied into the arena), unchecked: the
+ * library's own catalogs (loads, journals, updates) sort themselves. */
 int fy_catalog_add(ferry_catalog *c, const ferry_catalog_entry *e);
 /* Sorts by path (bytewise). */
 void fy_catalog_sort(ferry_catalog *c);
+/* Sorts the entries if ferry_catalog_add left them out of path order: every
+ * public reader of c->entries calls it first (safe from several threads;
+ * not while entries are being added). */
+void fy_catalog_ready(const ferry_catalog *c);
 
 /* CRC-32 (IEEE: zlib's crc32) of n bytes, continuing from crc. */
 uint32_t fy_crc32(uint32_t crc, const void *data, size_t n);
@@ -105,6 +121,8 @@ typedef struct fy_found_list {
   char **unread, **unread_why;
   size_t nunread, unread_cap;
   size_t skipped_moves;
+  /* files left out as formats ferry does not read yet (io/walk.h) */
+  size_t not_read[FY_NOT_READ_COUNT];
 } fy_found_list;
 
 /* Walks the roots (directories, recursively if asked, or files), keeping
@@ -123,6 +141,43 @@ void fy_found_free(fy_found_list *l);
 
 /* Whether `path` is `root` or lies under it. */
 int fy_path_under(const char *path, const char *root);
+
+/* 1 when `path` no longer exists (lstat: ENOENT or ENOTDIR); any other
+ * error is not taken as gone. */
+int fy_file_gone(const char *path);
+
+/* The catalog's lock without a run's journal: the same flock on
+ * INDEX.journal that ferry_index_update holds (created empty if missing,
+ * and then removed on unlock). */
+typedef struct fy_catalog_lock_t {
+  int fd, created;
+  char *path;
+} fy_catalog_lock_t;
+int fy_catalog_lock(const char *index_path, fy_catalog_lock_t *lock);
+void fy_catalog_unlock(fy_catalog_lock_t *lock);
+
+/* Entries of a catalog by (name, size, mtime), to recognise moved files
+ * (moved.c). */
+typedef struct fy_moved_key {
+  uint64_t size;
+  int64_t mtime_ns;
+  const char *name; /* the last part of the path */
+  size_t i;         /* the entry */
+} fy_moved_key;
+typedef struct fy_moved {
+  const ferry_catalog *cat;
+  fy_moved_key *keys;
+  uint8_t *taken;
+  size_t n;
+} fy_moved;
+int fy_moved_init(fy_moved *m, const ferry_catalog *c);
+/* The entry (status OK) with this name, size and mtime whose file is gone
+ * and that no other file took, marked taken; NULL if none. */
+const ferry_catalog_entry *fy_moved_find(fy_moved *m, const char *path, uint64_t size,
+                                         int64_t mtime_ns);
+/* Whether entry i of the catalog was taken by a moved file. */
+int fy_moved_taken(const fy_moved *m, size_t i);
+void fy_moved_free(fy_moved *m);
 
 /* The undo log `ferry dupes --move-dupes-to DIR` keeps in DIR; a folder
  * holding one is a move destination, which the catalog walk leaves out. */

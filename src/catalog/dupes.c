@@ -98,6 +98,7 @@ int ferry_dupes_find(const ferry_catalog *cat, ferry_hash_kind kind,
   if (!cat || !out || (unsigned)kind >= FERRY_HASH_KIND_COUNT)
     return fy_error(FERRY_EINVAL, "ferry_dupes_find: bad argument");
   *out = NULL;
+  fy_catalog_ready(cat); /* entries added out of order: sorted by path now */
   if (!(cat->options.kinds & FERRY_HASH_MASK(kind)))
     return fy_error(FERRY_EINVAL, "the catalog has no %s hashes (built with other --hashes)",
                     ferry_hash_kind_name(kind));

@@ -51,6 +51,7 @@ static void write_json(const ferry_catalog *c, FILE *f) {
     const ferry_catalog_entry *e = &c->entries[i];
     fputs(i ? ",\n  {\"path\": " : "\n  {\"path\": ", f);
     fy_json_string(f, e->path);
+    fy_json_path_b64(f, "path_b64", e->path);
     fprintf(f,
             ", \"size\": %llu, \"mtime_ns\": %lld, \"width\": %d, \"height\": %d, "
             "\"format\": \"%s\", \"error\": ",
@@ -80,6 +81,7 @@ int ferry_catalog_export(const ferry_catalog *c, const char *out_path, const cha
   int csv = !strcmp(format, "csv"), json = !strcmp(format, "json");
   if (!csv && !json)
     return fy_error(FERRY_EINVAL, "export format must be csv or json, not '%s'", format);
+  fy_catalog_ready(c);
   FILE *f;
   int rc = fy_open_out(out_path, &f);
   if (rc)

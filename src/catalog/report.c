@@ -34,11 +34,13 @@ static void write_json(const ferry_dupes *d, FILE *f) {
     size_t n = ferry_dupes_group(d, g, &m);
     fprintf(f, "%s\n  {\"group\": %zu, \"keeper\": ", g ? "," : "", g);
     fy_json_string(f, entry(d, m[0])->path);
+    fy_json_path_b64(f, "keeper_b64", entry(d, m[0])->path);
     fputs(", \"members\": [", f);
     for (size_t k = 0; k < n; k++) {
       const ferry_catalog_entry *e = entry(d, m[k]);
       fputs(k ? ", {\"path\": " : "{\"path\": ", f);
       fy_json_string(f, e->path);
+      fy_json_path_b64(f, "path_b64", e->path);
       fprintf(f,
               ", \"keeper\": %s, \"distance\": %d, \"width\": %d, \"height\": %d, "
               "\"size\": %llu}",
@@ -75,6 +77,10 @@ static void write_member(const ferry_dupes *d, FILE *f, uint32_t keeper, uint32_
   const ferry_catalog_entry *e = entry(d, i);
   fprintf(f, "<figure class=\"member%s\" data-path=\"", first ? " keeper" : "");
   fy_html_text(f, e->path);
+  if (!fy_utf8_valid(e->path)) { /* the exact bytes, for scripts */
+    fputs("\" data-path-b64=\"", f);
+    fy_base64(f, (const uint8_t *)e->path, strlen(e->path));
+  }
   fprintf(f, "\" data-distance=\"%d\">", ferry_dupes_distance(d, keeper, i));
   uint8_t *jpg;
   size_t n;

@@ -91,9 +91,12 @@ static int walk(const char *dir, int recursive, int all_files, int is_root, fy_f
     } else if (S_ISDIR(lst.st_mode)) {
       if (recursive)
         rc = walk(path, recursive, all_files, 0, out);
-    } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-               (all_files || fy_is_image_name(names[i]))) {
-      rc = add(out, path, &st); /* symlinks to files are followed */
+    } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+      int k;
+      if (all_files || fy_is_image_name(names[i]))
+        rc = add(out, path, &st); /* symlinks to files are followed */
+      else if ((k = fy_not_read_format(names[i])) >= 0)
+        out->not_read[k]++; /* for the "no image files" message */
     }
     free(path);
   }

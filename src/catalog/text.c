@@ -60,16 +60,43 @@ void fy_json_string(FILE *f, const char *str) {
   fputc('"', f);
 }
 
-void fy_html_text(FILE *f, const char *s) {
-  for (; *s; s++) {
+int fy_utf8_valid(const char *str) {
+  const unsigned char *s = (const unsigned char *)str;
+  while (*s) {
+    int n = utf8_len(s);
+    if (!n)
+      return 0;
+    s += n;
+  }
+  return 1;
+}
+
+void fy_json_path_b64(FILE *f, const char *key, const char *path) {
+  if (fy_utf8_valid(path))
+    return;
+  fprintf(f, ", \"%s\": \"", key);
+  fy_base64(f, (const uint8_t *)path, strlen(path));
+  fputc('"', f);
+}
+
+void fy_html_text(FILE *f, const char *str) {
+  const unsigned char *s = (const unsigned char *)str;
+  while (*s) {
+    int n = *s < 0x20 || *s == 0x7f ? 0 : utf8_len(s);
+    if (n == 0) { /* a control character or a byte that is not UTF-8 */
+      fprintf(f, "\\x%02X", *s++);
+      continue;
+    }
     switch (*s) {
     case '<': fputs("&lt;", f); break;
     case '>': fputs("&gt;", f); break;
     case '&': fputs("&amp;", f); break;
     case '"': fputs("&quot;", f); break;
     case '\'': fputs("&#39;", f); break;
-    default: fputc(*s, f);
+    case '\\': fputs("\\\\", f); break; /* so that \xNN above is never ambiguous */
+    default: fwrite(s, 1, (size_t)n, f);
     }
+    s += n;
   }
 }
 

@@ -12,7 +12,15 @@ void fy_csv_field(FILE *f, const char *s);
 /* A JSON string literal. Bytes that are not (strict) UTF-8 become lone
  * surrogates \udc80..\udcff (Python's surrogateescape): lossless. */
 void fy_json_string(FILE *f, const char *s);
-/* Text escaped for HTML content and attribute values. */
+/* 1 when s is strict UTF-8 (as fy_json_string judges it). */
+int fy_utf8_valid(const char *s);
+/* For a path that is not UTF-8: `, "KEY": "BASE64"`, its exact bytes in
+ * base64 (any JSON reader, not only Python's surrogateescape, gets them
+ * back); nothing for a UTF-8 path. */
+void fy_json_path_b64(FILE *f, const char *key, const char *path);
+/* Text escaped for HTML content and attribute values: <>&"' as entities;
+ * bytes that are not UTF-8 and control characters as \xNN, a backslash as
+ * \\ (readable, reversible; the page stays valid UTF-8). */
 void fy_html_text(FILE *f, const char *s);
 /* Base64 of n bytes (for data: URIs). */
 void fy_base64(FILE *f, const uint8_t *d, size_t n);

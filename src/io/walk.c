@@ -22,6 +22,25 @@ int fy_is_image_name(const char *name) {
   return 0;
 }
 
+const char *const fy_not_read_names[FY_NOT_READ_COUNT] = {"HEIC/HEIF", "TIFF", "BMP",
+                                                          "GIF",       "AVIF", "camera raw"};
+
+int fy_not_read_format(const char *name) {
+  const char *dot = strrchr(name, '.');
+  if (!dot || name[0] == '.')
+    return -1;
+  static const struct {
+    const char *ext;
+    int format;
+  } tab[] = {{".heic", 0}, {".heif", 0}, {".hif", 0}, {".tif", 1}, {".tiff", 1}, {".bmp", 2},
+             {".gif", 3},  {".avif", 4}, {".cr2", 5}, {".cr3", 5}, {".nef", 5},  {".arw", 5},
+             {".dng", 5},  {".raf", 5},  {".orf", 5}, {".rw2", 5}};
+  for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
+    if (strcasecmp(dot, tab[i].ext) == 0)
+      return tab[i].format;
+  return -1;
+}
+
 static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }

@@ -22,4 +22,12 @@ int fy_is_image_name(const char *name);
 #define FY_IMAGE_EXTENSIONS ".jpg .jpeg .jpe .jfif .png .webp"
 #define FY_IMAGE_FORMATS_NOT_READ "HEIC, TIFF, BMP and GIF are not read"
 
+/* Image formats ferry does not read yet, known by extension (any case):
+ * fy_not_read_format gives an index into fy_not_read_names ("HEIC/HEIF",
+ * "TIFF", ...), or -1. Walks count them so that "no image files" can say
+ * which formats were seen. */
+#define FY_NOT_READ_COUNT 6
+extern const char *const fy_not_read_names[FY_NOT_READ_COUNT];
+int fy_not_read_format(const char *name);
+
 #endif

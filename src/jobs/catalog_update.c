@@ -288,6 +288,9 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
     rc = fy_error(FERRY_ENOMEM, "out of memory");
   ferry_index_progress pg = {0};
   size_t ntodo = 0;
+  fy_moved moved = {0};
+  if (!rc)
+    rc = fy_moved_init(&moved, old);
   if (!rc) {
     st->unread = found.nunread;
     st->skipped_moves = found.skipped_moves;
@@ -298,26 +301,9 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
       (options->on_error ? options->on_error : default_error)(options->error_user, found.unread[u],
                                                               FERRY_EIO, msg);
     }
-    /* entries outside the roots stay as they are; so do those under a
-     * folder that could not be read this time (never dropped as removed) */
-    for (size_t i = 0; old && i < old->count && !rc; i++) {
-      const char *p = old->entries[i].path;
-      int under = 0, unread = 0;
-      for (int r = 0; r < nroots && !under; r++)
-        under = fy_path_under(p, canon[r]);
-      for (size_t u = 0; under && u < found.nunread && !unread; u++)
-        unread = fy_path_under(p, found.unread[u]) && !in_found(&found, p);
-      if (!under || unread) {
-        rc = fy_catalog_add(out, &old->entries[i]);
-        if (unread)
-          st->unread_kept++;
-        else
-          st->kept++;
-      }
-    }
     for (size_t i = 0; i < found.n && !rc; i++) {
       const fy_found *f = &found.v[i];
-      const ferry_catalog_entry *j = lookup(resumed, f->path), *e = lookup(old, f->path);
+      const ferry_catalog_entry *j = lookup(resumed, f->path), *e = lookup(old, f->path), *m;
       if (unchanged(j, f)) {
         rc = fy_catalog_add(out, j);
         st->resumed++;
@@ -327,8 +313,36 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
         rc = fy_catalog_add(out, e);
         st->reused++;
         st->failed += e->status != FERRY_OK;
+      } else if (!e && (m = fy_moved_find(&moved, f->path, f->size, f->mtime_ns)) != NULL) {
+        ferry_catalog_entry copy = *m; /* the same file, moved: its hashes */
+        copy.path = f->path;
+        rc = fy_catalog_add(out, &copy);
+        st->moved++;
       } else {
         todo[ntodo++] = i;
+      }
+    }
+    /* entries outside the roots stay as they are; so do those under a
+     * folder that could not be read this time (never dropped as removed) */
+    for (size_t i = 0; old && i < old->count && !rc; i++) {
+      const char *p = old->entries[i].path;
+      int under = 0, unread = 0;
+      for (int r = 0; r < nroots && !under; r++)
+        under = fy_path_under(p, canon[r]);
+      for (size_t u = 0; under && u < found.nunread && !unread; u++)
+        unread = fy_path_under(p, found.unread[u]) && !in_found(&found, p);
+      if (fy_moved_taken(&moved, i))
+        continue; /* its file was found under another path */
+      if (!under && options->prune && fy_file_gone(p)) {
+        st->pruned++;
+        continue;
+      }
+      if (!under || unread) {
+        rc = fy_catalog_add(out, &old->entries[i]);
+        if (unread)
+          st->unread_kept++;
+        else
+          st->kept++;
       }
     }
     if (old) /* entries under the roots whose file is gone */
@@ -339,12 +353,13 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
         int unread = 0;
         for (size_t u = 0; under && u < found.nunread && !unread; u++)
           unread = fy_path_under(old->entries[i].path, found.unread[u]);
-        if (under && !unread && !in_found(&found, old->entries[i].path))
+        if (under && !unread && !in_found(&found, old->entries[i].path) &&
+            !fy_moved_taken(&moved, i))
           st->removed++;
       }
     pg.total = found.n;
-    pg.done = st->resumed + st->reused;
-    pg.reused = st->reused + st->resumed;
+    pg.done = st->resumed + st->reused + st->moved;
+    pg.reused = st->reused + st->resumed + st->moved;
     pg.failed = st->failed;
   }
   if (!rc)
@@ -373,6 +388,7 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
   free(canon);
   free(todo);
   fy_found_free(&found);
+  fy_moved_free(&moved);
   ferry_catalog_free(old);
   ferry_catalog_free(resumed);
   ferry_catalog_free(fresh);

@@ -95,7 +95,7 @@ check load-stall-close 1 "loader closed with 1 thread still blocked" -- \
 check load-stall-off 3 "epoch 0: 48 images" -- \
   env FERRY_STALL_AT=5:500 "$FERRY" load "$SAMPLE" --size 32 --batch 4 --workers 2 --stall-timeout 0 --quiet
 # ferry dupes given a folder says how to make its catalog; an empty catalog has no groups
-check dupes-folder 2 "is a folder: dupes reads a catalog; make one first with .ferry hash" -- \
+check dupes-folder 2 "ferry hash .*/sample -o .*/sample.fidx" -- \
   "$FERRY" dupes "$SAMPLE"
 mkdir -p "$TMP/allbad" && echo junk > "$TMP/allbad/x.jpg"
 "$FERRY" hash "$TMP/allbad" -o "$TMP/allbad.fidx" >/dev/null 2>&1
@@ -106,9 +106,11 @@ check load-bad-rank 1 "rank 5 not in" -- "$FERRY" load "$SAMPLE" --rank 5 --worl
 check load-missing 1 "nowhere: No such file" -- "$FERRY" load "$TMP/nowhere"
 mkdir -p "$TMP/emptydir"
 check load-empty 1 "no images found" -- "$FERRY" load "$TMP/emptydir"
-# a folder of formats ferry does not read says which it reads
+check hash-no-images-at-all 1 "no image files found .ferry reads JPEG, PNG and WebP: .jpg .jpeg .jpe .jfif .png .webp; HEIC, TIFF, BMP and GIF are not read" -- \
+  "$FERRY" hash "$TMP/emptydir"
+# a folder of formats ferry does not read says which it saw and which it reads
 touch "$TMP/emptydir/a.heic" "$TMP/emptydir/b.tif"
-check hash-no-images 1 "no image files found .ferry reads JPEG, PNG and WebP: .jpg .jpeg .jpe .jfif .png .webp; HEIC, TIFF, BMP and GIF are not read" -- \
+check hash-no-images 1 "no image files ferry reads: found 1 HEIC/HEIF, 1 TIFF file.s., formats ferry does not read yet .it reads JPEG, PNG and WebP: .jpg .jpeg .jpe .jfif .png .webp" -- \
   "$FERRY" hash "$TMP/emptydir"
 check load-no-images 1 "no images found .looked for .jpg .jpeg .jpe .jfif .png .webp in it" -- \
   "$FERRY" load "$TMP/emptydir"

@@ -172,6 +172,94 @@ def test_find_duplicates_groups_edited_copies(photos, tmp_path):
     assert "g0_thumb.jpg" not in names[0] and "._g0_q40.jpg" not in names[0], names[0]
 
 
+def _cli_groups(root, tmp_path, mode, hash_size, kind, threshold):
+    """`ferry hash ROOT -o X.fidx && ferry dupes X.fidx` as find_duplicates'
+    details: [[(path, width, height, distance to the keeper), ...], ...]."""
+    import json
+    import subprocess
+    from ferrylib import FERRY_BIN
+    cat = tmp_path / f"cli_{mode}_{hash_size}.fidx"
+    r = subprocess.run([FERRY_BIN, "hash", str(root), "-o", str(cat), "--mode", mode,
+                        "--hash-size", str(hash_size), "--hashes", kind, "--threads", "2", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode in (0, 3), r.stderr  # 3: some files failed, as meant
+    r = subprocess.run([FERRY_BIN, "dupes", str(cat), "--hash", kind, "--threshold",
+                        str(threshold), "--format", "json", "-q"],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return [[(m["path"], m["width"], m["height"], m["distance"]) for m in g["members"]]
+            for g in json.loads(r.stdout)["groups"]]
+
+
+def _same_as_cli(root, tmp_path, mode="fast", hash_size=8, kind="phash", threshold=None):
+    if threshold is None:
+        threshold = 10 if hash_size == 8 else 72  # the CLI's default for pHash
+    cli = _cli_groups(root, tmp_path, mode, hash_size, kind, threshold)
+    py = ferry.find_duplicates(root, kind, threshold, mode=mode, hash_size=hash_size,
+                               workers=2, details=True)
+    assert [[tuple(m) for m in g] for g in py] == cli  # members, keepers, order, distances
+    assert ferry.find_duplicates(root, kind, threshold, mode=mode, hash_size=hash_size,
+                                 workers=2) == [[m[0] for m in g] for g in cli]
+    return py
+
+
+def test_find_duplicates_is_the_cli(photos, tmp_path):
+    """find_duplicates and `ferry dupes` are one rule (ferry_dupes_find): the
+    same groups, keepers and order on copies that tie in resolution (then
+    the larger file, then the first path keeps), resized and recompressed
+    copies, a subfolder and a broken file."""
+    from PIL import Image
+    root = (tmp_path / "set").resolve()
+    (root / "sub").mkdir(parents=True)
+    for i, src in enumerate(photos[:5]):
+        im = Image.open(src).convert("RGB")
+        im.save(root / f"p{i}_q95.jpg", quality=95)
+        im.save(root / "sub" / f"p{i}_q40.jpg", quality=40)  # same size, smaller file
+        im.resize((im.width // 2, im.height // 2)).save(root / f"p{i}_half.png")
+        shutil.copy(root / f"p{i}_q95.jpg", root / "sub" / f"a_p{i}_copy.jpg")  # a tie
+    for src in photos[5:9]:
+        shutil.copy(src, root / f"single_{os.path.basename(src)}")
+    (root / "broken.jpg").write_bytes(b"\xff\xd8\xff\xe0 not really a JPEG")
+    groups = _same_as_cli(root, tmp_path)
+    assert len(groups) >= 5
+    for i in range(5):
+        g = next(g for g in groups if any(f"p{i}_" in m[0] for m in g))
+        # the tie of q95 and its copy: the first path keeps (bytewise: "p0_q95.jpg" < "sub/")
+        assert g[0][0] == str(root / f"p{i}_q95.jpg")
+        assert [m[0] for m in g[1:]] == sorted(m[0] for m in g[1:])  # the others in path order
+        assert g[0][3] == 0
+    _same_as_cli(root, tmp_path, hash_size=16)
+    _same_as_cli(root, tmp_path, kind="dhash", threshold=12)
+
+
+@pytest.mark.parametrize("mode", ["fast", "compatible"])
+def test_find_duplicates_is_the_cli_on_the_corpus(tmp_path, mode):
+    from ferrylib import CORPUS
+    root = CORPUS / "dupes"
+    if not root.is_dir():
+        print(f"SKIPPED: shared corpus not found at {root}")
+        pytest.skip(f"shared corpus not found at {root}")
+    groups = _same_as_cli(root.resolve(), tmp_path, mode=mode, hash_size=16)
+    assert len(groups) > 10
+    _same_as_cli(root.resolve(), tmp_path, mode=mode, hash_size=8, threshold=10)
+
+
+def test_find_groups_arguments(photos):
+    files = photos[:3] + [photos[0]]
+    items, _, _ = _ferry.hash_files(files, kinds=1 << _ferry.hash_kind_parse("phash"))
+    with pytest.raises(ferry.InvalidArgument, match="already in the catalog"):
+        _ferry.find_groups(files, items, "phash", 64)
+    with pytest.raises(ferry.InvalidArgument, match="one item per path"):
+        _ferry.find_groups(files, items[:2], "phash", 8)
+    with pytest.raises(ferry.InvalidArgument, match="no dhash"):
+        _ferry.find_groups(files[:3], items[:3], "dhash", 8)
+    with pytest.raises(ferry.InvalidArgument):
+        _ferry.find_groups(files[:3], items[:3], "nohash", 8)
+    with pytest.raises(ferry.InvalidArgument, match="hash size"):
+        _ferry.find_groups(files[:3], items[:3], "phash", 8, hash_size=7)
+    # a path named twice counts once in find_duplicates
+    assert ferry.find_duplicates([photos[0], photos[0]], threshold=64) == []
+
 def test_hamming_primitives():
     codes = np.array([0b0000, 0b0001, 0b0111, 0xFFFF], dtype=np.uint64)
     pairs = np.asarray(_ferry.hamming_pairs(codes.tobytes(), 1, 2))

@@ -257,9 +257,10 @@ def test_move_dupes_dry_run_and_apply(tmp_path):
     assert len(moved) == 3 and all(str(pics)[1:] in str(m) for m in moved)
     log = list(csv.DictReader(open(aside / "ferry-moves.csv")))
     assert len(log) == 3 and all(pathlib.Path(x["to"]).exists() for x in log)
-    # again: the files are gone, nothing is moved twice, the user is told
+    # again: the files are gone, left out (never listed or moved twice), the user is told
     r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
-    assert r.returncode == 3 and "not moved" in r.stderr
+    assert r.returncode == 0 and "3 entries left out" in r.stderr and "moved 0 files" in r.stderr
+    assert len(list(csv.DictReader(open(aside / "ferry-moves.csv")))) == 3
     r = ferry("dupes", cat, "--apply")
     assert r.returncode == 2 and "--move-dupes-to" in r.stderr
 
@@ -329,8 +330,9 @@ def test_move_keeper_is_a_link(tmp_path):
 
 
 def test_move_keeper_gone_or_replaced(tmp_path):
-    """The keeper deleted, or replaced by another picture, after hashing:
-    nothing of its group moves (exit 3)."""
+    """The keeper deleted after hashing: it is left out (never listed), the
+    group is what remains and one copy always stays. The keeper replaced by
+    another picture: nothing of its group moves (exit 3)."""
     pics = tmp_path / "pics"
     _three_copies(pics)
     cat, aside = tmp_path / "c.fidx", tmp_path / "aside"
@@ -338,8 +340,13 @@ def test_move_keeper_gone_or_replaced(tmp_path):
     keeper = pics / "big.jpg"
     keeper.unlink()
     r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
-    assert r.returncode == 3 and "keeper of its group is gone or changed" in r.stderr, r.stderr
-    assert sorted(p.name for p in pics.iterdir()) == ["copy0.jpg", "copy1.jpg"]
+    assert r.returncode == 0 and "1 entries left out" in r.stderr, r.stderr
+    assert sorted(p.name for p in pics.iterdir()) == ["copy0.jpg"]
+    shutil.rmtree(pics)
+    shutil.rmtree(aside)
+    _three_copies(pics)
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    keeper.unlink()
     shutil.copy(FIX / "palette.png", keeper)  # another picture under the keeper's name
     r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
     assert r.returncode == 3 and "keeper of its group is gone or changed" in r.stderr, r.stderr
@@ -599,6 +606,7 @@ def test_dupes_of_100000_identical_hashes_in_bounded_memory(tmp_path):
     out = bytearray(d[:32]) + struct.pack("<Q", n)
     for i in range(n):  # sorted paths, as the catalog keeps them
         path = f"{pics}/{i:06d}.jpg".encode()
+        os.symlink("a.jpg", path)  # files that exist: dupes leaves vanished ones out
         new = bytearray(rec[:40]) + path + rec[40 + pl:]
         struct.pack_into("<H", new, 32, len(path))
         out += struct.pack("<I", len(new)) + new

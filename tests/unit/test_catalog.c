@@ -7,6 +7,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -434,6 +435,276 @@ static void test_dupes_clique(void) {
   ferry_catalog_free(c);
 }
 
+/* ------------------------------------------- a catalog built in memory */
+
+typedef struct reader_arg {
+  const ferry_catalog *c;
+  int sorted;
+} reader_arg;
+
+static void *read_catalog(void *user) {
+  reader_arg *a = user;
+  a->sorted = 1;
+  for (size_t i = 1; i < ferry_catalog_size(a->c); i++)
+    a->sorted &= strcmp(ferry_catalog_get(a->c, i - 1)->path, ferry_catalog_get(a->c, i)->path) < 0;
+  return NULL;
+}
+
+/* The same dupes (groups, members, keepers first) from two catalogs of the
+ * same entries. */
+static void same_dupes(const ferry_catalog *a, const ferry_catalog *b, ferry_hash_kind kind,
+                       int threshold) {
+  ferry_search_options so;
+  ferry_search_options_default(&so);
+  so.threshold = threshold;
+  ferry_dupes *da = NULL, *db = NULL;
+  CHECK_MSG(ferry_dupes_find(a, kind, &so, &da) == FERRY_OK, "%s", ferry_last_error());
+  CHECK(ferry_dupes_find(b, kind, &so, &db) == FERRY_OK);
+  CHECK_MSG(ferry_dupes_group_count(da) == ferry_dupes_group_count(db), "%s <= %d: %zu, %zu",
+            ferry_hash_kind_name(kind), threshold, ferry_dupes_group_count(da),
+            ferry_dupes_group_count(db));
+  CHECK(ferry_dupes_pair_count(da) == ferry_dupes_pair_count(db));
+  for (size_t g = 0; g < ferry_dupes_group_count(da) && g < ferry_dupes_group_count(db); g++) {
+    const uint32_t *ma, *mb;
+    size_t na = ferry_dupes_group(da, g, &ma), nb = ferry_dupes_group(db, g, &mb);
+    CHECK_MSG(na == nb && !memcmp(ma, mb, na * sizeof *ma), "%s <= %d: group %zu differs",
+              ferry_hash_kind_name(kind), threshold, g);
+  }
+  ferry_dupes_free(da);
+  ferry_dupes_free(db);
+}
+
+static void test_memory_catalog(void) {
+  /* a folder of the fixtures, exact copies (keepers decided by path) and a
+   * broken file, indexed on disk */
+  char dir[2048], index[2048], from[8192], to[8192];
+  snprintf(dir, sizeof dir, "%s/mem", tmp);
+  snprintf(index, sizeof index, "%s/mem.fidx", tmp);
+  mkdir(dir, 0755);
+  snprintf(from, sizeof from, "%s/hash", check_fixtures());
+  DIR *dd = opendir(from);
+  struct dirent *de;
+  int copies = 0;
+  while (dd && (de = readdir(dd)) != NULL) {
+    const char *x = strrchr(de->d_name, '.');
+    if (!x || (strcmp(x, ".jpg") && strcmp(x, ".png") && strcmp(x, ".webp")))
+      continue;
+    snprintf(from, sizeof from, "%s/hash/%s", check_fixtures(), de->d_name);
+    snprintf(to, sizeof to, "%s/%s", dir, de->d_name);
+    copy_file(from, to);
+    if (copies < 3) {
+      snprintf(to, sizeof to, "%s/0copy_%s", dir, de->d_name);
+      copy_file(from, to);
+      snprintf(to, sizeof to, "%s/zcopy_%s", dir, de->d_name);
+      copy_file(from, to);
+      copies++;
+    }
+  }
+  if (dd)
+    closedir(dd);
+  snprintf(to, sizeof to, "%s/broken.jpg", dir);
+  FILE *f = fopen(to, "wb");
+  fputs("\xff\xd8\xff\xe0 not a JPEG", f);
+  fclose(f);
+  const char *roots[] = {dir};
+  ferry_index_options io;
+  ferry_index_options_default(&io);
+  io.on_error = count_error;
+  io.threads = 2;
+  ferry_index_stats st;
+  CHECK_MSG(ferry_index_update(index, roots, 1, &io, &st) == FERRY_OK, "%s", ferry_last_error());
+  ferry_catalog *disk = NULL;
+  CHECK(ferry_catalog_load(index, &disk) == FERRY_OK);
+  if (!disk)
+    return;
+  size_t n = ferry_catalog_size(disk);
+  CHECK(n > 10);
+
+  /* the same files hashed with ferry_hash_files, added in reverse order */
+  ferry_hash_options ho;
+  ferry_catalog_hash_options(disk, &ho);
+  const char **paths = calloc(n + 1, sizeof *paths);
+  ferry_hash_result *res = calloc(n + 1, sizeof *res);
+  int *status = calloc(n + 1, sizeof *status);
+  char **errs = calloc(n + 1, sizeof *errs);
+  for (size_t i = 0; i < n; i++)
+    paths[i] = ferry_catalog_get(disk, i)->path;
+  ferry_hash_files_options run;
+  ferry_hash_files_options_default(&run);
+  run.threads = 2;
+  CHECK(ferry_hash_files(paths, n, &ho, &run, res, status, errs, NULL) == FERRY_OK);
+  ferry_catalog *mem = NULL;
+  CHECK(ferry_catalog_new(&ho, &mem) == FERRY_OK);
+  for (size_t k = n; mem && k-- > 0;) {
+    struct stat sb;
+    CHECK(stat(paths[k], &sb) == 0);
+    ferry_catalog_entry e;
+    memset(&e, 0, sizeof e);
+    e.path = paths[k];
+    e.size = (uint64_t)sb.st_size;
+    e.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    e.format = res[k].format;
+    e.status = status[k];
+    e.error = errs[k];
+    if (!status[k]) {
+      e.width = res[k].width;
+      e.height = res[k].height;
+      e.kinds = res[k].kinds;
+      memcpy(e.hash, res[k].hash, sizeof e.hash);
+    }
+    CHECK_MSG(ferry_catalog_add(mem, &e) == FERRY_OK, "%s", ferry_last_error());
+  }
+  if (!mem || ferry_catalog_size(mem) != n) {
+    CHECK(0);
+    goto out;
+  }
+  /* sorted on first use, from two threads at once */
+  pthread_t t[2];
+  reader_arg ra[2] = {{mem, 0}, {mem, 0}};
+  for (int i = 0; i < 2; i++)
+    pthread_create(&t[i], NULL, read_catalog, &ra[i]);
+  for (int i = 0; i < 2; i++) {
+    pthread_join(t[i], NULL);
+    CHECK(ra[i].sorted);
+  }
+  for (size_t i = 0; i < n; i++) {
+    const ferry_catalog_entry *a = ferry_catalog_get(disk, i), *b = ferry_catalog_get(mem, i);
+    CHECK_MSG(!strcmp(a->path, b->path) && a->size == b->size && a->mtime_ns == b->mtime_ns &&
+                  a->width == b->width && a->height == b->height && a->format == b->format &&
+                  a->status == b->status && !strcmp(a->error, b->error) && a->kinds == b->kinds &&
+                  !memcmp(a->hash, b->hash, sizeof a->hash),
+              "entry %zu: %s / %s", i, a->path, b->path);
+  }
+  for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++) {
+    if (!(ho.kinds & FERRY_HASH_MASK(k)))
+      continue;
+    int bits = k == FERRY_HASH_COLORHASH ? 14 * ho.colorhash_bits : ho.hash_size * ho.hash_size;
+    int thresholds[] = {0, ferry_dupes_default_threshold((ferry_hash_kind)k, ho.hash_size), bits};
+    for (int t3 = 0; t3 < 3; t3++)
+      same_dupes(disk, mem, (ferry_hash_kind)k, thresholds[t3]);
+  }
+  { /* the copies: one group each, the first path the keeper among equals */
+    ferry_dupes *d = NULL;
+    CHECK(ferry_dupes_find(mem, FERRY_HASH_PHASH, NULL, &d) == FERRY_OK);
+    int groups_of_copies = 0;
+    for (size_t g = 0; g < ferry_dupes_group_count(d); g++) {
+      const uint32_t *m;
+      size_t cnt = ferry_dupes_group(d, g, &m);
+      const char *keeper = strrchr(ferry_catalog_get(mem, m[0])->path, '/') + 1;
+      for (size_t k = 1; k < cnt; k++) {
+        const char *other = strrchr(ferry_catalog_get(mem, m[k])->path, '/') + 1;
+        if (!strncmp(other, "zcopy_", 6) && !strcmp(other + 6, keeper + 6)) {
+          CHECK_MSG(!strncmp(keeper, "0copy_", 6), "keeper %s", keeper);
+          groups_of_copies++;
+        }
+      }
+    }
+    CHECK_MSG(groups_of_copies == copies, "%d groups of copies", groups_of_copies);
+    ferry_dupes_free(d);
+  }
+  {
+    char out[8192];
+    snprintf(out, sizeof out, "%s/mem.csv", tmp);
+    CHECK(ferry_catalog_export(mem, out, "csv") == FERRY_OK);
+  }
+
+  /* what is refused, with a message; nothing added then */
+  ferry_catalog_entry good = *ferry_catalog_get(mem, 0), e;
+  for (size_t i = 0; i < n && good.status; i++)
+    good = *ferry_catalog_get(mem, i);
+  ferry_catalog *x = (ferry_catalog *)1;
+  CHECK(ferry_catalog_new(&ho, NULL) == FERRY_EINVAL);
+  ferry_hash_options bad = ho;
+  bad.hash_size = 7;
+  CHECK(ferry_catalog_new(&bad, &x) == FERRY_EINVAL && x == NULL);
+  CHECK(strstr(ferry_last_error(), "hash size") != NULL);
+  CHECK(ferry_catalog_add(NULL, &good) == FERRY_EINVAL);
+  CHECK(ferry_catalog_add(mem, NULL) == FERRY_EINVAL);
+  e = good;
+  e.path = "";
+  CHECK(ferry_catalog_add(mem, &e) == FERRY_EINVAL);
+  CHECK(strstr(ferry_last_error(), "without a path") != NULL);
+  CHECK(ferry_catalog_add(mem, &good) == FERRY_EINVAL); /* the same path again */
+  CHECK(strstr(ferry_last_error(), "already in the catalog") != NULL);
+  CHECK(strstr(ferry_last_error(), good.path) != NULL);
+  e = good;
+  e.path = "/new/one.jpg";
+  e.hash[FERRY_HASH_PHASH].bits = 64;
+  CHECK(ferry_catalog_add(mem, &e) == FERRY_EINVAL);
+  CHECK(strstr(ferry_last_error(), "64-bit phash") != NULL);
+  e = good;
+  e.path = "/new/one.jpg";
+  e.hash[FERRY_HASH_COLORHASH].w[0] |= 1ull << 63; /* past colorhash's 42 bits */
+  CHECK(ferry_catalog_add(mem, &e) == FERRY_EINVAL);
+  CHECK(strstr(ferry_last_error(), "bits set past") != NULL);
+  e = good;
+  e.path = "/new/one.jpg";
+  e.status = FERRY_ECORRUPT;
+  CHECK(ferry_catalog_add(mem, &e) == FERRY_EINVAL); /* failed, with hashes */
+  e.status = 3;
+  e.kinds = 0;
+  CHECK(ferry_catalog_add(mem, &e) == FERRY_EINVAL);
+  e = good;
+  e.path = "/new/one.jpg";
+  e.width = 0;
+  CHECK(ferry_catalog_add(mem, &e) == FERRY_EINVAL);
+  e.width = good.width;
+  e.format = (ferry_format)99;
+  CHECK(ferry_catalog_add(mem, &e) == FERRY_EINVAL);
+  char *longp = malloc(70000);
+  memset(longp, 'a', 69999);
+  longp[0] = '/';
+  longp[69999] = 0;
+  e = good;
+  e.path = longp;
+  CHECK(ferry_catalog_add(mem, &e) == FERRY_ETOO_LARGE);
+  free(longp);
+  CHECK(ferry_catalog_size(mem) == n);
+  { /* a catalog of one kind refuses the others */
+    ferry_hash_options one = ho;
+    one.kinds = FERRY_HASH_MASK(FERRY_HASH_PHASH);
+    ferry_catalog *c1 = NULL;
+    CHECK(ferry_catalog_new(&one, &c1) == FERRY_OK);
+    CHECK(ferry_catalog_add(c1, &good) == FERRY_EINVAL);
+    CHECK(strstr(ferry_last_error(), "leave out") != NULL);
+    e = good;
+    e.kinds = FERRY_HASH_MASK(FERRY_HASH_PHASH);
+    CHECK(ferry_catalog_add(c1, &e) == FERRY_OK);
+    ferry_dupes *d = NULL;
+    CHECK(ferry_dupes_find(c1, FERRY_HASH_AHASH, NULL, &d) == FERRY_EINVAL && !d);
+    ferry_catalog_free(c1);
+  }
+  /* a loaded catalog takes new paths, not its own again */
+  e = good;
+  e.path = "/zz/new.jpg";
+  CHECK(ferry_catalog_add(disk, &e) == FERRY_OK);
+  e.path = ferry_catalog_get(disk, 0)->path;
+  CHECK(ferry_catalog_add(disk, &e) == FERRY_EINVAL);
+  e.path = "/aa/new.jpg"; /* before the others: sorted again on the next read */
+  CHECK(ferry_catalog_add(disk, &e) == FERRY_OK);
+  CHECK(ferry_catalog_size(disk) == n + 2 &&
+        !strcmp(ferry_catalog_get(disk, 0)->path, "/aa/new.jpg"));
+  CHECK(!strcmp(ferry_catalog_get(disk, n + 1)->path, "/zz/new.jpg"));
+  { /* defaults */
+    ferry_catalog *c0 = NULL;
+    CHECK(ferry_catalog_new(NULL, &c0) == FERRY_OK && ferry_catalog_size(c0) == 0);
+    ferry_dupes *d = NULL;
+    CHECK(ferry_dupes_find(c0, FERRY_HASH_PHASH, NULL, &d) == FERRY_OK);
+    CHECK(ferry_dupes_group_count(d) == 0);
+    ferry_dupes_free(d);
+    ferry_catalog_free(c0);
+  }
+out:
+  for (size_t i = 0; i < n; i++)
+    free(errs[i]);
+  free(errs);
+  free(status);
+  free(res);
+  free(paths);
+  ferry_catalog_free(mem);
+  ferry_catalog_free(disk);
+}
+
 int main(void) {
   snprintf(tmp, sizeof tmp, "/tmp/ferry_test_catalog_%d", (int)getpid());
   mkdir(tmp, 0755);
@@ -448,6 +719,7 @@ int main(void) {
   test_export();
   test_dupes();
   test_dupes_clique();
+  test_memory_catalog();
   char cmd[8192];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
   if (system(cmd) != 0)

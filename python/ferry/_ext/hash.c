@@ -1,6 +1,9 @@
 /* hash.c — Hasher and the module functions over the perceptual hashes
- * (src/hash) and the Hamming search (src/search). */
+ * (src/hash), the Hamming search (src/search) and duplicate groups
+ * (src/catalog: find_groups). */
 #include "ferry_py.h"
+
+#include <sys/stat.h>
 
 /* Hasher: one ferry_hasher (scratch buffers reused from image to image).
  * Not thread-safe in C: a Hasher object is used by one thread at a time
@@ -301,6 +304,180 @@ done:
   free(status);
   free(errors);
   Py_DECREF(fast);
+  return out;
+}
+
+/* find_groups(paths, items, kind, threshold, *, mode=0, hash_size=8,
+ * colorhash_bits=3, threads=0): hash_files' items (one per path) as an
+ * in-memory catalog (ferry_catalog_new/add; each file's size and mtime
+ * from stat), then ferry_dupes_find: the duplicate rules of `ferry dupes`
+ * (union-find over the pairs, the keeper), in C alone. Returns the groups
+ * in catalog order (of their first path, bytewise), each a list of (path,
+ * width, height, distance to the keeper), keeper first, the others in path
+ * order. A path twice is an InvalidArgument. */
+typedef struct group_input {
+  ferry_catalog_entry *e; /* paths in `enc`, messages malloc'd */
+  PyObject **enc;
+  char **msgs;
+  Py_ssize_t n;
+} group_input;
+
+static void group_input_free(group_input *in) {
+  for (Py_ssize_t i = 0; i < in->n; i++) {
+    if (in->enc)
+      Py_XDECREF(in->enc[i]);
+    if (in->msgs)
+      free(in->msgs[i]);
+  }
+  free(in->e);
+  free(in->enc);
+  free(in->msgs);
+}
+
+static ferry_format format_of(const char *name) {
+  for (int f = FERRY_FORMAT_UNKNOWN; f <= FERRY_FORMAT_PACK; f++)
+    if (!strcmp(ferry_format_name((ferry_format)f), name))
+      return (ferry_format)f;
+  return FERRY_FORMAT_UNKNOWN;
+}
+
+/* items[i] into in->e[i]: a hash tuple (format, width, height, exact,
+ * {kind: hex}) or the ferry.Error the file failed with. -1 with an
+ * exception set. */
+static int group_item(group_input *in, Py_ssize_t i, PyObject *item, ferry_hash_kind kind,
+                      int bits) {
+  ferry_catalog_entry *e = &in->e[i];
+  if (PyObject_IsInstance(item, Error) == 1) {
+    PyObject *st = PyObject_GetAttrString(item, "status"), *msg = PyObject_Str(item);
+    long status = st ? PyLong_AsLong(st) : -1;
+    const char *m = msg ? PyUnicode_AsUTF8(msg) : NULL;
+    if (m && !(in->msgs[i] = strdup(m)))
+      PyErr_NoMemory();
+    Py_XDECREF(st);
+    Py_XDECREF(msg);
+    if (PyErr_Occurred())
+      return -1;
+    e->status = status < 0 && status >= INT16_MIN ? (int)status : FERRY_EINTERNAL;
+    e->error = in->msgs[i];
+    return 0;
+  }
+  const char *fmt, *hex;
+  int exact;
+  PyObject *hashes, *h;
+  if (!PyArg_ParseTuple(item, "siipO!:find_groups", &fmt, &e->width, &e->height, &exact,
+                        &PyDict_Type, &hashes))
+    return -1;
+  if (!(h = PyDict_GetItemString(hashes, ferry_hash_kind_name(kind))) ||
+      !(hex = PyUnicode_AsUTF8(h))) {
+    if (!PyErr_Occurred())
+      PyErr_Format(InvalidArgument, "find_groups: item %zd has no %s", i,
+                   ferry_hash_kind_name(kind));
+    return -1;
+  }
+  e->format = format_of(fmt);
+  e->kinds = FERRY_HASH_MASK(kind);
+  if (ferry_hash_from_hex(hex, bits, &e->hash[kind]) != FERRY_OK) {
+    PyErr_Format(InvalidArgument, "find_groups: item %zd: '%s' is not a %d-bit %s", i, hex, bits,
+                 ferry_hash_kind_name(kind));
+    return -1;
+  }
+  return 0;
+}
+
+PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"paths",     "items",          "kind",    "threshold", "mode",
+                           "hash_size", "colorhash_bits", "threads", NULL};
+  ferry_hash_options o;
+  ferry_hash_options_default(&o);
+  ferry_search_options so;
+  ferry_search_options_default(&so);
+  int mode = o.mode;
+  const char *kind_name;
+  PyObject *paths, *items;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOsi|$iiii:find_groups", kwlist, &paths, &items,
+                                   &kind_name, &so.threshold, &mode, &o.hash_size,
+                                   &o.colorhash_bits, &so.threads))
+    return NULL;
+  ferry_hash_kind kind;
+  if (ferry_hash_kind_parse(kind_name, &kind) != FERRY_OK)
+    return raise_status(FERRY_EINVAL, ferry_last_error());
+  o.mode = (ferry_hash_mode)mode;
+  o.kinds = FERRY_HASH_MASK(kind);
+  int bits = kind == FERRY_HASH_COLORHASH ? 14 * o.colorhash_bits : o.hash_size * o.hash_size;
+  ferry_catalog *cat = NULL; /* the options checked before anything is read */
+  ferry_dupes *d = NULL;
+  int rc = ferry_catalog_new(&o, &cat);
+  if (rc)
+    return raise_status(rc, ferry_last_error());
+  PyObject *fp = PySequence_Fast(paths, "find_groups: paths must be a sequence");
+  PyObject *fi = fp ? PySequence_Fast(items, "find_groups: items must be a sequence") : NULL;
+  group_input in = {0};
+  PyObject *out = NULL;
+  if (!fi)
+    goto done;
+  in.n = PySequence_Fast_GET_SIZE(fp);
+  if (PySequence_Fast_GET_SIZE(fi) != in.n) {
+    PyErr_SetString(InvalidArgument, "find_groups: one item per path");
+    goto done;
+  }
+  in.e = calloc((size_t)in.n + 1, sizeof *in.e);
+  in.enc = calloc((size_t)in.n + 1, sizeof *in.enc);
+  in.msgs = calloc((size_t)in.n + 1, sizeof *in.msgs);
+  if (!in.e || !in.enc || !in.msgs) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (Py_ssize_t i = 0; i < in.n; i++) {
+    if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fp, i), &in.enc[i]) ||
+        group_item(&in, i, PySequence_Fast_GET_ITEM(fi, i), kind, bits) < 0)
+      goto done;
+    in.e[i].path = PyBytes_AS_STRING(in.enc[i]);
+  }
+  char msg[1024] = "";
+  Py_BEGIN_ALLOW_THREADS for (Py_ssize_t i = 0; !rc && i < in.n; i++) {
+    struct stat sb; /* the keeper's second rule: the larger file (0 if gone) */
+    if (stat(in.e[i].path, &sb) == 0) {
+      in.e[i].size = (uint64_t)sb.st_size;
+      in.e[i].mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    }
+    rc = ferry_catalog_add(cat, &in.e[i]);
+  }
+  if (!rc)
+    rc = ferry_dupes_find(cat, kind, &so, &d);
+  if (rc)
+    snprintf(msg, sizeof msg, "%s", ferry_last_error());
+  Py_END_ALLOW_THREADS if (rc) {
+    raise_status(rc, msg);
+    goto done;
+  }
+  size_t ng = ferry_dupes_group_count(d);
+  out = PyList_New((Py_ssize_t)ng);
+  for (size_t g = 0; out && g < ng; g++) {
+    const uint32_t *m;
+    size_t cnt = ferry_dupes_group(d, g, &m);
+    PyObject *group = PyList_New((Py_ssize_t)cnt);
+    for (size_t k = 0; group && k < cnt; k++) {
+      const ferry_catalog_entry *e = ferry_catalog_get(cat, m[k]);
+      PyObject *path = PyUnicode_DecodeFSDefault(e->path);
+      PyObject *row = path ? Py_BuildValue("(Niii)", path, e->width, e->height,
+                                           ferry_dupes_distance(d, m[0], m[k]))
+                           : NULL;
+      if (!row)
+        Py_CLEAR(group);
+      else
+        PyList_SET_ITEM(group, (Py_ssize_t)k, row);
+    }
+    if (!group)
+      Py_CLEAR(out);
+    else
+      PyList_SET_ITEM(out, (Py_ssize_t)g, group);
+  }
+done:
+  ferry_dupes_free(d);
+  ferry_catalog_free(cat);
+  group_input_free(&in);
+  Py_XDECREF(fi);
+  Py_XDECREF(fp);
   return out;
 }
 

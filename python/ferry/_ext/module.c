@@ -128,6 +128,11 @@ static PyMethodDef module_methods[] = {
      "within the threshold: a uint32 Tensor [npairs, 3] of (i, j, distance)."},
     {"group_pairs", (PyCFunction)py_group_pairs, METH_VARARGS,
      "group_pairs(n, pairs)\n--\n\n(group of each item, number of groups)."},
+    {"find_groups", (PyCFunction)(void (*)(void))py_find_groups, METH_VARARGS | METH_KEYWORDS,
+     "find_groups(paths, items, kind, threshold, *, mode=0, hash_size=8, colorhash_bits=3, "
+     "threads=0)\n--\n\nDuplicate groups of hash_files' items, found by the C library "
+     "(ferry_dupes_find over an in-memory catalog): a list of groups in order of their first "
+     "path, each a list of (path, width, height, distance to the keeper), keeper first."},
     {"search_isa", (PyCFunction)py_search_isa, METH_NOARGS,
      "search_isa()\n--\n\nThe popcount kernel in use."},
     {NULL, NULL, 0, NULL}};

@@ -1,0 +1,95 @@
+/* prune.c — entries whose file is gone: dropped from a catalog in memory
+ * (`ferry dupes` never lists them) or from the catalog file (`ferry index
+ * prune`, rewritten atomically under the catalog's lock). */
+#include "catalog/catalog.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int fy_file_gone(const char *path) {
+  struct stat st;
+  return lstat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+}
+
+int ferry_catalog_drop_missing(ferry_catalog *c, size_t *removed) {
+  if (removed)
+    *removed = 0;
+  if (!c)
+    return fy_error(FERRY_EINVAL, "ferry_catalog_drop_missing: NULL catalog");
+  size_t w = 0;
+  for (size_t i = 0; i < c->count; i++)
+    if (!fy_file_gone(c->entries[i].path))
+      c->entries[w++] = c->entries[i]; /* strings stay in the arena */
+  if (removed)
+    *removed = c->count - w;
+  c->count = w;
+  return FERRY_OK;
+}
+
+int fy_catalog_lock(const char *index_path, fy_catalog_lock_t *lock) {
+  size_t n = strlen(index_path) + 9;
+  lock->path = malloc(n);
+  lock->fd = -1;
+  lock->created = 0;
+  if (!lock->path)
+    return fy_error(FERRY_ENOMEM, "out of memory");
+  snprintf(lock->path, n, "%s.journal", index_path); /* the lock ferry hash takes */
+  lock->created = access(lock->path, F_OK) != 0;
+  lock->fd = open(lock->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int rc = FERRY_OK;
+  if (lock->fd < 0)
+    rc = fy_error(FERRY_EIO, "%s: cannot open the journal (the catalog's lock): %s", lock->path,
+                  strerror(errno));
+  else if (flock(lock->fd, LOCK_EX | LOCK_NB) != 0)
+    rc = fy_error(FERRY_ESTATE, "%s: another ferry is updating this catalog", index_path);
+  if (rc) {
+    if (lock->fd >= 0)
+      close(lock->fd);
+    free(lock->path);
+    lock->path = NULL;
+    lock->fd = -1;
+  }
+  return rc;
+}
+
+void fy_catalog_unlock(fy_catalog_lock_t *lock) {
+  if (lock->fd < 0)
+    return;
+  struct stat st;
+  /* the empty journal made only to lock is not left behind; a run's
+   * journal (records to resume) is never touched */
+  if (lock->created && fstat(lock->fd, &st) == 0 && st.st_size == 0)
+    unlink(lock->path);
+  close(lock->fd);
+  free(lock->path);
+  lock->path = NULL;
+  lock->fd = -1;
+}
+
+int ferry_index_prune(const char *index_path, size_t *removed) {
+  if (removed)
+    *removed = 0;
+  if (!index_path)
+    return fy_error(FERRY_EINVAL, "ferry_index_prune: NULL path");
+  fy_catalog_lock_t lock;
+  int rc = fy_catalog_lock(index_path, &lock);
+  if (rc)
+    return rc;
+  ferry_catalog *c = NULL;
+  size_t gone = 0;
+  rc = ferry_catalog_load(index_path, &c);
+  if (!rc)
+    rc = ferry_catalog_drop_missing(c, &gone);
+  if (!rc && gone)
+    rc = fy_catalog_save(c, index_path);
+  if (!rc && removed)
+    *removed = gone;
+  ferry_catalog_free(c);
+  fy_catalog_unlock(&lock);
+  return rc;
+}
