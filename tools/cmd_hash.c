@@ -223,12 +223,7 @@ static int no_images(const hash_args *a) {
   char **canon;
   char seen[256] = "";
   if (fy_scan(a->paths, a->npaths, a->idx.recursive, 0, &found, &canon) == FERRY_OK) {
-    for (int k = 0; k < FY_NOT_READ_COUNT; k++)
-      if (found.not_read[k]) {
-        size_t at = strlen(seen);
-        snprintf(seen + at, sizeof seen - at, "%s%zu %s", at ? ", " : "", found.not_read[k],
-                 fy_not_read_names[k]);
-      }
+    fy_not_read_describe(found.not_read, seen, sizeof seen);
     for (int i = 0; i < a->npaths; i++)
       free(canon[i]);
     free(canon);

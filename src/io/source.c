@@ -56,6 +56,12 @@ static int is_dir(const char *path) {
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+static void count_not_read(fy_source *s, const char *name) {
+  int k = fy_not_read_format(name);
+  if (k >= 0)
+    s->not_read[k]++; /* for the "no images found" message */
+}
+
 /* Adds every image under dir (recursively, sorted) with `label`. */
 static int walk(fy_source *s, const char *dir, int32_t label, int depth) {
   if (depth > 32)
@@ -74,6 +80,8 @@ static int walk(fy_source *s, const char *dir, int32_t label, int depth) {
       rc = walk(s, path, label, depth + 1);
     else if (fy_is_image_name(names[i]))
       rc = add_sample(s, path, label);
+    else
+      count_not_read(s, names[i]);
   }
   fy_dir_names_free(names, n);
   return rc;
@@ -106,6 +114,8 @@ static int open_dir(fy_source *s, const char *root) {
     snprintf(path, sizeof path, "%s/%s", root, names[i]);
     if (!is_dir(path) && fy_is_image_name(names[i]))
       rc = add_sample(s, path, -1);
+    else if (!is_dir(path))
+      count_not_read(s, names[i]);
   }
   fy_dir_names_free(names, n);
   return rc;
@@ -218,7 +228,14 @@ int fy_source_open(fy_source *s, const char *path) {
                     "as a list)",
                     path);
   int rc = S_ISDIR(st.st_mode) ? open_dir(s, path) : open_list(s, path);
-  if (rc == FERRY_OK && s->count == 0)
+  char seen[256];
+  fy_not_read_describe(s->not_read, seen, sizeof seen);
+  if (rc == FERRY_OK && s->count == 0 && seen[0])
+    rc = fy_error(FERRY_EEMPTY,
+                  "%s: no images ferry reads: found %s file(s), formats ferry does not read yet "
+                  "(it reads JPEG, PNG and WebP: " FY_IMAGE_EXTENSIONS ")",
+                  path, seen);
+  else if (rc == FERRY_OK && s->count == 0)
     rc = fy_error(FERRY_EEMPTY, "%s: no images found (looked for " FY_IMAGE_EXTENSIONS "%s; %s)",
                   path, S_ISDIR(st.st_mode) ? " in it and its sub-folders" : " lines",
                   FY_IMAGE_FORMATS_NOT_READ);

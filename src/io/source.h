@@ -17,7 +17,8 @@ typedef struct fy_source {
   int32_t *labels;  /* count labels, -1 when unlabelled */
   int64_t cap;
   int num_classes;
-  char **class_names; /* num_classes names (ImageFolder) or NULL */
+  char **class_names;                 /* num_classes names (ImageFolder) or NULL */
+  size_t not_read[FY_NOT_READ_COUNT]; /* files of formats not read yet, seen */
 } fy_source;
 
 /* Opens `path`: a directory (sorted class subfolders give labels 0..K-1;

@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -24,6 +25,17 @@ int fy_is_image_name(const char *name) {
 
 const char *const fy_not_read_names[FY_NOT_READ_COUNT] = {"HEIC/HEIF", "TIFF", "BMP",
                                                           "GIF",       "AVIF", "camera raw"};
+
+void fy_not_read_describe(const size_t counts[FY_NOT_READ_COUNT], char *buf, size_t n) {
+  if (!n)
+    return;
+  buf[0] = 0;
+  for (int k = 0; k < FY_NOT_READ_COUNT; k++) {
+    size_t at = strlen(buf);
+    if (counts[k] && at < n)
+      snprintf(buf + at, n - at, "%s%zu %s", at ? ", " : "", counts[k], fy_not_read_names[k]);
+  }
+}
 
 int fy_not_read_format(const char *name) {
   const char *dot = strrchr(name, '.');

@@ -29,5 +29,8 @@ int fy_is_image_name(const char *name);
 #define FY_NOT_READ_COUNT 6
 extern const char *const fy_not_read_names[FY_NOT_READ_COUNT];
 int fy_not_read_format(const char *name);
+/* "2 HEIC/HEIF, 1 TIFF" for the counts by fy_not_read_format index, into
+ * buf (empty when none was seen). */
+void fy_not_read_describe(const size_t counts[FY_NOT_READ_COUNT], char *buf, size_t n);
 
 #endif

@@ -212,13 +212,14 @@ static int pic_status(fy_nvdec *d, int idx) {
 static int pic_final(fy_nvdec *d, int idx, int status) {
   if (status != PIC_DECODING)
     return status;
-  double t0 = fy_now();
-  for (int k = 0; status == PIC_DECODING && k < 20000; k++) {
+  double t0 = fy_now(), waited = 0;
+  for (int k = 0; status == PIC_DECODING && waited < 1.0; k++) {
     struct timespec ts = {0, k < 100 ? 50000 : 500000}; /* 50 us, later 0.5 ms */
     nanosleep(&ts, NULL);
     status = pic_status(d, idx);
+    waited = fy_now() - t0;
   }
-  d->wait_s += fy_now() - t0;
+  d->wait_s += waited;
   return status == PIC_DECODING ? PIC_UNKNOWN : status;
 }
 
@@ -505,8 +506,7 @@ void fy_nvdec_close(fy_nvdec *d) {
 int fy_nvdec_next(fy_nvdec *d, double *t, int64_t *index) {
   if (d->mapped)
     fy_nvdec_unmap(d);
-  fy_nvdec_close_cur(d);
-  fy_nvdec_settle(d, 0);
+  fy_nvdec_close_cur(d); /* settles the pending statuses it needs room among */
   for (;;) {
     while (d->qn == 0) {
       if (d->fatal)

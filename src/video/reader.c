@@ -181,12 +181,17 @@ void ferry_video_get_stats(const ferry_video_reader *r, ferry_video_stats *s) {
 }
 
 /* Decodes up to the next kept frame: FERRY_OK, FERRY_END or an error. */
+/* Frames in order from a reader used for random access: refused. */
+static int refuse_after_random(const ferry_video_reader *r) {
+  return fy_error(FERRY_EINVAL,
+                  "%s: this reader was used for random access (ferry_video_frame_at): read "
+                  "frames in order with another reader",
+                  r->path);
+}
+
 static int next_kept(ferry_video_reader *r, double *t, int64_t *index) {
   if (r->random)
-    return fy_error(FERRY_EINVAL,
-                    "%s: this reader was used for random access (ferry_video_frame_at): "
-                    "read frames in order with another reader",
-                    r->path);
+    return refuse_after_random(r);
   if (r->done)
     return r->done == FERRY_END ? FERRY_END : fy_error(r->done, "%s", r->done_msg);
   for (;;) {
@@ -262,10 +267,7 @@ int ferry_video_next(ferry_video_reader *r, ferry_video_batch **batch) {
     return fy_error(FERRY_EINVAL, "ferry_video_next: NULL argument");
   *batch = NULL;
   if (r->gpu && r->random)
-    return fy_error(FERRY_EINVAL,
-                    "%s: this reader was used for random access (ferry_video_frame_at): "
-                    "read frames in order with another reader",
-                    r->path);
+    return refuse_after_random(r);
   if (r->gpu)
     return fy_vgpu_next(r->gpu, batch);
   int n = 0, st = FERRY_OK;

@@ -319,8 +319,7 @@ int fy_vgpu_frame_at(fy_vgpu *v, int64_t k, ferry_image *frame, double *t) {
   v->stats.decode_s += fy_now() - t0;
   if (st != FERRY_OK)
     return st;
-  v->stats.decoded++;
-  v->stats.kept++;
+  v->stats.kept++; /* as the CPU reader counts random access */
   /* upright RGB into a slot no batch handed out is in (the next one),
    * then to the host */
   uint8_t *arena = fy_gpu_arena(v->g, v->nbatches % NSLOTS);

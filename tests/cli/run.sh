@@ -112,8 +112,12 @@ check hash-no-images-at-all 1 "no image files found .ferry reads JPEG, PNG and W
 touch "$TMP/emptydir/a.heic" "$TMP/emptydir/b.tif"
 check hash-no-images 1 "no image files ferry reads: found 1 HEIC/HEIF, 1 TIFF file.s., formats ferry does not read yet .it reads JPEG, PNG and WebP: .jpg .jpeg .jpe .jfif .png .webp" -- \
   "$FERRY" hash "$TMP/emptydir"
-check load-no-images 1 "no images found .looked for .jpg .jpeg .jpe .jfif .png .webp in it" -- \
+check load-no-images 1 "no images ferry reads: found 1 HEIC/HEIF, 1 TIFF file.s., formats ferry does not read yet .it reads JPEG, PNG and WebP: .jpg .jpeg .jpe .jfif .png .webp" -- \
   "$FERRY" load "$TMP/emptydir"
+mkdir -p "$TMP/emptydir2/cls"
+touch "$TMP/emptydir2/cls/notes.txt"
+check load-no-images-none-seen 1 "no images found .looked for .jpg .jpeg .jpe .jfif .png .webp in it" -- \
+  "$FERRY" load "$TMP/emptydir2"
 printf '%s\n' "$SAMPLE/class0/p0000.jpg,1" "$SAMPLE/class1/p0001.jpg,0" > "$TMP/list.txt"
 check load-list 0 "2 images, 0 skipped" -- "$FERRY" load "$TMP/list.txt" --size 32 --quiet
 # a UTF-8 byte order mark before the first path is not part of it

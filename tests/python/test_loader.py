@@ -239,3 +239,18 @@ def test_decode_and_probe(sample, fixtures):
     assert gray.ndim == 3 and gray.shape[2] == 1 and gray.dtype == np.uint8
     want = np.fromfile(fixtures / "rgb8.png.rgb", np.uint8)
     assert np.array_equal(ferry.decode(fixtures / "rgb8.png").ravel(), want)
+
+
+def test_no_images_names_the_formats_seen(tmp_path):
+    """Issue 19: a folder holding only formats ferry does not read yet says
+    which it saw (as ferry hash does), not just "no images found"."""
+    (tmp_path / "cls").mkdir()
+    (tmp_path / "cls" / "a.HEIC").write_bytes(b"")
+    (tmp_path / "b.tiff").write_bytes(b"")
+    with pytest.raises(ferry.EmptySourceError) as e:
+        ferry.Loader(str(tmp_path), batch_size=1)
+    assert "found 1 HEIC/HEIF, 1 TIFF file(s), formats ferry does not read yet" in str(e.value)
+    (tmp_path / "cls" / "a.HEIC").unlink()
+    (tmp_path / "b.tiff").unlink()
+    with pytest.raises(ferry.EmptySourceError, match="no images found"):
+        ferry.Loader(str(tmp_path), batch_size=1)
