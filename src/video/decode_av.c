@@ -304,6 +304,37 @@ void fy_vdec_want(fy_vdec *d, double t) {
 
 void fy_vdec_sampler(fy_vdec *d, const fy_vsampler *s) { d->smp = s; }
 
+static int walk_seek(void *p, double target, int64_t k) {
+  fy_vdec *d = p;
+  int e = av_seek_frame(d->fmt, d->stream, (int64_t)floor(target / d->tb), AVSEEK_FLAG_BACKWARD);
+  if (e < 0) {
+    char eb[128];
+    return fy_error(FERRY_EUNSUPPORTED, "%s: cannot seek to frame %lld (%.3f s): %s", d->path,
+                    (long long)k, d->start + k / d->fps, av_reason(e, eb, sizeof eb));
+  }
+  avcodec_flush_buffers(d->cc);
+  d->flushing = 0;
+  d->pending = 0;
+  d->bad_run = 0;
+  d->index_from_time = 1;
+  d->sought = 1;
+  d->read_t = -INFINITY;
+  d->floor_t = -INFINITY;
+  d->ahead_t = NAN;
+  return FERRY_OK;
+}
+
+static int walk_next(void *p, double *t, int64_t *index) { return fy_vdec_next(p, t, index); }
+
+static void walk_aim(void *p, double t) {
+  fy_vdec *d = p;
+  if (isfinite(t))
+    d->timed = 1;
+  d->want_t = d->strict ? -INFINITY : t;
+}
+
+static int64_t walk_read_end(void *p) { return ((fy_vdec *)p)->read_end; }
+
 int fy_vdec_frame_at(fy_vdec *d, int64_t k, double *t) {
   d->smp = NULL; /* random access: the sampling options do not apply */
   if (!d->cfr)
@@ -312,7 +343,6 @@ int fy_vdec_frame_at(fy_vdec *d, int64_t k, double *t) {
                     "timestamps); this stream's rate varies: read it in order",
                     d->path);
   double tk = d->start + k / d->fps;
-  double half = 0.5 / d->fps;
   /* in order from here when frame k is ahead and no keyframe closer to it
    * lies beyond what was read */
   int from_here = d->returned > 0 && d->next_index <= k && !d->pending && !d->flushing;
@@ -322,64 +352,9 @@ int fy_vdec_frame_at(fy_vdec *d, int64_t k, double *t) {
                                                                     AVSEEK_FLAG_BACKWARD);
     from_here = e && e->timestamp * d->tb <= d->read_t;
   }
-  double target = tk;
-  for (int tries = 0;; tries++) {
-    if (!from_here) {
-      int64_t ts = (int64_t)floor(target / d->tb);
-      int e = av_seek_frame(d->fmt, d->stream, ts, AVSEEK_FLAG_BACKWARD);
-      if (e < 0) {
-        char eb[128];
-        return fy_error(FERRY_EUNSUPPORTED, "%s: cannot seek to frame %lld (%.3f s): %s", d->path,
-                        (long long)k, tk, av_reason(e, eb, sizeof eb));
-      }
-      avcodec_flush_buffers(d->cc);
-      d->flushing = 0;
-      d->pending = 0;
-      d->bad_run = 0;
-      d->index_from_time = 1;
-      d->sought = 1;
-      d->read_t = -INFINITY;
-      d->floor_t = -INFINITY;
-      d->ahead_t = NAN;
-    }
-    d->timed = 1;
-    d->want_t = d->strict ? -INFINITY : tk;
-    int first = !from_here;
-    for (;;) {
-      int64_t idx;
-      int st = fy_vdec_next(d, t, &idx);
-      if (st == FERRY_END) {
-        d->want_t = -INFINITY;
-        return fy_error(FERRY_EINVAL, "%s: frame %lld is out of range (the file has %lld frames)",
-                        d->path, (long long)k, (long long)(d->read_end > 0 ? d->read_end : idx));
-      }
-      if (st != FERRY_OK) {
-        d->want_t = -INFINITY;
-        return st;
-      }
-      if (idx == k) {
-        d->want_t = -INFINITY;
-        return FERRY_OK;
-      }
-      if (idx > k) {
-        if (first || from_here)
-          break; /* the seek landed after frame k: from an earlier keyframe */
-        d->want_t = -INFINITY;
-        return fy_error(FERRY_ECORRUPT, "%s: frame %lld (%.3f s) is missing: frame %lld follows",
-                        d->path, (long long)k, tk, (long long)idx);
-      }
-      first = 0;
-    }
-    if (target <= d->start - half || tries >= 8) {
-      d->want_t = -INFINITY;
-      return fy_error(FERRY_ECORRUPT, "%s: no keyframe found before frame %lld (%.3f s)", d->path,
-                      (long long)k, tk);
-    }
-    /* further back each time: a keyframe's decode time can precede its
-     * display time, or frame k is a leading picture of an open GOP */
-    target = tries < 6 ? target - (1 << tries) : d->start - 1;
-    from_here = 0;
-  }
+  fy_vwalk w = {d->path,   d,         d->start, d->fps,       from_here,
+                walk_seek, walk_next, walk_aim, walk_read_end};
+  return fy_video_walk_to(&w, k, t);
 }
 
 void fy_vdec_damage(const fy_vdec *d, uint64_t *frames, int64_t *first, double *first_t) {
@@ -469,10 +444,17 @@ static void feed(fy_vdec *d) {
 }
 
 int fy_vdec_next(fy_vdec *d, double *t, int64_t *index) {
+  double ft;
   for (;;) {
     int e = avcodec_receive_frame(d->cc, d->frame);
-    if (e == 0)
-      break;
+    if (e == 0) {
+      int64_t pts = d->frame->best_effort_timestamp;
+      ft = pts != AV_NOPTS_VALUE ? pts * d->tb : d->last_t + (d->fps > 0 ? 1 / d->fps : 0);
+      if (ft > d->floor_t + 1e-9)
+        break;
+      av_frame_unref(d->frame); /* shown already (a seek ahead landed early) */
+      continue;
+    }
     if (e == AVERROR(EAGAIN) && !d->flushing) {
       feed(d);
       continue;
@@ -497,12 +479,6 @@ int fy_vdec_next(fy_vdec *d, double *t, int64_t *index) {
         p.last_t = d->read_t;
     }
     return fy_video_end(d->path, &p, d->pending, d->pending_msg);
-  }
-  int64_t pts = d->frame->best_effort_timestamp;
-  double ft = pts != AV_NOPTS_VALUE ? pts * d->tb : d->last_t + (d->fps > 0 ? 1 / d->fps : 0);
-  if (ft <= d->floor_t + 1e-9) {
-    av_frame_unref(d->frame);
-    return fy_vdec_next(d, t, index); /* shown already (a seek ahead landed early) */
   }
   if (d->cfr) {
     /* a timestamp off the constant-rate grid, or a count that disagrees

@@ -17,143 +17,41 @@
  * headers: this builds, and says why it cannot run, on machines without a
  * GPU. The CUDA primary context is shared with the CUDA runtime (gpu.cu),
  * so the mapped frames feed ferry's kernels directly. */
-#include "video/video.h"
-
-#include <stdio.h>
-
-#if defined(FERRY_HAVE_AV) && defined(FERRY_HAVE_CUDA) && defined(__has_include)
-#if __has_include(<ffnvcodec/dynlink_loader.h>)
-#define FY_NVDEC 1
-#endif
-#endif
+#include "video/nvdec_int.h"
 
 #ifdef FY_NVDEC
-#include "video/av_int.h"
 
-#include <libavcodec/bsf.h>
-#include <libavutil/pixdesc.h>
-#include <math.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-
-#define FFNV_LOG_FUNC(logctx, msg, ...) ((void)(logctx))
-#define FFNV_DEBUG_LOG_FUNC(logctx, msg, ...) ((void)(logctx))
-#include <ffnvcodec/dynlink_loader.h>
-
-#define QCAP 64          /* display queue */
-#define PEND_MAX 4       /* frames whose decode status is asked later */
-#define CLOCK 10000000.0 /* the parser's timestamps: 10 MHz */
-
-static CudaFunctions *cu;
-static CuvidFunctions *cv;
+CudaFunctions *fy_cu;
+CuvidFunctions *fy_cv;
 static char load_why[200];
 
 static void load_once(void) {
-  if (cuda_load_functions(&cu, NULL) < 0) {
+  if (cuda_load_functions(&fy_cu, NULL) < 0) {
     snprintf(load_why, sizeof load_why, "libcuda.so.1 not found (no NVIDIA driver)");
-    cu = NULL;
-  } else if (cuvid_load_functions(&cv, NULL) < 0) {
+    fy_cu = NULL;
+  } else if (cuvid_load_functions(&fy_cv, NULL) < 0) {
     snprintf(load_why, sizeof load_why,
              "libnvcuvid.so.1 not found (the driver's video decode library; in a container it "
              "needs NVIDIA_DRIVER_CAPABILITIES to include 'video')");
-    cv = NULL;
-  } else if (cu->cuInit(0) != CUDA_SUCCESS) {
+    fy_cv = NULL;
+  } else if (fy_cu->cuInit(0) != CUDA_SUCCESS) {
     snprintf(load_why, sizeof load_why, "cuInit failed (no usable GPU)");
-    cv = NULL;
+    fy_cv = NULL;
   }
 }
 
-struct fy_nvdec {
-  char *path;
-  AVFormatContext *fmt;
-  int stream;
-  AVBSFContext *bsf; /* NULL: packets go to the parser as they are */
-  AVPacket *pkt;
-  AVRational tb;
-  double fps, start, duration;
-  int64_t declared;
-  CUcontext ctx;
-  CUdevice dev;
-  int have_ctx;
-  CUvideoctxlock lock;
-  CUvideoparser parser;
-  cudaVideoCodec codec;
-  CUvideodecoder dec;
-  CUVIDEOFORMAT vf; /* the sequence the decoder was made for */
-  unsigned surfaces, target_w, target_h;
-  CUVIDPARSERDISPINFO q[QCAP];
-  unsigned char qs[QCAP]; /* each queued picture's decode status (PIC_*) */
-  int qhead, qn;
-  CUVIDPARSERDISPINFO cur;
-  int strict;
-  int no_status; /* the driver cannot report decode status for this codec */
-  uint64_t damaged;
-  int64_t first_damaged;
-  double first_damaged_t;
-  /* Decode status asked late (not in strict mode): a frame handed out while
-   * the engine still decodes it is not waited for; mapping it waits (then
-   * its status is final), otherwise it joins `pend` and is asked again at
-   * the next calls, waited for only when PEND_MAX are pending or at the
-   * end, well before its surface can be reused. */
-  struct {
-    int pic;
-    int64_t index;
-    double t;
-  } pend[PEND_MAX];
-  int npend;
-  int cur_open, cur_status; /* the current frame's status is not counted yet */
-  int64_t cur_index;
-  double cur_t;
-  double wait_s; /* waiting for the engine: status polls, mapping */
-  int input_done, eos_sent;
-  int fatal;           /* an error raised in a callback (message set) */
-  char fatal_msg[320]; /* its message */
-  int pending;         /* a read error, reported after the frames */
-  char pending_msg[256];
-  int missing_pts;
-  double last_t;
-  int64_t next_index, returned;
-  int index_from_time, sought;
-  /* Sampling (fy_nvdec_want): a non-reference picture shown before want_t
-   * is not decoded. Each packet is one picture (CUVID_PKT_ENDOFPICTURE), so
-   * the parser's decode callback comes while that packet is parsed and the
-   * packet's time decides. skip[i]: surface i holds such a picture (not
-   * decoded), to be shown at skip_t[i]; it is dropped when the parser
-   * displays it. As on the CPU (decode_av.c), only for constant-rate
-   * streams, and from the first skipped picture on (timed) frames are
-   * numbered from their timestamps. */
-  double want_t;
-  const fy_vsampler *smp; /* and the frames it rules out */
-  int cfr, timed;
-  double grid_tol;
-  int pkt_skip; /* the packet being parsed shows before want_t */
-  double pkt_t;
-  unsigned char skip[QCAP];
-  double skip_t[QCAP];
-  int64_t read_end; /* 1 + the frame number of the last packet read */
-  double read_t;    /* the latest packet time read */
-  uint64_t skipped;
-  int mapped;
-  unsigned long long map_ptr;
-  ferry_video_info info;
-  int matrix, full_range;
-};
-
-static int cu_fail(fy_nvdec *d, CUresult r, const char *what) {
+int fy_nvdec_cu_fail(fy_nvdec *d, CUresult r, const char *what) {
   const char *name = NULL;
-  if (cu && cu->cuGetErrorName)
-    cu->cuGetErrorName(r, &name);
+  if (fy_cu && fy_cu->cuGetErrorName)
+    fy_cu->cuGetErrorName(r, &name);
   return fy_error(r == 2 /* CUDA_ERROR_OUT_OF_MEMORY */ ? FERRY_ENOMEM : FERRY_EIO,
                   "%s: NVDEC: %s: %s (%d)", d->path, what, name ? name : "error", (int)r);
 }
 
-static void push(fy_nvdec *d) { cu->cuCtxPushCurrent(d->ctx); }
-static void pop(void) {
+void fy_nvdec_push(fy_nvdec *d) { fy_cu->cuCtxPushCurrent(d->ctx); }
+void fy_nvdec_pop(void) {
   CUcontext dummy;
-  cu->cuCtxPopCurrent(&dummy);
+  fy_cu->cuCtxPopCurrent(&dummy);
 }
 
 /* ------------------------------------------------------------ callbacks */
@@ -207,11 +105,11 @@ static int CUDAAPI on_sequence(void *user, CUVIDEOFORMAT *f) {
   caps.eCodecType = f->codec;
   caps.eChromaFormat = f->chroma_format;
   caps.nBitDepthMinus8 = f->bit_depth_luma_minus8;
-  push(d);
-  CUresult r = cv->cuvidGetDecoderCaps(&caps);
-  pop();
+  fy_nvdec_push(d);
+  CUresult r = fy_cv->cuvidGetDecoderCaps(&caps);
+  fy_nvdec_pop();
   if (r != CUDA_SUCCESS)
-    return raise_fatal(d, cu_fail(d, r, "asking the decoder's capabilities"));
+    return raise_fatal(d, fy_nvdec_cu_fail(d, r, "asking the decoder's capabilities"));
   if (!caps.bIsSupported || f->coded_width > caps.nMaxWidth || f->coded_height > caps.nMaxHeight) {
     fy_error(FERRY_EUNSUPPORTED,
              "%s: this GPU's NVDEC does not decode %s %d-bit at %ux%u (max %ux%u); use the CPU "
@@ -244,12 +142,12 @@ static int CUDAAPI on_sequence(void *user, CUVIDEOFORMAT *f) {
   ci.ulTargetHeight = (unsigned)(f->display_area.bottom - f->display_area.top);
   ci.ulNumOutputSurfaces = 2;
   ci.vidLock = d->lock;
-  push(d);
-  r = cv->cuvidCreateDecoder(&d->dec, &ci);
-  pop();
+  fy_nvdec_push(d);
+  r = fy_cv->cuvidCreateDecoder(&d->dec, &ci);
+  fy_nvdec_pop();
   if (r != CUDA_SUCCESS) {
     d->dec = NULL;
-    return raise_fatal(d, cu_fail(d, r, "creating the decoder"));
+    return raise_fatal(d, fy_nvdec_cu_fail(d, r, "creating the decoder"));
   }
   d->vf = *f;
   d->surfaces = (unsigned)ci.ulNumDecodeSurfaces;
@@ -273,9 +171,9 @@ static int CUDAAPI on_decode(void *user, CUVIDPICPARAMS *pic) {
       return 1;
     }
   }
-  push(d);
-  CUresult r = cv->cuvidDecodePicture(d->dec, pic);
-  pop();
+  fy_nvdec_push(d);
+  CUresult r = fy_cv->cuvidDecodePicture(d->dec, pic);
+  fy_nvdec_pop();
   if (r != CUDA_SUCCESS && !d->pending) {
     d->pending = FERRY_ECORRUPT;
     snprintf(d->pending_msg, sizeof d->pending_msg, "decode error at %.3f s (NVDEC status %d)",
@@ -283,8 +181,6 @@ static int CUDAAPI on_decode(void *user, CUVIDPICPARAMS *pic) {
   }
   return 1;
 }
-
-enum { PIC_OK, PIC_DAMAGED, PIC_UNKNOWN, PIC_DECODING };
 
 /* The driver's word on how picture `idx` decoded: PIC_DECODING while the
  * engine is still at it; PIC_UNKNOWN where the codec has no status (then
@@ -294,9 +190,9 @@ static int pic_status(fy_nvdec *d, int idx) {
     return PIC_UNKNOWN;
   CUVIDGETDECODESTATUS s;
   memset(&s, 0, sizeof s);
-  push(d);
-  CUresult r = cv->cuvidGetDecodeStatus(d->dec, idx, &s);
-  pop();
+  fy_nvdec_push(d);
+  CUresult r = fy_cv->cuvidGetDecodeStatus(d->dec, idx, &s);
+  fy_nvdec_pop();
   if (r == 801 /* CUDA_ERROR_NOT_SUPPORTED */)
     d->no_status = 1;
   if (r != CUDA_SUCCESS)
@@ -338,7 +234,7 @@ static void count_status(fy_nvdec *d, int status, int64_t index, double t) {
 
 /* Pending statuses: counted once final; the oldest waited for until at
  * most PEND_MAX - 1 remain (room for one more), or none when `all`. */
-static void settle(fy_nvdec *d, int all) {
+void fy_nvdec_settle(fy_nvdec *d, int all) {
   int n = 0;
   for (int i = 0; i < d->npend; i++) {
     int st = pic_status(d, d->pend[i].pic);
@@ -358,7 +254,7 @@ static void settle(fy_nvdec *d, int all) {
 }
 
 /* The current frame was not mapped: its status counts now or later. */
-static void close_cur(fy_nvdec *d) {
+void fy_nvdec_close_cur(fy_nvdec *d) {
   if (!d->cur_open)
     return;
   d->cur_open = 0;
@@ -366,7 +262,7 @@ static void close_cur(fy_nvdec *d) {
     count_status(d, d->cur_status, d->cur_index, d->cur_t);
     return;
   }
-  settle(d, 0); /* room for one more */
+  fy_nvdec_settle(d, 0); /* room for one more */
   d->pend[d->npend].pic = d->cur.picture_index;
   d->pend[d->npend].index = d->cur_index;
   d->pend[d->npend++].t = d->cur_t;
@@ -400,140 +296,6 @@ static int CUDAAPI on_display(void *user, CUVIDPARSERDISPINFO *info) {
   return 1;
 }
 
-/* ---------------------------------------------------------------- input */
-
-static void note_error(fy_nvdec *d, const char *what, int e) {
-  if (!d->pending) {
-    char eb[128];
-    av_strerror(e, eb, sizeof eb);
-    d->pending = FERRY_ECORRUPT;
-    snprintf(d->pending_msg, sizeof d->pending_msg, "%s at %.3f s: %s", what, d->last_t, eb);
-  }
-}
-
-static void parse(fy_nvdec *d, const uint8_t *data, int size, int64_t pts, int eos) {
-  CUVIDSOURCEDATAPACKET p;
-  memset(&p, 0, sizeof p);
-  p.payload = data;
-  p.payload_size = (tcu_ulong)size;
-  if (eos) {
-    p.flags |= CUVID_PKT_ENDOFSTREAM;
-    d->eos_sent = 1;
-  } else if (pts != AV_NOPTS_VALUE) {
-    p.flags |= CUVID_PKT_TIMESTAMP;
-    p.timestamp = av_rescale_q(pts, d->tb, (AVRational){1, (int)CLOCK});
-  } else {
-    d->missing_pts = 1;
-  }
-  /* libavformat's packets are whole pictures: the parser decodes each one
-   * while its packet is parsed (which sampling relies on) */
-  if (!eos)
-    p.flags |= CUVID_PKT_ENDOFPICTURE;
-  d->pkt_skip = 0;
-  if (!eos && pts != AV_NOPTS_VALUE) {
-    double pt = pts * av_q2d(d->tb);
-    d->pkt_t = pt;
-    d->pkt_skip =
-        d->fps > 0 &&
-        (pt < d->want_t - 0.5 / d->fps ||
-         (d->smp && d->cfr && !d->strict && !fy_vsample_wanted(d->smp, pt, d->fps, d->start)));
-    if (pt > d->read_t)
-      d->read_t = pt;
-    if (d->fps > 0) {
-      int64_t end = llround((pt - d->start) * d->fps) + 1;
-      if (end > d->read_end)
-        d->read_end = end;
-    }
-  }
-  CUresult r = cv->cuvidParseVideoData(d->parser, &p);
-  if (r != CUDA_SUCCESS && !d->fatal && !d->pending) {
-    d->pending = FERRY_ECORRUPT;
-    snprintf(d->pending_msg, sizeof d->pending_msg, "bitstream error at %.3f s (parser status %d)",
-             d->last_t, (int)r);
-  }
-}
-
-/* Gives the parser the next packet of the stream (or its end). */
-static void feed(fy_nvdec *d) {
-  for (;;) {
-    if (!d->bsf) {
-      if (d->input_done) {
-        parse(d, NULL, 0, AV_NOPTS_VALUE, 1);
-        return;
-      }
-    } else {
-      int e = av_bsf_receive_packet(d->bsf, d->pkt);
-      if (e == 0) {
-        parse(d, d->pkt->data, d->pkt->size, d->pkt->pts, 0);
-        av_packet_unref(d->pkt);
-        return;
-      }
-      if (e == AVERROR_EOF) {
-        parse(d, NULL, 0, AV_NOPTS_VALUE, 1);
-        return;
-      }
-      if (e != AVERROR(EAGAIN)) {
-        note_error(d, "bitstream filter error", e);
-        parse(d, NULL, 0, AV_NOPTS_VALUE, 1);
-        return;
-      }
-      if (d->input_done) { /* flush the filter */
-        av_bsf_send_packet(d->bsf, NULL);
-        continue;
-      }
-    }
-    int e = av_read_frame(d->fmt, d->pkt);
-    if (e < 0) {
-      if (e != AVERROR_EOF)
-        note_error(d, "read error", e);
-      d->input_done = 1;
-      continue;
-    }
-    if (d->pkt->stream_index != d->stream) {
-      av_packet_unref(d->pkt);
-      continue;
-    }
-    if (!d->bsf) {
-      parse(d, d->pkt->data, d->pkt->size, d->pkt->pts, 0);
-      av_packet_unref(d->pkt);
-      return;
-    }
-    if ((e = av_bsf_send_packet(d->bsf, d->pkt)) < 0) {
-      av_packet_unref(d->pkt);
-      note_error(d, "bitstream filter error", e);
-    }
-  }
-}
-
-/* ----------------------------------------------------------------- open */
-
-static int open_bsf(fy_nvdec *d, const AVStream *st) {
-  const char *name = NULL;
-  if (st->codecpar->codec_id == AV_CODEC_ID_H264)
-    name = "h264_mp4toannexb";
-  else if (st->codecpar->codec_id == AV_CODEC_ID_HEVC)
-    name = "hevc_mp4toannexb";
-  if (!name)
-    return FERRY_OK;
-  const AVBitStreamFilter *f = av_bsf_get_by_name(name);
-  if (!f)
-    return fy_error(FERRY_EUNSUPPORTED, "%s: this libavcodec lacks the %s bitstream filter",
-                    d->path, name);
-  int e = av_bsf_alloc(f, &d->bsf);
-  if (e >= 0)
-    e = avcodec_parameters_copy(d->bsf->par_in, st->codecpar);
-  if (e >= 0) {
-    d->bsf->time_base_in = st->time_base;
-    e = av_bsf_init(d->bsf);
-  }
-  if (e < 0) {
-    char eb[128];
-    av_strerror(e, eb, sizeof eb);
-    return fy_error(FERRY_ECORRUPT, "%s: cannot set up %s: %s", d->path, name, eb);
-  }
-  return FERRY_OK;
-}
-
 static int cuvid_codec(enum AVCodecID id, cudaVideoCodec *c) {
   switch (id) {
   case AV_CODEC_ID_H264: *c = cudaVideoCodec_H264; return 1;
@@ -559,9 +321,9 @@ static void colour(fy_nvdec *d, const AVStream *st) {
 int fy_nvdec_available(char *why, size_t n) {
   static pthread_once_t once = PTHREAD_ONCE_INIT;
   pthread_once(&once, load_once);
-  if (!cv)
+  if (!fy_cv)
     snprintf(why, n, "%s", load_why);
-  return cv != NULL;
+  return fy_cv != NULL;
 }
 
 /* NVDEC decodes 4:2:0 YUV only (of what ferry asks of it). */
@@ -584,11 +346,11 @@ static int check_caps(fy_nvdec *d, cudaVideoCodec codec, int depth, int w, int h
   caps.eCodecType = codec;
   caps.eChromaFormat = cudaVideoChromaFormat_420;
   caps.nBitDepthMinus8 = (unsigned)(depth > 8 ? depth - 8 : 0);
-  push(d);
-  CUresult r = cv->cuvidGetDecoderCaps(&caps);
-  pop();
+  fy_nvdec_push(d);
+  CUresult r = fy_cv->cuvidGetDecoderCaps(&caps);
+  fy_nvdec_pop();
   if (r != CUDA_SUCCESS)
-    return cu_fail(d, r, "asking the decoder's capabilities");
+    return fy_nvdec_cu_fail(d, r, "asking the decoder's capabilities");
   if (!caps.bIsSupported)
     return fy_error(FERRY_EUNSUPPORTED, "%s: this GPU's NVDEC does not decode %s %d-bit", d->path,
                     d->info.codec, depth);
@@ -604,9 +366,9 @@ static int check_caps(fy_nvdec *d, cudaVideoCodec codec, int depth, int w, int h
 /* A new parser (at open, and after a seek: the old one's pictures and
  * state go). The decoder stays: the sequence callback finds it made for
  * the same sequence. */
-static int make_parser(fy_nvdec *d) {
+int fy_nvdec_make_parser(fy_nvdec *d) {
   if (d->parser)
-    cv->cuvidDestroyVideoParser(d->parser);
+    fy_cv->cuvidDestroyVideoParser(d->parser);
   d->parser = NULL;
   CUVIDPARSERPARAMS pp;
   memset(&pp, 0, sizeof pp);
@@ -618,10 +380,10 @@ static int make_parser(fy_nvdec *d) {
   pp.pfnSequenceCallback = on_sequence;
   pp.pfnDecodePicture = on_decode;
   pp.pfnDisplayPicture = on_display;
-  CUresult r = cv->cuvidCreateVideoParser(&d->parser, &pp);
+  CUresult r = fy_cv->cuvidCreateVideoParser(&d->parser, &pp);
   if (r != CUDA_SUCCESS) {
     d->parser = NULL;
-    return cu_fail(d, r, "creating the parser");
+    return fy_nvdec_cu_fail(d, r, "creating the parser");
   }
   return FERRY_OK;
 }
@@ -656,19 +418,20 @@ int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
   d->duration = d->info.duration_s;
   d->declared = d->info.frames;
   d->last_t = d->start - (d->fps > 0 ? 1 / d->fps : 0);
-  d->want_t = d->read_t = -INFINITY;
+  d->want_t = d->read_t = d->floor_t = -INFINITY;
+  d->ahead_t = NAN;
   /* numbering from timestamps is exact for a constant rate (as decode_av.c
    * decides it; every timestamp is checked in fy_nvdec_next) */
   d->cfr = d->fps > 0 && s->avg_frame_rate.num && s->r_frame_rate.num &&
            !av_cmp_q(s->avg_frame_rate, s->r_frame_rate);
   d->grid_tol = 0.05 + av_q2d(d->tb) * d->fps;
   colour(d, s);
-  if ((st = check_format(d, s)) != FERRY_OK || (st = open_bsf(d, s)) != FERRY_OK)
+  if ((st = check_format(d, s)) != FERRY_OK || (st = fy_nvdec_open_bsf(d, s)) != FERRY_OK)
     goto fail;
   CUresult r;
   int count = 0;
-  if (cu->cuDeviceGetCount(&count) != CUDA_SUCCESS || device >= count ||
-      (r = cu->cuDeviceGet(&d->dev, device)) != CUDA_SUCCESS) {
+  if (fy_cu->cuDeviceGetCount(&count) != CUDA_SUCCESS || device >= count ||
+      (r = fy_cu->cuDeviceGet(&d->dev, device)) != CUDA_SUCCESS) {
     st = fy_error(FERRY_EINVAL, "%s: no CUDA device %d (%d present)", path, device, count);
     goto fail;
   }
@@ -679,15 +442,15 @@ int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
   unsigned flags = 0;
   int active = 0;
   if (!getenv("FERRY_VIDEO_SPIN") &&
-      cu->cuDevicePrimaryCtxGetState(d->dev, &flags, &active) == CUDA_SUCCESS && !active)
-    cu->cuDevicePrimaryCtxSetFlags(d->dev, CU_CTX_SCHED_BLOCKING_SYNC);
-  if ((r = cu->cuDevicePrimaryCtxRetain(&d->ctx, d->dev)) != CUDA_SUCCESS) {
-    st = cu_fail(d, r, "retaining the device's context");
+      fy_cu->cuDevicePrimaryCtxGetState(d->dev, &flags, &active) == CUDA_SUCCESS && !active)
+    fy_cu->cuDevicePrimaryCtxSetFlags(d->dev, CU_CTX_SCHED_BLOCKING_SYNC);
+  if ((r = fy_cu->cuDevicePrimaryCtxRetain(&d->ctx, d->dev)) != CUDA_SUCCESS) {
+    st = fy_nvdec_cu_fail(d, r, "retaining the device's context");
     goto fail;
   }
   d->have_ctx = 1;
-  if ((r = cv->cuvidCtxLockCreate(&d->lock, d->ctx)) != CUDA_SUCCESS) {
-    st = cu_fail(d, r, "creating the context lock");
+  if ((r = fy_cv->cuvidCtxLockCreate(&d->lock, d->ctx)) != CUDA_SUCCESS) {
+    st = fy_nvdec_cu_fail(d, r, "creating the context lock");
     goto fail;
   }
   if ((st = check_caps(d, codec, d->info.bit_depth, d->info.width, d->info.height)) != FERRY_OK)
@@ -704,7 +467,7 @@ int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
     d->index_from_time = d->sought = 1;
   }
   d->codec = codec;
-  if ((st = make_parser(d)) != FERRY_OK)
+  if ((st = fy_nvdec_make_parser(d)) != FERRY_OK)
     goto fail;
   d->info.nvdec = 1;
   *info = d->info;
@@ -721,16 +484,16 @@ void fy_nvdec_close(fy_nvdec *d) {
   if (d->mapped)
     fy_nvdec_unmap(d);
   if (d->parser)
-    cv->cuvidDestroyVideoParser(d->parser);
+    fy_cv->cuvidDestroyVideoParser(d->parser);
   if (d->dec) {
-    push(d);
-    cv->cuvidDestroyDecoder(d->dec);
-    pop();
+    fy_nvdec_push(d);
+    fy_cv->cuvidDestroyDecoder(d->dec);
+    fy_nvdec_pop();
   }
   if (d->lock)
-    cv->cuvidCtxLockDestroy(d->lock);
+    fy_cv->cuvidCtxLockDestroy(d->lock);
   if (d->have_ctx)
-    cu->cuDevicePrimaryCtxRelease(d->dev);
+    fy_cu->cuDevicePrimaryCtxRelease(d->dev);
   av_bsf_free(&d->bsf);
   av_packet_free(&d->pkt);
   avformat_close_input(&d->fmt);
@@ -743,28 +506,34 @@ void fy_nvdec_close(fy_nvdec *d) {
 int fy_nvdec_next(fy_nvdec *d, double *t, int64_t *index) {
   if (d->mapped)
     fy_nvdec_unmap(d);
-  close_cur(d); /* settles the pending statuses it needs room among */
-  while (d->qn == 0) {
-    if (d->fatal)
-      return fy_error(d->fatal, "%s", d->fatal_msg);
-    if (d->eos_sent) {
-      settle(d, 1); /* every status counted by the end */
-      fy_vprogress p = {d->sought, d->declared, d->returned, d->duration,
-                        d->fps,    d->last_t,   d->start};
-      if (d->timed) { /* frames were skipped: what was read counts */
-        if (d->read_end > p.returned)
-          p.returned = d->read_end;
-        if (d->read_t > p.last_t)
-          p.last_t = d->read_t;
+  fy_nvdec_close_cur(d); /* settles the pending statuses it needs room among */
+  for (;;) {
+    while (d->qn == 0) {
+      if (d->fatal)
+        return fy_error(d->fatal, "%s", d->fatal_msg);
+      if (d->eos_sent) {
+        fy_nvdec_settle(d, 1); /* every status counted by the end */
+        fy_vprogress p = {d->sought, d->declared, d->returned, d->duration,
+                          d->fps,    d->last_t,   d->start};
+        if (d->timed) { /* frames were skipped: what was read counts */
+          if (d->read_end > p.returned)
+            p.returned = d->read_end;
+          if (d->read_t > p.last_t)
+            p.last_t = d->read_t;
+        }
+        return fy_video_end(d->path, &p, d->pending, d->pending_msg);
       }
-      return fy_video_end(d->path, &p, d->pending, d->pending_msg);
+      fy_nvdec_feed(d);
     }
-    feed(d);
+    d->cur = d->q[d->qhead];
+    d->qhead = (d->qhead + 1) % QCAP;
+    d->qn--;
+    /* shown already: a jump to a keyframe ahead (fy_nvdec_want) landed
+     * before the last frame handed out */
+    if (d->missing_pts || d->cur.timestamp / CLOCK > d->floor_t + 1e-9)
+      break;
   }
-  d->cur = d->q[d->qhead];
-  int status = d->qs[d->qhead];
-  d->qhead = (d->qhead + 1) % QCAP;
-  d->qn--;
+  int status = d->qs[(d->qhead + QCAP - 1) % QCAP];
   if (d->strict) /* the frame's status decides whether it is handed out */
     status = pic_final(d, d->cur.picture_index, status);
   double step = d->fps > 0 ? 1 / d->fps : 0;
@@ -797,108 +566,6 @@ int fy_nvdec_next(fy_nvdec *d, double *t, int64_t *index) {
   return FERRY_OK;
 }
 
-/* Back to the keyframe at or before time t: the demuxer, the bitstream
- * filter and a new parser start from there; pictures queued are dropped. */
-static int seek_to(fy_nvdec *d, double t, int64_t k) {
-  if (d->mapped)
-    fy_nvdec_unmap(d);
-  close_cur(d);
-  settle(d, 1);
-  int e = av_seek_frame(d->fmt, d->stream, (int64_t)floor(t / av_q2d(d->tb)), AVSEEK_FLAG_BACKWARD);
-  if (e < 0) {
-    char eb[128];
-    av_strerror(e, eb, sizeof eb);
-    return fy_error(FERRY_EUNSUPPORTED, "%s: cannot seek to frame %lld (%.3f s): %s", d->path,
-                    (long long)k, t, eb);
-  }
-  if (d->bsf)
-    av_bsf_flush(d->bsf);
-  int st = make_parser(d);
-  if (st != FERRY_OK)
-    return st;
-  d->qn = d->qhead = 0;
-  memset(d->skip, 0, sizeof d->skip);
-  d->input_done = d->eos_sent = 0;
-  d->pending = 0;
-  d->index_from_time = d->sought = 1;
-  d->read_t = -INFINITY;
-  return FERRY_OK;
-}
-
-int fy_nvdec_frame_at(fy_nvdec *d, int64_t k, double *t) {
-  if (!d->cfr)
-    return fy_error(FERRY_EUNSUPPORTED,
-                    "%s: random access needs a constant frame rate (frame numbers from "
-                    "timestamps); this stream's rate varies: read it in order",
-                    d->path);
-  if (d->fatal)
-    return fy_error(d->fatal, "%s", d->fatal_msg);
-  d->smp = NULL; /* random access: the sampling options do not apply */
-  double tk = d->start + k / d->fps, half = 0.5 / d->fps;
-  /* on from here when frame k is ahead and no keyframe closer to it lies
-   * beyond what was read */
-  int from_here = d->returned > 0 && d->next_index <= k && !d->pending && !d->eos_sent;
-  if (from_here) {
-    AVStream *st = d->fmt->streams[d->stream];
-    const AVIndexEntry *e = avformat_index_get_entry_from_timestamp(
-        st, (int64_t)floor(tk / av_q2d(d->tb)), AVSEEK_FLAG_BACKWARD);
-    from_here = e && e->timestamp * av_q2d(d->tb) <= d->read_t;
-  }
-  double target = tk;
-  for (int tries = 0;; tries++) {
-    if (!from_here) {
-      int st = seek_to(d, target, k);
-      if (st != FERRY_OK)
-        return st;
-    }
-    d->timed = 1;
-    d->want_t = d->strict ? -INFINITY : tk;
-    int first = !from_here;
-    for (;;) {
-      int64_t idx;
-      int st = fy_nvdec_next(d, t, &idx);
-      if (st == FERRY_END) {
-        d->want_t = -INFINITY;
-        return fy_error(FERRY_EINVAL, "%s: frame %lld is out of range (the file has %lld frames)",
-                        d->path, (long long)k, (long long)(d->read_end > 0 ? d->read_end : idx));
-      }
-      if (st != FERRY_OK) {
-        d->want_t = -INFINITY;
-        return st;
-      }
-      if (idx == k) {
-        d->want_t = -INFINITY;
-        return FERRY_OK;
-      }
-      if (idx > k) {
-        if (first || from_here)
-          break; /* the seek landed after frame k: from an earlier keyframe */
-        d->want_t = -INFINITY;
-        return fy_error(FERRY_ECORRUPT, "%s: frame %lld (%.3f s) is missing: frame %lld follows",
-                        d->path, (long long)k, tk, (long long)idx);
-      }
-      first = 0;
-    }
-    if (target <= d->start - half || tries >= 8) {
-      d->want_t = -INFINITY;
-      return fy_error(FERRY_ECORRUPT, "%s: no keyframe found before frame %lld (%.3f s)", d->path,
-                      (long long)k, tk);
-    }
-    /* further back each time: a keyframe's decode time can precede its
-     * display time, or frame k is a leading picture of an open GOP */
-    target = tries < 6 ? target - (1 << tries) : d->start - 1;
-    from_here = 0;
-  }
-}
-
-void fy_nvdec_want(fy_nvdec *d, double t) {
-  d->want_t = d->cfr && !d->strict && !d->eos_sent ? t : -INFINITY;
-}
-
-uint64_t fy_nvdec_skipped(const fy_nvdec *d) { return d->skipped; }
-
-void fy_nvdec_sampler(fy_nvdec *d, const fy_vsampler *s) { d->smp = s; }
-
 int fy_nvdec_set_strict(fy_nvdec *d, int strict) {
   enum AVCodecID id = d->fmt->streams[d->stream]->codecpar->codec_id;
   if (strict && id != AV_CODEC_ID_H264 && id != AV_CODEC_ID_HEVC)
@@ -929,12 +596,12 @@ int fy_nvdec_map(fy_nvdec *d, void *stream, fy_gpu_yuv *f) {
   unsigned long long ptr = 0;
   unsigned pitch = 0;
   double t0 = fy_now();
-  push(d);
-  CUresult r = cv->cuvidMapVideoFrame(d->dec, d->cur.picture_index, &ptr, &pitch, &pp);
-  pop();
+  fy_nvdec_push(d);
+  CUresult r = fy_cv->cuvidMapVideoFrame(d->dec, d->cur.picture_index, &ptr, &pitch, &pp);
+  fy_nvdec_pop();
   d->wait_s += fy_now() - t0;
   if (r != CUDA_SUCCESS)
-    return cu_fail(d, r, "mapping a decoded frame");
+    return fy_nvdec_cu_fail(d, r, "mapping a decoded frame");
   if (d->cur_open) { /* decoded by now: its final status */
     d->cur_open = 0;
     count_status(d, pic_final(d, d->cur.picture_index, pic_status(d, d->cur.picture_index)),
@@ -958,53 +625,10 @@ int fy_nvdec_map(fy_nvdec *d, void *stream, fy_gpu_yuv *f) {
 void fy_nvdec_unmap(fy_nvdec *d) {
   if (!d->mapped)
     return;
-  push(d);
-  cv->cuvidUnmapVideoFrame(d->dec, d->map_ptr);
-  pop();
+  fy_nvdec_push(d);
+  fy_cv->cuvidUnmapVideoFrame(d->dec, d->map_ptr);
+  fy_nvdec_pop();
   d->mapped = 0;
 }
 
-#else /* no NVDEC in this build */
-
-int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
-                  ferry_video_info *info) {
-  *out = NULL;
-  return fy_error(FERRY_EUNSUPPORTED,
-                  "%s: GPU video decoding needs ferry built with CUDA, libavformat and the "
-                  "ffnvcodec headers (this build lacks %s)",
-                  path,
-#ifndef FERRY_HAVE_CUDA
-                  "CUDA"
-#elif !defined(FERRY_HAVE_AV)
-                  "libavformat"
-#else
-                  "ffnvcodec"
-#endif
-  );
-}
-void fy_nvdec_close(fy_nvdec *d) { (void)d; }
-int fy_nvdec_available(char *why, size_t n) {
-  snprintf(why, n, "this ferry was built without NVDEC support");
-  return 0;
-}
-int fy_nvdec_next(fy_nvdec *d, double *t, int64_t *index) {
-  return fy_error(FERRY_EUNSUPPORTED, "no NVDEC in this build");
-}
-int fy_nvdec_map(fy_nvdec *d, void *stream, fy_gpu_yuv *f) {
-  return fy_error(FERRY_EUNSUPPORTED, "no NVDEC in this build");
-}
-void fy_nvdec_unmap(fy_nvdec *d) { (void)d; }
-void fy_nvdec_want(fy_nvdec *d, double t) { (void)d, (void)t; }
-void fy_nvdec_sampler(fy_nvdec *d, const fy_vsampler *s) { (void)d, (void)s; }
-double fy_nvdec_wait_s(const fy_nvdec *d) { return (void)d, 0; }
-int fy_nvdec_frame_at(fy_nvdec *d, int64_t k, double *t) {
-  return fy_error(FERRY_EUNSUPPORTED, "no NVDEC in this build");
-}
-uint64_t fy_nvdec_skipped(const fy_nvdec *d) { return (void)d, 0; }
-int fy_nvdec_set_strict(fy_nvdec *d, int strict) {
-  return fy_error(FERRY_EUNSUPPORTED, "no NVDEC in this build");
-}
-void fy_nvdec_damage(const fy_nvdec *d, uint64_t *frames, int64_t *first, double *first_t) {
-  *frames = 0, *first = -1, *first_t = 0;
-}
 #endif

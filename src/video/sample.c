@@ -86,6 +86,51 @@ int fy_vsample_wanted(const fy_vsampler *s, double t, double fps, double t0) {
   return 1;
 }
 
+int fy_video_walk_to(const fy_vwalk *w, int64_t k, double *t) {
+  double tk = w->start + k / w->fps, half = 0.5 / w->fps, target = tk;
+  int from_here = w->from_here;
+  for (int tries = 0;; tries++) {
+    if (!from_here) {
+      int st = w->seek(w->dec, target, k);
+      if (st != FERRY_OK)
+        return st;
+    }
+    w->aim(w->dec, tk);
+    int first = !from_here;
+    for (;;) {
+      int64_t idx;
+      int st = w->next(w->dec, t, &idx);
+      if (st == FERRY_END) {
+        w->aim(w->dec, -INFINITY);
+        int64_t n = w->read_end(w->dec);
+        return fy_error(FERRY_EINVAL, "%s: frame %lld is out of range (the file has %lld frames)",
+                        w->path, (long long)k, (long long)(n > 0 ? n : idx));
+      }
+      if (st != FERRY_OK || idx == k) {
+        w->aim(w->dec, -INFINITY);
+        return st;
+      }
+      if (idx > k) {
+        if (first || from_here)
+          break; /* the seek landed after frame k: from an earlier keyframe */
+        w->aim(w->dec, -INFINITY);
+        return fy_error(FERRY_ECORRUPT, "%s: frame %lld (%.3f s) is missing: frame %lld follows",
+                        w->path, (long long)k, tk, (long long)idx);
+      }
+      first = 0;
+    }
+    if (target <= w->start - half || tries >= 8) {
+      w->aim(w->dec, -INFINITY);
+      return fy_error(FERRY_ECORRUPT, "%s: no keyframe found before frame %lld (%.3f s)", w->path,
+                      (long long)k, tk);
+    }
+    /* further back each time: a keyframe's decode time can precede its
+     * display time, or frame k is a leading picture of an open GOP */
+    target = tries < 6 ? target - (1 << tries) : w->start - 1;
+    from_here = 0;
+  }
+}
+
 int fy_video_orientation(int rotation) {
   switch (rotation) {
   case 90: return 6;

@@ -88,6 +88,22 @@ double fy_vsample_next(const fy_vsampler *s, double fps, double t0);
  * non-reference frames it rules out. */
 int fy_vsample_wanted(const fy_vsampler *s, double t, double fps, double t0);
 
+/* Random access, the same walk for both decoders: to the keyframe at or
+ * before frame k (unless from_here: k is ahead and no keyframe closer to
+ * it lies beyond what was read), then frames in order until frame k, from
+ * further back when the seek lands after it. */
+typedef struct fy_vwalk {
+  const char *path;
+  void *dec;
+  double start, fps; /* frame k at start + k / fps */
+  int from_here;
+  int (*seek)(void *dec, double t, int64_t k); /* errors name the file */
+  int (*next)(void *dec, double *t, int64_t *index);
+  void (*aim)(void *dec, double t); /* frames before t not wanted; -INFINITY: done */
+  int64_t (*read_end)(void *dec);   /* 1 + the last frame number read */
+} fy_vwalk;
+int fy_video_walk_to(const fy_vwalk *w, int64_t k, double *t);
+
 /* Where a decoder stands when its input ends. */
 typedef struct fy_vprogress {
   int sought;                 /* a seek happened: no promise to check */

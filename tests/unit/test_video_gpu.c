@@ -254,11 +254,26 @@ static void test_frame_at(void) {
   free(all);
 }
 
+static int read_gpu(const char *name, const ferry_video_options *o, ferry_video_stats *s,
+                    int *nvdec, int *status);
+
 static void test_sampling(void) {
   if (!nvdec_ok)
     return; /* main() said why */
   check_sampling(fixture("testsrc_h264.mp4"), 5, 4);
   check_sampling(fixture("testsrc_h264.mp4"), 2, 16);
+  /* sparse: one frame a second jumps from keyframe to keyframe (4 in 50
+   * frames) on NVDEC as on the CPU: the same frames either way */
+  ferry_video_options o = u8_hwc(64, 48, 4);
+  o.rate = 1;
+  compare("testsrc_h264 rate 1 (keyframe jumps)", fixture("testsrc_h264.mp4"), o, 6.0, 1);
+  o.device = 0;
+  ferry_video_stats s;
+  int nv = 0, st = 0, n = read_gpu("testsrc_h264.mp4", &o, &s, &nv, &st);
+  printf("testsrc_h264 rate 1 on NVDEC: %d kept, %llu decoded of 50\n", n,
+         (unsigned long long)s.decoded);
+  CHECK_MSG(st == FERRY_END && n > 0 && s.decoded < 50, "rate 1: status %d, %d kept, %llu decoded",
+            st, n, (unsigned long long)s.decoded);
   const char *c = getenv("FERRY_CORPUS");
   if (c) {
     char p[4096];
