@@ -234,6 +234,9 @@ def main():
                     help="comma list: ferry --stride values (1: every frame)")
     ap.add_argument("--dali", action="store_true",
                     help="add DALI's GPU video reader (fn.readers.video) when nvidia.dali imports")
+    ap.add_argument("--dali-files", type=int, default=0,
+                    help="DALI reads only the first N files of the list (its rate is frames/s "
+                    "like every row; 0: all)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="run every contender this many times, interleaved; each row is its "
                     "median round")
@@ -283,7 +286,7 @@ def main():
             runs.setdefault(name, []).append((n, dt))
         if dali_ok:
             name = f"DALI readers.video (NVDEC) + resize, f16 {a.size}, sequences of 16"
-            runs.setdefault(name, []).append(run_dali(files, a.size))
+            runs.setdefault(name, []).append(run_dali(files[:a.dali_files or None], a.size))
         if cv_ok:
             name = f"OpenCV VideoCapture + resize, {a.cv_procs} processes"
             runs.setdefault(name, []).append(run_opencv(files, a.cv_procs, a.size))

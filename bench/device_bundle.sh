@@ -14,12 +14,12 @@ D=.device
 SHARED=${FERRY_SHARED:-../shared}
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DFERRY_VIDEO=OFF >/dev/null
 cmake --build "$B" -j "$(nproc)" --target ferry ferry_static test_gpu test_loader test_watchdog \
-  test_gpu_hash test_hash_engine >/dev/null
+  test_gpu_hash test_hash_engine test_gpu_hamming test_gpu_plan >/dev/null
 grep -q "FERRY_HAVE_CUDA" "$B/CMakeCache.txt" || true
 rm -rf "$D"
 mkdir -p "$D/lib" "$D/py/ferry"
 cp "$B"/ferry "$B"/test_gpu "$B"/test_loader "$B"/test_watchdog "$B"/test_gpu_hash \
-  "$B"/test_hash_engine "$D/"
+  "$B"/test_hash_engine "$B"/test_gpu_hamming "$B"/test_gpu_plan "$D/"
 for l in libjpeg.so.62 libpng16.so.16 libwebp.so.7 libsharpyuv.so.0; do
   f=$(ldconfig -p | awk -v l="$l" '$1 == l && !f {print $NF; f = 1}')
   [ -n "$f" ] && cp -L "$f" "$D/lib/"

@@ -9,6 +9,7 @@ mkdir -p "$OUT"
 first=${1:-0} runs=${2:-300} secs=${3:-400} tests=${4:-1}
 export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONPATH=$PWD/.device/py FERRY_PY_PATH=$PWD/.device/py PYTHONUNBUFFERED=1
+export FERRY_BIN=$PWD/.device/ferry
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 nproc; date -u
 SET=/tmp/set
@@ -18,11 +19,13 @@ if [ ! -d "$SET" ]; then
   echo "made $(find "$SET" -name '*.jpg' | wc -l) JPEGs in $(( $(date +%s) - t0 )) s"
 fi
 if [ "$tests" = 1 ]; then
-  for t in test_gpu test_watchdog test_loader test_gpu_hash test_hash_engine; do
+  for t in test_gpu test_watchdog test_loader test_gpu_hash test_hash_engine test_gpu_hamming \
+    test_gpu_plan; do
     (cd "$PWD" && timeout 300 .device/$t 2>&1 | tail -2 | sed "s/^/$t: /")
   done
   timeout 400 python3 -m pytest -q -x -p no:cacheprovider tests/python/test_gpu.py \
-    tests/python/test_watchdog.py tests/python/test_torch.py 2>&1 | tail -4
+    tests/python/test_watchdog.py tests/python/test_torch.py tests/python/test_hash.py \
+    tests/python/test_hash_cli.py 2>&1 | tail -6
 fi
 if [ -n "${SANITIZE:-}" ]; then # compute-sanitizer over the GPU tests (issue 15)
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
