@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fetches NVIDIA DALI and what it needs as wheels for the GPU machine's
 # Python 3.12 into .whl/ (git-ignored), the DALI wheel itself split into
-# parts of 57 MiB in .dali/ (git-ignored), since a device call carries 64
+# parts of 45 MiB in .dali/ (git-ignored), since a device call carries 64
 # MiB. Then, on the warm machine, one call per part (it stays warm 30 s
 # between calls):
 #   calls 1..N: carry .dali/part.aa (ab, ac, ...);  cp .dali/part.* /tmp/
@@ -21,6 +21,6 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
 dali=$(ls "$W"/nvidia_dali_cuda130-*.whl)
 basename "$dali" > "$D/name"
 rm -f "$D"/part.*
-split -b 57M "$dali" "$D/part."
+split -b 45M "$dali" "$D/part."
 rm "$dali"
 ls -la "$W" "$D"
