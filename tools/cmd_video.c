@@ -55,6 +55,8 @@ static const char help[] =
     "  --quiet               only the summary line (FERRY_VIDEO_STAGES=1 adds the\n"
     "                        stage line: seconds in open, decode, waiting for NVDEC,\n"
     "                        convert, resize and close, summed over files)\n"
+    "                        FERRY_NVDEC_KEEP=N: idle NVDEC decoders kept for the\n"
+    "                        next file of the same size and codec (default 8, 0 none)\n"
     "  --nvdec-caps          print what the GPU's video decoder (NVDEC) of the\n"
     "                        --device decodes, as its driver says, and exit\n"
     "\nexit codes: 0 every file decoded, 1 every file failed, 2 bad command line, 3\n"

@@ -41,6 +41,7 @@ static void load_once(void) {
 }
 
 int fy_nvdec_cu_fail(fy_nvdec *d, CUresult r, const char *what) {
+  d->cuda_failed = 1;
   const char *name = NULL;
   if (fy_cu && fy_cu->cuGetErrorName)
     fy_cu->cuGetErrorName(r, &name);
@@ -105,11 +106,9 @@ static int CUDAAPI on_sequence(void *user, CUVIDEOFORMAT *f) {
   caps.eCodecType = f->codec;
   caps.eChromaFormat = f->chroma_format;
   caps.nBitDepthMinus8 = f->bit_depth_luma_minus8;
-  fy_nvdec_push(d);
-  CUresult r = fy_cv->cuvidGetDecoderCaps(&caps);
-  fy_nvdec_pop();
-  if (r != CUDA_SUCCESS)
-    return raise_fatal(d, fy_nvdec_cu_fail(d, r, "asking the decoder's capabilities"));
+  int cst = fy_nvdec_pool_caps(d, d->device, &caps);
+  if (cst != FERRY_OK)
+    return raise_fatal(d, cst);
   if (!caps.bIsSupported || f->coded_width > caps.nMaxWidth || f->coded_height > caps.nMaxHeight) {
     fy_error(FERRY_EUNSUPPORTED,
              "%s: this GPU's NVDEC does not decode %s %d-bit at %ux%u (max %ux%u); use the CPU "
@@ -141,14 +140,22 @@ static int CUDAAPI on_sequence(void *user, CUVIDEOFORMAT *f) {
   ci.ulTargetWidth = (unsigned)(f->display_area.right - f->display_area.left);
   ci.ulTargetHeight = (unsigned)(f->display_area.bottom - f->display_area.top);
   ci.ulNumOutputSurfaces = 2;
-  ci.vidLock = d->lock;
-  fy_nvdec_push(d);
-  r = fy_cv->cuvidCreateDecoder(&d->dec, &ci);
-  fy_nvdec_pop();
-  if (r != CUDA_SUCCESS) {
-    d->dec = NULL;
-    return raise_fatal(d, fy_nvdec_cu_fail(d, r, "creating the decoder"));
+  if (!fy_nvdec_pool_take(d, d->device, &ci)) {
+    CUresult r = fy_cv->cuvidCtxLockCreate(&d->lock, d->ctx);
+    if (r != CUDA_SUCCESS) {
+      d->lock = NULL;
+      return raise_fatal(d, fy_nvdec_cu_fail(d, r, "creating the context lock"));
+    }
+    ci.vidLock = d->lock;
+    fy_nvdec_push(d);
+    r = fy_cv->cuvidCreateDecoder(&d->dec, &ci);
+    fy_nvdec_pop();
+    if (r != CUDA_SUCCESS) {
+      d->dec = NULL;
+      return raise_fatal(d, fy_nvdec_cu_fail(d, r, "creating the decoder"));
+    }
   }
+  d->ci = ci;
   d->vf = *f;
   d->surfaces = (unsigned)ci.ulNumDecodeSurfaces;
   d->target_w = (unsigned)ci.ulTargetWidth;
@@ -346,11 +353,9 @@ static int check_caps(fy_nvdec *d, cudaVideoCodec codec, int depth, int w, int h
   caps.eCodecType = codec;
   caps.eChromaFormat = cudaVideoChromaFormat_420;
   caps.nBitDepthMinus8 = (unsigned)(depth > 8 ? depth - 8 : 0);
-  fy_nvdec_push(d);
-  CUresult r = fy_cv->cuvidGetDecoderCaps(&caps);
-  fy_nvdec_pop();
-  if (r != CUDA_SUCCESS)
-    return fy_nvdec_cu_fail(d, r, "asking the decoder's capabilities");
+  int st = fy_nvdec_pool_caps(d, d->device, &caps);
+  if (st != FERRY_OK)
+    return st;
   if (!caps.bIsSupported)
     return fy_error(FERRY_EUNSUPPORTED, "%s: this GPU's NVDEC does not decode %s %d-bit", d->path,
                     d->info.codec, depth);
@@ -435,24 +440,9 @@ int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
     st = fy_error(FERRY_EINVAL, "%s: no CUDA device %d (%d present)", path, device, count);
     goto fail;
   }
-  /* Threads waiting for the engine (in cuvidMapVideoFrame, stream waits)
-   * sleep instead of spinning: with a reader per file, spinning waiters
-   * would take the cores that demux and parse. Only possible before the
-   * context is first made (not when, say, PyTorch made it already). */
-  unsigned flags = 0;
-  int active = 0;
-  if (!getenv("FERRY_VIDEO_SPIN") &&
-      fy_cu->cuDevicePrimaryCtxGetState(d->dev, &flags, &active) == CUDA_SUCCESS && !active)
-    fy_cu->cuDevicePrimaryCtxSetFlags(d->dev, CU_CTX_SCHED_BLOCKING_SYNC);
-  if ((r = fy_cu->cuDevicePrimaryCtxRetain(&d->ctx, d->dev)) != CUDA_SUCCESS) {
-    st = fy_nvdec_cu_fail(d, r, "retaining the device's context");
+  d->device = device;
+  if ((st = fy_nvdec_pool_ctx(d, device)) != FERRY_OK)
     goto fail;
-  }
-  d->have_ctx = 1;
-  if ((r = fy_cv->cuvidCtxLockCreate(&d->lock, d->ctx)) != CUDA_SUCCESS) {
-    st = fy_nvdec_cu_fail(d, r, "creating the context lock");
-    goto fail;
-  }
   if ((st = check_caps(d, codec, d->info.bit_depth, d->info.width, d->info.height)) != FERRY_OK)
     goto fail;
   if (start_s > 0) {
@@ -485,15 +475,7 @@ void fy_nvdec_close(fy_nvdec *d) {
     fy_nvdec_unmap(d);
   if (d->parser)
     fy_cv->cuvidDestroyVideoParser(d->parser);
-  if (d->dec) {
-    fy_nvdec_push(d);
-    fy_cv->cuvidDestroyDecoder(d->dec);
-    fy_nvdec_pop();
-  }
-  if (d->lock)
-    fy_cv->cuvidCtxLockDestroy(d->lock);
-  if (d->have_ctx)
-    fy_cu->cuDevicePrimaryCtxRelease(d->dev);
+  fy_nvdec_pool_give(d, d->device, &d->ci, !d->fatal && !d->cuda_failed);
   av_bsf_free(&d->bsf);
   av_packet_free(&d->pkt);
   avformat_close_input(&d->fmt);

@@ -48,14 +48,16 @@ struct fy_nvdec {
   AVRational tb;
   double fps, start, duration;
   int64_t declared;
-  CUcontext ctx;
+  CUcontext ctx; /* the device's, retained once (nvdec_pool.c) */
   CUdevice dev;
-  int have_ctx;
-  CUvideoctxlock lock;
+  int device;
+  int cuda_failed;     /* a CUDA call failed: the decoder is not kept */
+  CUvideoctxlock lock; /* the decoder's (made with it, kept with it) */
   CUvideoparser parser;
   cudaVideoCodec codec;
   CUvideodecoder dec;
-  CUVIDEOFORMAT vf; /* the sequence the decoder was made for */
+  CUVIDDECODECREATEINFO ci; /* how dec was made */
+  CUVIDEOFORMAT vf;         /* the sequence the decoder was made for */
   unsigned surfaces, target_w, target_h;
   CUVIDPARSERDISPINFO q[QCAP];
   unsigned char qs[QCAP]; /* each queued picture's decode status (PIC_*) */
@@ -128,6 +130,13 @@ void fy_nvdec_pop(void);
 int fy_nvdec_make_parser(fy_nvdec *d);
 void fy_nvdec_close_cur(fy_nvdec *d);
 void fy_nvdec_settle(fy_nvdec *d, int all);
+/* nvdec_pool.c: what the readers of a process share */
+int fy_nvdec_pool_ctx(fy_nvdec *d, int device); /* sets d->ctx */
+int fy_nvdec_pool_caps(fy_nvdec *d, int device, CUVIDDECODECAPS *caps);
+/* an idle decoder made as ci, into d->dec and d->lock: 1, else 0 */
+int fy_nvdec_pool_take(fy_nvdec *d, int device, const CUVIDDECODECREATEINFO *ci);
+/* d->dec and d->lock kept for another reader (reusable) or destroyed */
+void fy_nvdec_pool_give(fy_nvdec *d, int device, const CUVIDDECODECREATEINFO *ci, int reusable);
 /* nvdec_input.c */
 int fy_nvdec_open_bsf(fy_nvdec *d, const AVStream *st);
 void fy_nvdec_feed(fy_nvdec *d);

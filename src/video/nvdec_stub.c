@@ -23,6 +23,7 @@ int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
   );
 }
 void fy_nvdec_close(fy_nvdec *d) { (void)d; }
+void fy_nvdec_pool_counts(uint64_t *made, uint64_t *reused) { *made = *reused = 0; }
 int fy_nvdec_available(char *why, size_t n) {
   snprintf(why, n, "this ferry was built without NVDEC support");
   return 0;

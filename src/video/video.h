@@ -156,6 +156,9 @@ int fy_nvdec_set_strict(fy_nvdec *d, int strict);
 void fy_nvdec_damage(const fy_nvdec *d, uint64_t *frames, int64_t *first, double *first_t);
 /* Seconds spent waiting for the engine (pictures still decoding, mapping). */
 double fy_nvdec_wait_s(const fy_nvdec *d);
+/* Decoders made and reused (nvdec_pool.c: a reader that ends well leaves
+ * its decoder to the next file of the same format; FERRY_NVDEC_KEEP). */
+void fy_nvdec_pool_counts(uint64_t *made, uint64_t *reused);
 
 /* GPU batches of a video file (reader_gpu.c): NVDEC frames converted and
  * resampled by ferry's batch kernels into device memory. */

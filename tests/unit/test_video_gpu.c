@@ -416,6 +416,51 @@ static void test_corpus(void) {
   }
 }
 
+/* A reader that ends well leaves its decoder to the next file of the same
+ * format (nvdec_pool.c): the second read of a file makes no decoder, and
+ * its frames are those of the first bit for bit; two readers open at once
+ * each have their own. */
+static void test_decoder_reuse(void) {
+  if (!nvdec_ok)
+    return;
+  const char *path = fixture("testsrc_h264.mp4");
+  ferry_video_options o = u8_hwc(0, 0, 8);
+  o.device = 0;
+  frames *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+  uint64_t m0, r0, m1, r1, m2, r2;
+  read_all(path, &o, a);
+  fy_nvdec_pool_counts(&m0, &r0);
+  read_all(path, &o, b);
+  fy_nvdec_pool_counts(&m1, &r1);
+  CHECK_MSG(a->status == FERRY_END && b->status == FERRY_END, "reads: %s | %s", a->err, b->err);
+  CHECK_MSG(m1 == m0 && r1 == r0 + 1,
+            "second read: %llu decoders made, %llu reused (was %llu, %llu)", (unsigned long long)m1,
+            (unsigned long long)r1, (unsigned long long)m0, (unsigned long long)r0);
+  CHECK(a->n == b->n && a->n > 0 && a->frame_bytes == b->frame_bytes);
+  CHECK_MSG(a->n == b->n && !memcmp(a->px, b->px, (size_t)a->n * a->frame_bytes),
+            "frames from a reused decoder differ");
+  ferry_video_reader *x = NULL, *y = NULL;
+  ferry_video_batch *bx, *by;
+  CHECK(ferry_video_open(path, &o, &x) == FERRY_OK);
+  CHECK(ferry_video_open(path, &o, &y) == FERRY_OK);
+  if (x && y) {
+    CHECK(ferry_video_next(x, &bx) == FERRY_OK);
+    CHECK(ferry_video_next(y, &by) == FERRY_OK);
+  }
+  ferry_video_close(x);
+  ferry_video_close(y);
+  fy_nvdec_pool_counts(&m2, &r2);
+  CHECK_MSG(m2 == m1 + 1 && r2 == r1 + 1,
+            "two readers at once: %llu made, %llu reused (one of each wanted)",
+            (unsigned long long)(m2 - m1), (unsigned long long)(r2 - r1));
+  printf("decoder reuse: after the first read %llu made, %llu reused\n",
+         (unsigned long long)(m2 - m0), (unsigned long long)(r2 - r0));
+  free(a->px);
+  free(b->px);
+  free(a);
+  free(b);
+}
+
 int main(void) {
   char why[256];
   nvdec_ok = fy_nvdec_available(why, sizeof why);
@@ -439,6 +484,7 @@ int main(void) {
   test_damaged();
   test_sampling();
   test_frame_at();
+  test_decoder_reuse();
   test_corpus();
   return check_done();
 }
