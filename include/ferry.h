@@ -787,9 +787,28 @@ int ferry_dupes_find(const ferry_catalog *catalog, ferry_hash_kind kind,
  * the near-duplicate ground truth (docs/DEDUP.md). */
 int ferry_dupes_default_threshold(ferry_hash_kind kind, int hash_size);
 size_t ferry_dupes_group_count(const ferry_dupes *dupes);
-/* Members of group g as catalog indices; members[0] is the keeper (largest
- * resolution, then largest file, then first path). Returns the count. */
+/* Members of group g as catalog indices; members[0] is the keeper (see
+ * ferry_dupes_keep), the others in path order. Returns the count. */
 size_t ferry_dupes_group(const ferry_dupes *dupes, size_t g, const uint32_t **members);
+/* Chooses each group's keeper again. `order`: criteria, comma-separated,
+ * the first that differs decides, the first path breaks the last tie:
+ *   original  a JPEG whose EXIF names the camera (Make or Model) before any
+ *             other file (the first 128 KiB of each member are read); and
+ *             between files of one size a JPEG before other formats: the
+ *             camera's file, not a PNG made from it (larger, it would win
+ *             on size)
+ *   pixels    the larger picture      size    the larger file
+ *   oldest / newest   the modification time   path   the first path
+ * NULL or "": FERRY_KEEP_DEFAULT, what ferry_dupes_find applies. Files
+ * under a `reference` folder (absolute, canonical: as the catalog's paths)
+ * keep before all others and are never moved (ferry_dupes_is_reference).
+ * FERRY_EINVAL names an unknown criterion or a relative folder. */
+#define FERRY_KEEP_DEFAULT "original,pixels,size,oldest"
+int ferry_dupes_keep(ferry_dupes *dupes, const char *order, const char *const *reference,
+                     size_t nreference);
+/* 1 when catalog entry `index` is under a reference folder of the last
+ * ferry_dupes_keep. */
+int ferry_dupes_is_reference(const ferry_dupes *dupes, uint32_t index);
 /* The pairs found between distinct hash values (each as the catalog index
  * of its first entry: entries with identical hashes are searched once and
  * stand for each other at distance 0), for distances, sorted. Listed only

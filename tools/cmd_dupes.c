@@ -1,5 +1,6 @@
 /* cmd_dupes.c — `ferry dupes CATALOG`: near-duplicate groups of a catalog as
  * CSV, JSON or an HTML page; optionally moves the non-keepers aside. */
+#include "catalog/dupes.h"
 #include "cli.h"
 #include "dupes_move.h"
 
@@ -13,12 +14,13 @@
 static const char help[] =
     "usage: ferry dupes CATALOG.fidx [--hash H] [--threshold N]\n"
     "                   [--format csv|json|html] [-o OUT]\n"
+    "                   [--keep RULES] [--reference DIR]...\n"
     "                   [--move-dupes-to DIR [--apply]]\n"
     "\n"
     "Finds the groups of near-duplicate pictures of a catalog (made by `ferry\n"
     "hash -o`): every pair within Hamming distance N of the hash H, joined into\n"
-    "groups (union-find), each with a keeper: the largest picture, then the\n"
-    "largest file. Writes the groups to OUT or stdout.\n"
+    "groups (union-find), each with a keeper (--keep). Writes the groups to OUT\n"
+    "or stdout.\n"
     "\n"
     "options:\n"
     "  --hash H                ahash, dhash, dhash_v, phash (default), whash,\n"
@@ -31,6 +33,14 @@ static const char help[] =
     "                          height,size; html: a page with thumbnails side by\n"
     "                          side, distances, the keeper outlined (offline)\n"
     "  -o, --output FILE       where to write (default stdout)\n"
+    "  --keep RULES            who keeps in a group: criteria, comma-separated,\n"
+    "                          the first that differs decides (default\n"
+    "                          original,pixels,size,oldest): original (a JPEG\n"
+    "                          whose EXIF names the camera, before PNG or\n"
+    "                          re-saved copies), pixels, size (larger first),\n"
+    "                          oldest, newest (file time), path (first path)\n"
+    "  --reference DIR         files under DIR keep before all others and are\n"
+    "                          never moved (repeatable)\n"
     "  --move-dupes-to DIR     move every non-keeper under DIR (its absolute\n"
     "                          path mirrored below DIR; listed in\n"
     "                          DIR/ferry-moves.csv). Dry run unless --apply.\n"
@@ -44,13 +54,17 @@ static const char help[] =
     "exit codes: 0 success, 1 failure, 2 bad command line, 3 some files could\n"
     "not be moved\n";
 
-int cmd_dupes(int argc, char **argv) {
+#define MAX_REFERENCE 64
+static char *refs[MAX_REFERENCE]; /* --reference folders, canonical */
+static size_t nref;
+
+static int dupes_main(int argc, char **argv) {
   for (int k = 1; k < argc; k++)
     if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
       fputs(help, stdout);
       return CLI_OK;
     }
-  const char *catalog = NULL, *format = "csv", *out = NULL, *move_to = NULL;
+  const char *catalog = NULL, *format = "csv", *out = NULL, *move_to = NULL, *keep = NULL;
   ferry_hash_kind kind = DEFAULT_HASH;
   int threshold = -1, apply = 0, quiet = 0;
   ferry_search_options so;
@@ -60,7 +74,8 @@ int cmd_dupes(int argc, char **argv) {
     int takes = !strcmp(s, "--hash") || !strcmp(s, "--threshold") || !strcmp(s, "--format") ||
                 !strcmp(s, "-f") || !strcmp(s, "-o") || !strcmp(s, "--output") ||
                 !strcmp(s, "--move-dupes-to") || !strcmp(s, "--method") ||
-                !strcmp(s, "--threads") || !strcmp(s, "--device");
+                !strcmp(s, "--threads") || !strcmp(s, "--device") || !strcmp(s, "--keep") ||
+                !strcmp(s, "--reference");
     if (takes && !v)
       return cli_usage_error("dupes", "%s needs a value", s);
     if (takes)
@@ -101,6 +116,23 @@ int cmd_dupes(int argc, char **argv) {
       } else {
         return cli_usage_error("dupes", "--device must be cpu or cuda:N, not '%s'", v);
       }
+    } else if (!strcmp(s, "--keep")) {
+      unsigned char o[FY_KEEP_MAX];
+      int n;
+      if (!*v)
+        return cli_usage_error("dupes", "--keep needs criteria (default %s)", FERRY_KEEP_DEFAULT);
+      if (fy_dupes_parse_keep(v, o, &n))
+        return cli_usage_error("dupes", "--keep: %s", ferry_last_error());
+      keep = v;
+    } else if (!strcmp(s, "--reference")) {
+      struct stat rs;
+      char *r = stat(v, &rs) == 0 && S_ISDIR(rs.st_mode) ? realpath(v, NULL) : NULL;
+      if (!r || nref == MAX_REFERENCE) {
+        free(r);
+        return cli_usage_error("dupes", "--reference %s: %s", v,
+                               r ? "too many reference folders (at most 64)" : "not a folder");
+      }
+      refs[nref++] = r;
     } else if (!strcmp(s, "--apply")) {
       apply = 1;
     } else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
@@ -166,6 +198,12 @@ int cmd_dupes(int argc, char **argv) {
     ferry_catalog_free(c);
     return CLI_FAIL;
   }
+  if ((keep || nref) && ferry_dupes_keep(d, keep, (const char *const *)refs, nref)) {
+    fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());
+    ferry_dupes_free(d);
+    ferry_catalog_free(c);
+    return CLI_FAIL;
+  }
   double dt = fy_now() - t0;
   int rc = CLI_OK;
   if (ferry_dupes_write(d, format, out)) {
@@ -187,5 +225,13 @@ int cmd_dupes(int argc, char **argv) {
     rc = cli_move_dupes(c, d, move_to, apply, quiet);
   ferry_dupes_free(d);
   ferry_catalog_free(c);
+  return rc;
+}
+
+int cmd_dupes(int argc, char **argv) {
+  int rc = dupes_main(argc, argv);
+  for (size_t i = 0; i < nref; i++)
+    free(refs[i]);
+  nref = 0;
   return rc;
 }

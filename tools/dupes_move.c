@@ -205,7 +205,7 @@ int cli_move_dupes(const ferry_catalog *c, const ferry_dupes *d, const char *dir
       return CLI_FAIL;
     }
   }
-  size_t moved = 0, failed = 0, same = 0, inside_root = 0;
+  size_t moved = 0, failed = 0, same = 0, inside_root = 0, refs_kept = 0;
   for (size_t g = 0; g < ferry_dupes_group_count(d); g++) {
     const uint32_t *m;
     size_t n = ferry_dupes_group(d, g, &m), kk = 0;
@@ -220,6 +220,10 @@ int cli_move_dupes(const ferry_catalog *c, const ferry_dupes *d, const char *dir
     for (size_t k = 0; k < n; k++) {
       if (k == kk)
         continue;
+      if (ferry_dupes_is_reference(d, m[k])) { /* never moved */
+        refs_kept++;
+        continue;
+      }
       const ferry_catalog_entry *e = ferry_catalog_get(c, m[k]);
       char *src = canonical(e->path);
       if (!src) {
@@ -266,6 +270,8 @@ int cli_move_dupes(const ferry_catalog *c, const ferry_dupes *d, const char *dir
             root);
   if (same)
     fprintf(stderr, "ferry dupes: %zu files are other names of their keeper: not moved\n", same);
+  if (refs_kept && !quiet)
+    fprintf(stderr, "ferry dupes: %zu files under --reference folders: not moved\n", refs_kept);
   if (failed)
     fprintf(stderr, "ferry dupes: %zu files not moved\n", failed);
   free(root);

@@ -131,4 +131,6 @@ def find_duplicates(source: Union[_Path, Sequence[_Path]], kind: str = "phash",
                     threshold: int = 8, *, mode: str = "fast", hash_size: int = 8,
                     workers: Optional[int] = None, recursive: bool = True,
                     details: bool = False, device: Any = None,
-                    progress: Optional[Callable[[int, int], Any]] = None) -> List[Any]: ...
+                    progress: Optional[Callable[[int, int], Any]] = None,
+                    keep: Optional[str] = None,
+                    reference: Optional[Sequence[_Path]] = None) -> List[Any]: ...

@@ -175,7 +175,9 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
                     threshold: int = 8, *, mode: str = "fast", hash_size: int = 8,
                     workers: Optional[int] = None, recursive: bool = True,
                     details: bool = False, device: Any = None,
-                    progress: Optional[Callable[[int, int], Any]] = None) -> List[Any]:
+                    progress: Optional[Callable[[int, int], Any]] = None,
+                    keep: Optional[str] = None,
+                    reference: Optional[Sequence[PathLike]] = None) -> List[Any]:
     """Groups of near-duplicate images: files whose `kind` hashes are within
     `threshold` bits of each other, transitively (union-find over the pairs).
 
@@ -183,8 +185,13 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
       file, or a list of either (a file named twice counts once). Files that
       cannot be hashed are left out.
     Returns a list of groups, each a list of paths with the keeper first
-    (largest resolution, then largest file, then first path) and the others
-    in path order, groups in the order of their first path. With
+    and the others in path order, groups in the order of their first path.
+    keep: who keeps, criteria comma-separated, the first that differs
+      decides (None: "original,pixels,size,oldest"): original (a JPEG whose
+      EXIF names the camera, before PNGs or re-saved copies of it), pixels,
+      size (larger first), oldest, newest (file time), path (first path).
+    reference: folders whose files keep before all others (as `ferry dupes
+      --reference`; their files are never moved there). With
     details=True each group is a list of (path, width, height, distance to
     the keeper) instead. The groups and keepers are those of `ferry hash DIR
     -o X.fidx && ferry dupes X.fidx` with the same settings: the rules are
@@ -192,6 +199,11 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     device: where the files are hashed, as for ferry.hash (None: the cores).
     progress: called as progress(done, total) while the files are hashed.
     """
+    refs = []
+    for r in reference or []:
+        if not os.path.isdir(r):
+            raise InvalidArgument(f"find_duplicates: reference {os.fspath(r)!r} is not a folder")
+        refs.append(os.path.realpath(r))
     roots = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     files = list(dict.fromkeys(_image_files(roots, recursive)))  # each path once
     kind_name = _hash_kinds(kind)[0][0]
@@ -209,5 +221,6 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     # grouping and keepers in C: an in-memory catalog through ferry_dupes_find
     groups = _ferry.find_groups(files, items, kind_name, int(threshold),
                                 mode=_choice(_MODES, mode, "mode"), hash_size=int(hash_size),
-                                threads=0 if workers is None else int(workers))
+                                threads=0 if workers is None else int(workers), keep=keep,
+                                reference=refs)
     return groups if details else [[row[0] for row in g] for g in groups]

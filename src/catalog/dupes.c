@@ -1,7 +1,7 @@
 /* dupes.c — near-duplicate groups of a catalog: the entries that have the
  * chosen hash go through the Hamming search, the pairs through union-find,
- * and each group gets its keeper: the largest picture (pixels), then the
- * largest file, then the first path. */
+ * and each group gets its keeper (keeper.c: by default the camera
+ * original, then the largest picture, the largest file, the oldest). */
 #include "catalog/dupes.h"
 #include "search/search.h"
 
@@ -31,11 +31,6 @@ static int by_code(const void *pa, const void *pb) {
   for (int w = 0; w < sort_words; w++)
     if (x[w] != y[w])
       return x[w] < y[w] ? -1 : 1;
-  return a < b ? -1 : a > b;
-}
-
-static int by_index(const void *pa, const void *pb) {
-  uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
   return a < b ? -1 : a > b;
 }
 
@@ -82,15 +77,6 @@ static void take_pairs(const ferry_pair *p, size_t n, void *user) {
     s->nkept += n;
   }
   pthread_mutex_unlock(&s->mu);
-}
-
-static int keeper_first(const ferry_catalog_entry *a, const ferry_catalog_entry *b) {
-  uint64_t pa = (uint64_t)a->width * a->height, pb = (uint64_t)b->width * b->height;
-  if (pa != pb)
-    return pa > pb ? -1 : 1;
-  if (a->size != b->size)
-    return a->size > b->size ? -1 : 1;
-  return strcmp(a->path, b->path);
 }
 
 int ferry_dupes_find(const ferry_catalog *cat, ferry_hash_kind kind,
@@ -263,19 +249,8 @@ int ferry_dupes_find(const ferry_catalog *cat, ferry_hash_kind kind,
       d->members[fill[group_of[i]]++] = d->idx[i];
   free(fill);
   free(group_of);
-  for (size_t g = 0; g < ng; g++) {
-    uint32_t *m = d->members + d->gstart[g];
-    size_t cnt = d->gstart[g + 1] - d->gstart[g];
-    size_t best = 0;
-    for (size_t k = 1; k < cnt; k++)
-      if (keeper_first(&cat->entries[m[k]], &cat->entries[m[best]]) < 0)
-        best = k;
-    uint32_t t = m[0]; /* keeper first, the others in path order */
-    m[0] = m[best];
-    m[best] = t;
-    if (cnt > 2) /* index order is path order (a group may hold 100,000) */
-      qsort(m + 1, cnt - 1, sizeof *m, by_index);
-  }
+  fy_dupes_parse_keep(NULL, d->order, &d->norder);
+  fy_dupes_order_keepers(d);
   *out = d;
   return FERRY_OK;
 }
@@ -315,5 +290,6 @@ void ferry_dupes_free(ferry_dupes *d) {
   ferry_pairs_free(d->pairs);
   free(d->gstart);
   free(d->members);
+  free(d->ref);
   free(d);
 }

@@ -5,6 +5,8 @@
 
 #include "catalog/catalog.h"
 
+#define FY_KEEP_MAX 8
+
 struct ferry_dupes {
   const ferry_catalog *cat;
   ferry_hash_kind kind;
@@ -15,9 +17,18 @@ struct ferry_dupes {
   size_t npairs;
   uint64_t pair_total; /* pairs of entries within the threshold, identical codes included */
   size_t ngroups;
-  size_t *gstart;    /* group g: members[gstart[g] .. gstart[g + 1]) */
-  uint32_t *members; /* catalog indices, keeper first in each group */
+  size_t *gstart;                   /* group g: members[gstart[g] .. gstart[g + 1]) */
+  uint32_t *members;                /* catalog indices, keeper first in each group */
+  unsigned char order[FY_KEEP_MAX]; /* keeper criteria (keeper.c) */
+  int norder;
+  unsigned char *ref; /* per catalog entry: under a reference folder; NULL: none */
 };
+
+/* keeper.c: the criteria of `order` (NULL: FERRY_KEEP_DEFAULT) into out[]
+ * and *n, or FERRY_EINVAL naming the bad one; each group's keeper put
+ * first by d's criteria (reference files first), the others in path order. */
+int fy_dupes_parse_keep(const char *order, unsigned char *out, int *n);
+void fy_dupes_order_keepers(ferry_dupes *d);
 
 /* A small JPEG of the picture in `path` (upright, at most `box` pixels on
  * its long side): *jpeg (malloc'd) and *size, or an error. */

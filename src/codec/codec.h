@@ -127,6 +127,10 @@ int fy_jpeg_structure_ok(const uint8_t *data, size_t size);
 int fy_exif_orientation(const uint8_t *tiff, size_t size);
 /* Orientation from a whole JPEG file's APP1 segment, 1 when absent. */
 int fy_jpeg_orientation(const uint8_t *data, size_t size);
+/* 1 when the EXIF (a TIFF payload; a JPEG's first Exif APP1, of at least
+ * its first bytes) names the camera (Make or Model in IFD0), else 0. */
+int fy_exif_names_camera(const uint8_t *tiff, size_t size);
+int fy_jpeg_names_camera(const uint8_t *data, size_t size);
 /* Orientation stored in a WebP (EXIF chunk) or PNG (eXIf chunk), 1 when
  * absent. */
 int fy_webp_orientation(const uint8_t *data, size_t size);

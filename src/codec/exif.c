@@ -1,4 +1,5 @@
-/* exif.c — EXIF orientation from JPEG APP1, WebP EXIF and PNG eXIf.
+/* exif.c — EXIF orientation from JPEG APP1, WebP EXIF and PNG eXIf, and
+ * whether a JPEG's EXIF names the camera (the duplicate keeper's "original").
  *
  * Everything here reads untrusted bytes: every offset and count is checked
  * against the buffer before use (by subtraction, so that a huge offset
@@ -71,6 +72,47 @@ int fy_exif_orientation(const uint8_t *tiff, size_t size) {
     return v >= 1 && v <= 8 ? (int)v : 1;
   }
   return 1;
+}
+
+/* 1 when IFD0 of a TIFF-structured EXIF payload has a Make (0x010F) or
+ * Model (0x0110) tag: what cameras and phones write and conversions
+ * usually drop. 0 when absent or unreadable. */
+int fy_exif_names_camera(const uint8_t *tiff, size_t size) {
+  if (!tiff || size < 8)
+    return 0;
+  int big;
+  if (memcmp(tiff, "II*\0", 4) == 0)
+    big = 0;
+  else if (memcmp(tiff, "MM\0*", 4) == 0)
+    big = 1;
+  else
+    return 0;
+  size_t ifd = rd32(tiff + 4, big);
+  if (!in_bounds(size, ifd, 2))
+    return 0;
+  size_t count = rd16(tiff + ifd, big), fit = (size - ifd - 2) / 12;
+  if (count > fit)
+    count = fit;
+  for (size_t i = 0; i < count; i++) {
+    uint32_t tag = rd16(tiff + ifd + 2 + 12 * i, big);
+    if (tag == 0x010F || tag == 0x0110)
+      return 1;
+  }
+  return 0;
+}
+
+int fy_jpeg_names_camera(const uint8_t *data, size_t size) {
+  if (!data || size < 4 || data[0] != 0xFF || data[1] != 0xD8)
+    return 0;
+  size_t pos = 2;
+  fy_jpeg_seg s;
+  while (fy_jpeg_seg_next(data, size, &pos, 0, &s) == 1) {
+    if (s.marker == 0xD9 || s.marker == 0xDA)
+      break;
+    if (s.marker == 0xE1 && s.len >= 6 && memcmp(s.data, "Exif\0\0", 6) == 0)
+      return fy_exif_names_camera(s.data + 6, s.len - 6);
+  }
+  return 0;
 }
 
 /* EXIF payloads in WebP and PNG may carry JPEG's "Exif\0\0" prefix (some

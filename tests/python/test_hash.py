@@ -153,7 +153,11 @@ def test_find_duplicates_groups_edited_copies(photos, tmp_path):
     assert len(names) == 4
     for i, g in enumerate(names):
         assert sorted(g) == sorted([f"g{i}_orig.png", f"g{i}_half.jpg", f"g{i}_q40.jpg"])
-        assert g[0] == f"g{i}_orig.png"  # keeper: the largest resolution, then file
+        # keeper: at one size a JPEG before a PNG (which the default takes for a
+        # conversion of the photo); by resolution and file size, the PNG
+        assert g[0] == f"g{i}_q40.jpg"
+    by_size = ferry.find_duplicates(tmp_path, threshold=8, workers=2, keep="pixels,size")
+    assert [os.path.basename(g[0]) for g in by_size] == [f"g{i}_orig.png" for i in range(4)]
     detailed = ferry.find_duplicates([tmp_path], threshold=8, details=True)
     assert detailed[0][0][3] == 0 and all(len(row) == 4 for row in detailed[0])
     assert ferry.find_duplicates(tmp_path / "g0_orig.png") == []

@@ -629,3 +629,97 @@ def test_dupes_of_100000_identical_hashes_in_bounded_memory(tmp_path):
     assert len(j["groups"]) == 1 and len(j["groups"][0]["members"]) == n
     assert j["pairs"] == n * (n - 1) // 2
     assert 0 < peak_kib < 1024 * 1024, f"peak RSS {peak_kib} KiB"
+
+
+def _keeper_set(d):
+    """One picture as a camera JPEG (EXIF Make/Model), a PNG made from it, a
+    re-saved JPEG without EXIF, and a PNG upscaled 2x; older to newer."""
+    from PIL import Image
+    d.mkdir(parents=True, exist_ok=True)
+    im = Image.open(FIX / "rgb420.jpg").convert("RGB").resize((320, 240))
+    exif = Image.Exif()
+    exif[0x010F], exif[0x0110] = "TestMaker", "TestCam 1"
+    im.save(d / "cam.jpg", quality=85, exif=exif.tobytes())
+    im.save(d / "conv.png")
+    im.save(d / "resaved.jpg", quality=97)
+    im.resize((640, 480)).save(d / "big.png")
+    for i, name in enumerate(["cam.jpg", "conv.png", "resaved.jpg", "big.png"]):
+        os.utime(d / name, ns=(1_600_000_000 * 10**9 + i * 10**9,) * 2)
+    return d
+
+
+def _keeper(cat, *extra):
+    r = ferry("dupes", cat, "--format", "json", "-q", *extra)
+    assert r.returncode == 0, r.stderr
+    groups = json.loads(r.stdout)["groups"]
+    assert len(groups) == 1, groups
+    return os.path.basename(groups[0]["keeper"]), groups[0]
+
+
+def test_dupes_keeper_rules(tmp_path):
+    """The default keeper is the camera's file (not the larger PNG made from
+    it, nor an upscaled copy); --keep states other rules; a bad one is a
+    usage error naming it."""
+    pics = _keeper_set(tmp_path / "pics")
+    cat = tmp_path / "c.fidx"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    assert _keeper(cat)[0] == "cam.jpg"
+    assert _keeper(cat, "--keep", "original,pixels,size,oldest")[0] == "cam.jpg"
+    assert _keeper(cat, "--keep", "pixels,size")[0] == "big.png"
+    assert _keeper(cat, "--keep", "size")[0] == "big.png"
+    assert _keeper(cat, "--keep", "newest")[0] == "big.png"
+    assert _keeper(cat, "--keep", "oldest")[0] == "cam.jpg"
+    assert _keeper(cat, "--keep", "path")[0] == "big.png"  # first path, bytewise
+    # without the camera's file: at one size the JPEG, not the PNG made from it
+    os.unlink(pics / "cam.jpg")
+    os.unlink(pics / "big.png")
+    cat2 = tmp_path / "c2.fidx"
+    assert ferry("hash", pics, "-o", cat2, "-q").returncode == 0
+    assert _keeper(cat2)[0] == "resaved.jpg"
+    assert os.path.getsize(pics / "conv.png") > os.path.getsize(pics / "resaved.jpg")
+    for bad in ["bogus", "pixels,,size", "", "pixels,size,oldest,newest,path,size,pixels,path,size"]:
+        r = ferry("dupes", cat, "--keep", bad)
+        assert r.returncode == 2 and "--keep" in r.stderr, (bad, r.stderr)
+    assert "'bogus'" in ferry("dupes", cat, "--keep", "bogus").stderr
+
+
+def test_dupes_reference_folder_wins_and_never_moves(tmp_path):
+    """Files under --reference keep first and are never moved, even when
+    another rule prefers a file outside."""
+    pics = _keeper_set(tmp_path / "pics")
+    ref = tmp_path / "pics" / "archive"
+    ref.mkdir()
+    shutil.copy(pics / "conv.png", ref / "a.png")
+    shutil.copy(pics / "conv.png", ref / "b.png")
+    cat = tmp_path / "c.fidx"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    name, g = _keeper(cat, "--reference", ref)
+    assert name == "a.png" and len(g["members"]) == 6
+    assert _keeper(cat)[0] == "cam.jpg"
+    dest = tmp_path / "dupes"
+    r = ferry("dupes", cat, "--reference", ref, "--move-dupes-to", dest, "--apply", "-f", "json")
+    assert r.returncode == 0, r.stderr
+    assert "1 files under --reference folders: not moved" in r.stderr, r.stderr
+    assert (ref / "a.png").exists() and (ref / "b.png").exists()
+    assert not (pics / "cam.jpg").exists() and not (pics / "big.png").exists()
+    r = ferry("dupes", cat, "--reference", tmp_path / "nowhere")
+    assert r.returncode == 2 and "not a folder" in r.stderr
+
+
+def test_find_duplicates_keep_and_reference(tmp_path):
+    """Python's find_duplicates takes the same rules as `ferry dupes`."""
+    import ferry as fy
+    pics = _keeper_set(tmp_path / "pics")
+    g = fy.find_duplicates(pics, threshold=12)
+    assert len(g) == 1 and os.path.basename(g[0][0]) == "cam.jpg"
+    g = fy.find_duplicates(pics, threshold=12, keep="pixels,size")
+    assert os.path.basename(g[0][0]) == "big.png"
+    ref = pics / "ref"
+    ref.mkdir()
+    shutil.copy(pics / "resaved.jpg", ref / "r.jpg")
+    g = fy.find_duplicates(pics, threshold=12, reference=[ref])
+    assert g[0][0] == str(ref / "r.jpg")
+    with pytest.raises(fy.InvalidArgument, match="bogus"):
+        fy.find_duplicates(pics, threshold=12, keep="bogus")
+    with pytest.raises(fy.InvalidArgument, match="not a folder"):
+        fy.find_duplicates(pics, threshold=12, reference=[tmp_path / "nowhere"])

@@ -324,7 +324,14 @@ static void test_dupes(void) {
   const uint32_t *m;
   size_t n = ferry_dupes_group(d, 0, &m);
   CHECK(n == ferry_catalog_size(c) - 1); /* all but the broken file */
-  /* the keeper: the largest picture */
+  /* the keeper by resolution: the largest picture */
+  CHECK_MSG(ferry_dupes_keep(d, "pixels,size", NULL, 0) == FERRY_OK, "%s", ferry_last_error());
+  CHECK(ferry_dupes_keep(d, "pixels,bogus", NULL, 0) == FERRY_EINVAL);
+  CHECK(strstr(ferry_last_error(), "'bogus'") != NULL);
+  const char *rel[] = {"relative/dir"};
+  CHECK(ferry_dupes_keep(d, NULL, rel, 1) == FERRY_EINVAL);
+  CHECK(ferry_dupes_keep(d, NULL, NULL, 1) == FERRY_EINVAL);
+  CHECK(!ferry_dupes_is_reference(d, m[0]));
   uint64_t best = 0;
   for (size_t k = 0; k < n; k++) {
     const ferry_catalog_entry *e = ferry_catalog_get(c, m[k]);
@@ -334,6 +341,19 @@ static void test_dupes(void) {
   const ferry_catalog_entry *keeper = ferry_catalog_get(c, m[0]);
   CHECK((uint64_t)keeper->width * keeper->height == best);
   CHECK(ferry_dupes_distance(d, m[0], m[0]) == 0);
+  /* "path": the first path; a reference folder holding every member: all
+   * references, the keeper still by the rules */
+  CHECK(ferry_dupes_keep(d, "path", NULL, 0) == FERRY_OK);
+  for (size_t k = 1; k < n; k++)
+    CHECK(m[0] < m[k]);
+  const char *refs[] = {ferry_catalog_get(c, m[0])->path};
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", refs[0]);
+  *strrchr(dir, '/') = 0;
+  refs[0] = dir;
+  CHECK(ferry_dupes_keep(d, "pixels,size", refs, 1) == FERRY_OK);
+  CHECK(ferry_dupes_is_reference(d, m[0]) && ferry_dupes_is_reference(d, m[n - 1]));
+  CHECK((uint64_t)ferry_catalog_get(c, m[0])->width * ferry_catalog_get(c, m[0])->height == best);
   char out[8192];
   const char *formats[] = {"csv", "json", "html"};
   for (int f = 0; f < 3; f++) {
@@ -583,9 +603,12 @@ static void test_memory_catalog(void) {
     for (int t3 = 0; t3 < 3; t3++)
       same_dupes(disk, mem, (ferry_hash_kind)k, thresholds[t3]);
   }
-  { /* the copies: one group each, the first path the keeper among equals */
+  { /* the copies: one group each, the first path the keeper among equals
+     * (by resolution and size: the default's "oldest" would pick the copy
+     * made first) */
     ferry_dupes *d = NULL;
     CHECK(ferry_dupes_find(mem, FERRY_HASH_PHASH, NULL, &d) == FERRY_OK);
+    CHECK(ferry_dupes_keep(d, "pixels,size", NULL, 0) == FERRY_OK);
     int groups_of_copies = 0;
     for (size_t g = 0; g < ferry_dupes_group_count(d); g++) {
       const uint32_t *m;

@@ -571,11 +571,39 @@ static void test_rect_to_stored(void) {
   free(d);
 }
 
+/* Whether the EXIF names the camera (Make or Model in IFD0): the keeper's
+ * "original" (src/catalog/keeper.c). */
+static void test_names_camera(void) {
+  for (int big = 0; big <= 1; big++) {
+    bytes none = tiff_blob(big, 3, 1, 1, 0), make = tiff_blob(big, 3, 1, 1, 1),
+          both = tiff_blob(big, 3, 1, 1, 2);
+    CHECK(orientation_of(fy_exif_names_camera, none.b, none.n) == 0);
+    CHECK(orientation_of(fy_exif_names_camera, make.b, make.n) == 1);
+    CHECK(orientation_of(fy_exif_names_camera, both.b, both.n) == 1);
+    for (size_t n = 0; n < make.n; n++) /* every truncation, read in bounds */
+      CHECK(orientation_of(fy_exif_names_camera, make.b, n) == (n >= 8 + 2 + 12 ? 1 : 0));
+    bytes s = jpeg_start();
+    put_exif_app1(&s, big, 6);
+    put_sos_and_eoi(&s);
+    CHECK(orientation_of(fy_jpeg_names_camera, s.b, s.n) == 1);
+  }
+  bytes s = jpeg_start(); /* no EXIF, or EXIF only past the scan */
+  put_sos_and_eoi(&s);
+  CHECK(orientation_of(fy_jpeg_names_camera, s.b, s.n) == 0);
+  s = jpeg_start();
+  put_segment(&s, 0xDA, "\1\1\0\0\x3F\0", 6);
+  put_exif_app1(&s, 0, 1);
+  CHECK(orientation_of(fy_jpeg_names_camera, s.b, s.n) == 0);
+  CHECK(orientation_of(fy_jpeg_names_camera, (const uint8_t *)"\x89PNG", 4) == 0);
+  CHECK(fy_jpeg_names_camera(NULL, 0) == 0);
+}
+
 int main(void) {
   test_tiff_orientations();
   test_tiff_hostile();
   test_jpeg_segments();
   test_jpeg();
+  test_names_camera();
   test_webp();
   test_png();
   test_files();

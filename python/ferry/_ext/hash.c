@@ -308,13 +308,14 @@ done:
 }
 
 /* find_groups(paths, items, kind, threshold, *, mode=0, hash_size=8,
- * colorhash_bits=3, threads=0): hash_files' items (one per path) as an
+ * colorhash_bits=3, threads=0, keep=None, reference=None): hash_files' items (one per path) as an
  * in-memory catalog (ferry_catalog_new/add; each file's size and mtime
  * from stat), then ferry_dupes_find: the duplicate rules of `ferry dupes`
  * (union-find over the pairs, the keeper), in C alone. Returns the groups
  * in catalog order (of their first path, bytewise), each a list of (path,
  * width, height, distance to the keeper), keeper first, the others in path
- * order. A path twice is an InvalidArgument. */
+ * order; keep and reference (canonical folders) as ferry_dupes_keep. A
+ * path twice is an InvalidArgument. */
 typedef struct group_input {
   ferry_catalog_entry *e; /* paths in `enc`, messages malloc'd */
   PyObject **enc;
@@ -385,18 +386,19 @@ static int group_item(group_input *in, Py_ssize_t i, PyObject *item, ferry_hash_
 }
 
 PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"paths",     "items",          "kind",    "threshold", "mode",
-                           "hash_size", "colorhash_bits", "threads", NULL};
+  static char *kwlist[] = {"paths",          "items",   "kind", "threshold", "mode", "hash_size",
+                           "colorhash_bits", "threads", "keep", "reference", NULL};
   ferry_hash_options o;
   ferry_hash_options_default(&o);
   ferry_search_options so;
   ferry_search_options_default(&so);
   int mode = o.mode;
   const char *kind_name;
-  PyObject *paths, *items;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOsi|$iiii:find_groups", kwlist, &paths, &items,
+  const char *keep = NULL;
+  PyObject *paths, *items, *reference = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOsi|$iiiizO:find_groups", kwlist, &paths, &items,
                                    &kind_name, &so.threshold, &mode, &o.hash_size,
-                                   &o.colorhash_bits, &so.threads))
+                                   &o.colorhash_bits, &so.threads, &keep, &reference))
     return NULL;
   ferry_hash_kind kind;
   if (ferry_hash_kind_parse(kind_name, &kind) != FERRY_OK)
@@ -412,9 +414,27 @@ PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs) {
   PyObject *fp = PySequence_Fast(paths, "find_groups: paths must be a sequence");
   PyObject *fi = fp ? PySequence_Fast(items, "find_groups: items must be a sequence") : NULL;
   group_input in = {0};
-  PyObject *out = NULL;
+  PyObject *out = NULL, *fr = NULL, **renc = NULL;
+  const char **refs = NULL;
+  Py_ssize_t nref = 0;
   if (!fi)
     goto done;
+  if (reference && reference != Py_None) { /* folders, canonical (the caller's realpath) */
+    if (!(fr = PySequence_Fast(reference, "find_groups: reference must be a sequence")))
+      goto done;
+    nref = PySequence_Fast_GET_SIZE(fr);
+    renc = calloc((size_t)nref + 1, sizeof *renc);
+    refs = calloc((size_t)nref + 1, sizeof *refs);
+    if (!renc || !refs) {
+      PyErr_NoMemory();
+      goto done;
+    }
+    for (Py_ssize_t i = 0; i < nref; i++) {
+      if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fr, i), &renc[i]))
+        goto done;
+      refs[i] = PyBytes_AS_STRING(renc[i]);
+    }
+  }
   in.n = PySequence_Fast_GET_SIZE(fp);
   if (PySequence_Fast_GET_SIZE(fi) != in.n) {
     PyErr_SetString(InvalidArgument, "find_groups: one item per path");
@@ -444,6 +464,8 @@ PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs) {
   }
   if (!rc)
     rc = ferry_dupes_find(cat, kind, &so, &d);
+  if (!rc && (keep || nref))
+    rc = ferry_dupes_keep(d, keep, refs, (size_t)nref);
   if (rc)
     snprintf(msg, sizeof msg, "%s", ferry_last_error());
   Py_END_ALLOW_THREADS if (rc) {
@@ -476,6 +498,11 @@ done:
   ferry_dupes_free(d);
   ferry_catalog_free(cat);
   group_input_free(&in);
+  for (Py_ssize_t i = 0; renc && i < nref; i++)
+    Py_XDECREF(renc[i]);
+  free(renc);
+  free(refs);
+  Py_XDECREF(fr);
   Py_XDECREF(fi);
   Py_XDECREF(fp);
   return out;
