@@ -6,10 +6,10 @@
     python examples/dedup.py ~/Pictures --move-to ~/dupes      # move all but the keepers
 
 Each group lists files whose hashes are within --threshold bits of each other
-(transitively); its first file is the keeper (largest resolution, then
-largest file, then first path). Nothing is deleted: --move-to moves the other
-members into a folder, keeping their relative paths, and writes a log of what
-went where.
+(transitively); its first file is the keeper (ferry's default rules: the
+camera's JPEG before a PNG made from it, then resolution, file size, age).
+Nothing is deleted: --move-to moves the other members into a folder, keeping
+their relative paths, and writes a log of what went where.
 """
 import argparse
 import json

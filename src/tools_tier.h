@@ -7,6 +7,7 @@
 #define FY_TOOLS_TIER_H
 
 #include "catalog/catalog.h" /* fy_scan, fy_path_under, FY_MOVES_LOG: ferry hash, --move-dupes-to */
+#include "catalog/dupes.h"   /* fy_dupes_parse_keep: --keep refused before the search */
 #include "catalog/text.h"    /* fy_csv_field, fy_json_string: the one CSV and JSON writer */
 #include "core/internal.h"   /* fy_now, fy_buf, fault points (FERRY_FAIL_* in the CLI's tests) */
 #include "cuda/gpu.h"        /* fy_gpu_probe (doctor), GPU batches copied back, --consume-ms */

@@ -1,6 +1,5 @@
 /* cmd_dupes.c — `ferry dupes CATALOG`: near-duplicate groups of a catalog as
  * CSV, JSON or an HTML page; optionally moves the non-keepers aside. */
-#include "catalog/dupes.h"
 #include "cli.h"
 #include "dupes_move.h"
 

@@ -29,6 +29,8 @@ struct ferry_dupes {
  * first by d's criteria (reference files first), the others in path order. */
 int fy_dupes_parse_keep(const char *order, unsigned char *out, int *n);
 void fy_dupes_order_keepers(ferry_dupes *d);
+/* d's keeper rules in words ("original, pixels, ..."), for the reports. */
+const char *fy_dupes_keep_describe(const ferry_dupes *d, char *buf, size_t n);
 
 /* A small JPEG of the picture in `path` (upright, at most `box` pixels on
  * its long side): *jpeg (malloc'd) and *size, or an error. */

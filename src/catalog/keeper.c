@@ -172,3 +172,13 @@ int ferry_dupes_keep(ferry_dupes *d, const char *order, const char *const *refer
 int ferry_dupes_is_reference(const ferry_dupes *d, uint32_t index) {
   return d && d->ref && index < d->cat->count && d->ref[index];
 }
+
+const char *fy_dupes_keep_describe(const ferry_dupes *d, char *buf, size_t n) {
+  size_t used = 0;
+  buf[0] = 0;
+  for (int k = 0; k < d->norder && used < n; k++)
+    used += (size_t)snprintf(buf + used, n - used, "%s%s", k ? ", " : "", names[d->order[k]]);
+  if (d->ref && used < n)
+    snprintf(buf + used, n - used, "; reference folders first");
+  return buf;
+}

@@ -112,12 +112,13 @@ static void write_html(const ferry_dupes *d, FILE *f) {
   fputs(style, f);
   fputs("</style><script>", f);
   fputs(script, f);
+  char rules[160];
   fprintf(f,
           "</script></head>\n<body data-groups=\"%zu\">\n<h1>%zu groups of near-duplicates "
           "(%zu files that are not the keeper)</h1>\n<p>hash %s, Hamming distance &le; %d. "
-          "The keeper of each group (largest picture, then largest file) is outlined; "
-          "distances are to the keeper.</p>\n",
-          d->ngroups, d->ngroups, dupes, ferry_hash_kind_name(d->kind), d->threshold);
+          "The keeper of each group (by %s) is outlined; distances are to the keeper.</p>\n",
+          d->ngroups, d->ngroups, dupes, ferry_hash_kind_name(d->kind), d->threshold,
+          fy_dupes_keep_describe(d, rules, sizeof rules));
   for (size_t g = 0; g < d->ngroups; g++) {
     const uint32_t *m;
     size_t n = ferry_dupes_group(d, g, &m);
