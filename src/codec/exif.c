@@ -46,26 +46,37 @@ static uint32_t entry_value(const uint8_t *e, int big) {
   }
 }
 
-int fy_exif_orientation(const uint8_t *tiff, size_t size) {
+/* IFD0 of a TIFF-structured EXIF payload: its byte order, first entry and
+ * entry count, the count bounded by the entries that actually fit (a
+ * hostile count). 0 when there is none to read. */
+static int ifd0(const uint8_t *tiff, size_t size, int *big, const uint8_t **entries,
+                size_t *count) {
   if (!tiff || size < 8)
-    return 1;
-  int big;
+    return 0;
   if (memcmp(tiff, "II*\0", 4) == 0)
-    big = 0;
+    *big = 0;
   else if (memcmp(tiff, "MM\0*", 4) == 0)
-    big = 1;
+    *big = 1;
   else
-    return 1;
-  size_t ifd = rd32(tiff + 4, big);
+    return 0;
+  size_t ifd = rd32(tiff + 4, *big);
   if (!in_bounds(size, ifd, 2))
-    return 1;
-  size_t count = rd16(tiff + ifd, big);
-  /* A hostile count is bounded by the entries that actually fit. */
+    return 0;
   size_t fit = (size - ifd - 2) / 12;
-  if (count > fit)
-    count = fit;
-  for (size_t i = 0; i < count; i++) {
-    const uint8_t *e = tiff + ifd + 2 + 12 * i;
+  *count = rd16(tiff + ifd, *big);
+  if (*count > fit)
+    *count = fit;
+  *entries = tiff + ifd + 2;
+  return 1;
+}
+
+int fy_exif_orientation(const uint8_t *tiff, size_t size) {
+  int big;
+  const uint8_t *e;
+  size_t count;
+  if (!ifd0(tiff, size, &big, &e, &count))
+    return 1;
+  for (size_t i = 0; i < count; i++, e += 12) {
     if (rd16(e, big) != EXIF_TAG_ORIENTATION)
       continue;
     uint32_t v = entry_value(e, big);
@@ -74,30 +85,17 @@ int fy_exif_orientation(const uint8_t *tiff, size_t size) {
   return 1;
 }
 
-/* 1 when IFD0 of a TIFF-structured EXIF payload has a Make (0x010F) or
- * Model (0x0110) tag: what cameras and phones write and conversions
- * usually drop. 0 when absent or unreadable. */
+/* 1 when IFD0 has a Make (0x010F) or Model (0x0110) tag: what cameras and
+ * phones write and conversions usually drop. 0 when absent or unreadable. */
 int fy_exif_names_camera(const uint8_t *tiff, size_t size) {
-  if (!tiff || size < 8)
-    return 0;
   int big;
-  if (memcmp(tiff, "II*\0", 4) == 0)
-    big = 0;
-  else if (memcmp(tiff, "MM\0*", 4) == 0)
-    big = 1;
-  else
+  const uint8_t *e;
+  size_t count;
+  if (!ifd0(tiff, size, &big, &e, &count))
     return 0;
-  size_t ifd = rd32(tiff + 4, big);
-  if (!in_bounds(size, ifd, 2))
-    return 0;
-  size_t count = rd16(tiff + ifd, big), fit = (size - ifd - 2) / 12;
-  if (count > fit)
-    count = fit;
-  for (size_t i = 0; i < count; i++) {
-    uint32_t tag = rd16(tiff + ifd + 2 + 12 * i, big);
-    if (tag == 0x010F || tag == 0x0110)
+  for (size_t i = 0; i < count; i++, e += 12)
+    if (rd16(e, big) == 0x010F || rd16(e, big) == 0x0110)
       return 1;
-  }
   return 0;
 }
 
