@@ -660,6 +660,13 @@ void ferry_catalog_free(ferry_catalog *catalog);
  * longer exists: lstat says ENOENT or ENOTDIR (any other error keeps the
  * entry: ferry cannot tell). *removed (may be NULL) gets how many. */
 int ferry_catalog_drop_missing(ferry_catalog *catalog, size_t *removed);
+/* Drops (in memory) the entries whose absolute path matches a shell
+ * pattern (fnmatch without flags: a star also crosses slashes, so "*.png"
+ * takes every PNG) or lies under a folder named by one; the file is
+ * untouched. *removed (may be NULL) gets how many. FERRY_EINVAL for an
+ * empty pattern. */
+int ferry_catalog_drop_matching(ferry_catalog *catalog, const char *const *patterns, size_t n,
+                                size_t *removed);
 /* The same on the catalog file `index_path`: rewritten atomically (temporary
  * file, fsync, rename) when something was dropped, under the catalog's lock
  * (FERRY_ESTATE while another ferry updates it); on any error the file is

@@ -13,7 +13,7 @@
 static const char help[] =
     "usage: ferry dupes CATALOG.fidx [--hash H] [--threshold N]\n"
     "                   [--format csv|json|html] [-o OUT]\n"
-    "                   [--keep RULES] [--reference DIR]...\n"
+    "                   [--keep RULES] [--reference DIR]... [--exclude PAT]...\n"
     "                   [--move-dupes-to DIR [--apply]]\n"
     "\n"
     "Finds the groups of near-duplicate pictures of a catalog (made by `ferry\n"
@@ -40,6 +40,9 @@ static const char help[] =
     "                          oldest, newest (file time), path (first path)\n"
     "  --reference DIR         files under DIR keep before all others and are\n"
     "                          never moved (repeatable)\n"
+    "  --exclude PATTERN       leave out files whose absolute path matches the\n"
+    "                          shell pattern (a star crosses slashes: '*.png',\n"
+    "                          '*/thumbs/*') or is under that folder (repeatable)\n"
     "  --move-dupes-to DIR     move every non-keeper under DIR (its absolute\n"
     "                          path mirrored below DIR; listed in\n"
     "                          DIR/ferry-moves.csv). Dry run unless --apply.\n"
@@ -56,6 +59,8 @@ static const char help[] =
 #define MAX_REFERENCE 64
 static char *refs[MAX_REFERENCE]; /* --reference folders, canonical */
 static size_t nref;
+static const char *excl[MAX_REFERENCE]; /* --exclude patterns */
+static size_t nexcl;
 
 static int dupes_main(int argc, char **argv) {
   for (int k = 1; k < argc; k++)
@@ -74,7 +79,7 @@ static int dupes_main(int argc, char **argv) {
                 !strcmp(s, "-f") || !strcmp(s, "-o") || !strcmp(s, "--output") ||
                 !strcmp(s, "--move-dupes-to") || !strcmp(s, "--method") ||
                 !strcmp(s, "--threads") || !strcmp(s, "--device") || !strcmp(s, "--keep") ||
-                !strcmp(s, "--reference");
+                !strcmp(s, "--reference") || !strcmp(s, "--exclude");
     if (takes && !v)
       return cli_usage_error("dupes", "%s needs a value", s);
     if (takes)
@@ -132,6 +137,12 @@ static int dupes_main(int argc, char **argv) {
                                r ? "too many reference folders (at most 64)" : "not a folder");
       }
       refs[nref++] = r;
+    } else if (!strcmp(s, "--exclude")) {
+      if (!*v)
+        return cli_usage_error("dupes", "--exclude needs a pattern");
+      if (nexcl == MAX_REFERENCE)
+        return cli_usage_error("dupes", "--exclude: at most %d patterns", MAX_REFERENCE);
+      excl[nexcl++] = v;
     } else if (!strcmp(s, "--apply")) {
       apply = 1;
     } else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
@@ -174,10 +185,17 @@ static int dupes_main(int argc, char **argv) {
             "ferry dupes: %zu entries left out: their files are gone since they were hashed "
             "(`ferry index prune %s` drops them; `ferry hash` a moved folder again)\n",
             gone, catalog);
+  size_t dropped = 0;
+  if (nexcl && ferry_catalog_drop_matching(c, excl, nexcl, &dropped) == FERRY_OK && !quiet)
+    fprintf(stderr, "ferry dupes: %zu entries left out by --exclude\n", dropped);
   if (ferry_catalog_size(c) == 0) {
     fprintf(stderr,
             "ferry dupes: %s: no files to compare (%s; make it with `ferry hash DIR -o %s`)\n",
-            catalog, gone ? "every file it lists is gone" : "the catalog is empty", catalog);
+            catalog,
+            dropped ? "--exclude left out every file it lists"
+            : gone  ? "every file it lists is gone"
+                    : "the catalog is empty",
+            catalog);
     ferry_catalog_free(c);
     return CLI_FAIL;
   }
@@ -231,6 +249,6 @@ int cmd_dupes(int argc, char **argv) {
   int rc = dupes_main(argc, argv);
   for (size_t i = 0; i < nref; i++)
     free(refs[i]);
-  nref = 0;
+  nref = nexcl = 0;
   return rc;
 }

@@ -1,10 +1,12 @@
 /* prune.c — entries whose file is gone: dropped from a catalog in memory
  * (`ferry dupes` never lists them) or from the catalog file (`ferry index
- * prune`, rewritten atomically under the catalog's lock). */
+ * prune`, rewritten atomically under the catalog's lock); entries a user
+ * excludes (`ferry dupes --exclude`), in memory. */
 #include "catalog/catalog.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -16,18 +18,56 @@ int fy_file_gone(const char *path) {
   return lstat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
 }
 
+/* Entries for which drop(entry, arg) holds leave the catalog in memory. */
+static void drop_if(ferry_catalog *c, int (*drop)(const ferry_catalog_entry *, const void *),
+                    const void *arg, size_t *removed) {
+  size_t w = 0;
+  for (size_t i = 0; i < c->count; i++)
+    if (!drop(&c->entries[i], arg))
+      c->entries[w++] = c->entries[i]; /* strings stay in the arena */
+  if (removed)
+    *removed = c->count - w;
+  c->count = w;
+}
+
+static int gone(const ferry_catalog_entry *e, const void *arg) {
+  (void)arg;
+  return fy_file_gone(e->path);
+}
+
 int ferry_catalog_drop_missing(ferry_catalog *c, size_t *removed) {
   if (removed)
     *removed = 0;
   if (!c)
     return fy_error(FERRY_EINVAL, "ferry_catalog_drop_missing: NULL catalog");
-  size_t w = 0;
-  for (size_t i = 0; i < c->count; i++)
-    if (!fy_file_gone(c->entries[i].path))
-      c->entries[w++] = c->entries[i]; /* strings stay in the arena */
+  drop_if(c, gone, NULL, removed);
+  return FERRY_OK;
+}
+
+typedef struct patterns {
+  const char *const *p;
+  size_t n;
+} patterns;
+
+static int excluded(const ferry_catalog_entry *e, const void *arg) {
+  const patterns *ps = arg;
+  for (size_t i = 0; i < ps->n; i++)
+    if (fnmatch(ps->p[i], e->path, 0) == 0 || fy_path_under(e->path, ps->p[i]))
+      return 1;
+  return 0;
+}
+
+int ferry_catalog_drop_matching(ferry_catalog *c, const char *const *pattern, size_t n,
+                                size_t *removed) {
   if (removed)
-    *removed = c->count - w;
-  c->count = w;
+    *removed = 0;
+  if (!c || (n && !pattern))
+    return fy_error(FERRY_EINVAL, "ferry_catalog_drop_matching: bad argument");
+  for (size_t i = 0; i < n; i++)
+    if (!pattern[i] || !pattern[i][0])
+      return fy_error(FERRY_EINVAL, "ferry_catalog_drop_matching: an empty pattern");
+  patterns ps = {pattern, n};
+  drop_if(c, excluded, &ps, removed);
   return FERRY_OK;
 }
 

@@ -723,3 +723,24 @@ def test_find_duplicates_keep_and_reference(tmp_path):
         fy.find_duplicates(pics, threshold=12, keep="bogus")
     with pytest.raises(fy.InvalidArgument, match="not a folder"):
         fy.find_duplicates(pics, threshold=12, reference=[tmp_path / "nowhere"])
+
+
+def test_dupes_exclude(tmp_path):
+    """--exclude leaves out files by shell pattern (a star crosses slashes)
+    or folder; leaving out everything says so; an empty pattern is a usage
+    error."""
+    pics = _keeper_set(tmp_path / "pics")
+    (pics / "thumbs").mkdir()
+    shutil.copy(pics / "cam.jpg", pics / "thumbs" / "t.jpg")
+    cat = tmp_path / "c.fidx"
+    assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
+    assert len(_keeper(cat)[1]["members"]) == 5
+    name, g = _keeper(cat, "--exclude", "*.png", "--exclude", "*/thumbs/*")
+    assert name == "cam.jpg" and sorted(os.path.basename(m["path"]) for m in g["members"]) == \
+        ["cam.jpg", "resaved.jpg"]
+    r = ferry("dupes", cat, "--exclude", pics / "thumbs", "-f", "json")
+    assert r.returncode == 0 and "1 entries left out by --exclude" in r.stderr, r.stderr
+    r = ferry("dupes", cat, "--exclude", pics)
+    assert r.returncode == 1 and "--exclude left out every file" in r.stderr, r.stderr
+    r = ferry("dupes", cat, "--exclude", "")
+    assert r.returncode == 2 and "--exclude needs a pattern" in r.stderr

@@ -363,6 +363,17 @@ static void test_dupes(void) {
   ferry_dupes_free(d);
   CHECK(ferry_dupes_find(c, FERRY_HASH_PHASH, NULL, &d) == FERRY_OK);
   ferry_dupes_free(d);
+  /* --exclude: patterns (a star crosses slashes) and folders */
+  size_t before = ferry_catalog_size(c), dropped = 99, pngs = 0;
+  for (size_t i = 0; i < before; i++) {
+    const char *p = ferry_catalog_get(c, i)->path;
+    pngs += strlen(p) > 4 && !strcmp(p + strlen(p) - 4, ".png");
+  }
+  const char *empty[] = {""}, *png[] = {"*.png"}, *all[] = {tmp};
+  CHECK(ferry_catalog_drop_matching(c, empty, 1, &dropped) == FERRY_EINVAL && dropped == 0);
+  CHECK(ferry_catalog_drop_matching(c, png, 1, &dropped) == FERRY_OK && dropped == pngs);
+  CHECK(ferry_catalog_size(c) == before - pngs);
+  CHECK(ferry_catalog_drop_matching(c, all, 1, &dropped) == FERRY_OK && ferry_catalog_size(c) == 0);
   CHECK(ferry_dupes_default_threshold(FERRY_HASH_PHASH, 16) == 72);
   ferry_catalog_free(c);
 }
