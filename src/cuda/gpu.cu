@@ -282,18 +282,6 @@ __global__ void k_vertical_store(const fy_gpu_sample *smp, const int32_t *tab, c
   }
 }
 
-__device__ __forceinline__ unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-__global__ void k_busy(unsigned long long ns) {
-  unsigned long long t0 = global_ns();
-  while (global_ns() - t0 < ns) {
-  }
-}
-
 /* ------------------------------------------------------------ lifecycle */
 
 static size_t dtype_size(ferry_dtype d) { return d == FERRY_U8 ? 1 : d == FERRY_F16 ? 2 : 4; }
@@ -793,41 +781,3 @@ extern "C" int fy_gpu_release(fy_gpu *g, int slot, void *stream) {
 }
 
 extern "C" void *fy_gpu_stream(fy_gpu *g) { return g->stream; }
-
-extern "C" void *fy_gpu_stream_create(int device) {
-  cudaStream_t st = NULL;
-  if (cudaSetDevice(device) != cudaSuccess ||
-      cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
-    return NULL;
-  return st;
-}
-
-extern "C" int fy_gpu_busy(int device, double ms, void *stream) {
-  CU(cudaSetDevice(device), "selecting the device");
-  k_busy<<<1, 1, 0, (cudaStream_t)stream>>>((unsigned long long)(ms * 1e6));
-  CU(cudaGetLastError(), "launching the busy kernel");
-  return FERRY_OK;
-}
-
-extern "C" int fy_gpu_download(int device, const void *src, void *dst, size_t n) {
-  CU(cudaSetDevice(device), "selecting the device");
-  CU(cudaMemcpy(dst, src, n, cudaMemcpyDeviceToHost), "copying a batch to the host");
-  return FERRY_OK;
-}
-
-extern "C" int fy_gpu_upload(int device, const void *src, void *dst, size_t n) {
-  CU(cudaSetDevice(device), "selecting the device");
-  CU(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice), "copying to the device");
-  return FERRY_OK;
-}
-
-extern "C" int fy_gpu_stream_sync(void *stream) {
-  CU(cudaStreamSynchronize((cudaStream_t)stream), "waiting for a stream");
-  return FERRY_OK;
-}
-
-extern "C" int fy_gpu_sync(int device) {
-  CU(cudaSetDevice(device), "selecting the device");
-  CU(cudaDeviceSynchronize(), "waiting for the device");
-  return FERRY_OK;
-}

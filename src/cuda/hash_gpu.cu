@@ -308,29 +308,28 @@ struct dbuf {
   size_t cap;
 };
 
-int dgrow(dbuf *b, size_t n) {
+/* b holds at least n bytes of device (or pinned host) memory, grown by a
+ * quarter and 4 KiB beyond what is asked. */
+int grow(dbuf *b, size_t n, int pinned) {
   if (n <= b->cap)
     return FERRY_OK;
-  cudaFree(b->p);
+  if (pinned)
+    cudaFreeHost(b->p);
+  else
+    cudaFree(b->p);
   b->p = NULL;
   b->cap = 0;
   n = n + n / 4 + 4096;
-  CU(cudaMalloc(&b->p, n), "allocating device memory");
+  if (pinned)
+    CU(cudaHostAlloc(&b->p, n, cudaHostAllocDefault), "allocating pinned memory");
+  else
+    CU(cudaMalloc(&b->p, n), "allocating device memory");
   b->cap = n;
   return FERRY_OK;
 }
 
-int hgrow(dbuf *b, size_t n) {
-  if (n <= b->cap)
-    return FERRY_OK;
-  cudaFreeHost(b->p);
-  b->p = NULL;
-  b->cap = 0;
-  n = n + n / 4 + 4096;
-  CU(cudaHostAlloc(&b->p, n, cudaHostAllocDefault), "allocating pinned memory");
-  b->cap = n;
-  return FERRY_OK;
-}
+int dgrow(dbuf *b, size_t n) { return grow(b, n, 0); }
+int hgrow(dbuf *b, size_t n) { return grow(b, n, 1); }
 
 } // namespace
 
