@@ -45,21 +45,29 @@ static inline int check_done(void) {
   return check_failed ? 1 : 0;
 }
 
-/* Directory of the shared corpus, or NULL (with a SKIP line) when absent. */
-static inline const char *check_corpus(const char *what) {
+/* Directory of the shared corpus when it holds `probe` (a path inside it),
+ * or NULL with a SKIP line naming what was looked for. */
+static inline const char *check_corpus_with(const char *what, const char *probe) {
   const char *c = getenv("FERRY_CORPUS");
   FILE *f = NULL;
-  char probe[4096];
-  if (c) {
-    snprintf(probe, sizeof probe, "%s/photos/MANIFEST.csv", c);
-    f = fopen(probe, "r");
-  }
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", c ? c : "../shared/corpus", probe);
+  if (c)
+    f = fopen(path, "r");
   if (!f) {
-    SKIP("%s: ../shared/corpus not found (FERRY_CORPUS=%s)", what, c ? c : "unset");
+    if (c)
+      SKIP("%s: the shared corpus is not there (%s not found; FERRY_CORPUS=%s)", what, path, c);
+    else
+      SKIP("%s: FERRY_CORPUS is unset (ctest sets it to ../shared/corpus)", what);
     return NULL;
   }
   fclose(f);
   return c;
+}
+
+/* The corpus with its photos (the usual probe). */
+static inline const char *check_corpus(const char *what) {
+  return check_corpus_with(what, "photos/MANIFEST.csv");
 }
 
 /* A whole file in malloc()ed memory (NULL when it cannot be read). */

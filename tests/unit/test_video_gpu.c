@@ -394,7 +394,7 @@ static void test_damaged(void) {
 }
 
 static void test_corpus(void) {
-  const char *c = check_corpus("GPU video on the corpus");
+  const char *c = check_corpus_with("GPU video on the corpus", "video/pan_1080p_h264.mp4");
   if (!c)
     return;
   /* pan_720p_vp9.webm is VP9 4:4:4 RGB (gbrp): the CPU decodes it */
