@@ -111,15 +111,11 @@ int ferry_catalog_new(const ferry_hash_options *options, ferry_catalog **catalog
   if (!catalog)
     return fy_error(FERRY_EINVAL, "ferry_catalog_new: NULL catalog");
   *catalog = NULL;
-  ferry_hash_options def;
-  if (!options) {
-    ferry_hash_options_default(&def);
-    options = &def;
-  }
-  int rc = fy_hash_options_check(options);
+  ferry_hash_options o;
+  int rc = fy_hash_options_take(options, &o);
   if (rc)
     return rc;
-  if (!(*catalog = fy_catalog_new(options)))
+  if (!(*catalog = fy_catalog_new(&o)))
     return fy_error(FERRY_ENOMEM, "ferry_catalog_new: out of memory");
   return FERRY_OK;
 }

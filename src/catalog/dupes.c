@@ -291,5 +291,6 @@ void ferry_dupes_free(ferry_dupes *d) {
   free(d->gstart);
   free(d->members);
   free(d->ref);
+  free(d->camera);
   free(d);
 }

@@ -21,7 +21,8 @@ struct ferry_dupes {
   uint32_t *members;                /* catalog indices, keeper first in each group */
   unsigned char order[FY_KEEP_MAX]; /* keeper criteria (keeper.c) */
   int norder;
-  unsigned char *ref; /* per catalog entry: under a reference folder; NULL: none */
+  unsigned char *ref;  /* per catalog entry: under a reference folder; NULL: none */
+  signed char *camera; /* per catalog entry: a camera's JPEG (keeper.c), -1 not read yet */
 };
 
 /* keeper.c: the criteria of `order` (NULL: FERRY_KEEP_DEFAULT) into out[]

@@ -41,16 +41,28 @@ static int camera_original(const ferry_catalog_entry *e) {
   return yes;
 }
 
+/* camera_original of catalog entry i, each file read once per ferry_dupes
+ * (kept in d->camera; read again each time only if that cannot be had). */
+static int camera(ferry_dupes *d, uint32_t i) {
+  if (!d->camera && (d->camera = malloc(d->cat->count ? d->cat->count : 1)))
+    memset(d->camera, -1, d->cat->count);
+  if (!d->camera)
+    return camera_original(&d->cat->entries[i]);
+  if (d->camera[i] < 0)
+    d->camera[i] = (signed char)camera_original(&d->cat->entries[i]);
+  return d->camera[i];
+}
+
 /* < 0 when catalog entry a keeps before b. */
-static int keeps_before(ferry_dupes *d, const signed char *orig, uint32_t a, uint32_t b) {
+static int keeps_before(ferry_dupes *d, uint32_t a, uint32_t b) {
   if (d->ref && d->ref[a] != d->ref[b])
     return d->ref[a] ? -1 : 1;
   const ferry_catalog_entry *ea = &d->cat->entries[a], *eb = &d->cat->entries[b];
   for (int k = 0; k < d->norder; k++) {
     switch (d->order[k]) {
     case K_ORIGINAL: /* the camera's file; else, at one size, a JPEG before a conversion */
-      if (orig[0] != orig[1])
-        return orig[0] ? -1 : 1;
+      if (camera(d, a) != camera(d, b))
+        return camera(d, a) ? -1 : 1;
       if ((uint64_t)ea->width * ea->height == (uint64_t)eb->width * eb->height &&
           (ea->format == FERRY_FORMAT_JPEG) != (eb->format == FERRY_FORMAT_JPEG))
         return ea->format == FERRY_FORMAT_JPEG ? -1 : 1;
@@ -81,28 +93,13 @@ static int by_index(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static int uses_original(const ferry_dupes *d) {
-  for (int k = 0; k < d->norder; k++)
-    if (d->order[k] == K_ORIGINAL)
-      return 1;
-  return 0;
-}
-
 void fy_dupes_order_keepers(ferry_dupes *d) {
-  int orig_on = uses_original(d);
   for (size_t g = 0; g < d->ngroups; g++) {
     uint32_t *m = d->members + d->gstart[g];
     size_t cnt = d->gstart[g + 1] - d->gstart[g], best = 0;
-    signed char best_orig = orig_on ? (signed char)camera_original(&d->cat->entries[m[0]]) : 0;
-    for (size_t k = 1; k < cnt; k++) {
-      signed char o[2] = {0, best_orig};
-      if (orig_on)
-        o[0] = (signed char)camera_original(&d->cat->entries[m[k]]);
-      if (keeps_before(d, o, m[k], m[best]) < 0) {
+    for (size_t k = 1; k < cnt; k++)
+      if (keeps_before(d, m[k], m[best]) < 0)
         best = k;
-        best_orig = o[0];
-      }
-    }
     uint32_t t = m[0]; /* keeper first, the others in path order */
     m[0] = m[best];
     m[best] = t;

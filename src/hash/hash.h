@@ -193,5 +193,8 @@ struct ferry_hasher {
 
 /* Checks hash options: FERRY_OK or FERRY_EINVAL with a message. */
 int fy_hash_options_check(const ferry_hash_options *o);
+/* The options a public call was given, into *out: a copy of `in`, or the
+ * defaults when it is NULL; then checked as fy_hash_options_check. */
+int fy_hash_options_take(const ferry_hash_options *in, ferry_hash_options *out);
 
 #endif

@@ -48,6 +48,14 @@ void ferry_hash_options_default(ferry_hash_options *o) {
   o->max_bytes = 1ull << 30;
 }
 
+int fy_hash_options_take(const ferry_hash_options *in, ferry_hash_options *out) {
+  if (in)
+    *out = *in;
+  else
+    ferry_hash_options_default(out);
+  return fy_hash_options_check(out);
+}
+
 int fy_hash_options_check(const ferry_hash_options *o) {
   if (!o)
     return fy_error(FERRY_EINVAL, "hash options: NULL");
@@ -81,21 +89,17 @@ void fy_hash_ctx_free(fy_hash_ctx *c) {
 }
 
 int ferry_hasher_new(const ferry_hash_options *options, ferry_hasher **hasher) {
-  ferry_hash_options def;
+  ferry_hash_options o;
   if (!hasher)
     return fy_error(FERRY_EINVAL, "ferry_hasher_new: NULL argument");
   *hasher = NULL;
-  if (!options) {
-    ferry_hash_options_default(&def);
-    options = &def;
-  }
-  int rc = fy_hash_options_check(options);
+  int rc = fy_hash_options_take(options, &o);
   if (rc)
     return rc;
   ferry_hasher *h = calloc(1, sizeof *h);
   if (!h)
     return fy_error(FERRY_ENOMEM, "ferry_hasher_new: out of memory");
-  h->o = *options;
+  h->o = o;
   rc = fy_hash_ctx_init(&h->c);
   if (rc) {
     free(h);

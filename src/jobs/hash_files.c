@@ -113,14 +113,11 @@ int ferry_hash_files(const char *const *paths, size_t n, const ferry_hash_option
   memset(info, 0, sizeof *info);
   if ((!paths || !res || !status || !errors) && n)
     return fy_error(FERRY_EINVAL, "ferry_hash_files: NULL argument");
-  ferry_hash_options def;
-  if (!o) {
-    ferry_hash_options_default(&def);
-    o = &def;
-  }
-  int rc = fy_hash_options_check(o);
+  ferry_hash_options opts;
+  int rc = fy_hash_options_take(o, &opts);
   if (rc)
     return rc;
+  o = &opts;
   job j = {paths, n, res, status, errors, 0};
   atomic_init(&j.done, 0);
   for (size_t i = 0; i < n; i++) {

@@ -106,7 +106,7 @@ static int CUDAAPI on_sequence(void *user, CUVIDEOFORMAT *f) {
   caps.eCodecType = f->codec;
   caps.eChromaFormat = f->chroma_format;
   caps.nBitDepthMinus8 = f->bit_depth_luma_minus8;
-  int cst = fy_nvdec_pool_caps(d, d->device, &caps);
+  int cst = fy_nvdec_pool_caps(d, &caps);
   if (cst != FERRY_OK)
     return raise_fatal(d, cst);
   if (!caps.bIsSupported || f->coded_width > caps.nMaxWidth || f->coded_height > caps.nMaxHeight) {
@@ -140,7 +140,7 @@ static int CUDAAPI on_sequence(void *user, CUVIDEOFORMAT *f) {
   ci.ulTargetWidth = (unsigned)(f->display_area.right - f->display_area.left);
   ci.ulTargetHeight = (unsigned)(f->display_area.bottom - f->display_area.top);
   ci.ulNumOutputSurfaces = 2;
-  if (!fy_nvdec_pool_take(d, d->device, &ci)) {
+  if (!fy_nvdec_pool_take(d, &ci)) {
     CUresult r = fy_cv->cuvidCtxLockCreate(&d->lock, d->ctx);
     if (r != CUDA_SUCCESS) {
       d->lock = NULL;
@@ -353,7 +353,7 @@ static int check_caps(fy_nvdec *d, cudaVideoCodec codec, int depth, int w, int h
   caps.eCodecType = codec;
   caps.eChromaFormat = cudaVideoChromaFormat_420;
   caps.nBitDepthMinus8 = (unsigned)(depth > 8 ? depth - 8 : 0);
-  int st = fy_nvdec_pool_caps(d, d->device, &caps);
+  int st = fy_nvdec_pool_caps(d, &caps);
   if (st != FERRY_OK)
     return st;
   if (!caps.bIsSupported)
@@ -441,7 +441,7 @@ int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
     goto fail;
   }
   d->device = device;
-  if ((st = fy_nvdec_pool_ctx(d, device)) != FERRY_OK)
+  if ((st = fy_nvdec_pool_ctx(d)) != FERRY_OK)
     goto fail;
   if ((st = check_caps(d, codec, d->info.bit_depth, d->info.width, d->info.height)) != FERRY_OK)
     goto fail;
@@ -475,7 +475,7 @@ void fy_nvdec_close(fy_nvdec *d) {
     fy_nvdec_unmap(d);
   if (d->parser)
     fy_cv->cuvidDestroyVideoParser(d->parser);
-  fy_nvdec_pool_give(d, d->device, &d->ci, !d->fatal && !d->cuda_failed);
+  fy_nvdec_pool_give(d, !d->fatal && !d->cuda_failed);
   av_bsf_free(&d->bsf);
   av_packet_free(&d->pkt);
   avformat_close_input(&d->fmt);

@@ -131,12 +131,13 @@ int fy_nvdec_make_parser(fy_nvdec *d);
 void fy_nvdec_close_cur(fy_nvdec *d);
 void fy_nvdec_settle(fy_nvdec *d, int all);
 /* nvdec_pool.c: what the readers of a process share */
-int fy_nvdec_pool_ctx(fy_nvdec *d, int device); /* sets d->ctx */
-int fy_nvdec_pool_caps(fy_nvdec *d, int device, CUVIDDECODECAPS *caps);
+int fy_nvdec_pool_ctx(fy_nvdec *d); /* d->ctx for d->device */
+int fy_nvdec_pool_caps(fy_nvdec *d, CUVIDDECODECAPS *caps);
 /* an idle decoder made as ci, into d->dec and d->lock: 1, else 0 */
-int fy_nvdec_pool_take(fy_nvdec *d, int device, const CUVIDDECODECREATEINFO *ci);
-/* d->dec and d->lock kept for another reader (reusable) or destroyed */
-void fy_nvdec_pool_give(fy_nvdec *d, int device, const CUVIDDECODECREATEINFO *ci, int reusable);
+int fy_nvdec_pool_take(fy_nvdec *d, const CUVIDDECODECREATEINFO *ci);
+/* d->dec (made as d->ci) and d->lock kept for another reader (reusable)
+ * or destroyed */
+void fy_nvdec_pool_give(fy_nvdec *d, int reusable);
 /* nvdec_input.c */
 int fy_nvdec_open_bsf(fy_nvdec *d, const AVStream *st);
 void fy_nvdec_feed(fy_nvdec *d);

@@ -62,7 +62,8 @@ static int keep_max(void) {
   return keep;
 }
 
-int fy_nvdec_pool_ctx(fy_nvdec *d, int device) {
+int fy_nvdec_pool_ctx(fy_nvdec *d) {
+  int device = d->device;
   if (device < 0 || device >= MAX_DEVICES)
     return fy_error(FERRY_EINVAL, "%s: cuda:%d is past the %d devices ferry handles", d->path,
                     device, MAX_DEVICES);
@@ -87,7 +88,8 @@ int fy_nvdec_pool_ctx(fy_nvdec *d, int device) {
   return r == CUDA_SUCCESS ? FERRY_OK : fy_nvdec_cu_fail(d, r, "retaining the device's context");
 }
 
-int fy_nvdec_pool_caps(fy_nvdec *d, int device, CUVIDDECODECAPS *caps) {
+int fy_nvdec_pool_caps(fy_nvdec *d, CUVIDDECODECAPS *caps) {
+  int device = d->device;
   pthread_mutex_lock(&mu); /* held while asking: readers opened at once ask once */
   for (int i = 0; i < ncaps; i++) {
     const CUVIDDECODECAPS *c = &caps_seen[i].caps;
@@ -123,7 +125,8 @@ static int same_make(const CUVIDDECODECREATEINFO *a, const CUVIDDECODECREATEINFO
          a->display_area.bottom == b->display_area.bottom;
 }
 
-int fy_nvdec_pool_take(fy_nvdec *d, int device, const CUVIDDECODECREATEINFO *ci) {
+int fy_nvdec_pool_take(fy_nvdec *d, const CUVIDDECODECREATEINFO *ci) {
+  int device = d->device;
   pthread_mutex_lock(&mu);
   int found = -1;
   for (int i = 0; i < nidle; i++)
@@ -162,7 +165,9 @@ static void destroy(CUcontext ctx, CUvideodecoder dec, CUvideoctxlock lock) {
     fy_cv->cuvidCtxLockDestroy(lock);
 }
 
-void fy_nvdec_pool_give(fy_nvdec *d, int device, const CUVIDDECODECREATEINFO *ci, int reusable) {
+void fy_nvdec_pool_give(fy_nvdec *d, int reusable) {
+  int device = d->device;
+  const CUVIDDECODECREATEINFO *ci = &d->ci;
   CUvideodecoder dec = d->dec;
   CUvideoctxlock lock = d->lock;
   d->dec = NULL;
