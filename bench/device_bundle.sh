@@ -27,7 +27,7 @@ done
 PY=${PY312:-$(ls -d "$HOME"/.pyenv/versions/3.12*/bin/python3 2>/dev/null | head -1)}
 [ -x "$PY" ] || { echo "device_bundle: no Python 3.12 here (set PY312)" >&2; exit 1; }
 "$PY" -c "import setuptools" 2>/dev/null || "$PY" -m pip install -q setuptools
-FERRY_PY_CMAKE_BUILD="$B" "$PY" setup.py -q build_ext --inplace >/dev/null
+FERRY_PY_CMAKE_BUILD="$B" "$PY" setup.py -q build_ext --inplace --force >/dev/null
 cp python/ferry/*.py python/ferry/*.pyi python/ferry/py.typed "$D/py/ferry/"
 mv python/ferry/_ferry.cpython-312-*.so "$D/py/ferry/"
 if [ -d "$SHARED/corpus/photos" ]; then

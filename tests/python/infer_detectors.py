@@ -81,17 +81,35 @@ def torch_grid(cells=4):
     import torch
 
     class Grid(torch.nn.Module):
+        """The cells' means from a summed-area table: a few kernels a batch
+        whatever its size (a model cheaper than the decode, for the
+        benchmark in bench/video_infer_checks.sh)."""
+
+        def __init__(self):
+            super().__init__()
+            self.shapes = {}
+
+        def cells_of(self, h, w, device):
+            key = (h, w, str(device))
+            if key not in self.shapes:
+                boxes = grid_boxes(h, w, cells)
+                edges = np.rint(boxes).astype(np.int64)  # the NumPy model's round()
+                idx = torch.from_numpy(edges).to(device)
+                area = torch.from_numpy(((edges[:, 2] - edges[:, 0]) *
+                                         (edges[:, 3] - edges[:, 1])).astype(np.float64))
+                self.shapes[key] = (torch.from_numpy(boxes).to(device), idx, area.to(device))
+            return self.shapes[key]
+
         def forward(self, x):
             assert torch.is_tensor(x) and x.ndim == 4, type(x)
             n, _, h, w = x.shape
-            boxes = torch.from_numpy(grid_boxes(h, w, cells)).to(x.device)
-            out = []
-            for img in x.float():
-                means = torch.stack([img[:, int(round(float(y1))):int(round(float(y2))),
-                                         int(round(float(x1))):int(round(float(x2)))]
-                                     .reshape(3, -1).mean(dim=1)
-                                     for x1, y1, x2, y2 in boxes.cpu()])
-                out.append((boxes, means.mean(dim=1), means.argmax(dim=1)))
-            return out
+            boxes, idx, area = self.cells_of(h, w, x.device)
+            sat = torch.zeros((n, 3, h + 1, w + 1), dtype=torch.float64, device=x.device)
+            sat[:, :, 1:, 1:] = x.double().cumsum(2).cumsum(3)
+            x1, y1, x2, y2 = idx[:, 0], idx[:, 1], idx[:, 2], idx[:, 3]
+            sums = sat[:, :, y2, x2] - sat[:, :, y1, x2] - sat[:, :, y2, x1] + sat[:, :, y1, x1]
+            means = (sums / area).permute(0, 2, 1)  # [N, cells², 3]
+            scores, labels = means.mean(dim=2).float(), means.argmax(dim=2)
+            return [(boxes, scores[i], labels[i]) for i in range(n)]
 
     return Grid()

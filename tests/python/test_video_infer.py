@@ -170,6 +170,44 @@ def test_prefetching_gives_what_decoding_in_turn_gives():
     assert json.loads(b.stderr.strip().splitlines()[-1])["prefetch"] is False
 
 
+def test_streams_give_what_one_file_after_another_gives(tmp_path):
+    """--streams N: N files decoded at once, their batches to the model as
+    they are ready. The rows are the same (each file's in frame order; files
+    interleave), a file listed twice is read twice, and a bad file fails
+    alone."""
+    files = [TESTSRC, BOXES, VIDEOS / "vp9.webm", BOXES_ROT, TESTSRC]
+    args = ["--model", "infer_detectors:grid", "--model-arg", "delay=0.01", "--size", "48",
+            "--score", "0", "--batch", "3"]
+    one = infer(*files, *args)
+    assert one.returncode == 0, one.stderr
+    for n in (2, 3, 8):
+        many = infer(*files, *args, "--streams", n, "--json")
+        assert many.returncode == 0, many.stderr
+        assert json.loads(many.stderr.strip().splitlines()[-1])["streams"] == n
+        a, b = one.stdout.splitlines(), many.stdout.splitlines()
+        assert a[0] == b[0] and sorted(a[1:]) == sorted(b[1:]), n
+        for f in files[1:4]:  # listed once: its rows in the order one stream gives them
+            assert [x for x in a if x.startswith(f"{f},")] == [x for x in b if x.startswith(f"{f},")]
+    notvideo = tmp_path / "notes.mp4"
+    notvideo.write_text("not a video\n")
+    r = infer(BOXES, notvideo, TRUNCATED, BOXES_ROT, *args, "--streams", "3")
+    assert r.returncode == 1, r.stderr
+    errors = [line for line in r.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 2 and any(str(notvideo) in e for e in errors), r.stderr
+    assert any(str(TRUNCATED) in e and "first 28 frames are in the CSV" in e for e in errors)
+    frames = by_frame(rows_of(r.stdout))
+    assert len([k for k in frames if k[0] == str(TRUNCATED)]) == 28
+    assert len([k for k in frames if k[0] == str(BOXES_ROT)]) == 10
+    assert len([k for k in frames if k[0] == str(BOXES)]) == 16
+    assert "4 of 4 files (2 failed)" in r.stderr.strip().splitlines()[-1]
+    r = infer(notvideo, BOXES, BOXES_ROT, *args, "--streams", "2", "--strict")
+    assert r.returncode == 1 and "--strict" in r.stderr, r.stderr
+    for bad, words in [(["--streams", "0"], "1..256"),
+                       (["--streams", "2", "--no-prefetch"], "--streams 1")]:
+        r = infer(BOXES, *args, *bad)
+        assert r.returncode == 2 and words in r.stderr, r.stderr
+
+
 def expected_box(path, k, geom_box):
     """The white box of frame k in the upright frame's pixels, clipped to the
     part of the frame the model saw (geom_box)."""
@@ -433,9 +471,10 @@ def test_torchvision_model_with_random_weights_on_cpu(tmp_path):
             assert isinstance(x["cls"], str)  # COCO's names from torchvision's weights table
         assert all(len(v) <= 20 for v in by_frame(mine).values())
     # random weights are the seed's: the same CSV again, and from a .pth of
-    # them; another seed's differ, by little (random heads score every class
-    # about alike, near 1/91, and barely move the anchors): scores are
-    # compared to the CSV's last decimals
+    # them. Another seed's weights differ, but random heads score every
+    # class about alike (near 1/91) and barely move the anchors: on torch
+    # 2.11 seeds 3 and 11 gave the same CSV to its printed decimals (an
+    # H100 machine, 2026-11-24), so the seed is checked on the weights
     again, _ = ok_rows(*common, "--weights", "none", "--seed", "3")
     assert same_rows(again, rows, score_atol=2e-5)
     import torchvision
@@ -445,8 +484,26 @@ def test_torchvision_model_with_random_weights_on_cpu(tmp_path):
     torch.save(m.state_dict(), tmp_path / "w.pth")
     loaded, _ = ok_rows(*common, "--weights", tmp_path / "w.pth", "--seed", "11")
     assert same_rows(loaded, rows, score_atol=2e-5)
-    other, _ = ok_rows(*common, "--weights", "none", "--seed", "11")
-    assert not same_rows(other, rows, score_atol=2e-5)
+    sys.path.insert(0, str(EXAMPLE.parent))
+    try:
+        import infer_model
+    finally:
+        sys.path.remove(str(EXAMPLE.parent))
+
+    def weights(seed):
+        a = infer_model_args(seed)
+        return infer_model.torchvision_model(TV_MODEL.split(":")[1], a, "cpu")[0].state_dict()
+
+    w3, w3b, w11 = weights(3), weights(3), weights(11)
+    assert all(torch.equal(w3[k], w3b[k]) for k in w3)
+    assert any(not torch.equal(w3[k], w11[k]) for k in w3 if w3[k].is_floating_point())
+
+
+def infer_model_args(seed):
+    """What infer_model.torchvision_model reads of the command line."""
+    import argparse
+    return argparse.Namespace(score=0.0, iou=0.5, max_det=20, num_classes=None, seed=seed,
+                              weights="none")
 
 
 def test_torch_module_equals_the_numpy_model():
@@ -484,6 +541,20 @@ def test_gpu_decode_gives_the_cpu_decodes_detections():
         assert same_rows(in_turn, gpu, atol=1e-4)
         host, _ = ok_rows(path, *args, "--device", "cpu")
         same_detections(host, gpu, score_tol=0.03, box_tol=2.0)
+
+
+def test_gpu_streams_give_what_one_stream_gives():
+    """Several NVDEC readers at once, their batches used in place by the
+    model (each valid until the one after the next): the rows of one stream."""
+    need_cuda()
+    files = [TESTSRC, BOXES, TESTSRC, BOXES_ROT]
+    args = ["--model", "infer_detectors:torch_grid", "--score", "0", "--size", "96",
+            "--batch", "4", "--device", "cuda"]
+    one, _ = ok_rows(*files, *args)
+    many, _ = ok_rows(*files, *args, "--streams", "3")
+    key = (lambda r: (r["file"], r["frame"], r["cls"], round(r["score"], 3),
+                      tuple(np.round(r["box"], 1))))
+    assert same_rows(sorted(one, key=key), sorted(many, key=key), atol=1e-4)
 
 
 def test_gpu_decode_with_a_torchvision_model():
