@@ -94,43 +94,51 @@ class Model:
                     outs = self.fn(arg)
             else:
                 outs = self.fn(arg)
-            parts = [self.on_device(*split_output(o, i)) for i, o in enumerate(outs)]
-            return [p if done else self.post(*p) for p, done in self.to_host(parts)]
+            parts = [split_output(o, i) for i, o in enumerate(outs)]
+            if parts and all(torch.is_tensor(t) for p in parts for t in p):
+                return self.post_batch(parts)
+            return [self.post(*(t.detach().cpu().numpy() if torch.is_tensor(t) else t
+                                for t in p)) for p in parts]
 
-    def on_device(self, boxes, scores, labels):
-        """A model's tensors: --score, and torchvision's NMS with --max-det
-        where this side does NMS, on their device. (boxes, scores, labels,
-        done): done when nothing is left for post() but the copy."""
-        if not self.torch.is_tensor(boxes):
-            return boxes, scores, labels, False
-        keep = scores >= self.score
-        boxes = boxes[keep].float().reshape(-1, 4)
-        scores, labels = scores[keep].float().reshape(-1), labels[keep].reshape(-1)
-        if self.nms and self.batched_nms is not None:
-            k = self.batched_nms(boxes, scores, labels, self.iou)[:self.max_det]
-            return boxes[k], scores[k], labels[k], True
-        return boxes, scores, labels, False
-
-    def to_host(self, parts):
-        """The batch's tensors to NumPy in one copy each of boxes, scores and
-        labels (one wait for the GPU a batch, not three an image): ((boxes,
-        scores, labels), done) per image."""
+    def post_batch(self, parts):
+        """post() for a batch of tensors, on their device and at once: the
+        score filter, then torchvision's NMS over (image, class) groups, then
+        one copy to the host and --max-det per image. A few waits for the GPU
+        a batch, where an image at a time waited several times an image."""
         torch = self.torch
-        tensors = [i for i, p in enumerate(parts) if torch.is_tensor(p[0])]
-        out = [((p[0], p[1], p[2]), p[3]) for p in parts]
-        if not tensors:
-            return out
-        counts = np.cumsum([len(parts[i][1]) for i in tensors])[:-1]
-        cols = [np.split(torch.cat([parts[i][j].detach() for i in tensors]).cpu().numpy(),
-                         counts) for j in range(3)]
-        for n, i in enumerate(tensors):
-            b = cols[0][n].astype(np.float64).reshape(-1, 4)
-            out[i] = ((b, cols[1][n].astype(np.float64), cols[2][n]), parts[i][3])
+        dev = parts[0][1].device
+        counts = torch.tensor([p[1].numel() for p in parts], device=dev)
+        image = torch.repeat_interleave(torch.arange(len(parts), device=dev), counts)
+        boxes = torch.cat([p[0].detach().reshape(-1, 4).float() for p in parts])
+        scores = torch.cat([p[1].detach().reshape(-1).float() for p in parts])
+        labels = torch.cat([p[2].detach().reshape(-1) for p in parts])
+        keep = torch.nonzero(scores >= self.score).squeeze(1)
+        boxes, scores, labels, image = boxes[keep], scores[keep], labels[keep], image[keep]
+        if self.nms and self.batched_nms is not None and len(keep):
+            # groups numbered 0..G-1 (torchvision offsets boxes by group number)
+            pairs = torch.stack([image, labels.to(torch.int64)], dim=1)
+            group = torch.unique(pairs, dim=0, return_inverse=True)[1]
+            order = self.batched_nms(boxes, scores, group, self.iou)  # best first
+            done = True
+        else:
+            order = torch.argsort(scores, descending=True, stable=True)
+            done = not self.nms
+        boxes, scores, labels, image = (t[order].cpu().numpy()
+                                        for t in (boxes, scores, labels, image))
+        out = []
+        for i in range(len(parts)):
+            k = np.flatnonzero(image == i)
+            if done:
+                k = k[:self.max_det]
+                out.append((boxes[k].astype(np.float64), scores[k].astype(np.float64),
+                            labels[k]))
+            else:  # NumPy's NMS (no torchvision), best first and --max-det in post()
+                out.append(self.post(boxes[k], scores[k], labels[k]))
         return out
 
     def post(self, boxes, scores, labels):
         """--score, NMS (class-wise, where this side does it), --max-det:
-        NumPy arrays out, best score first."""
+        NumPy arrays in and out, best score first."""
         boxes = np.asarray(boxes, dtype=np.float64).reshape(-1, 4)
         scores = np.asarray(scores, dtype=np.float64).reshape(-1)
         labels = np.asarray(labels).reshape(-1)
