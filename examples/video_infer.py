@@ -37,7 +37,8 @@ imports; else a NumPy NMS, so that a NumPy model never loads torch).
 Decoders (--decoder): ferry (the default), or PyAV / OpenCV decoding on the
 CPU, frames resized to the same size (--baseline-resize) and sent to the
 model's device: same model, NMS and CSV. Each decodes the next batch in a
-thread while the model works on the current one (--no-prefetch: in turn).
+thread while the model works on the current one (--no-prefetch: in turn);
+--streams N decodes N files at once (rows of different files interleave).
 frames/s is measured from the first frame asked for to the last detection
 written (model loading and --warmup left out); the summary also says how long
 the loop waited for batches and how long the model, NMS and CSV took. Exit
