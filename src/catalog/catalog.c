@@ -60,14 +60,10 @@ ferry_catalog *fy_catalog_new(const ferry_hash_options *o) {
 }
 
 static int add_raw(ferry_catalog *c, const ferry_catalog_entry *e, size_t pl, size_t el) {
-  if (c->count == c->cap) {
-    size_t cap = c->cap ? c->cap * 2 : 256;
-    ferry_catalog_entry *v = realloc(c->entries, cap * sizeof *v);
-    if (!v)
-      return fy_error(FERRY_ENOMEM, "catalog: out of memory");
-    c->entries = v;
-    c->cap = cap;
-  }
+  ferry_catalog_entry *v = fy_grow(c->entries, &c->cap, c->count + 1, sizeof *v, 256);
+  if (!v)
+    return fy_error(FERRY_ENOMEM, "catalog: out of memory");
+  c->entries = v;
   ferry_catalog_entry *d = &c->entries[c->count];
   *d = *e;
   d->path = fy_arena_strdup(&c->strings, e->path, pl);

@@ -12,14 +12,10 @@
 #include <sys/stat.h>
 
 static int add(fy_found_list *l, const char *path, const struct stat *st) {
-  if (l->n == l->cap) {
-    size_t cap = l->cap ? l->cap * 2 : 1024;
-    fy_found *v = realloc(l->v, cap * sizeof *v);
-    if (!v)
-      return fy_error(FERRY_ENOMEM, "out of memory listing files");
-    l->v = v;
-    l->cap = cap;
-  }
+  fy_found *v = fy_grow(l->v, &l->cap, l->n + 1, sizeof *v, 1024);
+  if (!v)
+    return fy_error(FERRY_ENOMEM, "out of memory listing files");
+  l->v = v;
   char *p = strdup(path);
   if (!p)
     return fy_error(FERRY_ENOMEM, "out of memory listing files");

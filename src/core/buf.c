@@ -98,3 +98,20 @@ int fy_mul_size(size_t a, size_t b, size_t *out) {
   *out = a * b;
   return 1;
 }
+
+void *fy_grow(void *p, size_t *cap, size_t need, size_t elem, size_t first) {
+  if (need <= *cap && p)
+    return p;
+  size_t n = *cap ? *cap : first ? first : 1, bytes;
+  while (n < need) {
+    if (n > SIZE_MAX / 2)
+      return NULL;
+    n *= 2;
+  }
+  if (!fy_mul_size(n, elem, &bytes))
+    return NULL;
+  void *q = realloc(p, bytes);
+  if (q)
+    *cap = n;
+  return q;
+}

@@ -96,6 +96,11 @@ int fy_pixel_limit_error(const char *name, const char *format, uint64_t width, u
 
 /* Overflow-checked size arithmetic: 0 on overflow. */
 int fy_mul_size(size_t a, size_t b, size_t *out);
+/* A growing array: p (NULL at first) reallocated to hold at least `need`
+ * elements of `elem` bytes, its capacity *cap doubled from `first`, the
+ * contents kept. The new pointer, *cap updated; NULL (p and *cap untouched)
+ * when memory runs out or the size overflows. */
+void *fy_grow(void *p, size_t *cap, size_t need, size_t elem, size_t first);
 
 /* Monotonic clock in seconds. */
 double fy_now(void);

@@ -108,3 +108,10 @@ int ferry_hash_distance(const ferry_hash *a, const ferry_hash *b) {
     d += __builtin_popcountll(a->w[i] ^ b->w[i]);
   return d;
 }
+
+double fy_mean(const double *v, int n) {
+  double sum = 0;
+  for (int i = 0; i < n; i++)
+    sum += v[i];
+  return sum / n;
+}

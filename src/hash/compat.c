@@ -17,23 +17,23 @@ static int shrink(fy_hash_ctx *c, const fy_gray *img, int w, int h, uint8_t **ou
   return rc;
 }
 
-static int ahash(fy_hash_ctx *c, const fy_gray *img, int s, ferry_hash *out) {
+static int ahash(fy_hash_ctx *c, const void *image, ferry_hash_kind kind, int s, ferry_hash *out) {
+  const fy_gray *img = image;
+  (void)kind;
   uint8_t *px;
   int rc = shrink(c, img, s, s, &px);
   if (rc)
     return rc;
-  double sum = 0; /* numpy.mean: exact for these few integers */
+  double v[FY_HASH_MAX_SIZE * FY_HASH_MAX_SIZE];
   for (int i = 0; i < s * s; i++)
-    sum += px[i];
-  double mean = sum / (s * s);
-  fy_bits_clear(out, s * s);
-  for (int i = 0; i < s * s; i++)
-    if (px[i] > mean)
-      fy_bits_set(out, i);
+    v[i] = px[i];
+  fy_bits_above(out, v, s * s, fy_mean(v, s * s)); /* numpy.mean: exact for these few integers */
   return FERRY_OK;
 }
 
-static int dhash(fy_hash_ctx *c, const fy_gray *img, int s, int vertical, ferry_hash *out) {
+static int dhash(fy_hash_ctx *c, const void *image, ferry_hash_kind kind, int s, ferry_hash *out) {
+  const fy_gray *img = image;
+  int vertical = kind == FERRY_HASH_DHASH_V;
   uint8_t *px;
   int w = vertical ? s : s + 1, h = vertical ? s + 1 : s;
   int rc = shrink(c, img, w, h, &px);
@@ -50,7 +50,9 @@ static int dhash(fy_hash_ctx *c, const fy_gray *img, int s, int vertical, ferry_
   return FERRY_OK;
 }
 
-static int phash(fy_hash_ctx *c, const fy_gray *img, int s, ferry_hash *out) {
+static int phash(fy_hash_ctx *c, const void *image, ferry_hash_kind kind, int s, ferry_hash *out) {
+  const fy_gray *img = image;
+  (void)kind;
   int n = 4 * s; /* highfreq_factor 4 */
   uint8_t *px;
   int rc = shrink(c, img, n, n, &px);
@@ -76,7 +78,9 @@ int fy_whash_scale(int width, int height, int s) {
   return natural > s ? natural : s;
 }
 
-static int whash(fy_hash_ctx *c, const fy_gray *img, int s, ferry_hash *out) {
+static int whash(fy_hash_ctx *c, const void *image, ferry_hash_kind kind, int s, ferry_hash *out) {
+  const fy_gray *img = image;
+  (void)kind;
   int scale = fy_whash_scale(img->w, img->h, s);
   uint8_t *px;
   int rc = shrink(c, img, scale, scale, &px);
@@ -98,18 +102,5 @@ static int whash(fy_hash_ctx *c, const fy_gray *img, int s, ferry_hash *out) {
   return FERRY_OK;
 }
 
-int fy_compat_gray_hashes(fy_hash_ctx *c, const fy_gray *img, unsigned kinds, int s,
-                          ferry_hash_result *r) {
-  int rc = FERRY_OK;
-  if (!rc && (kinds & FERRY_HASH_MASK(FERRY_HASH_AHASH)))
-    rc = ahash(c, img, s, &r->hash[FERRY_HASH_AHASH]);
-  if (!rc && (kinds & FERRY_HASH_MASK(FERRY_HASH_DHASH)))
-    rc = dhash(c, img, s, 0, &r->hash[FERRY_HASH_DHASH]);
-  if (!rc && (kinds & FERRY_HASH_MASK(FERRY_HASH_DHASH_V)))
-    rc = dhash(c, img, s, 1, &r->hash[FERRY_HASH_DHASH_V]);
-  if (!rc && (kinds & FERRY_HASH_MASK(FERRY_HASH_PHASH)))
-    rc = phash(c, img, s, &r->hash[FERRY_HASH_PHASH]);
-  if (!rc && (kinds & FERRY_HASH_MASK(FERRY_HASH_WHASH)))
-    rc = whash(c, img, s, &r->hash[FERRY_HASH_WHASH]);
-  return rc;
-}
+const fy_gray_hash_fn fy_compat_gray_fns[FERRY_HASH_KIND_COUNT] = {ahash, dhash, dhash,
+                                                                   phash, whash, NULL};

@@ -32,23 +32,25 @@ static int small(fy_hash_ctx *c, const fy_fimage *img, int w, int h, int area, f
   return rc;
 }
 
-static int f_ahash(fy_hash_ctx *c, const fy_fimage *img, int s, ferry_hash *out) {
+static int f_ahash(fy_hash_ctx *c, const void *image, ferry_hash_kind kind, int s,
+                   ferry_hash *out) {
+  const fy_fimage *img = image;
+  (void)kind;
   float *px = NULL;
   int rc = small(c, img, s, s, 0, &px);
   if (rc)
     return rc;
-  double sum = 0;
+  double v[FY_HASH_MAX_SIZE * FY_HASH_MAX_SIZE];
   for (int i = 0; i < s * s; i++)
-    sum += px[i];
-  double mean = sum / (s * s);
-  fy_bits_clear(out, s * s);
-  for (int i = 0; i < s * s; i++)
-    if (px[i] > mean)
-      fy_bits_set(out, i);
+    v[i] = px[i];
+  fy_bits_above(out, v, s * s, fy_mean(v, s * s));
   return FERRY_OK;
 }
 
-static int f_dhash(fy_hash_ctx *c, const fy_fimage *img, int s, int vertical, ferry_hash *out) {
+static int f_dhash(fy_hash_ctx *c, const void *image, ferry_hash_kind kind, int s,
+                   ferry_hash *out) {
+  const fy_fimage *img = image;
+  int vertical = kind == FERRY_HASH_DHASH_V;
   int w = vertical ? s : s + 1, h = vertical ? s + 1 : s;
   float *px = NULL;
   int rc = small(c, img, w, h, 0, &px);
@@ -64,7 +66,10 @@ static int f_dhash(fy_hash_ctx *c, const fy_fimage *img, int s, int vertical, fe
   return FERRY_OK;
 }
 
-static int f_phash(fy_hash_ctx *c, const fy_fimage *img, int s, ferry_hash *out) {
+static int f_phash(fy_hash_ctx *c, const void *image, ferry_hash_kind kind, int s,
+                   ferry_hash *out) {
+  const fy_fimage *img = image;
+  (void)kind;
   int n = 4 * s;
   float *px = NULL;
   int rc = small(c, img, n, n, 0, &px);
@@ -88,7 +93,10 @@ static int f_phash(fy_hash_ctx *c, const fy_fimage *img, int s, ferry_hash *out)
   return FERRY_OK;
 }
 
-static int f_whash(fy_hash_ctx *c, const fy_fimage *img, int s, ferry_hash *out) {
+static int f_whash(fy_hash_ctx *c, const void *image, ferry_hash_kind kind, int s,
+                   ferry_hash *out) {
+  const fy_fimage *img = image;
+  (void)kind;
   float *px = NULL;
   int rc = small(c, img, s, s, 1, &px);
   if (rc)
@@ -100,18 +108,5 @@ static int f_whash(fy_hash_ctx *c, const fy_fimage *img, int s, ferry_hash *out)
   return FERRY_OK;
 }
 
-int fy_fast_gray_hashes(fy_hash_ctx *c, const fy_fimage *img, unsigned kinds, int s,
-                        ferry_hash_result *r) {
-  int rc = FERRY_OK;
-  if (!rc && (kinds & FERRY_HASH_MASK(FERRY_HASH_AHASH)))
-    rc = f_ahash(c, img, s, &r->hash[FERRY_HASH_AHASH]);
-  if (!rc && (kinds & FERRY_HASH_MASK(FERRY_HASH_DHASH)))
-    rc = f_dhash(c, img, s, 0, &r->hash[FERRY_HASH_DHASH]);
-  if (!rc && (kinds & FERRY_HASH_MASK(FERRY_HASH_DHASH_V)))
-    rc = f_dhash(c, img, s, 1, &r->hash[FERRY_HASH_DHASH_V]);
-  if (!rc && (kinds & FERRY_HASH_MASK(FERRY_HASH_PHASH)))
-    rc = f_phash(c, img, s, &r->hash[FERRY_HASH_PHASH]);
-  if (!rc && (kinds & FERRY_HASH_MASK(FERRY_HASH_WHASH)))
-    rc = f_whash(c, img, s, &r->hash[FERRY_HASH_WHASH]);
-  return rc;
-}
+const fy_gray_hash_fn fy_fast_gray_fns[FERRY_HASH_KIND_COUNT] = {f_ahash, f_dhash, f_dhash,
+                                                                 f_phash, f_whash, NULL};

@@ -57,6 +57,8 @@ void fy_bits_set(ferry_hash *h, int i);
 int fy_bits_get(const ferry_hash *h, int i);
 /* h = (v[i] > threshold) for i < n. */
 void fy_bits_above(ferry_hash *h, const double *v, int n, double threshold);
+/* The mean of n values, summed in order. */
+double fy_mean(const double *v, int n);
 /* numpy.median of n values (n even: the mean of the middle two, as numpy
  * computes it). scratch holds n doubles. */
 double fy_median(const double *v, int n, double *scratch);
@@ -152,13 +154,29 @@ void fy_hash_ctx_free(fy_hash_ctx *c);
 
 /* imagehash's whash image_scale for a width x height image. */
 int fy_whash_scale(int width, int height, int hash_size);
-/* Compatible ahash/dhash/dhash_v/phash/whash (as selected in kinds) of an
- * L image, into r->hash. */
-int fy_compat_gray_hashes(fy_hash_ctx *c, const fy_gray *img, unsigned kinds, int hash_size,
-                          ferry_hash_result *r);
-/* Fast versions of the same from a float luminance image. */
-int fy_fast_gray_hashes(fy_hash_ctx *c, const fy_fimage *img, unsigned kinds, int hash_size,
-                        ferry_hash_result *r);
+/* One hash of a grey image the mode's way (img: the mode's image type,
+ * fy_gray for compatible mode, fy_fimage for fast; kind tells dhash from
+ * dhash_v). */
+typedef int (*fy_gray_hash_fn)(fy_hash_ctx *c, const void *img, ferry_hash_kind kind, int hash_size,
+                               ferry_hash *out);
+/* The hashes of the kinds asked for that fns has (indexed by
+ * ferry_hash_kind), in the enum's order; the first error ends it. Both modes'
+ * one loop over the kinds. */
+static inline int fy_gray_hashes_with(fy_hash_ctx *c, const void *img, unsigned kinds,
+                                      int hash_size, const fy_gray_hash_fn *fns,
+                                      ferry_hash_result *r) {
+  int rc = FERRY_OK;
+  for (int k = 0; k < FERRY_HASH_KIND_COUNT && !rc; k++)
+    if ((kinds & FERRY_HASH_MASK(k)) && fns[k])
+      rc = fns[k](c, img, (ferry_hash_kind)k, hash_size, &r->hash[k]);
+  return rc;
+}
+/* The modes' grey hashes for fy_gray_hashes_with, in ferry_hash_kind's order
+ * (colorhash is not a grey hash: NULL): compatible mode's ahash, dhash,
+ * dhash_v, phash and whash of an L image (fy_gray), and fast mode's from a
+ * float luminance image (fy_fimage). */
+extern const fy_gray_hash_fn fy_compat_gray_fns[FERRY_HASH_KIND_COUNT];
+extern const fy_gray_hash_fn fy_fast_gray_fns[FERRY_HASH_KIND_COUNT];
 
 /* The pixels compatible mode hashes: Pillow's L (channels 1), or RGB
  * (channels 3, only when fy_compat_decode was asked not to convert: a GPU

@@ -161,7 +161,7 @@ static void colorhash_into(const ferry_hash_options *o, const fy_color_counts *c
 static int compat_hashes(ferry_hasher *h, const fy_compat_image *im, const fy_color_counts *counts,
                          ferry_hash_result *r) {
   fy_gray gray = {im->p, im->w, im->h, im->stride};
-  int rc = fy_compat_gray_hashes(&h->c, &gray, h->o.kinds, h->o.hash_size, r);
+  int rc = fy_gray_hashes_with(&h->c, &gray, h->o.kinds, h->o.hash_size, fy_compat_gray_fns, r);
   if (rc)
     return rc;
   if (counts)
@@ -322,7 +322,7 @@ static int hash_fast(ferry_hasher *h, const uint8_t *data, size_t size, const ch
     if (rc)
       return rc;
   }
-  rc = fy_fast_gray_hashes(c, &img, h->o.kinds, h->o.hash_size, r);
+  rc = fy_gray_hashes_with(c, &img, h->o.kinds, h->o.hash_size, fy_fast_gray_fns, r);
   if (rc)
     return rc;
   if (color)

@@ -80,14 +80,12 @@ int fy_dir_names(const char *dir, char ***names, size_t *n) {
     if (e->d_name[0] == '.') /* ".", "..", hidden names */
       continue;
     if (k == cap) {
-      size_t ncap = cap ? cap * 2 : 64;
-      char **nv = realloc(v, ncap * sizeof *nv);
+      char **nv = fy_grow(v, &cap, k + 1, sizeof *nv, 64);
       if (!nv) {
         err = ENOMEM;
         break;
       }
       v = nv;
-      cap = ncap;
     }
     if (!(v[k] = strdup(e->d_name))) {
       err = ENOMEM;

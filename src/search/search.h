@@ -52,14 +52,12 @@ static inline void fy_pairbuf_push(fy_pairbuf *b, uint32_t i, uint32_t j, uint32
     b->n = 0;
   }
   if (b->n == b->cap) {
-    size_t cap = b->cap ? b->cap * 2 : 1024;
-    ferry_pair *p = realloc(b->p, cap * sizeof *p);
+    ferry_pair *p = fy_grow(b->p, &b->cap, b->n + 1, sizeof *p, 1024);
     if (!p) {
       b->oom = 1;
       return;
     }
     b->p = p;
-    b->cap = cap;
   }
   b->p[b->n++] = (ferry_pair){i, j, d};
 }
