@@ -133,4 +133,5 @@ def find_duplicates(source: Union[_Path, Sequence[_Path]], kind: str = "phash",
                     details: bool = False, device: Any = None,
                     progress: Optional[Callable[[int, int], Any]] = None,
                     keep: Optional[str] = None,
-                    reference: Optional[Sequence[_Path]] = None) -> List[Any]: ...
+                    reference: Optional[Sequence[_Path]] = None,
+                    exclude: Optional[Sequence[str]] = None) -> List[Any]: ...

@@ -177,7 +177,8 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
                     details: bool = False, device: Any = None,
                     progress: Optional[Callable[[int, int], Any]] = None,
                     keep: Optional[str] = None,
-                    reference: Optional[Sequence[PathLike]] = None) -> List[Any]:
+                    reference: Optional[Sequence[PathLike]] = None,
+                    exclude: Optional[Sequence[str]] = None) -> List[Any]:
     """Groups of near-duplicate images: files whose `kind` hashes are within
     `threshold` bits of each other, transitively (union-find over the pairs).
 
@@ -191,7 +192,10 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
       EXIF names the camera, before PNGs or re-saved copies of it), pixels,
       size (larger first), oldest, newest (file time), path (first path).
     reference: folders whose files keep before all others (as `ferry dupes
-      --reference`; their files are never moved there). With
+      --reference`; their files are never moved there).
+    exclude: shell patterns on the absolute path, or folders, whose files
+      are left out before hashing (as `ferry dupes --exclude`: a pattern
+      matches the whole path, "*" crosses "/"; "*.png" takes every PNG). With
     details=True each group is a list of (path, width, height, distance to
     the keeper) instead. The groups and keepers are those of `ferry hash DIR
     -o X.fidx && ferry dupes X.fidx` with the same settings: the rules are
@@ -206,6 +210,14 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
         refs.append(os.path.realpath(r))
     roots = [source] if isinstance(source, (str, os.PathLike)) else list(source)
     files = list(dict.fromkeys(_image_files(roots, recursive)))  # each path once
+    if exclude:
+        if isinstance(exclude, (str, bytes, os.PathLike)):
+            exclude = [exclude]
+        patterns = [os.fspath(x) for x in exclude]
+        if not all(patterns):
+            raise InvalidArgument("find_duplicates: an empty exclude pattern")
+        absolute = {os.path.abspath(f): f for f in files}
+        files = [absolute[a] for a in _ferry.drop_matching(list(absolute), patterns)]
     kind_name = _hash_kinds(kind)[0][0]
     mask = 1 << _ferry.hash_kind_parse(kind_name)
     threads = _default_workers() if workers is None else max(1, int(workers))

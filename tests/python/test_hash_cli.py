@@ -725,6 +725,27 @@ def test_find_duplicates_keep_and_reference(tmp_path):
         fy.find_duplicates(pics, threshold=12, reference=[tmp_path / "nowhere"])
 
 
+def test_find_duplicates_exclude(tmp_path, monkeypatch):
+    """find_duplicates(exclude=) leaves out what `ferry dupes --exclude`
+    leaves out (the C rule: a pattern on the absolute path, or a folder),
+    before hashing; a relative source gives the paths as given."""
+    import ferry as fy
+    pics = _keeper_set(tmp_path / "pics")
+    (pics / "thumbs").mkdir()
+    shutil.copy(pics / "cam.jpg", pics / "thumbs" / "t.jpg")
+    assert len(fy.find_duplicates(pics, threshold=12)[0]) == 5
+    g = fy.find_duplicates(pics, threshold=12, exclude=["*.png", str(pics / "thumbs")])
+    assert sorted(os.path.basename(p) for p in g[0]) == ["cam.jpg", "resaved.jpg"]
+    g = fy.find_duplicates(pics, threshold=12, exclude="*/thumbs/*")
+    assert "t.jpg" not in {os.path.basename(p) for p in g[0]} and len(g[0]) == 4
+    monkeypatch.chdir(tmp_path)
+    g = fy.find_duplicates("pics", threshold=12, exclude=["*.png"])
+    assert sorted(g[0]) == sorted(["pics/cam.jpg", "pics/resaved.jpg", "pics/thumbs/t.jpg"])
+    assert fy.find_duplicates(pics, threshold=12, exclude=["*"]) == []
+    with pytest.raises(fy.InvalidArgument, match="empty exclude"):
+        fy.find_duplicates(pics, threshold=12, exclude=[""])
+
+
 def test_dupes_exclude(tmp_path):
     """--exclude leaves out files by shell pattern (a star crosses slashes)
     or folder; leaving out everything says so; an empty pattern is a usage

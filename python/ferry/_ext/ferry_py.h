@@ -190,6 +190,7 @@ PyObject *py_hash_files(PyObject *mod, PyObject *args, PyObject *kwargs);
 PyObject *py_hamming_pairs(PyObject *mod, PyObject *args, PyObject *kwargs);
 PyObject *py_group_pairs(PyObject *mod, PyObject *args);
 PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs);
+PyObject *py_drop_matching(PyObject *mod, PyObject *args);
 PyObject *py_search_isa(PyObject *mod, PyObject *unused);
 
 /* ---------------------------------------------------------------- video.c */

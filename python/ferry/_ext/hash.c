@@ -597,3 +597,78 @@ done:
 PyObject *py_search_isa(PyObject *mod, PyObject *unused) {
   return PyUnicode_FromString(ferry_search_isa());
 }
+
+/* drop_matching(paths, patterns): the paths that none of the patterns
+ * matches, in their order, by the rule of `ferry dupes --exclude`
+ * (ferry_catalog_drop_matching: a shell pattern on the path, or a folder
+ * it lies under). The paths go through a catalog of their own, as entries
+ * not hashed yet, so that find_duplicates hashes only what it keeps. */
+PyObject *py_drop_matching(PyObject *mod, PyObject *args) {
+  (void)mod;
+  PyObject *paths, *patterns;
+  if (!PyArg_ParseTuple(args, "OO:drop_matching", &paths, &patterns))
+    return NULL;
+  PyObject *fp = PySequence_Fast(paths, "drop_matching: paths must be a sequence");
+  PyObject *fq =
+      fp ? PySequence_Fast(patterns, "drop_matching: patterns must be a sequence") : NULL;
+  PyObject **enc = NULL, **penc = NULL, *out = NULL;
+  const char **pats = NULL;
+  ferry_catalog *cat = NULL;
+  Py_ssize_t n = fp ? PySequence_Fast_GET_SIZE(fp) : 0, np = fq ? PySequence_Fast_GET_SIZE(fq) : 0;
+  if (!fq)
+    goto done;
+  enc = calloc((size_t)n + 1, sizeof *enc);
+  penc = calloc((size_t)np + 1, sizeof *penc);
+  pats = calloc((size_t)np + 1, sizeof *pats);
+  if (!enc || !penc || !pats) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (Py_ssize_t i = 0; i < np; i++) {
+    if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fq, i), &penc[i]))
+      goto done;
+    pats[i] = PyBytes_AS_STRING(penc[i]);
+  }
+  int rc = ferry_catalog_new(NULL, &cat);
+  for (Py_ssize_t i = 0; !rc && i < n; i++) {
+    if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fp, i), &enc[i]))
+      goto done;
+    ferry_catalog_entry e = {
+        .path = PyBytes_AS_STRING(enc[i]), .status = FERRY_EIO, .error = "not hashed yet"};
+    rc = ferry_catalog_add(cat, &e);
+  }
+  if (!rc)
+    rc = ferry_catalog_drop_matching(cat, pats, (size_t)np, NULL);
+  if (rc) {
+    raise_status(rc, ferry_last_error());
+    goto done;
+  }
+  PyObject *kept = PySet_New(NULL); /* the catalog's paths are its own copies */
+  for (size_t k = 0; kept && k < ferry_catalog_size(cat); k++) {
+    PyObject *b = PyBytes_FromString(ferry_catalog_get(cat, k)->path);
+    if (!b || PySet_Add(kept, b) < 0)
+      Py_CLEAR(kept);
+    Py_XDECREF(b);
+  }
+  if (kept && (out = PyList_New(0)))
+    for (Py_ssize_t i = 0; i < n; i++) {
+      int in = PySet_Contains(kept, enc[i]);
+      if (in < 0 || (in && PyList_Append(out, PySequence_Fast_GET_ITEM(fp, i)) < 0)) {
+        Py_CLEAR(out);
+        break;
+      }
+    }
+  Py_XDECREF(kept);
+done:
+  ferry_catalog_free(cat);
+  for (Py_ssize_t i = 0; enc && i < n; i++)
+    Py_XDECREF(enc[i]);
+  for (Py_ssize_t i = 0; penc && i < np; i++)
+    Py_XDECREF(penc[i]);
+  free(enc);
+  free(penc);
+  free(pats);
+  Py_XDECREF(fp);
+  Py_XDECREF(fq);
+  return out;
+}

@@ -128,6 +128,8 @@ static PyMethodDef module_methods[] = {
      "within the threshold: a uint32 Tensor [npairs, 3] of (i, j, distance)."},
     {"group_pairs", (PyCFunction)py_group_pairs, METH_VARARGS,
      "group_pairs(n, pairs)\n--\n\n(group of each item, number of groups)."},
+    {"drop_matching", (PyCFunction)py_drop_matching, METH_VARARGS,
+     "drop_matching(paths, patterns): the paths no pattern matches (ferry dupes --exclude)"},
     {"find_groups", (PyCFunction)(void (*)(void))py_find_groups, METH_VARARGS | METH_KEYWORDS,
      "find_groups(paths, items, kind, threshold, *, mode=0, hash_size=8, colorhash_bits=3, "
      "threads=0)\n--\n\nDuplicate groups of hash_files' items, found by the C library "
