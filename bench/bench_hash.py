@@ -31,7 +31,7 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "py"))
+sys.path.insert(0, str(ROOT / "tests" / "python"))
 
 KINDS = ["ahash", "dhash", "dhash_v", "phash", "whash", "colorhash"]
 
@@ -265,6 +265,48 @@ def section_search(args, out):
     out.append("")
 
 
+def peer_versions():
+    """imagehash and Pillow's versions, where they import (the search
+    sections need neither)."""
+    found = []
+    for name, mod in (("imagehash", "imagehash"), ("Pillow", "PIL")):
+        try:
+            found.append(f"{name} {__import__(mod).__version__}")
+        except ImportError:
+            found.append(f"{name} not installed")
+    return ", ".join(found) + "."
+
+
+def section_crossover(args, out):
+    """Where brute force and multi-index hashing cross: each forced, and
+    the automatic choice, on random codes (the same statistic: best of 2)."""
+    from ferrylib import lib
+
+    L = lib()
+    L.ferry_search_last_method.restype = ctypes.c_char_p
+    cores = os.cpu_count()
+    out.append(f"\n### Brute force or multi-index hashing: the automatic choice, {cores} threads\n")
+    out.append("| codes | bits | threshold | auto (its choice) | brute force | multi-index | "
+               "pairs | auto / best |")
+    out.append("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    grid = [(100000, 1, (4, 8, 12, 16)), (300000, 1, (8, 10, 12)), (100000, 4, (32, 48))]
+    if args.quick:
+        grid = [(100000, 1, (8, 16)), (50000, 4, (32,))]
+    for n, words, ts in grid:
+        codes = random_codes(n, words, 3)
+        for t in ts:
+            row = {}
+            for label, method in (("auto", 0), ("brute", 1), ("mih", 2)):
+                runs = [run_pairs(L, codes, n, words, t, 0, method) for _ in range(2)]
+                row[label] = (min(r[0] for r in runs), runs[0][1],
+                              L.ferry_search_last_method().decode())
+            best = min(row["brute"][0], row["mih"][0])
+            out.append(f"| {n:,} | {64 * words} | {t} | {row['auto'][0]:.2f} s "
+                       f"({row['auto'][2]}) | {row['brute'][0]:.2f} s | {row['mih'][0]:.2f} s | "
+                       f"{row['auto'][1]} | {row['auto'][0] / best:.2f} |")
+    out.append("")
+
+
 # ------------------------------------------------------------------ dupes
 
 def pr_table(rows, truth, kind, thresholds):
@@ -327,7 +369,8 @@ def main():
     ap.add_argument("--build", default=os.environ.get("FERRY_BUILD", str(ROOT / "build")))
     ap.add_argument("--corpus", default=os.environ.get(
         "FERRY_CORPUS", str(ROOT.parent / "shared" / "corpus")))
-    ap.add_argument("--sections", default="speed,agree,search,dupes")
+    ap.add_argument("--sections", default="speed,agree,search,dupes",
+                    help="comma list of speed, agree, search, crossover, dupes")
     ap.add_argument("--quick", action="store_true", help="smaller sizes, fewer repeats")
     ap.add_argument("--append", action="store_true", help="append to bench/RESULTS.md")
     args = ap.parse_args()
@@ -341,9 +384,9 @@ def main():
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="ferry_bench_hash_"))
     out = [f"## Perceptual hashing and duplicate search ({datetime.date.today().isoformat()})\n",
            f"Machine: {cpu_model()}, {os.cpu_count()} cores; `python3 bench/bench_hash.py"
-           f"{' --quick' if args.quick else ''}`. imagehash {__import__('imagehash').__version__},"
-           f" Pillow {__import__('PIL').__version__}.\n"]
+           f"{' --quick' if args.quick else ''} --sections {args.sections}`. {peer_versions()}\n"]
     sections = {"speed": section_speed, "agree": section_agree, "search": section_search,
+                "crossover": section_crossover,
                 "dupes": lambda a, o: section_dupes(a, o, tmp)}
     for name in args.sections.split(","):
         t0 = time.time()

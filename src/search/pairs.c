@@ -33,9 +33,11 @@ int fy_pair_cmp(const void *a, const void *b) {
   return (x->j > y->j) - (x->j < y->j);
 }
 
-/* Seconds per pair of brute force here: one off-diagonal tile with a
- * threshold no pair meets. */
-static double brute_pair_seconds(const fy_codes *c, const fy_kernels *k) {
+/* Seconds per pair of brute force here: one off-diagonal tile at the
+ * search's threshold (its pairs cost what they will cost; a threshold of -1
+ * once timed an unsigned compare that took every pair, 25x the real cost,
+ * and made multi-index hashing look faster than it was). */
+static double brute_pair_seconds(const fy_codes *c, const fy_kernels *k, int t) {
   size_t tile = c->words == 1 ? 4096 : 2048;
   if (c->n < 2 * tile)
     tile = c->n / 2;
@@ -43,7 +45,7 @@ static double brute_pair_seconds(const fy_codes *c, const fy_kernels *k) {
     return 1e-9;
   fy_pairbuf none = {0};
   double t0 = fy_now();
-  k->tile(c, 0, tile, tile, 2 * tile, -1, &none);
+  k->tile(c, 0, tile, tile, 2 * tile, t, &none);
   double dt = fy_now() - t0;
   free(none.p);
   return dt / ((double)tile * (double)tile);
@@ -64,7 +66,7 @@ static int run(const fy_codes *c, int t, int threads, const ferry_search_options
       return rc;
   } else if (method == FERRY_SEARCH_AUTO && n >= 20000 && t < bits) {
     double brute =
-        brute_pair_seconds(c, fy_search_kernels()) * (double)n * (double)(n - 1) / 2.0 / threads;
+        brute_pair_seconds(c, fy_search_kernels(), t) * (double)n * (double)(n - 1) / 2.0 / threads;
     double model_ns;
     int m = fy_mih_choose(n, bits, t, &model_ns);
     if (m && model_ns * 1e-9 / threads < 3 * brute) {
@@ -80,9 +82,17 @@ static int run(const fy_codes *c, int t, int threads, const ferry_search_options
           scratch.n = 0;
           fy_mih_query(mih, q, t, &scratch);
         }
-        double per_query = (fy_now() - t1) / samples / 2; /* pairs look at half */
+        /* a query of the all-pairs run looks at half the pairs, but costs
+         * 1.7-2.0x the half of a sampled one (bench/bench_hash.py --sections
+         * crossover: 64- and 256-bit codes, thresholds 8-16): 0.9 of a whole */
+        double per_query = 0.9 * (fy_now() - t1) / samples;
         free(scratch.p);
         double est = per_query * (double)n / threads;
+        if (getenv("FERRY_SEARCH_STATS"))
+          fy_log(FERRY_LOG_DEBUG,
+                 "search: n %zu, t %d, threads %d: brute force ~%.3f s; multi-index (m %d) "
+                 "model %.3f s, built in %.3f s, ~%.3f s from %zu queries",
+                 n, t, threads, brute, m, model_ns * 1e-9 / threads, build, est, samples);
         if (est + build > brute) {
           fy_mih_free(mih);
           mih = NULL;
