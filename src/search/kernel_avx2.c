@@ -95,7 +95,7 @@ AVX2 static void dist_avx2(const fy_codes *c, const uint64_t *q, size_t j0, size
     d[j - j0] = (uint16_t)fy_code_distance(q, c->aos + j * c->words, c->words);
 }
 
-const fy_kernels fy_kernels_avx2 = {"avx2", tile_avx2, dist_avx2};
+const fy_kernels fy_kernels_avx2 = {"avx2", tile_avx2, dist_avx2, NULL};
 #else
-const fy_kernels fy_kernels_avx2 = {"avx2", NULL, NULL};
+const fy_kernels fy_kernels_avx2 = {"avx2", NULL, NULL, NULL};
 #endif

@@ -108,7 +108,24 @@ AVX512 static void dist_avx512(const fy_codes *c, const uint64_t *q, size_t j0, 
   }
 }
 
-const fy_kernels fy_kernels_avx512 = {"avx512", tile_avx512, dist_avx512};
+AVX512 static void below_avx512(const fy_codes *c, const uint64_t *q, size_t j0, size_t j1,
+                                uint32_t limit, uint64_t *mask) {
+  __m512i a[4];
+  for (int w = 0; w < c->words; w++)
+    a[w] = _mm512_set1_epi64((long long)q[w]);
+  const __m512i lim = _mm512_set1_epi64((long long)limit);
+  for (size_t w0 = j0; w0 < j1; w0 += 64) { /* one mask word: eight vectors */
+    uint64_t m = 0;
+    for (size_t j = w0; j < w0 + 64 && j < j1; j += 8) {
+      __mmask8 valid = j1 - j >= 8 ? 0xFF : (__mmask8)((1u << (j1 - j)) - 1);
+      m |= (uint64_t)_mm512_mask_cmplt_epu64_mask(valid, lane_dist(c, a, j, valid), lim)
+           << (j - w0);
+    }
+    mask[(w0 - j0) / 64] = m;
+  }
+}
+
+const fy_kernels fy_kernels_avx512 = {"avx512", tile_avx512, dist_avx512, below_avx512};
 #else
-const fy_kernels fy_kernels_avx512 = {"avx512", NULL, NULL};
+const fy_kernels fy_kernels_avx512 = {"avx512", NULL, NULL, NULL};
 #endif

@@ -55,11 +55,11 @@
   }
 
 DEFINE_SCALAR_KERNELS(scalar, )
-const fy_kernels fy_kernels_scalar = {"scalar", tile_scalar, dist_scalar};
+const fy_kernels fy_kernels_scalar = {"scalar", tile_scalar, dist_scalar, NULL};
 
 #if defined(__x86_64__) && defined(__GNUC__)
 DEFINE_SCALAR_KERNELS(popcnt, __attribute__((target("popcnt"))))
-const fy_kernels fy_kernels_popcnt = {"popcnt", tile_popcnt, dist_popcnt};
+const fy_kernels fy_kernels_popcnt = {"popcnt", tile_popcnt, dist_popcnt, NULL};
 #else
-const fy_kernels fy_kernels_popcnt = {"popcnt", tile_scalar, dist_scalar};
+const fy_kernels fy_kernels_popcnt = {"popcnt", tile_scalar, dist_scalar, NULL};
 #endif

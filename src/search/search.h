@@ -90,6 +90,11 @@ typedef struct fy_kernels {
                fy_pairbuf *out);
   /* Distances of code q to codes [j0, j1) into d[0 .. j1 - j0). */
   void (*dist)(const fy_codes *c, const uint64_t *q, size_t j0, size_t j1, uint16_t *d);
+  /* Which of codes [j0, j1) are nearer to q than `limit` (distance <
+   * limit): bit (t - j0) % 64 of mask[(t - j0) / 64], the mask's
+   * (j1 - j0 + 63) / 64 words written whole. NULL: the caller uses dist. */
+  void (*below)(const fy_codes *c, const uint64_t *q, size_t j0, size_t j1, uint32_t limit,
+                uint64_t *mask);
 } fy_kernels;
 
 extern const fy_kernels fy_kernels_scalar, fy_kernels_popcnt, fy_kernels_avx2, fy_kernels_avx512;

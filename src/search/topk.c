@@ -58,6 +58,56 @@ static void finish(ferry_neighbor *h, int n, int k, ferry_neighbor *out) {
     out[r] = r < n ? h[r] : (ferry_neighbor){UINT32_MAX, UINT32_MAX};
 }
 
+enum { CHUNK = 64 };
+
+/* The least of n distances: a loop the compiler turns into vector minima. */
+static uint16_t least(const uint16_t *d, size_t n) {
+  uint16_t m = UINT16_MAX;
+  for (size_t i = 0; i < n; i++)
+    m = d[i] < m ? d[i] : m;
+  return m;
+}
+
+/* Targets [b0, b1) of query q, their distances in d, into q's heap (fill
+ * of k). Once the heap is full most chunks of targets hold none nearer
+ * than its worst: their least distance says so without a branch each. */
+static void consider(ferry_neighbor *h, int *fill, int k, const uint16_t *d, size_t b0, size_t b1,
+                     size_t q) {
+  uint32_t worst = *fill == k ? h[0].distance : UINT32_MAX;
+  for (size_t c0 = b0; c0 < b1; c0 += CHUNK) {
+    size_t c1 = c0 + CHUNK < b1 ? c0 + CHUNK : b1;
+    if (least(d + (c0 - b0), c1 - c0) >= worst)
+      continue;
+    for (size_t t = c0; t < c1; t++)
+      if (d[t - b0] < worst && t != q) {
+        heap_push(h, fill, k, (ferry_neighbor){(uint32_t)t, d[t - b0]});
+        worst = *fill == k ? h[0].distance : UINT32_MAX;
+      }
+  }
+}
+
+/* Query q against targets [b0, b1) into its heap: with a full heap and a
+ * kernel that has `below`, only the targets nearer than the worst kept
+ * are looked at (a mask from the kernel, their distances counted again);
+ * else every distance (dist, then consider). */
+static void scan_block(const fy_kernels *kern, const fy_codes *c, size_t q, size_t b0, size_t b1,
+                       ferry_neighbor *h, int *fill, int k, uint16_t *d, uint64_t *mask) {
+  const uint64_t *qc = c->aos + q * c->words;
+  if (*fill < k || !kern->below) {
+    kern->dist(c, qc, b0, b1, d);
+    consider(h, fill, k, d, b0, b1, q);
+    return;
+  }
+  kern->below(c, qc, b0, b1, h[0].distance, mask);
+  for (size_t w = 0; w < (b1 - b0 + 63) / 64; w++)
+    for (uint64_t m = mask[w]; m; m &= m - 1) {
+      size_t t = b0 + 64 * w + (size_t)__builtin_ctzll(m);
+      uint32_t dist = (uint32_t)fy_code_distance(qc, c->aos + t * c->words, c->words);
+      if (t != q && dist < h[0].distance)
+        heap_push(h, fill, k, (ferry_neighbor){(uint32_t)t, dist});
+    }
+}
+
 typedef struct topk_job {
   const fy_codes *c;
   const fy_kernels *kern;
@@ -76,9 +126,11 @@ static void brute_worker(void *arg, int index) {
   size_t n = c->n;
   ferry_neighbor *heaps = malloc((size_t)QBLOCK * j->k * sizeof *heaps);
   uint16_t *d = malloc(TBLOCK * sizeof *d);
-  if (!heaps || !d) {
+  uint64_t *mask = malloc(TBLOCK / 64 * sizeof *mask);
+  if (!heaps || !d || !mask) {
     free(heaps);
     free(d);
+    free(mask);
     j->oom = 1;
     return;
   }
@@ -91,15 +143,7 @@ static void brute_worker(void *arg, int index) {
     for (size_t b0 = 0; b0 < n; b0 += TBLOCK) { /* target block stays in cache */
       size_t b1 = b0 + TBLOCK < n ? b0 + TBLOCK : n;
       for (size_t q = q0; q < q1; q++) {
-        ferry_neighbor *h = heaps + (q - q0) * j->k;
-        int *f = &fill[q - q0];
-        j->kern->dist(c, c->aos + q * c->words, b0, b1, d);
-        uint32_t worst = *f == j->k ? h[0].distance : UINT32_MAX;
-        for (size_t t = b0; t < b1; t++)
-          if (d[t - b0] < worst && t != q) {
-            heap_push(h, f, j->k, (ferry_neighbor){(uint32_t)t, d[t - b0]});
-            worst = *f == j->k ? h[0].distance : UINT32_MAX;
-          }
+        scan_block(j->kern, c, q, b0, b1, heaps + (q - q0) * j->k, &fill[q - q0], j->k, d, mask);
       }
     }
     for (size_t q = q0; q < q1; q++)
@@ -107,6 +151,7 @@ static void brute_worker(void *arg, int index) {
   }
   free(heaps);
   free(d);
+  free(mask);
 }
 
 /* One query by brute force (when its neighbours are too far for the
@@ -117,12 +162,7 @@ static void scan_one(const topk_job *j, size_t q, ferry_neighbor *heap, uint16_t
   for (size_t b0 = 0; b0 < c->n; b0 += TBLOCK) {
     size_t b1 = b0 + TBLOCK < c->n ? b0 + TBLOCK : c->n;
     j->kern->dist(c, c->aos + q * c->words, b0, b1, d);
-    uint32_t worst = fill == j->k ? heap[0].distance : UINT32_MAX;
-    for (size_t t = b0; t < b1; t++)
-      if (d[t - b0] < worst && t != q) {
-        heap_push(heap, &fill, j->k, (ferry_neighbor){(uint32_t)t, d[t - b0]});
-        worst = fill == j->k ? heap[0].distance : UINT32_MAX;
-      }
+    consider(heap, &fill, j->k, d, b0, b1, q);
   }
   finish(heap, fill, j->k, j->out + q * j->k);
 }

@@ -190,44 +190,50 @@ static int worse(ferry_neighbor a, ferry_neighbor b) {
 }
 
 static void test_topk(void) {
-  for (int words = 1; words <= 4; words += 3)
-    for (int method = FERRY_SEARCH_BRUTE; method <= FERRY_SEARCH_MIH; method++) {
-      size_t n = HC_SANITIZED ? 500 : 1500;
-      int k = 5;
-      uint64_t *c = make_codes(n, words, 1);
-      ferry_neighbor *got = malloc(n * k * sizeof *got), *ref = malloc(k * sizeof *ref);
-      ferry_search_options o;
-      ferry_search_options_default(&o);
-      o.method = (ferry_search_method)method;
-      CHECK_MSG(ferry_hamming_topk(c, n, words, k, &o, got) == FERRY_OK, "%s", ferry_last_error());
-      int bad = 0;
-      for (size_t q = 0; q < n; q++) {
-        /* reference: selection of the k best (distance, index) */
-        for (int r = 0; r < k; r++)
-          ref[r] = (ferry_neighbor){UINT32_MAX, UINT32_MAX};
-        for (size_t j = 0; j < n; j++) {
-          if (j == q)
-            continue;
-          ferry_neighbor v = {(uint32_t)j,
-                              (uint32_t)fy_code_distance(c + q * words, c + j * words, words)};
-          if (!worse(v, ref[k - 1])) {
-            int r = k - 1;
-            while (r > 0 && worse(ref[r - 1], v)) {
-              ref[r] = ref[r - 1];
-              r--;
+  /* 1500 codes: one block of targets; 5100: more than one (topk.c's
+   * TBLOCK 4096), so that later blocks go through the kernel's `below`
+   * mask once each heap is full (queries checked: every 7th) */
+  for (int big = 0; big <= 1; big++)
+    for (int words = 1; words <= 4; words += 3)
+      for (int method = FERRY_SEARCH_BRUTE; method <= FERRY_SEARCH_MIH; method++) {
+        size_t n = big ? 5100 : HC_SANITIZED ? 500 : 1500, step = big ? 7 : 1;
+        int k = 5;
+        uint64_t *c = make_codes(n, words, 1);
+        ferry_neighbor *got = malloc(n * k * sizeof *got), *ref = malloc(k * sizeof *ref);
+        ferry_search_options o;
+        ferry_search_options_default(&o);
+        o.method = (ferry_search_method)method;
+        CHECK_MSG(ferry_hamming_topk(c, n, words, k, &o, got) == FERRY_OK, "%s",
+                  ferry_last_error());
+        int bad = 0;
+        for (size_t q = 0; q < n; q += step) {
+          /* reference: selection of the k best (distance, index) */
+          for (int r = 0; r < k; r++)
+            ref[r] = (ferry_neighbor){UINT32_MAX, UINT32_MAX};
+          for (size_t j = 0; j < n; j++) {
+            if (j == q)
+              continue;
+            ferry_neighbor v = {(uint32_t)j,
+                                (uint32_t)fy_code_distance(c + q * words, c + j * words, words)};
+            if (!worse(v, ref[k - 1])) {
+              int r = k - 1;
+              while (r > 0 && worse(ref[r - 1], v)) {
+                ref[r] = ref[r - 1];
+                r--;
+              }
+              ref[r] = v;
             }
-            ref[r] = v;
           }
+          for (int r = 0; r < k; r++)
+            if (got[q * k + r].index != ref[r].index || got[q * k + r].distance != ref[r].distance)
+              bad++;
         }
-        for (int r = 0; r < k; r++)
-          if (got[q * k + r].index != ref[r].index || got[q * k + r].distance != ref[r].distance)
-            bad++;
+        CHECK_MSG(bad == 0, "top-k of %zu codes, words %d method %d: %d wrong neighbours", n, words,
+                  method, bad);
+        free(got);
+        free(ref);
+        free(c);
       }
-      CHECK_MSG(bad == 0, "top-k words %d method %d: %d wrong neighbours", words, method, bad);
-      free(got);
-      free(ref);
-      free(c);
-    }
   /* fewer than k others */
   uint64_t two[2] = {0, 3};
   ferry_neighbor nb[6];
