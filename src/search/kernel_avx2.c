@@ -95,7 +95,28 @@ AVX2 static void dist_avx2(const fy_codes *c, const uint64_t *q, size_t j0, size
     d[j - j0] = (uint16_t)fy_code_distance(q, c->aos + j * c->words, c->words);
 }
 
-const fy_kernels fy_kernels_avx2 = {"avx2", tile_avx2, dist_avx2, NULL};
+AVX2 static void below_avx2(const fy_codes *c, const uint64_t *q, size_t j0, size_t j1,
+                            uint32_t limit, uint64_t *mask) {
+  __m256i a[4];
+  for (int w = 0; w < c->words; w++)
+    a[w] = _mm256_set1_epi64x((long long)q[w]);
+  /* d < limit  <=>  limit > d (signed 64-bit lanes: both small) */
+  const __m256i lim = _mm256_set1_epi64x((long long)limit);
+  for (size_t w0 = j0; w0 < j1; w0 += 64) { /* one mask word: sixteen vectors */
+    uint64_t m = 0;
+    size_t j = w0, end = w0 + 64 < j1 ? w0 + 64 : j1;
+    for (; j + 4 <= end; j += 4) {
+      __m256i lt = _mm256_cmpgt_epi64(lim, lane_dist(c, a, j));
+      m |= (uint64_t)_mm256_movemask_pd(_mm256_castsi256_pd(lt)) << (j - w0);
+    }
+    for (; j < end; j++)
+      if ((uint32_t)fy_code_distance(q, c->aos + j * c->words, c->words) < limit)
+        m |= 1ull << (j - w0);
+    mask[(w0 - j0) / 64] = m;
+  }
+}
+
+const fy_kernels fy_kernels_avx2 = {"avx2", tile_avx2, dist_avx2, below_avx2};
 #else
 const fy_kernels fy_kernels_avx2 = {"avx2", NULL, NULL, NULL};
 #endif
