@@ -69,6 +69,46 @@ static int test_dirs(const char **dirs, char buf[3][4096]) {
 
 /* Catalogs of dir with device 0 and on the CPU; `same` asks for identical
  * exports (the engine not in use), else equal file and failure counts. */
+/* The log's lines, for the engine's start decision. */
+static char engine_log[4096];
+static void keep_log(void *user, ferry_log_level level, const char *message) {
+  (void)user, (void)level;
+  size_t n = strlen(engine_log);
+  snprintf(engine_log + n, sizeof engine_log - n, "%s\n", message);
+}
+
+/* FERRY_HASH_ENGINE_MIN_S: a small job stays on the cores (the engine's
+ * start and close cost more than it saves there), and says so; 0 starts
+ * the engine at once, as before; a bad value warns and keeps the default. */
+static void engine_held_back(const char *dir) {
+  char tmp[] = "/tmp/ferry-engmin-XXXXXX", idx[256];
+  if (!mkdtemp(tmp)) {
+    SKIP("engine held back: no temporary directory");
+    return;
+  }
+  snprintf(idx, sizeof idx, "%s/c.fidx", tmp);
+  ferry_index_stats st;
+  engine_log[0] = '\0';
+  ferry_set_log(keep_log, NULL);
+  setenv("FERRY_HASH_ENGINE_MIN_S", "3600", 1);
+  CHECK_MSG(index_dir(idx, dir, 0, FERRY_HASH_FAST, GPU_KINDS, &st) == FERRY_OK, "%s",
+            ferry_last_error());
+  CHECK_MSG(st.engine_files == 0 && st.hashed == st.files && st.files > 0,
+            "held back: %zu of %zu files by the engine", st.engine_files, st.files);
+  CHECK_MSG(strstr(engine_log, "JPEG engine of cuda:0 is not started: the cores") != NULL,
+            "log: %s", engine_log);
+  unlink(idx);
+  engine_log[0] = '\0';
+  setenv("FERRY_HASH_ENGINE_MIN_S", "soon", 1);
+  CHECK(index_dir(idx, dir, 0, FERRY_HASH_FAST, GPU_KINDS, &st) == FERRY_OK);
+  CHECK_MSG(strstr(engine_log, "FERRY_HASH_ENGINE_MIN_S=soon is not 0..3600 seconds") != NULL,
+            "log: %s", engine_log);
+  unlink(idx);
+  unsetenv("FERRY_HASH_ENGINE_MIN_S");
+  ferry_set_log(NULL, NULL);
+  rmdir(tmp);
+}
+
 static void catalogs(const char *dir, unsigned kinds, int same, const char *what, int want_engine) {
   char tmp[] = "/tmp/ferry-engcat-XXXXXX", g[256], c[256], gc[256], cc[256];
   if (!mkdtemp(tmp)) {
@@ -414,6 +454,7 @@ int main(void) {
   engine_alone(&files, 8, FERRY_HASH_ALL);
   list_free(&files);
   cli(dirs[0], 0);
+  engine_held_back(dirs[0]);
   /* the engine first (a test knob): it takes the first chunks, so the
    * catalog and CSV paths surely see its results */
   setenv("FERRY_HASH_ENGINE_FIRST", "1", 1);
