@@ -9,6 +9,7 @@
 #   .device/ferry load ...; python3 bench/soak_gpu.py --ferry .device/ferry ...
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/bundle_lib.sh
 B=${FERRY_GPU_BUILD:-build-gpu}
 D=.device
 SHARED=${FERRY_SHARED:-../shared}
@@ -20,16 +21,8 @@ rm -rf "$D"
 mkdir -p "$D/lib" "$D/py/ferry"
 cp "$B"/ferry "$B"/test_gpu "$B"/test_loader "$B"/test_watchdog "$B"/test_gpu_hash \
   "$B"/test_hash_engine "$B"/test_gpu_hamming "$B"/test_gpu_plan "$D/"
-for l in libjpeg.so.62 libpng16.so.16 libwebp.so.7 libsharpyuv.so.0; do
-  f=$(ldconfig -p | awk -v l="$l" '$1 == l && !f {print $NF; f = 1}')
-  [ -n "$f" ] && cp -L "$f" "$D/lib/"
-done
-PY=${PY312:-$(ls -d "$HOME"/.pyenv/versions/3.12*/bin/python3 2>/dev/null | head -1)}
-[ -x "$PY" ] || { echo "device_bundle: no Python 3.12 here (set PY312)" >&2; exit 1; }
-"$PY" -c "import setuptools" 2>/dev/null || "$PY" -m pip install -q setuptools
-FERRY_PY_CMAKE_BUILD="$B" "$PY" setup.py -q build_ext --inplace --force >/dev/null
-cp python/ferry/*.py python/ferry/*.pyi python/ferry/py.typed "$D/py/ferry/"
-mv python/ferry/_ferry.cpython-312-*.so "$D/py/ferry/"
+bundle_libs "$D/lib"
+bundle_python "$B" "$D/py/ferry"
 if [ -d "$SHARED/corpus/photos" ]; then
   mkdir -p "$D/photos"
   cp "$SHARED"/corpus/photos/*.jpg "$D/photos/"

@@ -8,6 +8,7 @@
 # On the machine: bash bench/video_infer_checks.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/bundle_lib.sh
 B=${FERRY_GPUV_BUILD:-build-gpuv}
 FF=${FFMPEG_MIN:-/work/ffmpeg-min}
 D=.devi
@@ -18,16 +19,8 @@ cmake --build "$B" -j "$(nproc)" --target ferry_static >/dev/null
 rm -rf "$D"
 mkdir -p "$D/lib" "$D/py/ferry" "$D/whl" "$D/vid"
 cp "$SHARED/corpus/video/pan_1080p_h264.mp4" "$D/vid/"
-for l in libjpeg.so.62 libpng16.so.16 libwebp.so.7 libsharpyuv.so.0; do
-  f=$(ldconfig -p | awk -v l="$l" '$1 == l && !f {print $NF; f = 1}')
-  [ -n "$f" ] && cp -L "$f" "$D/lib/"
-done
-PY=${PY312:-$(ls -d "$HOME"/.pyenv/versions/3.12*/bin/python3 2>/dev/null | head -1)}
-[ -x "$PY" ] || { echo "device_bundle_infer: no Python 3.12 here (set PY312)" >&2; exit 1; }
-"$PY" -c "import setuptools" 2>/dev/null || "$PY" -m pip install -q setuptools
-FERRY_PY_CMAKE_BUILD="$B" "$PY" setup.py -q build_ext --inplace --force >/dev/null
-cp python/ferry/*.py python/ferry/*.pyi python/ferry/py.typed "$D/py/ferry/"
-mv python/ferry/_ferry.cpython-312-*.so "$D/py/ferry/"
+bundle_libs "$D/lib"
+bundle_python "$B" "$D/py/ferry"
 strip "$D"/py/ferry/*.so
 AV=${AV_WHEEL:-$(ls .whl-av/av-*.whl 2>/dev/null | head -1)}
 if [ -z "$AV" ]; then

@@ -11,6 +11,7 @@
 # bench/gpu_video_checks.sh uses what it finds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/bundle_lib.sh
 B=${FERRY_GPUV_BUILD:-build-gpuv}
 FF=${FFMPEG_MIN:-/work/ffmpeg-min}
 SHARED=${FERRY_SHARED:-../shared}
@@ -35,10 +36,7 @@ mkdir -p "$D/lib" "$D/vid" "$D/corpus/video" .devl .devw
 cp "$B/ferry" "$B/test_video_gpu" "$B/bench_video_seek" "$D/"
 strip "$D/ferry" "$D/test_video_gpu" "$D/bench_video_seek"
 cp .devv-enc/long_720p_300k.mp4 .devl/
-for l in libjpeg.so.62 libpng16.so.16 libwebp.so.7 libsharpyuv.so.0; do
-  f=$(ldconfig -p | awk -v l="$l" '$1 == l && !f {print $NF; f = 1}')
-  [ -n "$f" ] && cp -L "$f" "$D/lib/"
-done
+bundle_libs "$D/lib"
 cp "$SHARED"/corpus/video/* "$D/corpus/video/"
 cp .devv-enc/enc_*.mp4 "$D/vid/"
 cp "$src" "$D/vid/"
