@@ -182,6 +182,13 @@ static double engine_min_seconds(void) {
 static void *engine_starter(void *arg) {
   fy_hash_run *r = arg;
   double t0 = fy_now();
+  /* a device that cannot be used is said whatever the job's size (the
+   * check counts devices: no context, no engine; beside the cores) */
+  if (fy_gpu_hash_available(r->device) != FERRY_OK) {
+    snprintf(r->note, sizeof r->note, "the JPEG engine of cuda:%d is not used (%s)", r->device,
+             ferry_last_error());
+    return NULL;
+  }
   while (fy_now() - t0 < ENGINE_LOOK_MS / 1000.0 && atomic_load(&r->next) < r->n) {
     struct timespec ts = {0, 10 * 1000 * 1000};
     nanosleep(&ts, NULL);
