@@ -62,6 +62,17 @@ static void count_not_read(fy_source *s, const char *name) {
     s->not_read[k]++; /* for the "no images found" message */
 }
 
+/* dir/name into path (cap bytes): 0, or -1 with a warning naming it when it
+ * does not fit (that file or folder is left out; the run goes on). */
+static int join(char *path, size_t cap, const char *dir, const char *name) {
+  int len = snprintf(path, cap, "%s/%s", dir, name);
+  if (len >= 0 && (size_t)len < cap)
+    return 0;
+  fy_log(FERRY_LOG_WARNING, "skipped (the path is longer than %zu bytes): %s/%s", cap - 1, dir,
+         name);
+  return -1;
+}
+
 /* Adds every image under dir (recursively, sorted) with `label`. */
 static int walk(fy_source *s, const char *dir, int32_t label, int depth) {
   if (depth > 32)
@@ -73,8 +84,7 @@ static int walk(fy_source *s, const char *dir, int32_t label, int depth) {
     return rc;
   char path[4096];
   for (size_t i = 0; i < n && rc == FERRY_OK; i++) {
-    int len = snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-    if (len < 0 || (size_t)len >= sizeof path)
+    if (join(path, sizeof path, dir, names[i]))
       continue;
     if (is_dir(path))
       rc = walk(s, path, label, depth + 1);
@@ -96,8 +106,7 @@ static int open_dir(fy_source *s, const char *root) {
   char path[4096];
   /* ImageFolder: each sorted sub-folder is a class. */
   for (size_t i = 0; i < n && rc == FERRY_OK; i++) {
-    snprintf(path, sizeof path, "%s/%s", root, names[i]);
-    if (!is_dir(path))
+    if (join(path, sizeof path, root, names[i]) || !is_dir(path))
       continue;
     char **cn = realloc(s->class_names, (size_t)(s->num_classes + 1) * sizeof *cn);
     if (!cn || !(cn[s->num_classes] = strdup(names[i]))) {
@@ -111,7 +120,9 @@ static int open_dir(fy_source *s, const char *root) {
   }
   /* Images lying directly in the root carry no label. */
   for (size_t i = 0; i < n && rc == FERRY_OK; i++) {
-    snprintf(path, sizeof path, "%s/%s", root, names[i]);
+    int len = snprintf(path, sizeof path, "%s/%s", root, names[i]);
+    if (len < 0 || (size_t)len >= sizeof path)
+      continue; /* said by the loop above */
     if (!is_dir(path) && fy_is_image_name(names[i]))
       rc = add_sample(s, path, -1);
     else if (!is_dir(path))
