@@ -320,6 +320,16 @@ static int print_hashes(const hash_args *a) {
       }
     putchar('\n');
   }
+  /* compatible mode promises imagehash's bits; say where it cannot */
+  size_t inexact = 0, first = 0;
+  for (size_t i = 0; a->idx.hash.mode == FERRY_HASH_COMPATIBLE && i < n; i++)
+    if (!status[i] && !res[i].exact && !inexact++)
+      first = i;
+  if (inexact)
+    fprintf(stderr,
+            "ferry hash: %zu file%s not bit-exact with imagehash (16-bit PNG: ferry rounds the "
+            "samples to 8 bits where Pillow truncates or clips them); the first: %s\n",
+            inexact, inexact == 1 ? "" : "s", found.v[first].path);
   for (size_t i = 0; i < n; i++)
     free(errors[i]);
   free(paths), free(res), free(status), free(errors);

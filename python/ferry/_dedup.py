@@ -87,9 +87,24 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
     if on_error not in ("raise", "skip"):
         raise InvalidArgument(f'on_error must be "raise" or "skip", not {on_error!r}')
 
-    def pick(result: Any) -> Any:
+    compatible = _choice(_MODES, mode, "mode") == _MODES["compatible"]
+    inexact: List[str] = []
+
+    def pick(result: Any, name: Any = "<image>") -> Any:
+        if compatible and not result[3]:
+            inexact.append(os.fspath(name) if isinstance(name, (str, os.PathLike)) else name)
         hexes = result[4]
         return hexes[kinds[0]] if single else {k: hexes[k] for k in kinds}
+
+    def told(out: Any) -> Any:
+        """Compatible mode promises imagehash's bits: a warning where it
+        cannot keep that promise (16-bit PNG)."""
+        if inexact:
+            more = f" (and {len(inexact) - 1} more)" if len(inexact) > 1 else ""
+            warnings.warn(f"ferry.hash: {inexact[0]}{more}: a 16-bit PNG is not bit-exact with "
+                          "imagehash (ferry rounds the samples to 8 bits where Pillow truncates "
+                          "or clips them)", RuntimeWarning, stacklevel=3)
+        return out
 
     def one(item: Any) -> Any:
         h = hashers.get()
@@ -99,7 +114,7 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
             if _is_pixels(item):
                 import numpy
                 return pick(h.hash_pixels(numpy.ascontiguousarray(item, dtype=numpy.uint8)))
-            return pick(h.hash_file(os.fspath(item)))
+            return pick(h.hash_file(os.fspath(item)), item)
         except Error:
             if on_error == "skip":
                 return None
@@ -119,26 +134,25 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
             hash_size=int(hash_size), colorhash_bits=int(colorhash_bits), max_pixels=max_pixels,
             max_bytes=max_bytes, threads=threads, device=dev, progress=progress)
         if note:
-            import warnings
             warnings.warn(f"ferry.hash: {note}: hashing on the CPU", RuntimeWarning, stacklevel=2)
         out = []
-        for item in items:
+        for item, path in zip(items, source):
             if isinstance(item, Error):
                 if on_error == "raise":
                     raise item
                 out.append(None)
             else:
-                out.append(pick(item))
-        return out
+                out.append(pick(item, path))
+        return told(out)
     if isinstance(source, (list, tuple)):
         n = len(source)
         threads = _default_workers() if workers is None else max(1, int(workers))
         if threads == 1 or n < 2:
-            return [one(x) for x in source]
+            return told([one(x) for x in source])
         import concurrent.futures
         with concurrent.futures.ThreadPoolExecutor(min(threads, n)) as pool:
-            return list(pool.map(one, source))
-    return one(source)
+            return told(list(pool.map(one, source)))
+    return told(one(source))
 
 
 def hash_distance(a: str, b: str) -> int:
@@ -227,7 +241,6 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
             files, mode=_choice(_MODES, mode, "mode"), kinds=mask, hash_size=int(hash_size),
             threads=threads, device=_device_index(device), progress=progress)
         if note:
-            import warnings
             warnings.warn(f"ferry.find_duplicates: {note}: hashing on the CPU", RuntimeWarning,
                           stacklevel=2)
     # grouping and keepers in C: an in-memory catalog through ferry_dupes_find

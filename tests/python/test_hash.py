@@ -131,6 +131,27 @@ def test_hash_on_the_gpu(photos):
             assert ferry.hash_distance(f[kind], c[kind]) <= 16, kind
 
 
+def test_compatible_mode_says_where_it_is_not_imagehash(photos):
+    """A 16-bit PNG cannot be bit-exact with imagehash (ferry rounds its
+    samples, Pillow truncates or clips them): compatible mode says so, for
+    a path, a list and bytes; an 8-bit file and fast mode say nothing."""
+    import warnings
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    png16 = os.path.join(root, "tests", "fixtures", "codecs", "gray16.png")
+    with pytest.warns(RuntimeWarning, match="gray16.png: a 16-bit PNG is not bit-exact"):
+        ferry.hash(png16, "phash", mode="compatible")
+    with pytest.warns(RuntimeWarning, match=r"gray16.png \(and 1 more\): a 16-bit PNG"):
+        ferry.hash([png16, photos[0], png16], "phash", mode="compatible")
+    with open(png16, "rb") as f:
+        data = f.read()
+    with pytest.warns(RuntimeWarning, match="<image>: a 16-bit PNG"):
+        ferry.hash(data, "phash", mode="compatible")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ferry.hash([photos[0], photos[1]], "phash", mode="compatible")
+        ferry.hash(png16, "phash")  # fast mode promises no imagehash bits
+
+
 def test_distance(photos):
     a, b = ferry.hash(photos[0]), ferry.hash(photos[1])
     assert ferry.hash_distance(a, a) == 0

@@ -105,6 +105,25 @@ def test_device_cuda_fast_without_a_gpu(pics):
     assert r.returncode == 1 and "cannot hash on GPU cuda:0" in r.stderr
 
 
+def test_compatible_csv_says_where_it_is_not_imagehash(tmp_path):
+    """`ferry hash --mode compatible` on a 16-bit PNG: its row as usual, and
+    a line on stderr that its hashes are not bit-exact with imagehash; none
+    for 8-bit files or in fast mode."""
+    d = tmp_path / "p"
+    d.mkdir()
+    shutil.copy(ROOT / "tests" / "fixtures" / "codecs" / "gray16.png", d / "deep.png")
+    shutil.copy(FIX / "rgb.png", d / "rgb.png")
+    r = ferry("hash", d, "--mode", "compatible")
+    assert r.returncode == 0, r.stderr
+    assert len(r.stdout.strip().splitlines()) == 3
+    assert ("1 file not bit-exact with imagehash (16-bit PNG" in r.stderr and
+            str(d / "deep.png") in r.stderr), r.stderr
+    r = ferry("hash", d / "rgb.png", "--mode", "compatible")
+    assert r.returncode == 0 and "bit-exact" not in r.stderr, r.stderr
+    r = ferry("hash", d, "--mode", "fast")
+    assert r.returncode == 0 and "bit-exact" not in r.stderr, r.stderr
+
+
 def test_catalog_incremental_and_export(pics, tmp_path):
     cat = tmp_path / "c.fidx"
     r = ferry("hash", pics, "-o", cat)
