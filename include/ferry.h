@@ -766,6 +766,8 @@ typedef struct ferry_index_stats {
                            from a vanished entry of the same name, size and mtime
                            (the old entry is dropped) */
   size_t pruned;        /* entries outside the roots dropped by options->prune */
+  size_t inexact;       /* compatible mode: of those hashed, files whose hashes are not
+                           bit-exact with imagehash (16-bit PNG: ferry_hash_result.exact 0) */
 } ferry_index_stats;
 
 /* Creates or updates the catalog `index_path` for the files under `roots`

@@ -392,6 +392,11 @@ int cmd_hash(int argc, char **argv) {
             "ferry hash: %zu folders or files could not be read (named above); their %zu "
             "catalog entries are kept as they were\n",
             st.unread, st.unread_kept);
+  if (st.inexact)
+    fprintf(stderr,
+            "ferry hash: %zu of the files hashed are not bit-exact with imagehash (16-bit PNG: "
+            "ferry rounds the samples to 8 bits where Pillow truncates or clips them)\n",
+            st.inexact);
   if (st.skipped_moves && !a.quiet)
     fprintf(stderr,
             "ferry hash: %zu folders left out: `ferry dupes` move destinations (they hold "

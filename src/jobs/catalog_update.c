@@ -33,6 +33,7 @@ void ferry_index_options_default(ferry_index_options *o) {
 typedef struct result {
   ferry_catalog_entry e;
   char *error; /* owned; e.error points here */
+  int exact;   /* the hash result's exact (compatible mode: Pillow's pixels) */
 } result;
 
 typedef struct run {
@@ -56,6 +57,7 @@ static void fill_entry(ferry_catalog_entry *e, const fy_found *f) {
 static void settle(result *res, int rc, const ferry_hash_result *hr, const char *msg) {
   ferry_catalog_entry *e = &res->e;
   e->format = hr->format;
+  res->exact = hr->exact;
   if (rc == FERRY_OK) {
     e->width = hr->width;
     e->height = hr->height;
@@ -159,6 +161,8 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
         pg->failed++;
         on_error(o->error_user, res->e.path, res->e.status, res->e.error);
       }
+      if (!res->e.status && !res->exact && o->hash.mode == FERRY_HASH_COMPATIBLE)
+        st->inexact++;
       st->hashed++;
       pg->hashed++;
       pg->done++;

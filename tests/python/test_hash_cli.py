@@ -108,7 +108,7 @@ def test_device_cuda_fast_without_a_gpu(pics):
 def test_compatible_csv_says_where_it_is_not_imagehash(tmp_path):
     """`ferry hash --mode compatible` on a 16-bit PNG: its row as usual, and
     a line on stderr that its hashes are not bit-exact with imagehash; none
-    for 8-bit files or in fast mode."""
+    for 8-bit files or in fast mode; with -o, a count in the summary."""
     d = tmp_path / "p"
     d.mkdir()
     shutil.copy(ROOT / "tests" / "fixtures" / "codecs" / "gray16.png", d / "deep.png")
@@ -121,6 +121,12 @@ def test_compatible_csv_says_where_it_is_not_imagehash(tmp_path):
     r = ferry("hash", d / "rgb.png", "--mode", "compatible")
     assert r.returncode == 0 and "bit-exact" not in r.stderr, r.stderr
     r = ferry("hash", d, "--mode", "fast")
+    assert r.returncode == 0 and "bit-exact" not in r.stderr, r.stderr
+    # a catalog: counted among the files hashed in this run (ferry_index_stats.inexact)
+    cat = tmp_path / "c.fidx"
+    r = ferry("hash", d, "--mode", "compatible", "-o", cat)
+    assert r.returncode == 0 and "1 of the files hashed are not bit-exact" in r.stderr, r.stderr
+    r = ferry("hash", d, "--mode", "compatible", "-o", cat)  # nothing hashed again
     assert r.returncode == 0 and "bit-exact" not in r.stderr, r.stderr
 
 
