@@ -5,7 +5,6 @@ through DLPack) or from PyAV / OpenCV frames resized the same way, and the
 order in which files' batches reach the model (one file after another, the
 next batch decoded ahead, or several files at once). Run video_infer.py; this
 module is imported by it."""
-import concurrent.futures
 import math
 import os
 import queue
@@ -132,13 +131,12 @@ def ferry_batches(path, args, feed):
     # A batch is a view of the reader's buffer, valid until the next one is
     # fetched (GPU: the one after). In turn (--no-prefetch), the model is
     # done with batch k and its detections are on the host before k+1 is
-    # fetched. With prefetching (and with --streams, where each file's
-    # decoder runs as Ahead does), k+1 is fetched while the model works on k:
+    # fetched. With prefetching (Streams: one thread, or one per stream),
+    # k+1 is fetched while the model works on k:
     # a GPU batch stays valid for that, an upload to another device is a copy
     # of its own, and a host batch the model reads in place is copied
     # (copy=True: each batch owns its frames).
-    ahead = args.prefetch or args.streams > 1
-    copy = ahead and decode_device == "cpu" and feed.device == "cpu"
+    copy = args.prefetch and decode_device == "cpu" and feed.device == "cpu"
     # batches for another device travel as uint8 (a quarter of float32's
     # bytes) and become floats in [0, 1] there
     dtype = args.dtype if decode_device == feed.device else "uint8"
@@ -332,46 +330,16 @@ def events(files, args, feed, resizer):
         yield "done", job, None
 
 
-class Ahead:
-    """An iterator's next item fetched in a thread while the caller works on
-    the current one: exactly one ahead, never two (a ferry GPU batch is
-    valid until the one after the next is fetched)."""
-
-    def __init__(self, it):
-        self.it = iter(it)
-        self.pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="decode")
-        self.future = self.pool.submit(self.fetch)
-
-    def fetch(self):
-        try:
-            return next(self.it), None
-        except BaseException as e:  # StopIteration included: handed to the caller
-            return None, e
-
-    def __iter__(self):
-        return self
-
-    def __next__(self):
-        item, error = self.future.result()
-        if error is not None:
-            raise error
-        self.future = self.pool.submit(self.fetch)
-        return item
-
-    def close(self):
-        self.future.cancel()
-        self.pool.shutdown(wait=True)
-
-
 class Streams:
-    """Several files decoded at once (--streams N): N threads each take the
+    """Files decoded ahead of the model (prefetching; with --streams N,
+    several files at once): N threads (1 by default) each take the
     next file of the list and decode its batches, and the model takes the
     batches in the order they are ready, as the events() of one file after
     another do: a file's batches in frame order, then its "done" or
     "error". Each thread may hand over a batch and decode the next one, but
     not the one after before the model is done with the first (it is done
     when it asks for another batch): a ferry GPU batch is valid until the
-    one after the next is fetched, as with Ahead. drop(path) stops decoding
+    one after the next is fetched. drop(path) stops decoding
     a file whose batches are no longer wanted (its model failed)."""
 
     JOIN_S = 30.0

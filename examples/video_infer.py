@@ -58,7 +58,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # infer_model, i
 
 import ferry  # noqa: E402
 # Geometry, output_size and nms_numpy are used by tests/python/test_video_infer.py
-from infer_decode import (PROG, Ahead, Feed, Geometry, Resizer, Streams,  # noqa: E402,F401
+from infer_decode import (PROG, Feed, Geometry, Resizer, Streams,  # noqa: E402,F401
                           baseline_resize, events, output_size, say)
 from infer_model import UsageError, load_model, nms_numpy  # noqa: E402,F401
 
@@ -272,10 +272,8 @@ def run(args, model):
     writer.writerow(COLUMNS)
     progress = Progress(len(files), args.quiet)
     progress.start()
-    if args.streams > 1:
+    if args.prefetch:  # one decoding thread, or one per --streams
         stream = Streams(files, args, feed, resizer, args.streams)
-    elif args.prefetch:
-        stream = Ahead(events(files, args, feed, resizer))
     else:
         stream = events(files, args, feed, resizer)
     stop = False

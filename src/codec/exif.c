@@ -70,33 +70,30 @@ static int ifd0(const uint8_t *tiff, size_t size, int *big, const uint8_t **entr
   return 1;
 }
 
-int fy_exif_orientation(const uint8_t *tiff, size_t size) {
-  int big;
+/* IFD0's entry for `tag`, or NULL (absent, or the block unreadable). */
+static const uint8_t *ifd0_entry(const uint8_t *tiff, size_t size, uint16_t tag, int *big) {
   const uint8_t *e;
   size_t count;
-  if (!ifd0(tiff, size, &big, &e, &count))
-    return 1;
-  for (size_t i = 0; i < count; i++, e += 12) {
-    if (rd16(e, big) != EXIF_TAG_ORIENTATION)
-      continue;
-    uint32_t v = entry_value(e, big);
-    return v >= 1 && v <= 8 ? (int)v : 1;
-  }
-  return 1;
+  if (!ifd0(tiff, size, big, &e, &count))
+    return NULL;
+  for (size_t i = 0; i < count; i++, e += 12)
+    if (rd16(e, *big) == tag)
+      return e;
+  return NULL;
+}
+
+int fy_exif_orientation(const uint8_t *tiff, size_t size) {
+  int big;
+  const uint8_t *e = ifd0_entry(tiff, size, EXIF_TAG_ORIENTATION, &big);
+  uint32_t v = e ? entry_value(e, big) : 1;
+  return v >= 1 && v <= 8 ? (int)v : 1;
 }
 
 /* 1 when IFD0 has a Make (0x010F) or Model (0x0110) tag: what cameras and
  * phones write and conversions usually drop. 0 when absent or unreadable. */
 int fy_exif_names_camera(const uint8_t *tiff, size_t size) {
   int big;
-  const uint8_t *e;
-  size_t count;
-  if (!ifd0(tiff, size, &big, &e, &count))
-    return 0;
-  for (size_t i = 0; i < count; i++, e += 12)
-    if (rd16(e, big) == 0x010F || rd16(e, big) == 0x0110)
-      return 1;
-  return 0;
+  return ifd0_entry(tiff, size, 0x010F, &big) || ifd0_entry(tiff, size, 0x0110, &big);
 }
 
 int fy_jpeg_names_camera(const uint8_t *data, size_t size) {

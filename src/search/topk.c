@@ -156,14 +156,13 @@ static void brute_worker(void *arg, int index) {
 
 /* One query by brute force (when its neighbours are too far for the
  * index to be worth it). */
-static void scan_one(const topk_job *j, size_t q, ferry_neighbor *heap, uint16_t *d) {
+static void scan_one(const topk_job *j, size_t q, ferry_neighbor *heap, uint16_t *d,
+                     uint64_t *mask) {
   const fy_codes *c = j->c;
   int fill = 0;
-  for (size_t b0 = 0; b0 < c->n; b0 += TBLOCK) {
-    size_t b1 = b0 + TBLOCK < c->n ? b0 + TBLOCK : c->n;
-    j->kern->dist(c, c->aos + q * c->words, b0, b1, d);
-    consider(heap, &fill, j->k, d, b0, b1, q);
-  }
+  for (size_t b0 = 0; b0 < c->n; b0 += TBLOCK)
+    scan_block(j->kern, c, q, b0, b0 + TBLOCK < c->n ? b0 + TBLOCK : c->n, heap, &fill, j->k, d,
+               mask);
   finish(heap, fill, j->k, j->out + q * j->k);
 }
 
@@ -174,8 +173,9 @@ static void mih_worker(void *arg, int index) {
   fy_pairbuf found = {0};
   ferry_neighbor *tmp = NULL, *heap = malloc((size_t)j->k * sizeof *heap);
   uint16_t *d = malloc(TBLOCK * sizeof *d);
+  uint64_t *mask = malloc(TBLOCK / 64 * sizeof *mask);
   size_t tmp_cap = 0;
-  if (!heap || !d)
+  if (!heap || !d || !mask)
     j->oom = 1;
   while (!j->oom) {
     size_t q = atomic_fetch_add(&j->next, 1);
@@ -183,7 +183,7 @@ static void mih_worker(void *arg, int index) {
       break;
     for (int r = 0;; r++) { /* widen until k are inside */
       if (fy_mih_probes(j->mih, r) > (double)n / 4) {
-        scan_one(j, q, heap, d); /* the ball outgrew the data */
+        scan_one(j, q, heap, d, mask); /* the ball outgrew the data */
         break;
       }
       found.n = 0;
@@ -214,6 +214,7 @@ static void mih_worker(void *arg, int index) {
   free(tmp);
   free(heap);
   free(d);
+  free(mask);
 }
 
 int ferry_hamming_topk(const uint64_t *codes, size_t n, int words, int k,

@@ -307,6 +307,32 @@ done:
   return out;
 }
 
+/* The items of `fast` (a PySequence_Fast of str, bytes or path-likes) as
+ * file-system bytes: (*enc)[i] owned, (*strs)[i] its characters; n + 1
+ * slots each. 0, or -1 with a Python error; fs_strings_free either way. */
+static int fs_strings(PyObject *fast, PyObject ***enc, const char ***strs) {
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  *enc = calloc((size_t)n + 1, sizeof **enc);
+  *strs = calloc((size_t)n + 1, sizeof **strs);
+  if (!*enc || !*strs) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fast, i), &(*enc)[i]))
+      return -1;
+    (*strs)[i] = PyBytes_AS_STRING((*enc)[i]);
+  }
+  return 0;
+}
+
+static void fs_strings_free(PyObject **enc, const char **strs, Py_ssize_t n) {
+  for (Py_ssize_t i = 0; enc && i < n; i++)
+    Py_XDECREF(enc[i]);
+  free(enc);
+  free(strs);
+}
+
 /* find_groups(paths, items, kind, threshold, *, mode=0, hash_size=8,
  * colorhash_bits=3, threads=0, keep=None, reference=None): hash_files' items (one per path) as an
  * in-memory catalog (ferry_catalog_new/add; each file's size and mtime
@@ -423,17 +449,8 @@ PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs) {
     if (!(fr = PySequence_Fast(reference, "find_groups: reference must be a sequence")))
       goto done;
     nref = PySequence_Fast_GET_SIZE(fr);
-    renc = calloc((size_t)nref + 1, sizeof *renc);
-    refs = calloc((size_t)nref + 1, sizeof *refs);
-    if (!renc || !refs) {
-      PyErr_NoMemory();
+    if (fs_strings(fr, &renc, &refs) < 0)
       goto done;
-    }
-    for (Py_ssize_t i = 0; i < nref; i++) {
-      if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fr, i), &renc[i]))
-        goto done;
-      refs[i] = PyBytes_AS_STRING(renc[i]);
-    }
   }
   in.n = PySequence_Fast_GET_SIZE(fp);
   if (PySequence_Fast_GET_SIZE(fi) != in.n) {
@@ -498,10 +515,7 @@ done:
   ferry_dupes_free(d);
   ferry_catalog_free(cat);
   group_input_free(&in);
-  for (Py_ssize_t i = 0; renc && i < nref; i++)
-    Py_XDECREF(renc[i]);
-  free(renc);
-  free(refs);
+  fs_strings_free(renc, refs, nref);
   Py_XDECREF(fr);
   Py_XDECREF(fi);
   Py_XDECREF(fp);
@@ -612,29 +626,14 @@ PyObject *py_drop_matching(PyObject *mod, PyObject *args) {
   PyObject *fq =
       fp ? PySequence_Fast(patterns, "drop_matching: patterns must be a sequence") : NULL;
   PyObject **enc = NULL, **penc = NULL, *out = NULL;
-  const char **pats = NULL;
+  const char **strs = NULL, **pats = NULL;
   ferry_catalog *cat = NULL;
   Py_ssize_t n = fp ? PySequence_Fast_GET_SIZE(fp) : 0, np = fq ? PySequence_Fast_GET_SIZE(fq) : 0;
-  if (!fq)
+  if (!fq || fs_strings(fq, &penc, &pats) < 0 || fs_strings(fp, &enc, &strs) < 0)
     goto done;
-  enc = calloc((size_t)n + 1, sizeof *enc);
-  penc = calloc((size_t)np + 1, sizeof *penc);
-  pats = calloc((size_t)np + 1, sizeof *pats);
-  if (!enc || !penc || !pats) {
-    PyErr_NoMemory();
-    goto done;
-  }
-  for (Py_ssize_t i = 0; i < np; i++) {
-    if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fq, i), &penc[i]))
-      goto done;
-    pats[i] = PyBytes_AS_STRING(penc[i]);
-  }
   int rc = ferry_catalog_new(NULL, &cat);
   for (Py_ssize_t i = 0; !rc && i < n; i++) {
-    if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fp, i), &enc[i]))
-      goto done;
-    ferry_catalog_entry e = {
-        .path = PyBytes_AS_STRING(enc[i]), .status = FERRY_EIO, .error = "not hashed yet"};
+    ferry_catalog_entry e = {.path = strs[i], .status = FERRY_EIO, .error = "not hashed yet"};
     rc = ferry_catalog_add(cat, &e);
   }
   if (!rc)
@@ -661,13 +660,8 @@ PyObject *py_drop_matching(PyObject *mod, PyObject *args) {
   Py_XDECREF(kept);
 done:
   ferry_catalog_free(cat);
-  for (Py_ssize_t i = 0; enc && i < n; i++)
-    Py_XDECREF(enc[i]);
-  for (Py_ssize_t i = 0; penc && i < np; i++)
-    Py_XDECREF(penc[i]);
-  free(enc);
-  free(penc);
-  free(pats);
+  fs_strings_free(enc, strs, n);
+  fs_strings_free(penc, pats, np);
   Py_XDECREF(fp);
   Py_XDECREF(fq);
   return out;
