@@ -40,6 +40,10 @@ typedef struct fy_gpu_hash_image {
 /* FERRY_OK when device `device` can hash, else the reason as a ferry error
  * (FERRY_EUNSUPPORTED: built without CUDA, no device, no such device). */
 int fy_gpu_hash_available(int device);
+/* Without starting CUDA: 1 when the driver lists device `device`, 0 when
+ * it cannot tell (fy_gpu_hash_available can), else a ferry error with the
+ * reason (no such device; built without CUDA). */
+int fy_gpu_listed(int device);
 
 /* A reusable hashing context on one device: grow-only device and pinned
  * buffers, one stream. Not thread-safe (one thread drives it). */

@@ -14,6 +14,11 @@ int fy_gpu_hash_available(int device) {
   return no_cuda();
 }
 
+int fy_gpu_listed(int device) {
+  (void)device;
+  return no_cuda();
+}
+
 int fy_gpu_hasher_new(int device, fy_gpu_hasher **out) {
   (void)device;
   if (out)

@@ -179,14 +179,21 @@ static double engine_min_seconds(void) {
   return s;
 }
 
+static void engine_note(fy_hash_run *r) {
+  snprintf(r->note, sizeof r->note, "the JPEG engine of cuda:%d is not used (%s)", r->device,
+           ferry_last_error());
+}
+
 static void *engine_starter(void *arg) {
   fy_hash_run *r = arg;
   double t0 = fy_now();
-  /* a device that cannot be used is said whatever the job's size (the
-   * check counts devices: no context, no engine; beside the cores) */
-  if (fy_gpu_hash_available(r->device) != FERRY_OK) {
-    snprintf(r->note, sizeof r->note, "the JPEG engine of cuda:%d is not used (%s)", r->device,
-             ferry_last_error());
+  /* a device that is not there is said whatever the job's size; asked of
+   * the driver's list first, since starting CUDA to count devices is
+   * itself several per cent of a small job (the runtime's check when the
+   * driver cannot tell, and before the engine starts) */
+  int listed = fy_gpu_listed(r->device);
+  if (listed < 0 || (listed == 0 && fy_gpu_hash_available(r->device) != FERRY_OK)) {
+    engine_note(r);
     return NULL;
   }
   while (fy_now() - t0 < ENGINE_LOOK_MS / 1000.0 && atomic_load(&r->next) < r->n) {
@@ -202,13 +209,15 @@ static void *engine_starter(void *arg) {
     return NULL;
   }
   double left = claimed ? elapsed * (double)(r->n - claimed) / (double)claimed : 1e9;
-  if (left > r->engine_min_s)
-    start_engine(r, r->device);
-  else
+  if (left <= r->engine_min_s)
     fy_log(FERRY_LOG_INFO,
            "the JPEG engine of cuda:%d is not started: the cores finish in about %.1f s "
            "(FERRY_HASH_ENGINE_MIN_S=%.1f)",
            r->device, left, r->engine_min_s);
+  else if (listed > 0 && fy_gpu_hash_available(r->device) != FERRY_OK)
+    engine_note(r);
+  else
+    start_engine(r, r->device);
   return NULL;
 }
 

@@ -420,7 +420,40 @@ static void cli(const char *dir, int want_engine) {
   rmdir(tmp);
 }
 
+/* fy_gpu_listed asks the driver's list and CUDA_VISIBLE_DEVICES, never
+ * CUDA: run before anything starts CUDA, the variable restored after. */
+static void listed_checks(void) {
+  if (fy_gpu_listed(0) == FERRY_EUNSUPPORTED && strstr(ferry_last_error(), "without CUDA")) {
+    printf("  fy_gpu_listed: built without CUDA, says so\n");
+    return;
+  }
+  const char *had = getenv("CUDA_VISIBLE_DEVICES");
+  char old[256];
+  snprintf(old, sizeof old, "%s", had ? had : "");
+  setenv("CUDA_VISIBLE_DEVICES", "", 1);
+  CHECK(fy_gpu_listed(0) == FERRY_EUNSUPPORTED &&
+        strstr(ferry_last_error(), "CUDA_VISIBLE_DEVICES is empty"));
+  setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+  CHECK(fy_gpu_listed(1) == FERRY_EUNSUPPORTED && strstr(ferry_last_error(), "no CUDA device 1"));
+  DIR *d = opendir("/proc/driver/nvidia/gpus");
+  int driver_lists_none = 0;
+  if (d) {
+    driver_lists_none = 1;
+    for (struct dirent *e; (e = readdir(d));)
+      driver_lists_none &= e->d_name[0] == '.';
+    closedir(d);
+  }
+  CHECK(fy_gpu_listed(0) == (driver_lists_none ? FERRY_EUNSUPPORTED : 1));
+  CHECK(fy_gpu_listed(-1) == FERRY_EUNSUPPORTED);
+  if (had)
+    setenv("CUDA_VISIBLE_DEVICES", old, 1);
+  else
+    unsetenv("CUDA_VISIBLE_DEVICES");
+  printf("  fy_gpu_listed: CUDA_VISIBLE_DEVICES empty, a device past it, device -1\n");
+}
+
 int main(void) {
+  listed_checks();
   char buf[3][4096];
   const char *dirs[3];
   int nd = test_dirs(dirs, buf);
