@@ -275,7 +275,7 @@ def main():
                     name = f"ferry {a.device} NVDEC, {j} files at once{extra}, f16 {a.size}"
                     runs.setdefault(name, []).append(
                         run_ferry(a.ferry, files, a.device, j, a.size, a.batch, c, sd))
-        for p in [int(x) for x in a.nvc_procs.split(",")] if nvc_ok else []:
+        for p in [int(x) for x in a.nvc_procs.split(",") if x] if nvc_ok else []:
             name = f"PyNvVideoCodec raw decode (NV12 on the GPU, no resize), {p} processes"
             runs.setdefault(name, []).append(run_nvc(files, p))
         for t in [int(x) for x in a.nvc_threads.split(",") if x] if nvc_ok else []:

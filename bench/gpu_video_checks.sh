@@ -35,6 +35,6 @@ files=("$@")
 for f in "${files[@]}"; do
   echo "== $f"
   timeout 560 python3 bench/bench_video.py --ferry .devv/ferry "$f" --repeat 40 \
-    --jobs "${JOBS:-16}" --stride "${STRIDES:-1,25}" --nvc-procs "${NVC_PROCS:-8}" \
-    --nvc-threads "${NVC_THREADS:-8,16}" --skip-opencv --rounds "$rounds" ${DALI:+--dali --dali-files ${DALI_FILES:-8}} 2>&1 | tail -18
+    --jobs "${JOBS:-16}" --stride "${STRIDES:-1,25}" --nvc-procs "${NVC_PROCS-8}" \
+    --nvc-threads "${NVC_THREADS-8,16}" --skip-opencv --rounds "$rounds" ${DALI:+--dali --dali-files ${DALI_FILES:-8}} 2>&1 | tail -18
 done
