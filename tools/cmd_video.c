@@ -35,9 +35,8 @@ static const char help[] =
     "  --device cpu|cuda:N   cpu (default): libavcodec decodes, batches in host\n"
     "                        memory; cuda:N: the GPU's video engines (NVDEC) decode,\n"
     "                        convert, resize and store on GPU N\n"
-    "  --jobs N              files decoded at once, one thread each, each opening\n"
-    "                        its next file while one decodes (default 1; with\n"
-    "                        cuda, 8 keeps the GPU's video engines busy)\n"
+    "  --jobs N              files decoded at once, one thread each (default 1;\n"
+    "                        with cuda, 8 keeps the GPU's video engines busy)\n"
     "  --cpu-jobs N          with cuda:N, N more files at once decoded by libavcodec\n"
     "                        on the CPU beside the video engines (one decoder thread\n"
     "                        each unless --threads; default 0)\n"
@@ -244,53 +243,13 @@ typedef struct stage_sums {
   double file_s, open_s, decode_s, wait_s, convert_s, resize_s, close_s;
 } stage_sums;
 
-/* A file opened, or its error, possibly on a thread of its own while the
- * job's previous file decodes. */
-typedef struct opened {
-  const char *file;
-  const video_args *a;
+static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *decoded,
+                    uint64_t *damaged, double *secs, stage_sums *sum) {
   ferry_video_reader *r;
-  int st;
-  double t0;     /* when its opening began */
-  char err[512]; /* the reason when st != FERRY_OK */
-  pthread_t tid;
-  int thread; /* opened on tid: joined before use */
-} opened;
-
-static void *open_file(void *arg) {
-  opened *o = arg;
-  o->t0 = fy_now();
-  o->st = ferry_video_open(o->file, &o->a->o, &o->r);
-  if (o->st != FERRY_OK)
-    snprintf(o->err, sizeof o->err, "%s", ferry_last_error());
-  return NULL;
-}
-
-/* Starts opening `file` on a thread (in this one when none can be made). */
-static void open_ahead(opened *o, const char *file, const video_args *a) {
-  memset(o, 0, sizeof *o);
-  o->file = file;
-  o->a = a;
-  o->thread = pthread_create(&o->tid, NULL, open_file, o) == 0;
-  if (!o->thread)
-    open_file(o);
-}
-
-static void open_wait(opened *o) {
-  if (o->thread)
-    pthread_join(o->tid, NULL);
-  o->thread = 0;
-}
-
-static int run_file(opened *o, video_args *a, uint64_t *kept, uint64_t *decoded, uint64_t *damaged,
-                    double *secs, stage_sums *sum) {
-  const char *file = o->file;
-  open_wait(o);
-  ferry_video_reader *r = o->r;
-  double t0 = o->t0;
-  int st = o->st;
+  double t0 = fy_now();
+  int st = ferry_video_open(file, &a->o, &r);
   if (st != FERRY_OK) {
-    fprintf(stderr, "ferry video: %s\n", o->err);
+    fprintf(stderr, "ferry video: %s\n", ferry_last_error());
     return st;
   }
   ferry_video_info info;
@@ -375,31 +334,17 @@ typedef struct jobs_state {
   stage_sums sum;
 } jobs_state;
 
-static int claim(jobs_state *js) {
-  pthread_mutex_lock(&js->mu);
-  int i = js->next < js->end ? js->next++ : -1;
-  pthread_mutex_unlock(&js->mu);
-  return i;
-}
-
-/* Each job opens its next file while the current one decodes: opening
- * (demuxer, stream probe, parser, GPU buffers) took ~14 % of a job's time
- * with 8 NVDEC jobs on 40 short files, time the job's decoder stood idle
- * (bench/RESULTS.md). Files are claimed in order; two readers per job are
- * open at once. */
 static void *job_loop(jobs_state *js, video_args *a) {
-  opened slot[2];
-  int i = claim(js), cur = 0;
-  if (i >= 0)
-    open_ahead(&slot[cur], js->argv[i], a);
-  while (i >= 0) {
-    int j = claim(js);
-    if (j >= 0)
-      open_ahead(&slot[!cur], js->argv[j], a);
+  for (;;) {
+    pthread_mutex_lock(&js->mu);
+    int i = js->next < js->end ? js->next++ : -1;
+    pthread_mutex_unlock(&js->mu);
+    if (i < 0)
+      return NULL;
     uint64_t kept = 0, decoded = 0, damaged = 0;
     double secs = 0;
     stage_sums sum = {0};
-    int st = run_file(&slot[cur], a, &kept, &decoded, &damaged, &secs, &sum);
+    int st = run_file(js->argv[i], a, &kept, &decoded, &damaged, &secs, &sum);
     pthread_mutex_lock(&js->mu);
     js->sum.file_s += sum.file_s, js->sum.open_s += sum.open_s, js->sum.close_s += sum.close_s;
     js->sum.decode_s += sum.decode_s, js->sum.wait_s += sum.wait_s;
@@ -410,10 +355,7 @@ static void *job_loop(jobs_state *js, video_args *a) {
     js->bad += st != FERRY_OK;
     js->damaged += st == FERRY_OK && damaged > 0;
     pthread_mutex_unlock(&js->mu);
-    i = j;
-    cur = !cur;
   }
-  return NULL;
 }
 
 static void *job_main(void *arg) { return job_loop(arg, ((jobs_state *)arg)->a); }
@@ -508,9 +450,8 @@ int cmd_video(int argc, char **argv) {
   for (int i = 0; i < started; i++)
     pthread_join(tid[i], NULL);
   pthread_mutex_destroy(&js.mu);
-  /* one file: its decoding time; several (each job opens its next file
-   * while one decodes): wall time */
-  double secs = files > 1 ? fy_now() - t0 : js.secs;
+  /* one file at a time: decoding time; several: wall time */
+  double secs = nt + nc > 1 ? fy_now() - t0 : js.secs;
   char where[64];
   snprintf(where, sizeof where, "%s%s", a.o.device >= 0 ? "the GPU (NVDEC)" : "the CPU",
            nc ? " + CPU decoders" : "");
