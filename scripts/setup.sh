@@ -20,6 +20,8 @@ pips=(numpy pillow pytest)
 # setuptools builds the Python extension (setup.py). torch is never installed
 # here (it is huge): the PyTorch tests skip, saying so, when it is absent.
 pips+=(setuptools)
+# imagehash's own tests, run against ferry.imagehash, import these
+pips+=(six packaging)
 
 missing_debs=()
 for p in "${debs[@]}"; do
@@ -82,4 +84,14 @@ if [ ${#missing_py[@]} -gt 0 ]; then
   python3 -c 'import sysconfig,os,sys; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["stdlib"],"EXTERNALLY-MANAGED")) else 1)' \
     && extra+=(--break-system-packages)
   python3 -m pip install -q "${extra[@]+"${extra[@]}"}" "${missing_py[@]}"
+fi
+
+# imagehash's own test suite (its PyPI sdist's tests/), run against
+# ferry.imagehash by tests/python/test_imagehash_suite.py; offline, that
+# test is skipped and says so
+ih="$(cd "$(dirname "$0")/.." && pwd)/.cache/imagehash"
+if [ ! -f "$ih/ImageHash-4.3.2.tar.gz" ]; then
+  mkdir -p "$ih"
+  python3 -m pip download -q --no-deps --no-binary :all: -d "$ih" imagehash==4.3.2 ||
+    echo "setup: could not download imagehash's sdist: its test suite will be skipped"
 fi
