@@ -2,6 +2,11 @@
  * image files, printed as CSV or kept in a catalog that later runs update. */
 #include "cli.h"
 
+/* Where compatible mode's pixels are not Pillow's (hasher.c decides). */
+#define CLI_INEXACT_WHY                                                                            \
+  "16-bit PNG, or TIFF other than 8-bit grey, RGB or palette: ferry's 8-bit samples are not "      \
+  "Pillow's"
+
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -236,10 +241,10 @@ static int no_images(const hash_args *a) {
   if (seen[0])
     fprintf(stderr,
             "ferry hash: no image files ferry reads: found %s file(s), formats ferry does not "
-            "read yet (it reads JPEG, PNG and WebP: " FY_IMAGE_EXTENSIONS ")\n",
+            "read yet (it reads " FY_IMAGE_FORMATS_READ ": " FY_IMAGE_EXTENSIONS ")\n",
             seen);
   else
-    fprintf(stderr, "ferry hash: no image files found (ferry reads JPEG, PNG and WebP: "
+    fprintf(stderr, "ferry hash: no image files found (ferry reads " FY_IMAGE_FORMATS_READ ": "
                     "" FY_IMAGE_EXTENSIONS "; " FY_IMAGE_FORMATS_NOT_READ ")\n");
   return CLI_FAIL;
 }
@@ -329,8 +334,8 @@ static int print_hashes(const hash_args *a) {
       first = i;
   if (inexact)
     fprintf(stderr,
-            "ferry hash: %zu file%s not bit-exact with imagehash (16-bit PNG: ferry rounds the "
-            "samples to 8 bits where Pillow truncates or clips them); the first: %s\n",
+            "ferry hash: %zu file%s not bit-exact with imagehash (" CLI_INEXACT_WHY
+            "); the first: %s\n",
             inexact, inexact == 1 ? "" : "s", found.v[first].path);
   for (size_t i = 0; i < n; i++)
     free(errors[i]);
@@ -396,8 +401,8 @@ int cmd_hash(int argc, char **argv) {
             st.unread, st.unread_kept);
   if (st.inexact)
     fprintf(stderr,
-            "ferry hash: %zu of the files hashed are not bit-exact with imagehash (16-bit PNG: "
-            "ferry rounds the samples to 8 bits where Pillow truncates or clips them)\n",
+            "ferry hash: %zu of the files hashed are not bit-exact with imagehash (" CLI_INEXACT_WHY
+            ")\n",
             st.inexact);
   if (st.skipped_moves && !a.quiet)
     fprintf(stderr,

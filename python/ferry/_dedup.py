@@ -13,7 +13,7 @@ from ._ferry import Error, InvalidArgument
 from ._common import _choice, _default_workers, _device_index
 
 
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp")
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".tif", ".tiff")
 _MODES = {"fast": 0, "compatible": 1}
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -98,12 +98,12 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
 
     def told(out: Any) -> Any:
         """Compatible mode promises imagehash's bits: a warning where it
-        cannot keep that promise (16-bit PNG)."""
+        cannot keep that promise (16-bit PNG, some TIFF)."""
         if inexact:
             more = f" (and {len(inexact) - 1} more)" if len(inexact) > 1 else ""
-            warnings.warn(f"ferry.hash: {inexact[0]}{more}: a 16-bit PNG is not bit-exact with "
-                          "imagehash (ferry rounds the samples to 8 bits where Pillow truncates "
-                          "or clips them)", RuntimeWarning, stacklevel=3)
+            warnings.warn(f"ferry.hash: {inexact[0]}{more}: not bit-exact with imagehash (a "
+                          "16-bit PNG, or a TIFF other than 8-bit grey, RGB or palette: ferry's "
+                          "8-bit samples are not Pillow's)", RuntimeWarning, stacklevel=3)
         return out
 
     def one(item: Any) -> Any:

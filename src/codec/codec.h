@@ -1,4 +1,4 @@
-/* codec.h — internal decoder interface shared by JPEG, PNG and WebP. */
+/* codec.h — internal decoder interface shared by JPEG, PNG, WebP and TIFF. */
 #ifndef FY_CODEC_H
 #define FY_CODEC_H
 
@@ -61,6 +61,7 @@ int fy_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *nam
 int fy_jpeg_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
 int fy_png_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
 int fy_webp_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
+int fy_tiff_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
 
 /* Decode request after planning, in stored (un-oriented) coordinates. */
 typedef struct fy_codec_req {
@@ -97,6 +98,14 @@ int fy_png_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char 
                   const fy_codec_req *req, fy_decoded *out);
 int fy_webp_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                    const fy_codec_req *req, fy_decoded *out);
+/* TIFF (tiff.c): the first image, whole, through libtiff's RGBA interface,
+ * its orientation tag already applied (as Pillow reads TIFF). */
+int fy_tiff_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
+                   const fy_codec_req *req, fy_decoded *out);
+/* 1 when ferry's pixels of this TIFF are Pillow's (8-bit grey, RGB or
+ * palette without alpha), 0 when they may differ (other depths, alpha,
+ * CMYK, YCbCr, ...): compatible-mode hashes say so. */
+int fy_tiff_pillow_exact(const uint8_t *data, size_t size);
 int fy_jpeg_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                    const fy_codec_req *req, fy_decoded *out);
 

@@ -28,8 +28,8 @@ void fy_decoder_free(fy_decoder *dec) {
 
 static int unsupported(ferry_format f, const char *name) {
   if (f == FERRY_FORMAT_UNKNOWN)
-    return fy_error(FERRY_EUNSUPPORTED, "%s: unsupported format: not a JPEG, PNG or WebP image",
-                    name);
+    return fy_error(FERRY_EUNSUPPORTED,
+                    "%s: unsupported format: not a JPEG, PNG, WebP or TIFF image", name);
   return fy_error(FERRY_EUNSUPPORTED, "%s: unsupported format: %s", name, ferry_format_name(f));
 }
 
@@ -136,6 +136,7 @@ int fy_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *nam
   case FERRY_FORMAT_JPEG: rc = fy_jpeg_decode(dec, data, size, name, &req, out); break;
   case FERRY_FORMAT_PNG: rc = fy_png_decode(dec, data, size, name, &req, out); break;
   case FERRY_FORMAT_WEBP: rc = fy_webp_decode(dec, data, size, name, &req, out); break;
+  case FERRY_FORMAT_TIFF: rc = fy_tiff_decode(dec, data, size, name, &req, out); break;
   default: return unsupported(f, name);
   }
   if (rc)
@@ -148,6 +149,18 @@ int fy_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *nam
   return apply_orientation(dec, out, o, name);
 }
 
+/* The header of bytes of format f (sniffed), or why they cannot be read. */
+static int probe_format(ferry_format f, const uint8_t *d, size_t n, const char *name,
+                        ferry_info *info) {
+  switch (f) {
+  case FERRY_FORMAT_JPEG: return fy_jpeg_probe(d, n, name, info);
+  case FERRY_FORMAT_PNG: return fy_png_probe(d, n, name, info);
+  case FERRY_FORMAT_WEBP: return fy_webp_probe(d, n, name, info);
+  case FERRY_FORMAT_TIFF: return fy_tiff_probe(d, n, name, info);
+  default: info->format = f; return unsupported(f, name);
+  }
+}
+
 int ferry_probe(const void *data, size_t size, ferry_info *info) {
   const char *name = "<memory>";
   memset(info, 0, sizeof *info);
@@ -155,13 +168,7 @@ int ferry_probe(const void *data, size_t size, ferry_info *info) {
     return fy_error(FERRY_EINVAL, "ferry_probe: data is NULL");
   if (size == 0)
     return fy_error(FERRY_ECORRUPT, "%s: empty file", name);
-  ferry_format f = fy_sniff(data, size);
-  switch (f) {
-  case FERRY_FORMAT_JPEG: return fy_jpeg_probe(data, size, name, info);
-  case FERRY_FORMAT_PNG: return fy_png_probe(data, size, name, info);
-  case FERRY_FORMAT_WEBP: return fy_webp_probe(data, size, name, info);
-  default: info->format = f; return unsupported(f, name);
-  }
+  return probe_format(fy_sniff(data, size), data, size, name, info);
 }
 
 int ferry_probe_file(const char *path, ferry_info *info) {
@@ -169,22 +176,9 @@ int ferry_probe_file(const char *path, ferry_info *info) {
   size_t n = 0;
   memset(info, 0, sizeof *info);
   int rc = fy_read_file(path, 1ull << 30, &buf, &n);
-  if (rc == FERRY_OK) {
-    const uint8_t *d = buf.p;
-    ferry_format f = n ? fy_sniff(d, n) : FERRY_FORMAT_UNKNOWN;
-    if (n == 0)
-      rc = fy_error(FERRY_ECORRUPT, "%s: empty file", path);
-    else if (f == FERRY_FORMAT_JPEG)
-      rc = fy_jpeg_probe(d, n, path, info);
-    else if (f == FERRY_FORMAT_PNG)
-      rc = fy_png_probe(d, n, path, info);
-    else if (f == FERRY_FORMAT_WEBP)
-      rc = fy_webp_probe(d, n, path, info);
-    else {
-      info->format = f;
-      rc = unsupported(f, path);
-    }
-  }
+  if (rc == FERRY_OK)
+    rc = n ? probe_format(fy_sniff(buf.p, n), buf.p, n, path, info)
+           : fy_error(FERRY_ECORRUPT, "%s: empty file", path);
   fy_buf_free(&buf);
   return rc;
 }

@@ -244,7 +244,7 @@ int fy_source_open(fy_source *s, const char *path) {
   if (rc == FERRY_OK && s->count == 0 && seen[0])
     rc = fy_error(FERRY_EEMPTY,
                   "%s: no images ferry reads: found %s file(s), formats ferry does not read yet "
-                  "(it reads JPEG, PNG and WebP: " FY_IMAGE_EXTENSIONS ")",
+                  "(it reads " FY_IMAGE_FORMATS_READ ": " FY_IMAGE_EXTENSIONS ")",
                   path, seen);
   else if (rc == FERRY_OK && s->count == 0)
     rc = fy_error(FERRY_EEMPTY, "%s: no images found (looked for " FY_IMAGE_EXTENSIONS "%s; %s)",

@@ -348,6 +348,27 @@ def gen_webp():
         assert im3.getexif().get(0x0112) == 3
 
 
+def gen_tiff():
+    """TIFF through libtiff: compressions, grey, palette, a stored
+    orientation (Pillow does not apply it, nor does the codec: fy_decode
+    does) and two pages (the first is the image)."""
+    W, H = 37, 23
+    rgb = rgb_pattern(W, H, 5)
+    im = Image.fromarray(rgb, "RGB")
+    save_bytes("rgb_lzw.tiff", pillow_bytes(im, "TIFF", compression="tiff_lzw"))
+    save_bytes("rgb_deflate.tiff", pillow_bytes(im, "TIFF", compression="tiff_adobe_deflate"))
+    save_bytes("gray8.tiff", pillow_bytes(im.convert("L"), "TIFF"))
+    save_bytes("palette.tiff", pillow_bytes(im.quantize(16), "TIFF"))
+    save_bytes("orient3.tiff", pillow_bytes(im, "TIFF", tiffinfo={274: 3}))
+    second = Image.fromarray(rgb_pattern(W, H, 6), "RGB")
+    save_bytes("two_pages.tiff", pillow_bytes(im, "TIFF", save_all=True, append_images=[second]))
+    for n in ["rgb_lzw.tiff", "rgb_deflate.tiff", "gray8.tiff", "palette.tiff", "orient3.tiff",
+              "two_pages.tiff"]:
+        golden_from_pillow(n)
+    with Image.open(os.path.join(OUT, "orient3.tiff")) as im3:
+        assert im3.getexif().get(0x0112) == 3
+
+
 def gen_other():
     """Formats that are only sniffed, and files whose names lie."""
     im = Image.fromarray(rgb_pattern(8, 8, 3), "RGB")
@@ -384,6 +405,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     gen_png()
     gen_webp()
+    gen_tiff()
     gen_other()
     gen_orient()
     with open(os.path.join(OUT, "MANIFEST.txt"), "w") as f:

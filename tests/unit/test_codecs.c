@@ -63,11 +63,17 @@ typedef int (*decode_fn)(fy_decoder *, const uint8_t *, size_t, const char *, co
 typedef int (*probe_fn)(const uint8_t *, size_t, const char *, ferry_info *);
 
 static decode_fn decoder_for(ferry_format f) {
-  return f == FERRY_FORMAT_PNG ? fy_png_decode : f == FERRY_FORMAT_WEBP ? fy_webp_decode : NULL;
+  return f == FERRY_FORMAT_PNG    ? fy_png_decode
+         : f == FERRY_FORMAT_WEBP ? fy_webp_decode
+         : f == FERRY_FORMAT_TIFF ? fy_tiff_decode
+                                  : NULL;
 }
 
 static probe_fn prober_for(ferry_format f) {
-  return f == FERRY_FORMAT_PNG ? fy_png_probe : f == FERRY_FORMAT_WEBP ? fy_webp_probe : NULL;
+  return f == FERRY_FORMAT_PNG    ? fy_png_probe
+         : f == FERRY_FORMAT_WEBP ? fy_webp_probe
+         : f == FERRY_FORMAT_TIFF ? fy_tiff_probe
+                                  : NULL;
 }
 
 static int ends_with(const char *s, const char *suffix) {
@@ -702,7 +708,7 @@ static void test_corpus_formats(const char *corpus) {
     free(data);
   }
   closedir(d);
-  CHECK_MSG(decoded >= 8, "only %d PNG/WebP files decoded in %s", decoded, dir);
+  CHECK_MSG(decoded >= 9, "only %d PNG/WebP/TIFF files decoded in %s", decoded, dir);
   fy_buf_free(&keep);
   free_decoder(&dec);
 }

@@ -1,0 +1,239 @@
+/* tiff.c — TIFF header probe and decode with libtiff (the first image of
+ * the file).
+ *
+ * The bytes are read in memory through TIFFClientOpenExt; libtiff's
+ * messages go to a per-call handler (never to stderr): the first error
+ * becomes ferry's message. Pixels come from libtiff's RGBA interface,
+ * which reads every photometric interpretation, bit depth and compression
+ * libtiff knows, top row first with the orientation tag applied by libtiff
+ * (Pillow's TIFF reader gives the picture so too: ignore_orientation does
+ * not undo it); alpha is dropped as Pillow's convert("RGB") does. Where the RGBA interface cannot
+ * give Pillow's pixels (depths other than 8 bits, alpha, CMYK and the like) the probe says so:
+ * fy_tiff_pillow_exact. */
+#include "codec/codec.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <tiffio.h>
+
+static const char *nm(const char *name) { return name ? name : "<memory>"; }
+
+/* The bytes libtiff reads, and its first error. */
+typedef struct mem_file {
+  const uint8_t *data;
+  size_t size, pos;
+  char err[256];
+} mem_file;
+
+static tmsize_t mem_read(thandle_t h, void *buf, tmsize_t n) {
+  mem_file *m = (mem_file *)h;
+  if (n <= 0 || m->pos >= m->size)
+    return 0;
+  size_t k = (size_t)n < m->size - m->pos ? (size_t)n : m->size - m->pos;
+  memcpy(buf, m->data + m->pos, k);
+  m->pos += k;
+  return (tmsize_t)k;
+}
+
+static tmsize_t mem_write(thandle_t h, void *buf, tmsize_t n) {
+  (void)h, (void)buf, (void)n;
+  return -1; /* read only */
+}
+
+static toff_t mem_seek(thandle_t h, toff_t off, int whence) {
+  mem_file *m = (mem_file *)h;
+  uint64_t base = whence == SEEK_CUR ? m->pos : whence == SEEK_END ? m->size : 0;
+  if (off > UINT64_MAX - base)
+    return (toff_t)-1;
+  m->pos = (size_t)(base + off > m->size ? m->size : base + off);
+  return (toff_t)(base + off);
+}
+
+static int mem_close(thandle_t h) {
+  (void)h;
+  return 0;
+}
+
+static toff_t mem_size(thandle_t h) { return ((mem_file *)h)->size; }
+
+static int mem_map(thandle_t h, void **base, toff_t *size) {
+  mem_file *m = (mem_file *)h;
+  *base = (void *)m->data;
+  *size = m->size;
+  return 1;
+}
+
+static void mem_unmap(thandle_t h, void *base, toff_t size) { (void)h, (void)base, (void)size; }
+
+static int on_error(TIFF *tif, void *user, const char *module, const char *fmt, va_list ap) {
+  (void)tif, (void)module;
+  mem_file *m = user;
+  if (m && !m->err[0])
+    vsnprintf(m->err, sizeof m->err, fmt, ap);
+  return 1; /* handled: nothing printed */
+}
+
+static int on_warning(TIFF *tif, void *user, const char *module, const char *fmt, va_list ap) {
+  (void)tif, (void)user, (void)module, (void)fmt, (void)ap;
+  return 1; /* warnings (unknown tags and the like) are not errors */
+}
+
+static int tiff_open(mem_file *m, const uint8_t *data, size_t size, const char *name, TIFF **out) {
+  memset(m, 0, sizeof *m);
+  m->data = data;
+  m->size = size;
+  *out = NULL;
+  TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();
+  if (!opts)
+    return fy_error(FERRY_ENOMEM, "%s: TIFF: out of memory", name);
+  TIFFOpenOptionsSetErrorHandlerExtR(opts, on_error, m);
+  TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, m);
+  TIFF *tif = TIFFClientOpenExt(name, "rm", (thandle_t)m, mem_read, mem_write, mem_seek, mem_close,
+                                mem_size, mem_map, mem_unmap, opts);
+  TIFFOpenOptionsFree(opts);
+  if (!tif)
+    return fy_error(FERRY_ECORRUPT, "%s: TIFF: %s", name,
+                    m->err[0] ? m->err : "not a readable TIFF file");
+  *out = tif;
+  return FERRY_OK;
+}
+
+/* The first image's header fields. */
+typedef struct tiff_head {
+  uint32_t w, h;
+  uint16_t spp, bps, photometric, orientation, extra, planar;
+} tiff_head;
+
+static int read_head(TIFF *tif, const mem_file *m, const char *name, tiff_head *t) {
+  memset(t, 0, sizeof *t);
+  uint16_t *extra_types = NULL;
+  if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &t->w) ||
+      !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &t->h) || t->w == 0 || t->h == 0)
+    return fy_error(FERRY_ECORRUPT, "%s: TIFF: %s", name, m->err[0] ? m->err : "no image size");
+  TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &t->spp);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &t->bps);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_ORIENTATION, &t->orientation);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &t->planar);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &t->extra, &extra_types);
+  if (!TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &t->photometric))
+    t->photometric = t->spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
+  return FERRY_OK;
+}
+
+static const char *photometric_name(uint16_t p) {
+  switch (p) {
+  case PHOTOMETRIC_MINISWHITE:
+  case PHOTOMETRIC_MINISBLACK: return "Gray";
+  case PHOTOMETRIC_RGB: return "RGB";
+  case PHOTOMETRIC_PALETTE: return "Palette";
+  case PHOTOMETRIC_SEPARATED: return "CMYK";
+  case PHOTOMETRIC_YCBCR: return "YCbCr";
+  case PHOTOMETRIC_CIELAB: return "Lab";
+  default: return "other";
+  }
+}
+
+int fy_tiff_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info) {
+  name = nm(name);
+  mem_file m;
+  TIFF *tif;
+  int rc = tiff_open(&m, data, size, name, &tif);
+  if (rc)
+    return rc;
+  tiff_head t;
+  rc = read_head(tif, &m, name, &t);
+  TIFFClose(tif);
+  if (rc)
+    return rc;
+  memset(info, 0, sizeof *info);
+  info->format = FERRY_FORMAT_TIFF;
+  info->width = (int)(t.w > INT32_MAX ? INT32_MAX : t.w);
+  info->height = (int)(t.h > INT32_MAX ? INT32_MAX : t.h);
+  info->channels = t.spp;
+  info->bit_depth = t.bps;
+  info->orientation = t.orientation >= 1 && t.orientation <= 8 ? t.orientation : 1;
+  info->has_alpha = t.extra > 0;
+  snprintf(info->colorspace, sizeof info->colorspace, "%s%s", photometric_name(t.photometric),
+           t.extra ? "+alpha" : "");
+  return FERRY_OK;
+}
+
+int fy_tiff_pillow_exact(const uint8_t *data, size_t size) {
+  mem_file m;
+  TIFF *tif;
+  if (tiff_open(&m, data, size, "<memory>", &tif))
+    return 1; /* not decodable: no pixels to differ */
+  tiff_head t;
+  int ok = read_head(tif, &m, "<memory>", &t) == FERRY_OK;
+  TIFFClose(tif);
+  if (!ok)
+    return 1;
+  /* 8-bit grey, RGB or palette without alpha: the RGBA interface gives the
+   * samples as stored, which Pillow gives too */
+  int plain = t.photometric == PHOTOMETRIC_MINISBLACK || t.photometric == PHOTOMETRIC_RGB ||
+              t.photometric == PHOTOMETRIC_PALETTE;
+  return plain && t.bps == 8 && t.extra == 0;
+}
+
+/* Pillow's RGB -> L (ITU-R 601-2 luma in 16-bit fixed point). */
+static uint8_t luma(uint32_t px) {
+  return (
+      uint8_t)((19595u * TIFFGetR(px) + 38470u * TIFFGetG(px) + 7471u * TIFFGetB(px) + 0x8000u) >>
+               16);
+}
+
+int fy_tiff_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
+                   const fy_codec_req *req, fy_decoded *out) {
+  name = nm(name);
+  if (req->channels != 1 && req->channels != 3)
+    return fy_error(FERRY_EINVAL, "%s: TIFF: channels must be 1 or 3, not %d", name, req->channels);
+  mem_file m;
+  TIFF *tif;
+  int rc = tiff_open(&m, data, size, name, &tif);
+  if (rc)
+    return rc;
+  tiff_head t;
+  rc = read_head(tif, &m, name, &t);
+  if (!rc &&
+      (t.w > FY_MAX_SIDE || t.h > FY_MAX_SIDE || fy_over_pixel_limit(t.w, t.h, req->max_pixels)))
+    rc = fy_pixel_limit_error(name, "TIFF", t.w, t.h, req->max_pixels);
+  char why[1024] = "";
+  if (!rc && !TIFFRGBAImageOK(tif, why))
+    rc = fy_error(FERRY_EUNSUPPORTED, "%s: TIFF: %s", name, why[0] ? why : "not readable");
+  size_t n = (size_t)t.w * t.h, raster_bytes = 0, total = 0;
+  if (!rc && (!fy_mul_size(n, 4, &raster_bytes) || !fy_mul_size(n, (size_t)req->channels, &total)))
+    rc = fy_error(FERRY_ETOO_LARGE, "%s: TIFF image %ux%u is too large", name, t.w, t.h);
+  if (!rc && (fy_buf_reserve(&dec->temp, raster_bytes) || fy_buf_reserve(&dec->pixels, total)))
+    rc = fy_error(FERRY_ENOMEM, "%s: out of memory for a %ux%u TIFF image", name, t.w, t.h);
+  if (!rc) {
+    /* top row first, the orientation tag applied by libtiff, as Pillow's
+     * TIFF reader gives the picture (fy_decode does not apply it again) */
+    uint32_t *raster = (uint32_t *)dec->temp.p;
+    if (!TIFFReadRGBAImageOriented(tif, t.w, t.h, raster, ORIENTATION_TOPLEFT, 1))
+      rc = fy_error(FERRY_ECORRUPT, "%s: TIFF: %s", name,
+                    m.err[0] ? m.err : "damaged or truncated image data");
+    uint8_t *px = dec->pixels.p;
+    for (size_t i = 0; !rc && i < n; i++) {
+      uint32_t v = raster[i];
+      if (req->channels == 1) {
+        px[i] = luma(v);
+      } else {
+        px[3 * i] = (uint8_t)TIFFGetR(v);
+        px[3 * i + 1] = (uint8_t)TIFFGetG(v);
+        px[3 * i + 2] = (uint8_t)TIFFGetB(v);
+      }
+    }
+  }
+  TIFFClose(tif);
+  if (rc)
+    return rc;
+  memset(out, 0, sizeof *out);
+  out->image =
+      (ferry_image){dec->pixels.p, (int)t.w, (int)t.h, req->channels, (size_t)t.w * req->channels};
+  out->src_w = (int)t.w;
+  out->src_h = (int)t.h;
+  out->sx = out->sy = 1.0;
+  out->scale_num = out->scale_denom = 1;
+  return FERRY_OK;
+}
