@@ -2,7 +2,7 @@
  * ferry.h — the one public header of the ferry library.
  *
  * ferry moves images from storage into training and inference: it decodes
- * JPEG/PNG/WebP/TIFF on every core, crops, resizes, flips, normalizes and batches
+ * JPEG/PNG/WebP/TIFF/GIF on every core, crops, resizes, flips, normalizes and batches
  * them into preallocated buffers.
  *
  * Conventions
@@ -82,7 +82,7 @@ typedef enum ferry_format {
   FERRY_FORMAT_JPEG,
   FERRY_FORMAT_PNG,
   FERRY_FORMAT_WEBP,
-  FERRY_FORMAT_GIF,  /* recognised so the error can name it; not decoded */
+  FERRY_FORMAT_GIF,  /* the first image (an animation's first frame) */
   FERRY_FORMAT_BMP,  /* recognised, not decoded */
   FERRY_FORMAT_TIFF, /* the first image; libtiff applies its orientation tag */
   FERRY_FORMAT_PACK  /* reserved for packed tensor shards */

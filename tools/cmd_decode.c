@@ -8,7 +8,7 @@
 static const char help[] =
     "usage: ferry decode FILE -o OUT.png [options]\n"
     "\n"
-    "Decodes FILE (JPEG, PNG, WebP or TIFF, sniffed from its bytes), upright per its\n"
+    "Decodes FILE (JPEG, PNG, WebP, TIFF or GIF, sniffed from its bytes), upright per its\n"
     "EXIF orientation, and writes it as PNG.\n"
     "\n"
     "options:\n"

@@ -13,7 +13,8 @@ from ._ferry import Error, InvalidArgument
 from ._common import _choice, _default_workers, _device_index
 
 
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".tif", ".tiff")
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".tif", ".tiff",
+                  ".gif")
 _MODES = {"fast": 0, "compatible": 1}
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -102,8 +103,9 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
         if inexact:
             more = f" (and {len(inexact) - 1} more)" if len(inexact) > 1 else ""
             warnings.warn(f"ferry.hash: {inexact[0]}{more}: not bit-exact with imagehash (a "
-                          "16-bit PNG, or a TIFF other than 8-bit grey, RGB or palette: ferry's "
-                          "8-bit samples are not Pillow's)", RuntimeWarning, stacklevel=3)
+                          "16-bit PNG, a TIFF other than 8-bit grey, RGB or palette, or a GIF whose "
+                          "first image does not cover the picture: ferry's 8-bit samples are not "
+                          "Pillow's)", RuntimeWarning, stacklevel=3)
         return out
 
     def one(item: Any) -> Any:

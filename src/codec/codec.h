@@ -1,4 +1,4 @@
-/* codec.h — internal decoder interface shared by JPEG, PNG, WebP and TIFF. */
+/* codec.h — internal decoder interface shared by JPEG, PNG, WebP, TIFF and GIF. */
 #ifndef FY_CODEC_H
 #define FY_CODEC_H
 
@@ -62,6 +62,7 @@ int fy_jpeg_probe(const uint8_t *data, size_t size, const char *name, ferry_info
 int fy_png_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
 int fy_webp_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
 int fy_tiff_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
+int fy_gif_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
 
 /* Decode request after planning, in stored (un-oriented) coordinates. */
 typedef struct fy_codec_req {
@@ -106,6 +107,12 @@ int fy_tiff_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
  * palette without alpha), 0 when they may differ (other depths, alpha,
  * CMYK, YCbCr, ...): compatible-mode hashes say so. */
 int fy_tiff_pillow_exact(const uint8_t *data, size_t size);
+/* GIF (gif.c): the first image, as the palette's colours. */
+int fy_gif_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
+                  const fy_codec_req *req, fy_decoded *out);
+/* 1 when ferry's pixels of this GIF are Pillow's (the first image covers
+ * the screen and has a colour table), else 0. */
+int fy_gif_pillow_exact(const uint8_t *data, size_t size);
 int fy_jpeg_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                    const fy_codec_req *req, fy_decoded *out);
 

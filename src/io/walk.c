@@ -16,16 +16,15 @@ int fy_is_image_name(const char *name) {
   if (!dot || name[0] == '.')
     return 0;
   /* the list FY_IMAGE_EXTENSIONS (walk.h) names in messages */
-  static const char *const ext[] = {".jpg", ".jpeg", ".png", ".webp",
-                                    ".jpe", ".jfif", ".tif", ".tiff"};
+  static const char *const ext[] = {".jpg",  ".jpeg", ".png",  ".webp", ".jpe",
+                                    ".jfif", ".tif",  ".tiff", ".gif"};
   for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
     if (strcasecmp(dot, ext[i]) == 0)
       return 1;
   return 0;
 }
 
-const char *const fy_not_read_names[FY_NOT_READ_COUNT] = {"HEIC/HEIF", "BMP", "GIF", "AVIF",
-                                                          "camera raw"};
+const char *const fy_not_read_names[FY_NOT_READ_COUNT] = {"HEIC/HEIF", "BMP", "AVIF", "camera raw"};
 
 void fy_not_read_describe(const size_t counts[FY_NOT_READ_COUNT], char *buf, size_t n) {
   if (!n)
@@ -45,9 +44,9 @@ int fy_not_read_format(const char *name) {
   static const struct {
     const char *ext;
     int format;
-  } tab[] = {{".heic", 0}, {".heif", 0}, {".hif", 0}, {".bmp", 1}, {".gif", 2},
-             {".avif", 3}, {".cr2", 4},  {".cr3", 4}, {".nef", 4}, {".arw", 4},
-             {".dng", 4},  {".raf", 4},  {".orf", 4}, {".rw2", 4}};
+  } tab[] = {{".heic", 0}, {".heif", 0}, {".hif", 0}, {".bmp", 1}, {".avif", 2},
+             {".cr2", 3},  {".cr3", 3},  {".nef", 3}, {".arw", 3}, {".dng", 3},
+             {".raf", 3},  {".orf", 3},  {".rw2", 3}};
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
     if (strcasecmp(dot, tab[i].ext) == 0)
       return tab[i].format;

@@ -54,7 +54,7 @@ cp "$SAMPLE/class0/p0000.jpg" "$TMP/$(printf 'caf\xe9.jpg')"
 check info-json-latin1 0 'caf\\udce9\.jpg' -- "$FERRY" info --json "$TMP/$(printf 'caf\xe9.jpg')"
 check info-missing 1 "nope.jpg: cannot open" -- "$FERRY" info "$TMP/nope.jpg"
 printf 'GIF89a\x01\x00\x01\x00' > "$TMP/x.jpg"
-check info-gif 1 "x.jpg: unsupported format: GIF" -- "$FERRY" info "$TMP/x.jpg"
+check info-gif 1 "x.jpg: GIF: No screen descriptor detected" -- "$FERRY" info "$TMP/x.jpg"
 : > "$TMP/empty.jpg"
 check info-empty 1 "empty.jpg: empty file" -- "$FERRY" info "$TMP/empty.jpg"
 check info-mixed 1 "p0000.jpg: JPEG" -- "$FERRY" info "$SAMPLE/class0/p0000.jpg" "$TMP/empty.jpg"
@@ -106,17 +106,17 @@ check load-bad-rank 1 "rank 5 not in" -- "$FERRY" load "$SAMPLE" --rank 5 --worl
 check load-missing 1 "nowhere: No such file" -- "$FERRY" load "$TMP/nowhere"
 mkdir -p "$TMP/emptydir"
 check load-empty 1 "no images found" -- "$FERRY" load "$TMP/emptydir"
-check hash-no-images-at-all 1 "no image files found .ferry reads JPEG, PNG, WebP and TIFF: .jpg .jpeg .jpe .jfif .png .webp .tif .tiff; HEIC, BMP and GIF are not read" -- \
+check hash-no-images-at-all 1 "no image files found .ferry reads JPEG, PNG, WebP, TIFF and GIF: .jpg .jpeg .jpe .jfif .png .webp .tif .tiff .gif; HEIC and BMP are not read" -- \
   "$FERRY" hash "$TMP/emptydir"
 # a folder of formats ferry does not read says which it saw and which it reads
 touch "$TMP/emptydir/a.heic" "$TMP/emptydir/b.bmp"
-check hash-no-images 1 "no image files ferry reads: found 1 HEIC/HEIF, 1 BMP file.s., formats ferry does not read yet .it reads JPEG, PNG, WebP and TIFF: .jpg .jpeg .jpe .jfif .png .webp .tif .tiff" -- \
+check hash-no-images 1 "no image files ferry reads: found 1 HEIC/HEIF, 1 BMP file.s., formats ferry does not read yet .it reads JPEG, PNG, WebP, TIFF and GIF: .jpg .jpeg .jpe .jfif .png .webp .tif .tiff .gif" -- \
   "$FERRY" hash "$TMP/emptydir"
-check load-no-images 1 "no images ferry reads: found 1 HEIC/HEIF, 1 BMP file.s., formats ferry does not read yet .it reads JPEG, PNG, WebP and TIFF: .jpg .jpeg .jpe .jfif .png .webp .tif .tiff" -- \
+check load-no-images 1 "no images ferry reads: found 1 HEIC/HEIF, 1 BMP file.s., formats ferry does not read yet .it reads JPEG, PNG, WebP, TIFF and GIF: .jpg .jpeg .jpe .jfif .png .webp .tif .tiff .gif" -- \
   "$FERRY" load "$TMP/emptydir"
 mkdir -p "$TMP/emptydir2/cls"
 touch "$TMP/emptydir2/cls/notes.txt"
-check load-no-images-none-seen 1 "no images found .looked for .jpg .jpeg .jpe .jfif .png .webp .tif .tiff in it" -- \
+check load-no-images-none-seen 1 "no images found .looked for .jpg .jpeg .jpe .jfif .png .webp .tif .tiff .gif in it" -- \
   "$FERRY" load "$TMP/emptydir2"
 printf '%s\n' "$SAMPLE/class0/p0000.jpg,1" "$SAMPLE/class1/p0001.jpg,0" > "$TMP/list.txt"
 check load-list 0 "2 images, 0 skipped" -- "$FERRY" load "$TMP/list.txt" --size 32 --quiet

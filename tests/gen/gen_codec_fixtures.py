@@ -369,6 +369,24 @@ def gen_tiff():
         assert im3.getexif().get(0x0112) == 3
 
 
+def gen_gif():
+    """GIF through giflib: a palette picture (interlaced and not), a grey
+    one, one with a transparent index, and two frames (the first is the
+    image)."""
+    W, H = 37, 23
+    im = Image.fromarray(rgb_pattern(W, H, 7), "RGB").quantize(64)
+    save_bytes("palette.gif", pillow_bytes(im, "GIF", interlace=False))
+    save_bytes("interlaced.gif", pillow_bytes(im, "GIF", interlace=True))
+    save_bytes("gray.gif", pillow_bytes(Image.fromarray(rgb_pattern(W, H, 8), "RGB")
+                                        .convert("L"), "GIF"))
+    save_bytes("transparent.gif", pillow_bytes(im, "GIF", transparency=3))
+    second = Image.fromarray(rgb_pattern(W, H, 9), "RGB").quantize(64)
+    save_bytes("two_frames.gif", pillow_bytes(im, "GIF", save_all=True, append_images=[second],
+                                              duration=100, loop=0))
+    for n in ["palette.gif", "interlaced.gif", "gray.gif", "transparent.gif", "two_frames.gif"]:
+        golden_from_pillow(n)
+
+
 def gen_other():
     """Formats that are only sniffed, and files whose names lie."""
     im = Image.fromarray(rgb_pattern(8, 8, 3), "RGB")
@@ -406,6 +424,7 @@ def main():
     gen_png()
     gen_webp()
     gen_tiff()
+    gen_gif()
     gen_other()
     gen_orient()
     with open(os.path.join(OUT, "MANIFEST.txt"), "w") as f:

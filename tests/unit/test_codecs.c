@@ -66,6 +66,7 @@ static decode_fn decoder_for(ferry_format f) {
   return f == FERRY_FORMAT_PNG    ? fy_png_decode
          : f == FERRY_FORMAT_WEBP ? fy_webp_decode
          : f == FERRY_FORMAT_TIFF ? fy_tiff_decode
+         : f == FERRY_FORMAT_GIF  ? fy_gif_decode
                                   : NULL;
 }
 
@@ -73,6 +74,7 @@ static probe_fn prober_for(ferry_format f) {
   return f == FERRY_FORMAT_PNG    ? fy_png_probe
          : f == FERRY_FORMAT_WEBP ? fy_webp_probe
          : f == FERRY_FORMAT_TIFF ? fy_tiff_probe
+         : f == FERRY_FORMAT_GIF  ? fy_gif_probe
                                   : NULL;
 }
 
@@ -708,7 +710,7 @@ static void test_corpus_formats(const char *corpus) {
     free(data);
   }
   closedir(d);
-  CHECK_MSG(decoded >= 9, "only %d PNG/WebP/TIFF files decoded in %s", decoded, dir);
+  CHECK_MSG(decoded >= 10, "only %d PNG/WebP/TIFF/GIF files decoded in %s", decoded, dir);
   fy_buf_free(&keep);
   free_decoder(&dec);
 }
