@@ -121,6 +121,28 @@ static int read_head(TIFF *tif, const mem_file *m, const char *name, tiff_head *
   return FERRY_OK;
 }
 
+/* Opens the bytes and reads the first image's header; on success *tif is
+ * open (the caller closes it), on failure it is closed. */
+static int open_head(mem_file *m, const uint8_t *data, size_t size, const char *name, TIFF **tif,
+                     tiff_head *t) {
+  int rc = tiff_open(m, data, size, name, tif);
+  if (!rc && (rc = read_head(*tif, m, name, t)) != FERRY_OK) {
+    TIFFClose(*tif);
+    *tif = NULL;
+  }
+  return rc;
+}
+
+/* The first image's header alone (the file closed again). */
+static int header_only(const uint8_t *data, size_t size, const char *name, tiff_head *t) {
+  mem_file m;
+  TIFF *tif;
+  int rc = open_head(&m, data, size, name, &tif, t);
+  if (!rc)
+    TIFFClose(tif);
+  return rc;
+}
+
 static const char *photometric_name(uint16_t p) {
   switch (p) {
   case PHOTOMETRIC_MINISWHITE:
@@ -136,14 +158,8 @@ static const char *photometric_name(uint16_t p) {
 
 int fy_tiff_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info) {
   name = nm(name);
-  mem_file m;
-  TIFF *tif;
-  int rc = tiff_open(&m, data, size, name, &tif);
-  if (rc)
-    return rc;
   tiff_head t;
-  rc = read_head(tif, &m, name, &t);
-  TIFFClose(tif);
+  int rc = header_only(data, size, name, &t);
   if (rc)
     return rc;
   memset(info, 0, sizeof *info);
@@ -160,15 +176,9 @@ int fy_tiff_probe(const uint8_t *data, size_t size, const char *name, ferry_info
 }
 
 int fy_tiff_pillow_exact(const uint8_t *data, size_t size) {
-  mem_file m;
-  TIFF *tif;
-  if (tiff_open(&m, data, size, "<memory>", &tif))
-    return 1; /* not decodable: no pixels to differ */
   tiff_head t;
-  int ok = read_head(tif, &m, "<memory>", &t) == FERRY_OK;
-  TIFFClose(tif);
-  if (!ok)
-    return 1;
+  if (header_only(data, size, "<memory>", &t))
+    return 1; /* not decodable: no pixels to differ */
   /* 8-bit grey, RGB or palette without alpha: the RGBA interface gives the
    * samples as stored, which Pillow gives too */
   int plain = t.photometric == PHOTOMETRIC_MINISBLACK || t.photometric == PHOTOMETRIC_RGB ||
@@ -190,13 +200,11 @@ int fy_tiff_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
     return fy_error(FERRY_EINVAL, "%s: TIFF: channels must be 1 or 3, not %d", name, req->channels);
   mem_file m;
   TIFF *tif;
-  int rc = tiff_open(&m, data, size, name, &tif);
+  tiff_head t;
+  int rc = open_head(&m, data, size, name, &tif, &t);
   if (rc)
     return rc;
-  tiff_head t;
-  rc = read_head(tif, &m, name, &t);
-  if (!rc &&
-      (t.w > FY_MAX_SIDE || t.h > FY_MAX_SIDE || fy_over_pixel_limit(t.w, t.h, req->max_pixels)))
+  if ((t.w > FY_MAX_SIDE || t.h > FY_MAX_SIDE || fy_over_pixel_limit(t.w, t.h, req->max_pixels)))
     rc = fy_pixel_limit_error(name, "TIFF", t.w, t.h, req->max_pixels);
   char why[1024] = "";
   if (!rc && !TIFFRGBAImageOK(tif, why))

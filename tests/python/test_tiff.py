@@ -4,13 +4,12 @@ the orientation tag applied as EXIF is, the first page of several, files
 Pillow reads differently said to be inexact, damaged files failing with
 their name, and folders of .tif/.tiff files found by the CLI.
 (tests/unit/test_codecs.c compares the decodes with Pillow's goldens.)"""
-import subprocess
-
 import numpy as np
 import pytest
 
 import ferry
-from ferrylib import FERRY_BIN, ROOT
+from ferrylib import ROOT
+from format_checks import cli_hashes_a_folder, compatible_hashes_are_pillows
 
 PIL = pytest.importorskip("PIL", reason="Pillow is the reference for TIFF pixels")
 from PIL import Image, ImageOps  # noqa: E402
@@ -38,13 +37,7 @@ def test_decode_is_pillows(name):
 
 @pytest.mark.parametrize("name", EXACT)
 def test_compatible_hashes_are_imagehashs(name):
-    from ferry import imagehash as ih
-    path = FIX / name
-    with Image.open(path) as im:
-        im.load()
-        for fn in (ih.average_hash, ih.dhash, ih.phash, ih.whash):
-            assert fn(path) == fn(im), (name, fn.__name__)
-        assert ih.colorhash(path) == ih.colorhash(im.convert("RGB"))
+    compatible_hashes_are_pillows(FIX / name)
 
 
 def test_inexact_tiffs_are_said(tmp_path):
@@ -74,11 +67,4 @@ def test_damaged_tiff_names_the_file(tmp_path):
 
 
 def test_cli_hashes_a_folder_of_tiffs(tmp_path):
-    for n in EXACT[:3]:
-        (tmp_path / n.replace(".tiff", ".tif")).write_bytes((FIX / n).read_bytes())
-    r = subprocess.run([FERRY_BIN, "hash", str(tmp_path), "--mode", "compatible"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    rows = r.stdout.strip().splitlines()
-    assert len(rows) == 4 and all(".tif" in x for x in rows[1:]), r.stdout
-    assert "bit-exact" not in r.stderr
+    cli_hashes_a_folder(tmp_path, [FIX / n for n in EXACT[:3]], ".tif")
