@@ -387,19 +387,18 @@ def whash(image: Any, hash_size: int = 8, image_scale: Optional[int] = None, mod
     the coarsest Haar average is removed first."""
     if image_scale is not None:
         assert _power_of_two(image_scale), "image_scale is not power of 2"
-    pil = None
+    elif hash_size in _C_SIZES and mode == "haar" and remove_max_haar_ll:
+        # ferry's C picks the same default scale from the image's size (a
+        # file is read once, by ferry)
+        return _square("whash", image, hash_size)
+    pil = _pil(image)
     if image_scale is None:
-        pil = _pil(image)
-        natural = 2 ** int(numpy.log2(min(pil.size)))
-        image_scale = max(natural, hash_size)
+        image_scale = max(2 ** int(numpy.log2(min(pil.size))), hash_size)
     top = int(numpy.log2(image_scale))
     level = int(numpy.log2(hash_size))
     assert _power_of_two(hash_size), "hash_size is not power of 2"
     assert level <= top, "hash_size in a wrong range"
-    if hash_size in _C_SIZES and mode == "haar" and remove_max_haar_ll and pil is not None:
-        # ferry's C picks the same default scale from the image's size
-        return _square("whash", image, hash_size)
-    pixels = _gray(pil if pil is not None else image, image_scale, image_scale) / 255.
+    pixels = _gray(pil, image_scale, image_scale) / 255.
     if remove_max_haar_ll:
         bands = []
         for _ in range(top):

@@ -11,6 +11,8 @@
 
 #include "core/internal.h"
 
+#include <string.h>
+
 /* Format from the first bytes (magic numbers), never from a file name. */
 ferry_format fy_sniff(const uint8_t *data, size_t size);
 
@@ -87,6 +89,29 @@ typedef struct fy_codec_req {
  * they know the size; fy_decode calls it for those that do not (orient.c,
  * so that the codecs do not call back into decode.c). */
 int fy_codec_plan(fy_codec_req *req, int sw, int sh);
+
+/* Pillow's RGB -> L (ITU-R 601-2 luma in 16-bit fixed point), the one
+ * copy the codecs use. */
+static inline uint8_t fy_luma(unsigned r, unsigned g, unsigned b) {
+  return (uint8_t)((19595u * r + 38470u * g + 7471u * b + 0x8000u) >> 16);
+}
+
+/* The same over n RGB pixels, in place: pixel i is read from 3i >= i
+ * before it is written, so one buffer works. */
+static inline void fy_rgb_to_gray_inplace(uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    p[i] = fy_luma(p[3 * i], p[3 * i + 1], p[3 * i + 2]);
+}
+
+/* *out for a whole image decoded at full size into px (w x h, channels). */
+static inline void fy_decoded_whole(fy_decoded *out, uint8_t *px, int w, int h, int channels) {
+  memset(out, 0, sizeof *out);
+  out->image = (ferry_image){px, w, h, channels, (size_t)w * channels};
+  out->src_w = w;
+  out->src_h = h;
+  out->sx = out->sy = 1.0;
+  out->scale_num = out->scale_denom = 1;
+}
 
 /* PNG and WebP decode the whole image (crop is applied by the caller by
  * adjusting x0/y0), into dec->pixels. 16-bit PNG is reduced to 8 bits

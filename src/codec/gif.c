@@ -180,8 +180,7 @@ int fy_gif_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char 
       } else if (!cm) {
         pal[i][0] = pal[i][1] = pal[i][2] = (uint8_t)i; /* no table: the index as grey */
       }
-      lum[i] =
-          (uint8_t)((19595u * pal[i][0] + 38470u * pal[i][1] + 7471u * pal[i][2] + 0x8000u) >> 16);
+      lum[i] = fy_luma(pal[i][0], pal[i][1], pal[i][2]);
     }
     const uint8_t *idx = dec->temp.p;
     uint8_t *px = dec->pixels.p;
@@ -195,11 +194,6 @@ int fy_gif_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char 
   gif_close(g);
   if (rc)
     return rc;
-  memset(out, 0, sizeof *out);
-  out->image = (ferry_image){dec->pixels.p, sw, sh, req->channels, (size_t)sw * req->channels};
-  out->src_w = sw;
-  out->src_h = sh;
-  out->sx = out->sy = 1.0;
-  out->scale_num = out->scale_denom = 1;
+  fy_decoded_whole(out, dec->pixels.p, sw, sh, req->channels);
   return FERRY_OK;
 }

@@ -95,7 +95,7 @@ static void cmyk_row_to_rgb(const uint8_t *in, uint8_t *out, int w) {
 
 static void rgb_row_to_gray(const uint8_t *in, uint8_t *out, int w) {
   for (int x = 0; x < w; x++, in += 3)
-    out[x] = (uint8_t)((in[0] * 19595 + in[1] * 38470 + in[2] * 7471 + 0x8000) >> 16);
+    out[x] = fy_luma(in[0], in[1], in[2]);
 }
 
 /* Chooses colour conversion: libjpeg does YCbCr/Gray -> RGB itself (as

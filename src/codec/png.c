@@ -206,15 +206,6 @@ typedef struct decode_job {
   int got, ended;
 } decode_job;
 
-/* Pillow's RGB -> L (ITU-R 601-2 luma in 16-bit fixed point), in place:
- * pixel i is read from 3i >= i before it is written, so one buffer works. */
-static void rgb_to_gray_inplace(uint8_t *p, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    const uint8_t *s = p + 3 * i;
-    p[i] = (uint8_t)((19595u * s[0] + 38470u * s[1] + 7471u * s[2] + 0x8000u) >> 16);
-  }
-}
-
 static int check_limit(const char *name, uint32_t w, uint32_t h, uint64_t max_pixels) {
   if (fy_over_pixel_limit(w, h, max_pixels))
     return fy_pixel_limit_error(name, "PNG", w, h, max_pixels);
@@ -311,15 +302,8 @@ static int decode_body(png_structp png, png_infop info, void *arg) {
   uint32_t w = job->w, h = job->h;
   uint8_t *pixels = job->dec->pixels.p;
   if (job->got == 3 && job->req->channels == 1)
-    rgb_to_gray_inplace(pixels, (size_t)w * h);
-  fy_decoded *out = job->out;
-  memset(out, 0, sizeof *out);
-  out->image =
-      (ferry_image){pixels, (int)w, (int)h, job->req->channels, (size_t)w * job->req->channels};
-  out->src_w = (int)w;
-  out->src_h = (int)h;
-  out->sx = out->sy = 1.0;
-  out->scale_num = out->scale_denom = 1;
+    fy_rgb_to_gray_inplace(pixels, (size_t)w * h);
+  fy_decoded_whole(job->out, pixels, (int)w, (int)h, job->req->channels);
   return FERRY_OK;
 }
 

@@ -186,13 +186,6 @@ int fy_tiff_pillow_exact(const uint8_t *data, size_t size) {
   return plain && t.bps == 8 && t.extra == 0;
 }
 
-/* Pillow's RGB -> L (ITU-R 601-2 luma in 16-bit fixed point). */
-static uint8_t luma(uint32_t px) {
-  return (
-      uint8_t)((19595u * TIFFGetR(px) + 38470u * TIFFGetG(px) + 7471u * TIFFGetB(px) + 0x8000u) >>
-               16);
-}
-
 int fy_tiff_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                    const fy_codec_req *req, fy_decoded *out) {
   name = nm(name);
@@ -225,7 +218,7 @@ int fy_tiff_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
     for (size_t i = 0; !rc && i < n; i++) {
       uint32_t v = raster[i];
       if (req->channels == 1) {
-        px[i] = luma(v);
+        px[i] = fy_luma(TIFFGetR(v), TIFFGetG(v), TIFFGetB(v));
       } else {
         px[3 * i] = (uint8_t)TIFFGetR(v);
         px[3 * i + 1] = (uint8_t)TIFFGetG(v);
@@ -236,12 +229,6 @@ int fy_tiff_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
   TIFFClose(tif);
   if (rc)
     return rc;
-  memset(out, 0, sizeof *out);
-  out->image =
-      (ferry_image){dec->pixels.p, (int)t.w, (int)t.h, req->channels, (size_t)t.w * req->channels};
-  out->src_w = (int)t.w;
-  out->src_h = (int)t.h;
-  out->sx = out->sy = 1.0;
-  out->scale_num = out->scale_denom = 1;
+  fy_decoded_whole(out, dec->pixels.p, (int)t.w, (int)t.h, req->channels);
   return FERRY_OK;
 }

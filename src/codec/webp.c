@@ -54,15 +54,6 @@ int fy_webp_probe(const uint8_t *data, size_t size, const char *name, ferry_info
   return FERRY_OK;
 }
 
-/* Pillow's RGB -> L (ITU-R 601-2 luma in 16-bit fixed point), in place:
- * pixel i is read from 3i >= i before it is written, so one buffer works. */
-static void rgb_to_gray_inplace(uint8_t *p, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    const uint8_t *s = p + 3 * i;
-    p[i] = (uint8_t)((19595u * s[0] + 38470u * s[1] + 7471u * s[2] + 0x8000u) >> 16);
-  }
-}
-
 /* Refuses animations and images over the pixel limit, before allocating. */
 static int check_decodable(const WebPBitstreamFeatures *f, const char *name, uint64_t max_pixels) {
   if (f->has_animation)
@@ -111,12 +102,7 @@ int fy_webp_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
     return rc;
   uint8_t *pixels = dec->pixels.p;
   if (req->channels == 1)
-    rgb_to_gray_inplace(pixels, (size_t)w * h);
-  memset(out, 0, sizeof *out);
-  out->image = (ferry_image){pixels, w, h, req->channels, (size_t)w * req->channels};
-  out->src_w = w;
-  out->src_h = h;
-  out->sx = out->sy = 1.0;
-  out->scale_num = out->scale_denom = 1;
+    fy_rgb_to_gray_inplace(pixels, (size_t)w * h);
+  fy_decoded_whole(out, pixels, w, h, req->channels);
   return FERRY_OK;
 }
