@@ -462,6 +462,10 @@ typedef enum ferry_hash_kind {
 
 #define FERRY_HASH_MASK(kind) (1u << (kind))
 #define FERRY_HASH_ALL ((1u << FERRY_HASH_KIND_COUNT) - 1u)
+/* Not a hash but a kinds bit of its own: the file's signature (see
+ * ferry_signature), what `ferry dupes` matches turned, mirrored, cropped and
+ * letterboxed copies with. In ferry_index_options_default's kinds. */
+#define FERRY_HASH_SIGNATURE (1u << 16)
 
 typedef enum ferry_hash_mode {
   FERRY_HASH_FAST = 0,  /* DCT-domain reduced decode, float filters (default) */
@@ -477,9 +481,25 @@ typedef struct ferry_hash {
   int bits; /* 64 or 256 (hash size 8 or 16); colorhash: 14 * binbits */
 } ferry_hash;
 
+/* A picture's signature for robust near-duplicate matching (docs/DEDUP.md):
+ * flat borders (letterboxing) cut off, then for the whole picture and five
+ * 90 % crops (centre, four corners) the signs of the 16 x 16 lowest DCT
+ * frequencies of a 64 x 64 grey reduction (bit 16 u + v of code[part]:
+ * vertical frequency u, horizontal v), from which the codes of the picture
+ * turned and mirrored follow (odd frequencies change sign, a transpose swaps
+ * u and v); and a 24 x 24 grey thumbnail of the trimmed picture that
+ * candidate pairs are verified with. */
+#define FERRY_SIGNATURE_PARTS 6
+#define FERRY_SIGNATURE_THUMB 24
+typedef struct ferry_signature {
+  uint64_t code[FERRY_SIGNATURE_PARTS][4];
+  uint8_t thumb[FERRY_SIGNATURE_THUMB * FERRY_SIGNATURE_THUMB];
+} ferry_signature;
+
 typedef struct ferry_hash_options {
   ferry_hash_mode mode;
-  unsigned kinds;      /* FERRY_HASH_MASK() bits; default FERRY_HASH_ALL */
+  unsigned kinds;      /* FERRY_HASH_MASK() bits, FERRY_HASH_SIGNATURE; default
+                          FERRY_HASH_ALL */
   int hash_size;       /* 8 (64-bit hashes, default) or 16 (256-bit) */
   int colorhash_bits;  /* colorhash's binbits, 1..18; default 3 (42 bits) */
   uint64_t max_pixels; /* refuse larger images; default as decoding */
@@ -499,6 +519,7 @@ typedef struct ferry_hash_result {
    * Pillow truncates or clips. Fast mode: 0. */
   int exact;
   ferry_hash hash[FERRY_HASH_KIND_COUNT];
+  ferry_signature signature; /* kinds & FERRY_HASH_SIGNATURE */
 } ferry_hash_result;
 
 /* A hashing context: scratch buffers reused from image to image. One per
@@ -598,6 +619,10 @@ typedef struct ferry_search_options {
   int device;                 /* -1 (default): the CPU; N >= 0: all-pairs brute force
                                  on CUDA device N (same pairs, same order; top-k
                                  with k <= 32; `method` and `threads` ignored) */
+  int robust;                 /* ferry_dupes_find: 1 (default) also joins entries whose
+                                 signatures match turned, mirrored, cropped or letterboxed
+                                 (catalogs with FERRY_HASH_SIGNATURE); 0: the hash alone.
+                                 The other searches ignore it. */
 } ferry_search_options;
 
 void ferry_search_options_default(ferry_search_options *options);
@@ -643,6 +668,9 @@ typedef struct ferry_catalog_entry {
   const char *error; /* the message when status != FERRY_OK, else "" */
   unsigned kinds;    /* hashes present */
   ferry_hash hash[FERRY_HASH_KIND_COUNT];
+  /* kinds & FERRY_HASH_SIGNATURE: the signature (held by the catalog;
+   * ferry_catalog_add copies it), else NULL */
+  const ferry_signature *signature;
 } ferry_catalog_entry;
 
 typedef struct ferry_catalog ferry_catalog;
@@ -829,6 +857,10 @@ size_t ferry_dupes_pairs(const ferry_dupes *dupes, const ferry_pair **pairs);
 /* How many pairs of entries are within the threshold, identical hashes
  * included (k copies of one picture: k(k-1)/2), never all listed. */
 uint64_t ferry_dupes_pair_count(const ferry_dupes *dupes);
+/* How many joins the signatures made (copies turned, mirrored, cropped or
+ * letterboxed: ferry_search_options.robust); their pairs are counted and
+ * listed with the others. */
+size_t ferry_dupes_signature_joins(const ferry_dupes *dupes);
 /* The Hamming distance of two catalog entries for the dupes' hash kind. */
 int ferry_dupes_distance(const ferry_dupes *dupes, uint32_t a, uint32_t b);
 /* Writes the groups as "csv", "json" or "html" (a self-contained page with

@@ -47,6 +47,9 @@ static const char help[] =
     "                          path mirrored below DIR; listed in\n"
     "                          DIR/ferry-moves.csv). Dry run unless --apply.\n"
     "  --apply                 really move. ferry never deletes anything.\n"
+    "  --no-robust             the hash alone: do not also match copies turned by\n"
+    "                          a right angle, mirrored, cropped or letterboxed\n"
+    "                          (found from the catalog's signatures, verified)\n"
     "  --method auto|brute|mih search method (default auto: measured per run)\n"
     "  --threads N             search threads (default: one per core)\n"
     "  --device cpu|cuda[:N]   where the pair search runs (default cpu); cuda:\n"
@@ -145,6 +148,8 @@ static int dupes_main(int argc, char **argv) {
       excl[nexcl++] = v;
     } else if (!strcmp(s, "--apply")) {
       apply = 1;
+    } else if (!strcmp(s, "--no-robust")) {
+      so.robust = 0;
     } else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
       quiet = 1;
     } else if (s[0] == '-' && s[1]) {
@@ -208,6 +213,12 @@ static int dupes_main(int argc, char **argv) {
     return cli_usage_error("dupes", "--threshold %d is more than the %d bits of %s", so.threshold,
                            bits, ferry_hash_kind_name(kind));
   }
+  if (so.robust && !(ho.kinds & FERRY_HASH_SIGNATURE) && !quiet)
+    fprintf(stderr,
+            "ferry dupes: %s has no signatures (made by an older ferry, or --hashes without "
+            "signature): copies turned, mirrored or cropped are not looked for; `ferry hash "
+            "DIR -o %s` adds them\n",
+            catalog, catalog);
   ferry_dupes *d;
   double t0 = fy_now();
   if (ferry_dupes_find(c, kind, &so, &d)) {
@@ -233,10 +244,10 @@ static int dupes_main(int argc, char **argv) {
       members += ferry_dupes_group(d, g, NULL);
     fprintf(stderr,
             "ferry dupes: %zu groups, %zu files, %llu pairs within %d bits of %s among %zu "
-            "files (%s search, %s, %.2f s)\n",
+            "files, %zu more joined by signatures (%s, %.2f s)\n",
             ferry_dupes_group_count(d), members, (unsigned long long)ferry_dupes_pair_count(d),
             so.threshold, ferry_hash_kind_name(kind), ferry_catalog_size(c),
-            ferry_search_last_method(), so.device >= 0 ? "GPU" : ferry_search_isa(), dt);
+            ferry_dupes_signature_joins(d), so.device >= 0 ? "GPU" : ferry_search_isa(), dt);
   }
   if (rc == CLI_OK && move_to)
     rc = cli_move_dupes(c, d, move_to, apply, quiet);

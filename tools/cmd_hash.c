@@ -77,17 +77,21 @@ typedef struct hash_args {
 
 static int cli_hash_kinds(const char *cmd, const char *s, unsigned *kinds) {
   if (!strcmp(s, "all")) {
-    *kinds = FERRY_HASH_ALL;
+    *kinds = FERRY_HASH_ALL | FERRY_HASH_SIGNATURE;
     return 0;
   }
   char *copy = strdup(s), *save = NULL;
   unsigned k = 0;
   for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     ferry_hash_kind kind;
+    if (!strcmp(t, "signature")) {
+      k |= FERRY_HASH_SIGNATURE;
+      continue;
+    }
     if (ferry_hash_kind_parse(t, &kind) != FERRY_OK) {
       cli_usage_error(cmd,
                       "--hashes: unknown hash '%s' (ahash, dhash, dhash_v, phash, whash, "
-                      "colorhash, all)",
+                      "colorhash, signature, all)",
                       t);
       free(copy);
       return -1;
@@ -249,7 +253,12 @@ static int no_images(const hash_args *a) {
   return CLI_FAIL;
 }
 
-static int print_hashes(const hash_args *a) {
+static int print_hashes(hash_args *a) {
+  /* the CSV has no column for signatures: not computed */
+  a->idx.hash.kinds &= ~FERRY_HASH_SIGNATURE;
+  if (!a->idx.hash.kinds)
+    return cli_usage_error("hash", "--hashes signature is for catalogs (-o CATALOG.fidx)"),
+           CLI_USAGE;
   fy_found_list found;
   char **canon;
   if (fy_scan(a->paths, a->npaths, a->idx.recursive, a->idx.all_files, &found, &canon)) {

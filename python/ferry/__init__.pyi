@@ -134,4 +134,5 @@ def find_duplicates(source: Union[_Path, Sequence[_Path]], kind: str = "phash",
                     progress: Optional[Callable[[int, int], Any]] = None,
                     keep: Optional[str] = None,
                     reference: Optional[Sequence[_Path]] = None,
-                    exclude: Optional[Sequence[str]] = None) -> List[Any]: ...
+                    exclude: Optional[Sequence[str]] = None,
+                    robust: bool = True) -> List[Any]: ...

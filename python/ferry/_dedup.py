@@ -16,6 +16,7 @@ from ._common import _choice, _default_workers, _device_index
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".tif", ".tiff",
                   ".gif")
 _MODES = {"fast": 0, "compatible": 1}
+_SIGNATURE = 1 << 16  # FERRY_HASH_SIGNATURE: the signature robust matching uses
 PathLike = Union[str, "os.PathLike[str]"]
 
 
@@ -194,7 +195,8 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
                     progress: Optional[Callable[[int, int], Any]] = None,
                     keep: Optional[str] = None,
                     reference: Optional[Sequence[PathLike]] = None,
-                    exclude: Optional[Sequence[str]] = None) -> List[Any]:
+                    exclude: Optional[Sequence[str]] = None,
+                    robust: bool = True) -> List[Any]:
     """Groups of near-duplicate images: files whose `kind` hashes are within
     `threshold` bits of each other, transitively (union-find over the pairs).
 
@@ -216,6 +218,10 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     the keeper) instead. The groups and keepers are those of `ferry hash DIR
     -o X.fidx && ferry dupes X.fidx` with the same settings: the rules are
     the C library's (ferry_dupes_find), applied here to an in-memory catalog.
+    robust: also group copies that the hash misses, turned by a right angle,
+      mirrored, cropped (about 10 %) or letterboxed, found from each file's
+      signature and verified (docs/DEDUP.md, as `ferry dupes`); False: the
+      hash alone.
     device: where the files are hashed, as for ferry.hash (None: the cores).
     progress: called as progress(done, total) while the files are hashed.
     """
@@ -236,6 +242,8 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
         files = [absolute[a] for a in _ferry.drop_matching(list(absolute), patterns)]
     kind_name = _hash_kinds(kind)[0][0]
     mask = 1 << _ferry.hash_kind_parse(kind_name)
+    if robust:
+        mask |= _SIGNATURE
     threads = _default_workers() if workers is None else max(1, int(workers))
     items: List[Any] = []
     if files:  # one C call: every core (and the GPU with device), the GIL released
@@ -249,5 +257,5 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     groups = _ferry.find_groups(files, items, kind_name, int(threshold),
                                 mode=_choice(_MODES, mode, "mode"), hash_size=int(hash_size),
                                 threads=0 if workers is None else int(workers), keep=keep,
-                                reference=refs)
+                                reference=refs, robust=bool(robust))
     return groups if details else [[row[0] for row in g] for g in groups]

@@ -17,9 +17,10 @@ static const char trailer[8] = {'F', 'I', 'D', 'X', 'E', 'N', 'D', 0};
 
 /* ------------------------------------------------------------- arena */
 
-const char *fy_arena_strdup(fy_arena *a, const char *s, size_t len) {
-  if (a->nblocks == 0 || a->used + len + 1 > a->cap) {
-    size_t cap = len + 1 > (1u << 20) ? len + 1 : (1u << 20);
+void *fy_arena_alloc(fy_arena *a, size_t n) {
+  size_t at = (a->used + 7) & ~(size_t)7; /* 8-byte aligned: signatures hold words */
+  if (a->nblocks == 0 || at + n > a->cap) {
+    size_t cap = n > (1u << 20) ? n : (1u << 20);
     char **b = realloc(a->blocks, (a->nblocks + 1) * sizeof *b);
     if (!b)
       return NULL;
@@ -27,13 +28,19 @@ const char *fy_arena_strdup(fy_arena *a, const char *s, size_t len) {
     if (!(b[a->nblocks] = malloc(cap)))
       return NULL;
     a->nblocks++;
-    a->used = 0;
     a->cap = cap;
+    at = 0;
   }
-  char *d = a->blocks[a->nblocks - 1] + a->used;
+  a->used = at + n;
+  return a->blocks[a->nblocks - 1] + at;
+}
+
+const char *fy_arena_strdup(fy_arena *a, const char *s, size_t len) {
+  char *d = fy_arena_alloc(a, len + 1);
+  if (!d)
+    return NULL;
   memcpy(d, s, len);
   d[len] = '\0';
-  a->used += len + 1;
   return d;
 }
 
@@ -68,7 +75,14 @@ static int add_raw(ferry_catalog *c, const ferry_catalog_entry *e, size_t pl, si
   *d = *e;
   d->path = fy_arena_strdup(&c->strings, e->path, pl);
   d->error = fy_arena_strdup(&c->strings, e->error ? e->error : "", el);
-  if (!d->path || !d->error)
+  d->signature = NULL;
+  if ((e->kinds & FERRY_HASH_SIGNATURE) && e->signature) {
+    ferry_signature *sig = fy_arena_alloc(&c->strings, sizeof *sig);
+    if (sig)
+      memcpy(sig, e->signature, sizeof *sig);
+    d->signature = sig;
+  }
+  if (!d->path || !d->error || ((e->kinds & FERRY_HASH_SIGNATURE) && !d->signature))
     return fy_error(FERRY_ENOMEM, "catalog: out of memory");
   c->count++;
   return FERRY_OK;
@@ -176,6 +190,9 @@ static int entry_check(const ferry_catalog *c, const ferry_catalog_entry *e) {
                     e->height);
   if (e->status != FERRY_OK && e->kinds)
     return fy_error(FERRY_EINVAL, "ferry_catalog_add: %s: a file that failed has no hashes", p);
+  if ((e->kinds & FERRY_HASH_SIGNATURE) && !e->signature)
+    return fy_error(FERRY_EINVAL, "ferry_catalog_add: %s: FERRY_HASH_SIGNATURE without a signature",
+                    p);
   if (e->kinds & ~c->options.kinds)
     return fy_error(FERRY_EINVAL,
                     "ferry_catalog_add: %s: hashes (kinds 0x%x) that the "
@@ -305,8 +322,9 @@ int ferry_catalog_load(const char *path, ferry_catalog **out) {
     }
     size_t len = le(d + at, 4), pl, el;
     ferry_catalog_entry e;
+    ferry_signature sig;
     if (at + 4 + len > (size_t)(tail - d) ||
-        fy_record_decode(d + at + 4, len, &e, &pl, &el) != FERRY_OK) {
+        fy_record_decode(d + at + 4, len, &e, &sig, &pl, &el) != FERRY_OK) {
       rc = FERRY_ECORRUPT;
       break;
     }

@@ -27,6 +27,8 @@ typedef struct fy_arena {
 
 /* A copy of s in the arena, or NULL when out of memory. */
 const char *fy_arena_strdup(fy_arena *a, const char *s, size_t len);
+/* n bytes of the arena, 8-byte aligned, or NULL. */
+void *fy_arena_alloc(fy_arena *a, size_t n);
 void fy_arena_free(fy_arena *a);
 
 struct ferry_catalog {
@@ -63,9 +65,10 @@ uint32_t fy_crc32(uint32_t crc, const void *data, size_t n);
 size_t fy_record_size(const ferry_catalog_entry *e);
 void fy_record_encode(const ferry_catalog_entry *e, uint8_t *out);
 /* Decodes a record of n bytes; strings point into `data` (not
- * NUL-terminated: the caller copies them). FERRY_ECORRUPT if malformed. */
-int fy_record_decode(const uint8_t *data, size_t n, ferry_catalog_entry *e, size_t *path_len,
-                     size_t *err_len);
+ * NUL-terminated: the caller copies them), the signature (if any) is
+ * decoded into *sig. FERRY_ECORRUPT if malformed. */
+int fy_record_decode(const uint8_t *data, size_t n, ferry_catalog_entry *e, ferry_signature *sig,
+                     size_t *path_len, size_t *err_len);
 
 /* The hash options as 16 header bytes, and back; whether two option sets
  * give the same hashes. */

@@ -166,6 +166,11 @@ int ferry_dupes_find(const ferry_catalog *cat, ferry_hash_kind kind,
      * no pair to search, whatever the threshold */
     if (nu >= 2)
       rc = fy_hamming_pairs_each(ucodes, nu, d->words, options, take_pairs, &sink);
+    /* then what the hash misses: turned, mirrored, cropped copies (robust.c) */
+    if (!rc && nu >= 2 && options->robust && (cat->options.kinds & FERRY_HASH_SIGNATURE)) {
+      fy_robust_join join = {&sink.mu, parent, take_pairs, &sink};
+      rc = fy_dupes_robust(d, urep, nu, options, &join, &d->robust_joined);
+    }
   }
   pthread_mutex_destroy(&sink.mu);
   ferry_pair *pairs = sink.kept;
@@ -269,6 +274,8 @@ size_t ferry_dupes_group(const ferry_dupes *d, size_t g, const uint32_t **member
 }
 
 uint64_t ferry_dupes_pair_count(const ferry_dupes *d) { return d ? d->pair_total : 0; }
+
+size_t ferry_dupes_signature_joins(const ferry_dupes *d) { return d ? d->robust_joined : 0; }
 
 size_t ferry_dupes_pairs(const ferry_dupes *d, const ferry_pair **pairs) {
   if (pairs)

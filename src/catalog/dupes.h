@@ -4,6 +4,7 @@
 #define FY_DUPES_H
 
 #include "catalog/catalog.h"
+#include "search/search.h"
 
 #define FY_KEEP_MAX 8
 
@@ -11,9 +12,10 @@ struct ferry_dupes {
   const ferry_catalog *cat;
   ferry_hash_kind kind;
   int threshold, words;
-  uint32_t *idx;     /* search index -> catalog index */
-  uint64_t *codes;   /* the searched codes */
-  ferry_pair *pairs; /* between distinct codes, as their first entries' catalog indices */
+  size_t robust_joined; /* joins made by signatures (robust.c) */
+  uint32_t *idx;        /* search index -> catalog index */
+  uint64_t *codes;      /* the searched codes */
+  ferry_pair *pairs;    /* between distinct codes, as their first entries' catalog indices */
   size_t npairs;
   uint64_t pair_total; /* pairs of entries within the threshold, identical codes included */
   size_t ngroups;
@@ -32,6 +34,22 @@ int fy_dupes_parse_keep(const char *order, unsigned char *out, int *n);
 void fy_dupes_order_keepers(ferry_dupes *d);
 /* d's keeper rules in words ("original, pixels, ..."), for the reports. */
 const char *fy_dupes_keep_describe(const ferry_dupes *d, char *buf, size_t n);
+
+/* robust.c: the union-find of ferry_dupes_find (over its distinct codes,
+ * guarded by mu) and how pairs join it (take locks mu itself). */
+typedef struct fy_robust_join {
+  pthread_mutex_t *mu;
+  uint32_t *parent;
+  fy_pair_sink take;
+  void *user;
+} fy_robust_join;
+/* Joins the distinct codes (urep[u]: the search index of code u's first
+ * entry) whose entries' signatures match turned, mirrored, cropped or
+ * letterboxed and pass the verification; *joined gets how many joins. The
+ * search runs with options' threads and device. */
+int fy_dupes_robust(const ferry_dupes *d, const uint32_t *urep, size_t nu,
+                    const ferry_search_options *options, const fy_robust_join *join,
+                    size_t *joined);
 
 /* A small JPEG of the picture in `path` (upright, at most `box` pixels on
  * its long side): *jpeg (malloc'd) and *size, or an error. */

@@ -74,8 +74,9 @@ int fy_journal_load(const char *index_path, const ferry_hash_options *o, ferry_c
     if (fy_crc32(0, d + at, 4 + len) != crc)
       break;
     ferry_catalog_entry e;
+    ferry_signature sig;
     size_t pl, el;
-    if (fy_record_decode(d + at + 4, len, &e, &pl, &el) != FERRY_OK)
+    if (fy_record_decode(d + at + 4, len, &e, &sig, &pl, &el) != FERRY_OK)
       break;
     char *p = strndup(e.path, pl), *m = strndup(e.error, el);
     e.path = p;

@@ -4,7 +4,8 @@
  *   u64 size, i64 mtime_ns, i32 width, i32 height, u8 format, u8 0,
  *   i16 status, u32 kinds, u16 path bytes, u16 error bytes, path, error,
  *   then for each hash in kinds (ascending kind): u16 bits, ceil(bits/64)
- *   u64 words.
+ *   u64 words; then, with FERRY_HASH_SIGNATURE in kinds, u16 768 and the
+ *   signature: its 24 code words (u64), its 576 thumbnail bytes.
  *
  * The files' CRC-32 is zlib's. */
 #include "catalog/catalog.h"
@@ -32,12 +33,15 @@ static uint64_t get(const uint8_t *p, int bytes) {
 static size_t words_of(int bits) { return (size_t)(bits + 63) / 64; }
 
 #define FIXED 40 /* bytes before the strings */
+#define SIG_BYTES (FERRY_SIGNATURE_PARTS * 4 * 8 + FERRY_SIGNATURE_THUMB * FERRY_SIGNATURE_THUMB)
 
 size_t fy_record_size(const ferry_catalog_entry *e) {
   size_t n = FIXED + strlen(e->path) + (e->error ? strlen(e->error) : 0);
   for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
     if (e->kinds & FERRY_HASH_MASK(k))
       n += 2 + 8 * words_of(e->hash[k].bits);
+  if (e->kinds & FERRY_HASH_SIGNATURE)
+    n += 2 + SIG_BYTES;
   return n;
 }
 
@@ -67,10 +71,17 @@ void fy_record_encode(const ferry_catalog_entry *e, uint8_t *out) {
     for (size_t w = 0; w < words_of(e->hash[k].bits); w++)
       p = put(p, e->hash[k].w[w], 8);
   }
+  if (e->kinds & FERRY_HASH_SIGNATURE) {
+    p = put(p, SIG_BYTES, 2);
+    for (int k = 0; k < FERRY_SIGNATURE_PARTS; k++)
+      for (int w = 0; w < 4; w++)
+        p = put(p, e->signature->code[k][w], 8);
+    memcpy(p, e->signature->thumb, sizeof e->signature->thumb);
+  }
 }
 
-int fy_record_decode(const uint8_t *d, size_t n, ferry_catalog_entry *e, size_t *path_len,
-                     size_t *err_len) {
+int fy_record_decode(const uint8_t *d, size_t n, ferry_catalog_entry *e, ferry_signature *sig,
+                     size_t *path_len, size_t *err_len) {
   memset(e, 0, sizeof *e);
   if (n < FIXED)
     return FERRY_ECORRUPT;
@@ -82,7 +93,7 @@ int fy_record_decode(const uint8_t *d, size_t n, ferry_catalog_entry *e, size_t 
   e->status = (int)(int16_t)get(d + 26, 2);
   e->kinds = (unsigned)get(d + 28, 4);
   size_t pl = get(d + 32, 2), el = get(d + 34, 2), at = FIXED;
-  if (e->kinds & ~FERRY_HASH_ALL || pl == 0 || at + pl + el > n)
+  if (e->kinds & ~(FERRY_HASH_ALL | FERRY_HASH_SIGNATURE) || pl == 0 || at + pl + el > n)
     return FERRY_ECORRUPT;
   e->path = (const char *)d + at;
   e->error = (const char *)d + at + pl;
@@ -101,6 +112,17 @@ int fy_record_decode(const uint8_t *d, size_t n, ferry_catalog_entry *e, size_t 
     e->hash[k].bits = bits;
     for (size_t w = 0; w < words_of(bits); w++, at += 8)
       e->hash[k].w[w] = get(d + at, 8);
+  }
+  if (e->kinds & FERRY_HASH_SIGNATURE) {
+    if (at + 2 + SIG_BYTES > n || get(d + at, 2) != SIG_BYTES)
+      return FERRY_ECORRUPT;
+    at += 2;
+    for (int k = 0; k < FERRY_SIGNATURE_PARTS; k++)
+      for (int w = 0; w < 4; w++, at += 8)
+        sig->code[k][w] = get(d + at, 8);
+    memcpy(sig->thumb, d + at, sizeof sig->thumb);
+    at += sizeof sig->thumb;
+    e->signature = sig;
   }
   return at == n ? FERRY_OK : FERRY_ECORRUPT;
 }

@@ -142,7 +142,7 @@ int fy_jpeg_gray(const uint8_t *data, size_t size, uint64_t max_pixels, fy_buf *
 /* Scratch of one hashing thread. */
 typedef struct fy_hash_ctx {
   fy_decoder dec;
-  fy_buf file, gray, small, work, fgray, fsmall, fscratch, cells, strip;
+  fy_buf file, gray, small, work, fgray, fsmall, fscratch, cells, strip, sig, sig_in;
   fy_resize_ctx resize;
   fy_dct_plan dct32, dct64;
   fy_color_tables colors;
@@ -203,6 +203,27 @@ int fy_compat_decode(fy_hash_ctx *c, const ferry_hash_options *o, const uint8_t 
  * part of compatible mode on a GPU. */
 int fy_compat_decode_file(fy_hash_ctx *c, const ferry_hash_options *o, const char *path,
                           ferry_hash_result *r, fy_compat_image *out);
+
+/* ------------------------------------------------------- signature */
+
+/* signature.c: the grey levels a flat border row or column spans at most */
+#define FY_SIG_FLAT 24
+/* The parts of a signature, as fractions (x0, y0, x1, y1) of the trimmed
+ * picture: the whole, then the five 90 % crops. */
+extern const double fy_sig_parts[FERRY_SIGNATURE_PARTS][4];
+/* The signature of a float luminance image (fast mode's) / of 8-bit pixels
+ * (1 channel L or 3 channels RGB). */
+int fy_signature(fy_hash_ctx *c, const fy_fimage *img, ferry_signature *out);
+int fy_signature_u8(fy_hash_ctx *c, const uint8_t *px, int w, int h, size_t stride, int channels,
+                    ferry_signature *out);
+/* The box (x0, y0, x1, y1) of an n x n grid left after cutting off flat
+ * rows and columns. */
+void fy_sig_trim(const float *g, int n, int box[4]);
+/* A part's code for the picture turned: turn = 4 transposed + 2 mirrored
+ * (columns reversed) + 1 flipped (rows reversed), applied in that order. */
+void fy_sig_turn(const uint64_t in[4], int turn, uint64_t out[4]);
+/* The same turn of an n x n thumbnail. */
+void fy_sig_turn_thumb(const uint8_t *in, int n, int turn, uint8_t *out);
 
 struct ferry_hasher {
   ferry_hash_options o;

@@ -63,7 +63,7 @@ int fy_hash_options_check(const ferry_hash_options *o) {
     return fy_error(FERRY_EINVAL, "hash options: unknown mode %d", (int)o->mode);
   if (o->hash_size != 8 && o->hash_size != 16)
     return fy_error(FERRY_EINVAL, "hash options: hash size must be 8 or 16, not %d", o->hash_size);
-  if (!o->kinds || (o->kinds & ~FERRY_HASH_ALL))
+  if (!o->kinds || (o->kinds & ~(FERRY_HASH_ALL | FERRY_HASH_SIGNATURE)))
     return fy_error(FERRY_EINVAL, "hash options: no hash selected (kinds 0x%x)", o->kinds);
   if (o->colorhash_bits < 1 || o->colorhash_bits > 18)
     return fy_error(FERRY_EINVAL, "hash options: colorhash bits must be 1..18, not %d",
@@ -80,8 +80,8 @@ int fy_hash_ctx_init(fy_hash_ctx *c) {
 
 void fy_hash_ctx_free(fy_hash_ctx *c) {
   fy_decoder_free(&c->dec);
-  fy_buf *bufs[] = {&c->file,   &c->gray,     &c->small, &c->work,  &c->fgray,
-                    &c->fsmall, &c->fscratch, &c->cells, &c->strip, &c->dc.mem};
+  fy_buf *bufs[] = {&c->file,     &c->gray,  &c->small, &c->work,   &c->fgray, &c->fsmall,
+                    &c->fscratch, &c->cells, &c->strip, &c->dc.mem, &c->sig,   &c->sig_in};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     fy_buf_free(bufs[i]);
   fy_resize_ctx_free(&c->resize);
@@ -162,6 +162,8 @@ static int compat_hashes(ferry_hasher *h, const fy_compat_image *im, const fy_co
                          ferry_hash_result *r) {
   fy_gray gray = {im->p, im->w, im->h, im->stride};
   int rc = fy_gray_hashes_with(&h->c, &gray, h->o.kinds, h->o.hash_size, fy_compat_gray_fns, r);
+  if (!rc && (h->o.kinds & FERRY_HASH_SIGNATURE))
+    rc = fy_signature_u8(&h->c, im->p, im->w, im->h, im->stride, 1, &r->signature);
   if (rc)
     return rc;
   if (counts)
@@ -326,6 +328,8 @@ static int hash_fast(ferry_hasher *h, const uint8_t *data, size_t size, const ch
       return rc;
   }
   rc = fy_gray_hashes_with(c, &img, h->o.kinds, h->o.hash_size, fy_fast_gray_fns, r);
+  if (!rc && (h->o.kinds & FERRY_HASH_SIGNATURE))
+    rc = fy_signature(c, &img, &r->signature);
   if (rc)
     return rc;
   if (color)

@@ -70,9 +70,13 @@ static int gpu_submit(fy_hash_run *r, fy_hash_ctx *c, size_t k, const char *path
                       ferry_hash_result *hr) {
   fy_compat_image im;
   int rc = fy_compat_decode_file(c, r->o, path, hr, &im);
+  if (!rc && (r->o->kinds & FERRY_HASH_SIGNATURE)) { /* on this thread: small work */
+    rc = fy_signature_u8(c, im.p, im.w, im.h, im.stride, im.channels, &hr->signature);
+    hr->kinds |= FERRY_HASH_SIGNATURE;
+  }
   if (rc)
     return rc;
-  r->part[k] = *hr; /* size, format, colorhash */
+  r->part[k] = *hr; /* size, format, colorhash, signature */
   flight(r, 1);
   rc = fy_gpu_hash_queue_submit(r->gpu, k,
                                 &(fy_gpu_hash_image){im.p, im.w, im.h, im.channels, im.stride});

@@ -24,6 +24,9 @@ void ferry_index_options_default(ferry_index_options *o) {
    * groups far better than pHash-64 (pair F1 0.99 against 0.93, see
    * docs/DEDUP.md) for a few more bytes per file */
   o->hash.hash_size = 16;
+  /* and the signatures that `ferry dupes` finds turned, mirrored, cropped
+   * and letterboxed copies with (768 bytes per file) */
+  o->hash.kinds |= FERRY_HASH_SIGNATURE;
   o->recursive = 1;
   o->checkpoint_s = 1.0;
   o->device = -1;
@@ -32,8 +35,9 @@ void ferry_index_options_default(ferry_index_options *o) {
 /* A result handed from a worker to the calling thread. */
 typedef struct result {
   ferry_catalog_entry e;
-  char *error; /* owned; e.error points here */
-  int exact;   /* the hash result's exact (compatible mode: Pillow's pixels) */
+  char *error;          /* owned; e.error points here */
+  ferry_signature *sig; /* owned; e.signature points here */
+  int exact;            /* the hash result's exact (compatible mode: Pillow's pixels) */
 } result;
 
 typedef struct run {
@@ -63,7 +67,18 @@ static void settle(result *res, int rc, const ferry_hash_result *hr, const char 
     e->height = hr->height;
     e->kinds = hr->kinds;
     memcpy(e->hash, hr->hash, sizeof hr->hash);
-    return;
+    if (hr->kinds & FERRY_HASH_SIGNATURE) {
+      if (!(res->sig = malloc(sizeof *res->sig))) {
+        rc = fy_error(FERRY_ENOMEM, "%s: out of memory", e->path);
+        msg = ferry_last_error();
+      } else {
+        memcpy(res->sig, &hr->signature, sizeof *res->sig);
+        e->signature = res->sig;
+        return;
+      }
+    } else {
+      return;
+    }
   }
   e->width = e->height = 0;
   e->kinds = 0;
@@ -168,6 +183,9 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
       pg->done++;
       free(res->error);
       res->error = NULL;
+      free(res->sig);
+      res->sig = NULL;
+      res->e.signature = NULL;
     }
     if (rc == FERRY_OK && fy_now() - jn->last_sync >= o->checkpoint_s)
       rc = fy_journal_sync(jn);
@@ -187,7 +205,7 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
   if (rr.note[0])
     fy_log(FERRY_LOG_WARNING, "%s: hashing on the CPU", rr.note);
   for (size_t k = 0; k < ntodo; k++)
-    free(r.res[k].error);
+    free(r.res[k].error), free(r.res[k].sig);
   free(r.res);
   free(r.queue);
   pthread_mutex_destroy(&r.mu);

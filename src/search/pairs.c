@@ -22,6 +22,7 @@ void ferry_search_options_default(ferry_search_options *o) {
   o->threshold = 8;
   o->method = FERRY_SEARCH_AUTO;
   o->device = -1;
+  o->robust = 1;
 }
 
 void ferry_pairs_free(ferry_pair *pairs) { free(pairs); }

@@ -19,10 +19,15 @@ class HashOptions(ctypes.Structure):
                 ("max_bytes", ctypes.c_uint64)]
 
 
+class Signature(ctypes.Structure):
+    """ferry_signature: six 256-bit codes and a 24 x 24 thumbnail."""
+    _fields_ = [("code", ctypes.c_uint64 * 24), ("thumb", ctypes.c_uint8 * 576)]
+
+
 class HashResult(ctypes.Structure):
     _fields_ = [("format", ctypes.c_int), ("width", ctypes.c_int), ("height", ctypes.c_int),
                 ("kinds", ctypes.c_uint), ("exact", ctypes.c_int),
-                ("hash", Hash * len(KINDS))]
+                ("hash", Hash * len(KINDS)), ("signature", Signature)]
 
 
 class Pair(ctypes.Structure):
@@ -33,7 +38,8 @@ class SearchOptions(ctypes.Structure):
     """ferry_search_options, field for field (include/ferry.h): the C side
     writes the whole struct, so a missing field is a write past this one."""
     _fields_ = [("threshold", ctypes.c_int), ("threads", ctypes.c_int), ("method", ctypes.c_int),
-                ("max_pairs", ctypes.c_size_t), ("device", ctypes.c_int)]
+                ("max_pairs", ctypes.c_size_t), ("device", ctypes.c_int),
+                ("robust", ctypes.c_int)]
 
     @classmethod
     def default(cls):

@@ -65,6 +65,7 @@ static int make_tree(void) {
 
 static void test_records(void) {
   ferry_catalog_entry e = {0}, back;
+  ferry_signature sig;
   e.path = "/a/b,c\"d.jpg";
   e.size = 123456789012ull;
   e.mtime_ns = -5;
@@ -80,7 +81,7 @@ static void test_records(void) {
   size_t n = fy_record_size(&e), pl, el;
   uint8_t *buf = malloc(n);
   fy_record_encode(&e, buf);
-  CHECK(fy_record_decode(buf, n, &back, &pl, &el) == FERRY_OK);
+  CHECK(fy_record_decode(buf, n, &back, &sig, &pl, &el) == FERRY_OK);
   CHECK(pl == strlen(e.path) && !memcmp(back.path, e.path, pl));
   CHECK(el == strlen(e.error) && !memcmp(back.error, e.error, el));
   CHECK(back.size == e.size && back.mtime_ns == e.mtime_ns && back.width == 4000 &&
@@ -88,7 +89,7 @@ static void test_records(void) {
   CHECK(ferry_hash_distance(&back.hash[FERRY_HASH_PHASH], &e.hash[FERRY_HASH_PHASH]) == 0);
   CHECK(back.hash[FERRY_HASH_COLORHASH].bits == 42);
   for (size_t cut = 0; cut < n; cut++) /* every truncation is refused */
-    CHECK(fy_record_decode(buf, cut, &back, &pl, &el) == FERRY_ECORRUPT);
+    CHECK(fy_record_decode(buf, cut, &back, &sig, &pl, &el) == FERRY_ECORRUPT);
   free(buf);
   CHECK(fy_crc32(0, "123456789", 9) == 0xCBF43926u); /* the standard check value */
 }
@@ -144,8 +145,8 @@ static void test_update(int images) {
       bad_found = 1;
       CHECK(e->status != FERRY_OK && strstr(e->error, "broken.jpg"));
     } else {
-      CHECK_MSG(e->status == FERRY_OK && e->kinds == FERRY_HASH_ALL &&
-                    e->hash[FERRY_HASH_PHASH].bits == 256,
+      CHECK_MSG(e->status == FERRY_OK && e->kinds == (FERRY_HASH_ALL | FERRY_HASH_SIGNATURE) &&
+                    e->signature && e->hash[FERRY_HASH_PHASH].bits == 256,
                 "%s: %s", e->path, e->error);
     }
   }
@@ -582,6 +583,7 @@ static void test_memory_catalog(void) {
       e.height = res[k].height;
       e.kinds = res[k].kinds;
       memcpy(e.hash, res[k].hash, sizeof e.hash);
+      e.signature = res[k].kinds & FERRY_HASH_SIGNATURE ? &res[k].signature : NULL;
     }
     CHECK_MSG(ferry_catalog_add(mem, &e) == FERRY_OK, "%s", ferry_last_error());
   }

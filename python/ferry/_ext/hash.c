@@ -74,6 +74,12 @@ static PyObject *hash_result(const ferry_hash_result *r) {
       Py_CLEAR(hashes);
     Py_XDECREF(v);
   }
+  if (hashes && (r->kinds & FERRY_HASH_SIGNATURE)) { /* its bytes: for find_groups */
+    PyObject *v = PyBytes_FromStringAndSize((const char *)&r->signature, sizeof r->signature);
+    if (!v || PyDict_SetItemString(hashes, "signature", v) < 0)
+      Py_CLEAR(hashes);
+    Py_XDECREF(v);
+  }
   if (!hashes)
     return NULL;
   return Py_BuildValue("(siiNN)", ferry_format_name(r->format), r->width, r->height,
@@ -346,6 +352,7 @@ typedef struct group_input {
   ferry_catalog_entry *e; /* paths in `enc`, messages malloc'd */
   PyObject **enc;
   char **msgs;
+  ferry_signature *sigs; /* e[i].signature points here */
   Py_ssize_t n;
 } group_input;
 
@@ -359,6 +366,7 @@ static void group_input_free(group_input *in) {
   free(in->e);
   free(in->enc);
   free(in->msgs);
+  free(in->sigs);
 }
 
 static ferry_format format_of(const char *name) {
@@ -403,6 +411,16 @@ static int group_item(group_input *in, Py_ssize_t i, PyObject *item, ferry_hash_
   }
   e->format = format_of(fmt);
   e->kinds = FERRY_HASH_MASK(kind);
+  PyObject *sig = in->sigs ? PyDict_GetItemString(hashes, "signature") : NULL;
+  if (sig) { /* ferry_signature's bytes, from hash_result */
+    if (!PyBytes_Check(sig) || PyBytes_GET_SIZE(sig) != (Py_ssize_t)sizeof(ferry_signature)) {
+      PyErr_Format(InvalidArgument, "find_groups: item %zd: a signature of the wrong size", i);
+      return -1;
+    }
+    memcpy(&in->sigs[i], PyBytes_AS_STRING(sig), sizeof(ferry_signature));
+    e->signature = &in->sigs[i];
+    e->kinds |= FERRY_HASH_SIGNATURE;
+  }
   if (ferry_hash_from_hex(hex, bits, &e->hash[kind]) != FERRY_OK) {
     PyErr_Format(InvalidArgument, "find_groups: item %zd: '%s' is not a %d-bit %s", i, hex, bits,
                  ferry_hash_kind_name(kind));
@@ -412,8 +430,8 @@ static int group_item(group_input *in, Py_ssize_t i, PyObject *item, ferry_hash_
 }
 
 PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"paths",          "items",   "kind", "threshold", "mode", "hash_size",
-                           "colorhash_bits", "threads", "keep", "reference", NULL};
+  static char *kwlist[] = {"paths",          "items",   "kind", "threshold", "mode",   "hash_size",
+                           "colorhash_bits", "threads", "keep", "reference", "robust", NULL};
   ferry_hash_options o;
   ferry_hash_options_default(&o);
   ferry_search_options so;
@@ -422,15 +440,15 @@ PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs) {
   const char *kind_name;
   const char *keep = NULL;
   PyObject *paths, *items, *reference = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOsi|$iiiizO:find_groups", kwlist, &paths, &items,
-                                   &kind_name, &so.threshold, &mode, &o.hash_size,
-                                   &o.colorhash_bits, &so.threads, &keep, &reference))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOsi|$iiiizOp:find_groups", kwlist, &paths,
+                                   &items, &kind_name, &so.threshold, &mode, &o.hash_size,
+                                   &o.colorhash_bits, &so.threads, &keep, &reference, &so.robust))
     return NULL;
   ferry_hash_kind kind;
   if (ferry_hash_kind_parse(kind_name, &kind) != FERRY_OK)
     return raise_status(FERRY_EINVAL, ferry_last_error());
   o.mode = (ferry_hash_mode)mode;
-  o.kinds = FERRY_HASH_MASK(kind);
+  o.kinds = FERRY_HASH_MASK(kind) | (so.robust ? FERRY_HASH_SIGNATURE : 0);
   int bits = kind == FERRY_HASH_COLORHASH ? 14 * o.colorhash_bits : o.hash_size * o.hash_size;
   ferry_catalog *cat = NULL; /* the options checked before anything is read */
   ferry_dupes *d = NULL;
@@ -460,7 +478,8 @@ PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs) {
   in.e = calloc((size_t)in.n + 1, sizeof *in.e);
   in.enc = calloc((size_t)in.n + 1, sizeof *in.enc);
   in.msgs = calloc((size_t)in.n + 1, sizeof *in.msgs);
-  if (!in.e || !in.enc || !in.msgs) {
+  in.sigs = so.robust ? calloc((size_t)in.n + 1, sizeof *in.sigs) : NULL;
+  if (!in.e || !in.enc || !in.msgs || (so.robust && !in.sigs)) {
     PyErr_NoMemory();
     goto done;
   }

@@ -1,0 +1,227 @@
+/* robust.c — the second pass of ferry_dupes_find: copies that the hash
+ * alone misses (turned by a right angle, mirrored, cropped, letterboxed),
+ * found from the entries' signatures (src/hash/signature.c) and verified.
+ *
+ *   candidates  every signature gives 13 codes: its whole picture in the
+ *               eight ways it can be turned or mirrored, and its five crops
+ *               upright. Two entries are candidates when a code of one is
+ *               within FY_ROBUST_BITS of 256 of a code of the other. That
+ *               covers a copy turned any way (whole against whole), a crop of
+ *               either (a crop of one against the whole of the other, turned
+ *               too) and letterboxing (the bars were trimmed). The search
+ *               (the CPU's or the GPU's, as the hash's) runs on the 64 bits
+ *               of the 8 x 8 lowest frequencies within FY_ROBUST_BITS64,
+ *               where multi-index hashing works and a pair costs a quarter;
+ *               the whole 256 bits are checked after (on the hard set and
+ *               corpus/dupes, 4,535 of the 4,537 pairs of codes within 48 of
+ *               256 are within 12 of 64; random codes pass either test about
+ *               once in 1,000).
+ *   verified    the two thumbnails, each cut to the part its code stands
+ *               for, turned as its code is and reduced to 16 x 16, must
+ *               correlate (Pearson) at least FY_ROBUST_NCC: different shots
+ *               of one scene, whose codes can be close, fail there.
+ *   joined      a verified pair joins the two groups, as the hash's pairs do.
+ *
+ * Entries already in one group are not verified again, so a group of many
+ * near-identical pictures costs a verification per merge, not per pair. */
+#include "catalog/dupes.h"
+#include "hash/hash.h"
+#include "search/search.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Chosen on tests/gen/gen_hardset.py's set and corpus/dupes (docs/DEDUP.md,
+ * bench/RESULTS.md): bits of 256, and the correlation a candidate needs. */
+#define FY_ROBUST_BITS 48
+#define FY_ROBUST_BITS64 12
+#define FY_ROBUST_NCC 0.9
+#define CODES 13 /* 8 turns of the whole, 5 crops */
+#define V 16     /* verification grid */
+
+typedef struct robust {
+  const ferry_catalog *cat;
+  const uint32_t *entry; /* code owner (distinct-code index) -> catalog index */
+  uint32_t *owner;       /* pool code -> distinct-code index */
+  const uint64_t *full;  /* pool code -> its 256 bits */
+  uint8_t *meta;         /* pool code -> part * 8 + turn */
+  const fy_robust_join *join;
+  ferry_hash_kind kind;
+  pthread_mutex_t mu;
+  size_t joined, verified;
+} robust;
+
+/* Exact-area means of the box (x0, y0, x1, y1) of an n x n thumbnail
+ * into an m x m grid. */
+static void area(const uint8_t *src, int n, const double box[4], float *dst, int m) {
+  double wx[V][FERRY_SIGNATURE_THUMB], wy[V][FERRY_SIGNATURE_THUMB];
+  double(*ws[2])[FERRY_SIGNATURE_THUMB] = {wx, wy};
+  for (int axis = 0; axis < 2; axis++) {
+    double a0 = box[axis], step = (box[axis + 2] - box[axis]) / m;
+    for (int o = 0; o < m; o++) {
+      double lo = a0 + o * step, hi = lo + step;
+      for (int i = 0; i < n; i++) {
+        double l = lo > i ? lo : i, h = hi < i + 1 ? hi : i + 1;
+        ws[axis][o][i] = h > l ? (h - l) / step : 0;
+      }
+    }
+  }
+  for (int y = 0; y < m; y++)
+    for (int x = 0; x < m; x++) {
+      double s = 0;
+      for (int i = 0; i < n; i++) {
+        if (wy[y][i] == 0)
+          continue;
+        double r = 0;
+        for (int j = 0; j < n; j++)
+          r += wx[x][j] * src[i * n + j];
+        s += wy[y][i] * r;
+      }
+      dst[y * m + x] = (float)s;
+    }
+}
+
+/* The verification grid of a pool code: its part of the thumbnail, turned. */
+static void grid_of(const ferry_signature *s, int meta, float *out) {
+  enum { T = FERRY_SIGNATURE_THUMB };
+  const double *f = fy_sig_parts[meta >> 3];
+  double box[4] = {f[0] * T, f[1] * T, f[2] * T, f[3] * T};
+  float g[V * V];
+  area(s->thumb, T, box, g, V);
+  int turn = meta & 7;
+  for (int y = 0; y < V; y++) /* as fy_sig_turn_thumb */
+    for (int x = 0; x < V; x++) {
+      int sy = turn & 1 ? V - 1 - y : y, sx = turn & 2 ? V - 1 - x : x;
+      out[y * V + x] = turn & 4 ? g[sx * V + sy] : g[sy * V + sx];
+    }
+}
+
+static double correlation(const float *a, const float *b) {
+  double ma = 0, mb = 0;
+  for (int i = 0; i < V * V; i++)
+    ma += a[i], mb += b[i];
+  ma /= V * V, mb /= V * V;
+  double ab = 0, aa = 0, bb = 0;
+  for (int i = 0; i < V * V; i++) {
+    double x = a[i] - ma, y = b[i] - mb;
+    ab += x * y, aa += x * x, bb += y * y;
+  }
+  /* a flat grid says nothing either way: no match */
+  return aa > 0 && bb > 0 ? ab / sqrt(aa * bb) : 0;
+}
+
+static int verify(const robust *r, uint32_t p, uint32_t q) {
+  const ferry_signature *a = r->cat->entries[r->entry[r->owner[p]]].signature,
+                        *b = r->cat->entries[r->entry[r->owner[q]]].signature;
+  float ga[V * V], gb[V * V];
+  grid_of(a, r->meta[p], ga);
+  grid_of(b, r->meta[q], gb);
+  return correlation(ga, gb) >= FY_ROBUST_NCC;
+}
+
+/* From the search's threads: candidates of codes, verified, joined. */
+static void take(const ferry_pair *p, size_t n, void *user) {
+  robust *r = user;
+  const fy_robust_join *j = r->join;
+  ferry_pair *keep = malloc(n * sizeof *keep);
+  if (!keep)
+    return; /* out of memory: these candidates stay apart (never a false join) */
+  size_t m = 0, done = 0, ok = 0;
+  /* those not yet in one group (under the join's lock: find compresses) */
+  pthread_mutex_lock(j->mu);
+  for (size_t k = 0; k < n; k++) {
+    uint32_t a = r->owner[p[k].i], b = r->owner[p[k].j];
+    if (a == b)
+      continue;
+    const uint64_t *x = r->full + (size_t)p[k].i * 4, *y = r->full + (size_t)p[k].j * 4;
+    int d = 0;
+    for (int w = 0; w < 4; w++)
+      d += __builtin_popcountll(x[w] ^ y[w]);
+    if (d <= FY_ROBUST_BITS && fy_uf_find(j->parent, a) != fy_uf_find(j->parent, b))
+      keep[m++] = p[k];
+  }
+  pthread_mutex_unlock(j->mu);
+  for (size_t k = 0; k < m; k++) {
+    uint32_t a0 = r->owner[keep[k].i], b0 = r->owner[keep[k].j];
+    pthread_mutex_lock(j->mu); /* joined by an earlier candidate of this batch? */
+    int still = fy_uf_find(j->parent, a0) != fy_uf_find(j->parent, b0);
+    pthread_mutex_unlock(j->mu);
+    if (!still)
+      continue;
+    done++;
+    if (!verify(r, keep[k].i, keep[k].j))
+      continue;
+    uint32_t a = r->owner[keep[k].i], b = r->owner[keep[k].j];
+    /* listed with the hash's distance, as the hash's own pairs are */
+    const ferry_catalog_entry *ea = &r->cat->entries[r->entry[a]],
+                              *eb = &r->cat->entries[r->entry[b]];
+    int dist = ferry_hash_distance(&ea->hash[r->kind], &eb->hash[r->kind]);
+    ferry_pair one = {a < b ? a : b, a < b ? b : a, (uint32_t)(dist < 0 ? 0 : dist)};
+    /* joined at once, so that the next candidates of these two are skipped */
+    pthread_mutex_lock(j->mu);
+    int apart = fy_uf_find(j->parent, a) != fy_uf_find(j->parent, b);
+    pthread_mutex_unlock(j->mu);
+    if (apart) {
+      j->take(&one, 1, j->user);
+      ok++;
+    }
+  }
+  free(keep);
+  pthread_mutex_lock(&r->mu);
+  r->verified += done;
+  r->joined += ok;
+  pthread_mutex_unlock(&r->mu);
+}
+
+int fy_dupes_robust(const ferry_dupes *d, const uint32_t *urep, size_t nu,
+                    const ferry_search_options *options, const fy_robust_join *join,
+                    size_t *joined) {
+  const ferry_catalog *cat = d->cat;
+  *joined = 0;
+  uint32_t *entry = malloc((nu ? nu : 1) * sizeof *entry);
+  uint64_t *codes = malloc((nu ? nu : 1) * CODES * 4 * sizeof *codes);
+  uint64_t *low = malloc((nu ? nu : 1) * CODES * sizeof *low);
+  robust r = {.cat = cat, .entry = entry, .join = join, .kind = d->kind};
+  r.owner = malloc((nu ? nu : 1) * CODES * sizeof *r.owner);
+  r.meta = malloc((nu ? nu : 1) * CODES);
+  r.full = codes;
+  int rc = entry && codes && low && r.owner && r.meta
+               ? FERRY_OK
+               : fy_error(FERRY_ENOMEM, "dupes: out of memory for the signatures");
+  size_t np = 0;
+  for (size_t u = 0; u < nu && !rc; u++) {
+    uint32_t e = d->idx[urep[u]];
+    entry[u] = e;
+    const ferry_signature *s = cat->entries[e].signature;
+    if (!s)
+      continue;
+    for (int k = 0; k < CODES; k++) {
+      int part = k < 8 ? 0 : k - 7, turn = k < 8 ? k : 0;
+      uint64_t *c = codes + np * 4;
+      fy_sig_turn(s->code[part], turn, c);
+      uint64_t l = 0; /* bits (u, v), u, v < 8: the low 8 of rows 0..7 */
+      for (int u = 0; u < 8; u++)
+        l |= ((c[u >> 2] >> (16 * (u & 3))) & 0xFF) << (8 * u);
+      low[np] = l;
+      r.owner[np] = (uint32_t)u;
+      r.meta[np] = (uint8_t)(part * 8 + turn);
+      np++;
+    }
+  }
+  if (!rc && np >= 2) {
+    ferry_search_options o = *options;
+    o.threshold = FY_ROBUST_BITS64;
+    o.max_pairs = 0;
+    pthread_mutex_init(&r.mu, NULL);
+    rc = fy_hamming_pairs_each(low, np, 1, &o, take, &r);
+    pthread_mutex_destroy(&r.mu);
+    *joined = r.joined;
+  }
+  free(entry);
+  free(codes);
+  free(low);
+  free(r.owner);
+  free(r.meta);
+  return rc;
+}
