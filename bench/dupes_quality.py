@@ -6,6 +6,7 @@ each hash and threshold asked, with recall per kind of edit.
 
     python3 bench/dupes_quality.py SET_DIR [--ferry build/ferry]
         [--mode fast|compatible] [--hash-size 16] [--sweep phash:56,72,88 ...]
+        [--same PAIRS.csv]
 
 A pair counts as found when both files land in one group of `ferry dupes`
 (groups are transitive, as users see them). Data on stdout (one line per
@@ -49,8 +50,28 @@ def score(found, group):
     return p, r, f1, positives
 
 
-def run_dupes(ferry, catalog, hash_kind=None, threshold=None):
-    cmd = [ferry, "dupes", catalog, "--format", "json", "-q"]
+def amend(group, same_csv):
+    """The truth with the groups of each listed pair (file_a, file_b: the
+    same picture, bench/dupes_same_picture.py) joined."""
+    label = dict(group)
+    for r in csv.DictReader(open(same_csv)):
+        old, new = label[r["file_b"]], label[r["file_a"]]
+        for f in label:
+            if label[f] == old:
+                label[f] = new
+    return label
+
+
+def hash_set(ferry, set_dir, catalog, mode, hash_size):
+    r = subprocess.run([ferry, "hash", set_dir, "-o", catalog, "--mode", mode,
+                        "--hash-size", str(hash_size), "--hashes", "all"],
+                       capture_output=True, text=True)
+    if r.returncode not in (0, 3):
+        sys.exit(f"dupes_quality: ferry hash failed: {r.stderr.strip()}")
+
+
+def run_dupes(ferry, catalog, hash_kind=None, threshold=None, extra=()):
+    cmd = [ferry, "dupes", catalog, "--format", "json", "-q", *extra]
     if hash_kind:
         cmd += ["--hash", hash_kind]
     if threshold is not None:
@@ -60,6 +81,7 @@ def run_dupes(ferry, catalog, hash_kind=None, threshold=None):
         sys.exit(f"dupes_quality: {' '.join(cmd)}: {out.stderr.strip()}")
     doc = json.loads(out.stdout)
     groups = [[os.path.basename(m["path"]) for m in g["members"]] for g in doc["groups"]]
+    doc["names"] = groups
     return doc, pairs_of(groups)
 
 
@@ -71,31 +93,34 @@ def main():
     ap.add_argument("--hash-size", default="16")
     ap.add_argument("--sweep", nargs="*", default=[],
                     help="HASH:T1,T2,... settings besides the default")
+    ap.add_argument("--same", help="pairs found to be the same picture "
+                    "(bench/dupes_same_picture.py --write): also score against the truth "
+                    "with their groups joined")
     a = ap.parse_args()
     group, edit = truth(a.set_dir)
+    truths = [("truth", group)] + ([("truth+same", amend(group, a.same))] if a.same else [])
     with tempfile.TemporaryDirectory() as tmp:
         catalog = os.path.join(tmp, "set.fidx")
-        r = subprocess.run([a.ferry, "hash", a.set_dir, "-o", catalog, "--mode", a.mode,
-                            "--hash-size", a.hash_size, "--hashes", "all"],
-                           capture_output=True, text=True)
-        if r.returncode not in (0, 3):
-            sys.exit(f"dupes_quality: ferry hash failed: {r.stderr.strip()}")
-        settings = [(None, None)]
+        hash_set(a.ferry, a.set_dir, catalog, a.mode, a.hash_size)
+        settings = [(None, None, ()), (None, None, ("--no-robust",))]
         for s in a.sweep:
             kind, ts = s.split(":")
-            settings += [(kind, int(t)) for t in ts.split(",")]
+            settings += [(kind, int(t), ("--no-robust",)) for t in ts.split(",")]
         print(f"set {a.set_dir}: {len(group)} files, {len(set(group.values()))} groups; "
               f"ferry hash --mode {a.mode} --hash-size {a.hash_size}")
-        print(f"{'setting':<22} {'pairs':>7} {'precision':>9} {'recall':>7} {'F1':>6}")
+        print(f"{'setting':<34} {'against':<11} {'pairs':>7} {'precision':>9} {'recall':>7} "
+              f"{'F1':>6}")
         default_found = None
-        for kind, t in settings:
-            doc, found = run_dupes(a.ferry, catalog, kind, t)
-            p, rc, f1, positives = score(found, group)
-            name = "default" if kind is None else f"{kind} {t}"
-            if kind is None:
-                name = f"default ({doc['hash']} {doc['threshold']})"
+        for kind, t, extra in settings:
+            doc, found = run_dupes(a.ferry, catalog, kind, t, extra)
+            name = f"{kind} {t}" if kind else f"default ({doc['hash']} {doc['threshold']})"
+            if extra:
+                name += " " + " ".join(extra)
+            elif kind is None:
                 default_found = found
-            print(f"{name:<22} {len(found):>7} {p:>9.3f} {rc:>7.3f} {f1:>6.3f}")
+            for tname, tg in truths:
+                p, rc, f1, positives = score(found, tg)
+                print(f"{name:<34} {tname:<11} {len(found):>7} {p:>9.3f} {rc:>7.3f} {f1:>6.3f}")
     # recall per edit: pairs (original, edited copy) found by the default
     hit, total = collections.Counter(), collections.Counter()
     origin = {group[f]: f for f in group if edit[f] in ("orig", "original")}

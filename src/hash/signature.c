@@ -19,6 +19,11 @@
  * and the GPU paths from 8-bit pixels (fy_signature_u8). */
 #include "hash/hash.h"
 
+#if defined(__GNUC__) && !defined(__clang__)
+/* the sums of reduce() stay scalar at -O2 (as gray.c's conversion) */
+#pragma GCC optimize("O3")
+#endif
+
 #include <math.h>
 #include <pthread.h>
 #include <string.h>
@@ -122,17 +127,45 @@ int fy_signature(fy_hash_ctx *c, const fy_fimage *img, ferry_signature *out) {
   return FERRY_OK;
 }
 
+/* Means of f x f cells (Pillow's L of RGB), integer sums a band of rows
+ * at a time: the one pass over a full-size picture. */
+static void reduce(const uint8_t *restrict px, int w, int h, size_t stride, int channels, int f,
+                   uint32_t *restrict sums, float *restrict out) {
+  int ow = (w + f - 1) / f, oh = (h + f - 1) / f;
+  for (int oy = 0; oy < oh; oy++) {
+    int y0 = oy * f, y1 = y0 + f < h ? y0 + f : h;
+    memset(sums, 0, (size_t)w * sizeof *sums);
+    for (int y = y0; y < y1; y++) {
+      const uint8_t *restrict p = px + (size_t)y * stride;
+      if (channels == 1)
+        for (int x = 0; x < w; x++)
+          sums[x] += p[x];
+      else
+        for (int x = 0; x < w; x++, p += 3)
+          sums[x] += (uint32_t)(p[0] * 19595 + p[1] * 38470 + p[2] * 7471 + 0x8000) >> 16;
+    }
+    for (int ox = 0; ox < ow; ox++) {
+      int x0 = ox * f, x1 = x0 + f < w ? x0 + f : w;
+      uint64_t t = 0;
+      for (int x = x0; x < x1; x++)
+        t += sums[x];
+      out[(size_t)oy * ow + ox] = (float)((double)t / ((double)(x1 - x0) * (y1 - y0)));
+    }
+  }
+}
+
 int fy_signature_u8(fy_hash_ctx *c, const uint8_t *px, int w, int h, size_t stride, int channels,
                     ferry_signature *out) {
   /* means of f x f cells first, so that the grid is made from about
    * 256 x 256 values whatever the size */
   int m = w < h ? w : h, f = m / (2 * GRID) > 1 ? m / (2 * GRID) : 1;
   int ow = (w + f - 1) / f, oh = (h + f - 1) / f;
-  int rc = fy_buf_reserve(&c->sig_in, (size_t)ow * oh * sizeof(float));
+  int rc = fy_buf_reserve(&c->sig_in, ((size_t)ow * oh + (size_t)w) * sizeof(float));
   if (rc)
     return fy_error(rc, "hash: out of memory for a %dx%d image", w, h);
-  fy_reduce_u8(px, w, h, stride, channels, f, c->sig_in.p, NULL);
-  fy_fimage img = {c->sig_in.p, ow, oh, {0, 0, (double)w / f, (double)h / f}};
+  float *cells = c->sig_in.p;
+  reduce(px, w, h, stride, channels, f, (uint32_t *)(cells + (size_t)ow * oh), cells);
+  fy_fimage img = {cells, ow, oh, {0, 0, (double)w / f, (double)h / f}};
   return fy_signature(c, &img, out);
 }
 

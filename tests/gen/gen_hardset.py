@@ -18,6 +18,8 @@ The edits (Pillow; each copy made from the original's pixels):
   crop10        10 % of the width cut from the left and 10 % of the height
                 from the top
   crop10c       a centred crop keeping 90 % of each side
+  cropr         a crop keeping 85-95 % of each side at a random place (seeded:
+                the same set every run), not where ferry's signature parts lie
   rot3          turned 3 degrees (corners filled black, size kept)
   q15           re-saved as JPEG at quality 15
   half          half the width and height (a quarter of the pixels)
@@ -47,7 +49,7 @@ try:
 except ImportError:
     sys.exit("gen_hardset: needs Pillow (pip install pillow)")
 
-EDITS = ["orig", "crop10", "crop10c", "rot3", "q15", "half", "gray", "gamma06", "gamma16",
+EDITS = ["orig", "crop10", "crop10c", "cropr", "rot3", "q15", "half", "gray", "gamma06", "gamma16",
          "letterbox", "rot90", "rot180", "rot270", "mirror", "exif6", "png"]
 
 
@@ -67,7 +69,15 @@ def _letterbox(im):
     return out
 
 
-def edit(src, im, name, out_base):
+def _random_crop(im, rng):
+    w, h = im.size
+    kw, kh = rng.uniform(0.85, 0.95), rng.uniform(0.85, 0.95)
+    cw, ch = round(w * kw), round(h * kh)
+    x0, y0 = rng.randint(0, w - cw), rng.randint(0, h - ch)
+    return im.crop((x0, y0, x0 + cw, y0 + ch))
+
+
+def edit(src, im, name, out_base, rng):
     """Writes one edited copy; returns its file name."""
     w, h = im.size
     if name == "orig":
@@ -87,6 +97,7 @@ def edit(src, im, name, out_base):
     ops = {
         "crop10": lambda: im.crop((w // 10, h // 10, w, h)),
         "crop10c": lambda: im.crop((w // 20, h // 20, w - w // 20, h - h // 20)),
+        "cropr": lambda: _random_crop(im, rng),
         "rot3": lambda: im.rotate(-3, resample=Image.Resampling.BICUBIC),
         "q15": lambda: im,
         "half": lambda: im.resize((max(1, w // 2), max(1, h // 2)), Image.Resampling.LANCZOS),
@@ -210,7 +221,8 @@ def main():
         with Image.open(src) as im0:
             im = im0.convert("RGB")
         for name in EDITS:
-            dst = edit(src, im, name, os.path.join(a.out, f"g{g:03d}_{name}"))
+            dst = edit(src, im, name, os.path.join(a.out, f"g{g:03d}_{name}"),
+                       random.Random(a.seed * 1000 + g))
             rows.append((os.path.basename(dst), g, name))
     with open(os.path.join(a.out, "GROUND_TRUTH.csv"), "w", newline="") as f:
         w = csv.writer(f)

@@ -91,6 +91,20 @@ static void test_records(void) {
   for (size_t cut = 0; cut < n; cut++) /* every truncation is refused */
     CHECK(fy_record_decode(buf, cut, &back, &sig, &pl, &el) == FERRY_ECORRUPT);
   free(buf);
+  /* a signature goes through whole */
+  ferry_signature s0;
+  for (size_t i = 0; i < sizeof s0; i++)
+    ((uint8_t *)&s0)[i] = (uint8_t)(i * 37 + 11);
+  e.kinds |= FERRY_HASH_SIGNATURE;
+  e.signature = &s0;
+  n = fy_record_size(&e);
+  buf = malloc(n);
+  fy_record_encode(&e, buf);
+  CHECK(fy_record_decode(buf, n, &back, &sig, &pl, &el) == FERRY_OK);
+  CHECK(back.kinds == e.kinds && back.signature == &sig && !memcmp(&sig, &s0, sizeof sig));
+  for (size_t cut = n - 800; cut < n; cut++)
+    CHECK(fy_record_decode(buf, cut, &back, &sig, &pl, &el) == FERRY_ECORRUPT);
+  free(buf);
   CHECK(fy_crc32(0, "123456789", 9) == 0xCBF43926u); /* the standard check value */
 }
 
