@@ -62,9 +62,9 @@ def amend(group, same_csv):
     return label
 
 
-def hash_set(ferry, set_dir, catalog, mode, hash_size):
+def hash_set(ferry, set_dir, catalog, mode, hash_size, extra=()):
     r = subprocess.run([ferry, "hash", set_dir, "-o", catalog, "--mode", mode,
-                        "--hash-size", str(hash_size), "--hashes", "all"],
+                        "--hash-size", str(hash_size), "--hashes", "all", *extra],
                        capture_output=True, text=True)
     if r.returncode not in (0, 3):
         sys.exit(f"dupes_quality: ferry hash failed: {r.stderr.strip()}")
@@ -93,6 +93,10 @@ def main():
     ap.add_argument("--hash-size", default="16")
     ap.add_argument("--sweep", nargs="*", default=[],
                     help="HASH:T1,T2,... settings besides the default")
+    ap.add_argument("--hash-extra", default="", help="more `ferry hash` options, e.g. "
+                    "'--device cuda --mode fast'")
+    ap.add_argument("--dupes-extra", default="", help="more `ferry dupes` options, e.g. "
+                    "'--device cuda'")
     ap.add_argument("--same", help="pairs found to be the same picture "
                     "(bench/dupes_same_picture.py --write): also score against the truth "
                     "with their groups joined")
@@ -101,8 +105,9 @@ def main():
     truths = [("truth", group)] + ([("truth+same", amend(group, a.same))] if a.same else [])
     with tempfile.TemporaryDirectory() as tmp:
         catalog = os.path.join(tmp, "set.fidx")
-        hash_set(a.ferry, a.set_dir, catalog, a.mode, a.hash_size)
-        settings = [(None, None, ()), (None, None, ("--no-robust",))]
+        hash_set(a.ferry, a.set_dir, catalog, a.mode, a.hash_size, a.hash_extra.split())
+        more = tuple(a.dupes_extra.split())
+        settings = [(None, None, more), (None, None, ("--no-robust",) + more)]
         for s in a.sweep:
             kind, ts = s.split(":")
             settings += [(kind, int(t), ("--no-robust",)) for t in ts.split(",")]
@@ -114,8 +119,8 @@ def main():
         for kind, t, extra in settings:
             doc, found = run_dupes(a.ferry, catalog, kind, t, extra)
             name = f"{kind} {t}" if kind else f"default ({doc['hash']} {doc['threshold']})"
-            if extra:
-                name += " " + " ".join(extra)
+            if "--no-robust" in extra:
+                name += " --no-robust"
             elif kind is None:
                 default_found = found
             for tname, tg in truths:

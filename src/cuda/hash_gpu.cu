@@ -299,6 +299,48 @@ __global__ void __launch_bounds__(THREADS)
     out[(size_t)blockIdx.x * NGRID * 4 + tid] = w[tid / 4][tid % 4];
 }
 
+/* ------------------------------------------------- signature grids */
+
+/* One image for grid_kernel. */
+struct sjob {
+  const uint8_t *data;
+  int w, h, channels;
+  long long pitch;
+};
+
+/* Means of each image over the cells of an n x n grid (integer cell
+ * edges; a picture smaller than the grid repeats its pixels), Pillow's L of
+ * RGB: what fy_signature starts from (signature.c). Block (row, image),
+ * a thread per column. */
+__global__ void grid_kernel(const sjob *__restrict__ jobs, int n, float *__restrict__ out) {
+  const sjob J = jobs[blockIdx.y];
+  int oy = blockIdx.x;
+  int y0 = (int)((long long)oy * J.h / n), y1 = (int)((long long)(oy + 1) * J.h / n);
+  if (y1 <= y0)
+    y1 = y0 + 1;
+  for (int ox = threadIdx.x; ox < n; ox += blockDim.x) {
+    int x0 = (int)((long long)ox * J.w / n), x1 = (int)((long long)(ox + 1) * J.w / n);
+    if (x1 <= x0)
+      x1 = x0 + 1;
+    unsigned long long sum = 0;
+    for (int y = y0; y < y1; y++) {
+      const uint8_t *row = J.data + (long long)y * J.pitch;
+      unsigned s = 0;
+      if (J.channels == 1)
+        for (int x = x0; x < x1; x++)
+          s += row[x];
+      else
+        for (int x = x0; x < x1; x++) {
+          const uint8_t *q = row + 3 * x;
+          s += (q[0] * 19595u + q[1] * 38470u + q[2] * 7471u + 0x8000u) >> 16;
+        }
+      sum += s;
+    }
+    out[((long long)blockIdx.y * n + oy) * n + ox] =
+        (float)((double)sum / ((double)(x1 - x0) * (y1 - y0)));
+  }
+}
+
 /* ================================================================ host */
 
 namespace {
@@ -339,6 +381,7 @@ struct fy_gpu_hasher {
   cudaEvent_t done; /* blocking: the calling thread sleeps while the kernels run */
   dbuf u8, dbl, tabs, jobs, out, input, plans;
   dbuf hjobs, hout, stage; /* pinned */
+  dbuf sjobs, grids;       /* fy_gpu_hasher_grids */
   fy_hash_plan P;          /* the round's jobs and the tables (hash_plan.c) */
 };
 
@@ -466,7 +509,8 @@ extern "C" void fy_gpu_hasher_free(fy_gpu_hasher *g) {
   cudaSetDevice(g->device);
   if (g->st)
     cudaStreamSynchronize(g->st);
-  dbuf *dev[] = {&g->u8, &g->dbl, &g->tabs, &g->jobs, &g->out, &g->input, &g->plans};
+  dbuf *dev[] = {&g->u8,    &g->dbl,   &g->tabs,  &g->jobs,
+                 &g->out,   &g->input, &g->plans, &g->sjobs, &g->grids};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
     cudaFree(dev[i]->p);
   dbuf *pin[] = {&g->hjobs, &g->hout, &g->stage};
@@ -527,6 +571,39 @@ extern "C" int fy_gpu_hasher_run_host(fy_gpu_hasher *g, const fy_gpu_hash_image 
   if (!g || (n && !out))
     return fy_error(FERRY_EINVAL, "fy_gpu_hasher_run_host: NULL argument");
   return run_all(g, images, n, kinds, hash_size, out, 1);
+}
+
+extern "C" int fy_gpu_hasher_grids(fy_gpu_hasher *g, const fy_gpu_hash_image *images, int n,
+                                   int grid, float *out) {
+  if (!g || !images || !out || n < 1 || grid < 1 || grid > 1024)
+    return fy_error(FERRY_EINVAL, "fy_gpu_hasher_grids: bad argument");
+  CU(cudaSetDevice(g->device), "selecting the device");
+  sjob *host = (sjob *)malloc((size_t)n * sizeof *host);
+  if (!host)
+    return fy_error(FERRY_ENOMEM, "GPU grids: out of memory");
+  for (int i = 0; i < n; i++)
+    host[i] = sjob{images[i].data, images[i].width, images[i].height, images[i].channels,
+                   (long long)images[i].pitch};
+  size_t outb = (size_t)n * grid * grid * sizeof(float);
+  int rc = dgrow(&g->sjobs, (size_t)n * sizeof *host);
+  if (!rc)
+    rc = dgrow(&g->grids, outb);
+  cudaError_t e = rc ? cudaSuccess
+                     : cudaMemcpyAsync(g->sjobs.p, host, (size_t)n * sizeof *host,
+                                       cudaMemcpyHostToDevice, g->st);
+  if (!rc && e == cudaSuccess) {
+    grid_kernel<<<dim3(grid, n), 128, 0, g->st>>>((const sjob *)g->sjobs.p, grid,
+                                                    (float *)g->grids.p);
+    e = cudaGetLastError();
+  }
+  if (!rc && e == cudaSuccess)
+    e = cudaMemcpyAsync(out, g->grids.p, outb, cudaMemcpyDeviceToHost, g->st);
+  if (!rc && e == cudaSuccess)
+    e = cudaStreamSynchronize(g->st);
+  free(host);
+  if (!rc && e != cudaSuccess)
+    rc = fy_cuda_fail(e, "computing signature grids");
+  return rc;
 }
 
 extern "C" int fy_gpu_hash_batch(int device, const fy_gpu_hash_image *images, int n, unsigned kinds,

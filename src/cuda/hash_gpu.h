@@ -75,6 +75,13 @@ int fy_gpu_hasher_run_pinned(fy_gpu_hasher *g, const void *base, size_t bytes,
 int fy_gpu_hash_pinned_grow(int device, void **p, size_t *cap, size_t n);
 void fy_gpu_hash_pinned_free(void *p);
 
+/* The grid every signature starts from (src/hash/signature.c): the means
+ * of each device image (RGB as Pillow's L) over the cells of a grid x grid
+ * array, into out[i * grid * grid ..] on the host (floats, row-major). The
+ * JPEG engine's files get their signatures from it (engine.c). */
+int fy_gpu_hasher_grids(fy_gpu_hasher *g, const fy_gpu_hash_image *images, int n, int grid,
+                        float *out);
+
 /* One-shot form of fy_gpu_hasher_run (a context made and freed). */
 int fy_gpu_hash_batch(int device, const fy_gpu_hash_image *images, int n, unsigned kinds,
                       int hash_size, ferry_hash_result *out);

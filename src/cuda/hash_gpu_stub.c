@@ -55,6 +55,12 @@ int fy_gpu_hasher_run_host(fy_gpu_hasher *g, const fy_gpu_hash_image *images, in
   return no_cuda();
 }
 
+int fy_gpu_hasher_grids(fy_gpu_hasher *g, const fy_gpu_hash_image *images, int n, int grid,
+                        float *out) {
+  (void)g, (void)images, (void)n, (void)grid, (void)out;
+  return no_cuda();
+}
+
 int fy_gpu_hash_batch(int device, const fy_gpu_hash_image *images, int n, unsigned kinds,
                       int hash_size, ferry_hash_result *out) {
   (void)device, (void)images, (void)n, (void)kinds, (void)hash_size, (void)out;

@@ -63,6 +63,7 @@ typedef struct chunk {
   fy_buf file[MAX_CHUNK];
   size_t len[MAX_CHUNK];
   int w[MAX_CHUNK], h[MAX_CHUNK];
+  fy_buf grids; /* the signatures' grids (FERRY_HASH_SIGNATURE) */
 } chunk;
 
 static void warn_once(struct fy_hash_engine *e, const char *what) {
@@ -128,6 +129,26 @@ static int devbuf_reserve(struct fy_hash_engine *e, devbuf *b, size_t n) {
 
 static size_t aligned(size_t n) { return (n + 255) & ~(size_t)255; }
 
+/* The signatures of the m decoded images: their grids from the GPU, the
+ * rest of signature.c on this thread (a fraction of a millisecond each). */
+static int signatures(fy_gpu_hasher *gh, ferry_hasher *h, int hrc, chunk *c,
+                      const fy_gpu_hash_image *im, int m, ferry_hash_result *res) {
+  enum { G = FY_SIG_GRID };
+  if (hrc)
+    return hrc;
+  int rc = fy_buf_reserve(&c->grids, (size_t)m * G * G * sizeof(float));
+  if (rc)
+    return fy_error(rc, "hash engine: out of memory for signature grids");
+  if ((rc = fy_gpu_hasher_grids(gh, im, m, G, c->grids.p)) != FERRY_OK)
+    return rc;
+  for (int i = 0; i < m && !rc; i++) {
+    fy_fimage img = {(const float *)c->grids.p + (size_t)i * G * G, G, G, {0, 0, G, G}};
+    rc = fy_signature(&h->c, &img, &res[i].signature);
+    res[i].kinds |= FERRY_HASH_SIGNATURE;
+  }
+  return rc;
+}
+
 /* Decodes and hashes files sel[0..m) of the chunk (accepted by the engine,
  * together within GROUP_BYTES); on failure the CPU takes them. */
 static void run_group(struct fy_hash_engine *e, int engine, fy_gpu_hasher *gh, fy_gpu_colorer *gc,
@@ -163,6 +184,8 @@ static void run_group(struct fy_hash_engine *e, int engine, fy_gpu_hasher *gh, f
   fy_color_counts counts[MAX_CHUNK];
   if (!rc && gc)
     rc = fy_gpu_color_counts(gc, im, m, counts);
+  if (!rc && (e->o.kinds & FERRY_HASH_SIGNATURE))
+    rc = signatures(gh, h, hrc, c, im, m, res);
   add_time(e, &e->t_hash, t0);
   if (rc) {
     char why[300];
@@ -245,9 +268,11 @@ static void *engine_main(void *arg) {
     e->stats.chunks++;
     pthread_mutex_unlock(&e->mu);
   }
-  if (c)
+  if (c) {
     for (int k = 0; k < MAX_CHUNK; k++)
       fy_buf_free(&c->file[k]);
+    fy_buf_free(&c->grids);
+  }
   free(c);
   fy_gpu_hash_device_free(e->device, buf.p);
   fy_gpu_colorer_free(gc);

@@ -206,8 +206,10 @@ int fy_compat_decode_file(fy_hash_ctx *c, const ferry_hash_options *o, const cha
 
 /* ------------------------------------------------------- signature */
 
-/* signature.c: the grey levels a flat border row or column spans at most */
+/* signature.c: the grey levels a flat border row or column spans at most,
+ * and the grid (FY_SIG_GRID x FY_SIG_GRID means) every signature starts from */
 #define FY_SIG_FLAT 24
+#define FY_SIG_GRID 128
 /* The parts of a signature, as fractions (x0, y0, x1, y1) of the trimmed
  * picture: the whole, then the five 90 % crops. */
 extern const double fy_sig_parts[FERRY_SIGNATURE_PARTS][4];

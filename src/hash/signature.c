@@ -28,7 +28,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#define GRID 128
+#define GRID FY_SIG_GRID
 #define PART 64
 #define LOW 16
 

@@ -399,13 +399,32 @@ static void test_catalog(void) {
   snprintf(ccsv, sizeof ccsv, "%s/cpu.csv", tmp);
   ferry_index_stats gs, cs, again;
   double t0 = fy_now();
-  CHECK_MSG(index_dir(gpu, dir, 0, FERRY_HASH_COMPATIBLE, FERRY_HASH_ALL, &gs) == FERRY_OK, "%s",
+  /* with the signatures (a catalog's default): computed by the decoding
+   * threads from the same pixels, so equal to the CPU's byte for byte */
+  const unsigned kinds = FERRY_HASH_ALL | FERRY_HASH_SIGNATURE;
+  CHECK_MSG(index_dir(gpu, dir, 0, FERRY_HASH_COMPATIBLE, kinds, &gs) == FERRY_OK, "%s",
             ferry_last_error());
   double tg = fy_now() - t0;
-  CHECK_MSG(index_dir(cpu, dir, -1, FERRY_HASH_COMPATIBLE, FERRY_HASH_ALL, &cs) == FERRY_OK, "%s",
+  CHECK_MSG(index_dir(cpu, dir, -1, FERRY_HASH_COMPATIBLE, kinds, &cs) == FERRY_OK, "%s",
             ferry_last_error());
-  CHECK_MSG(index_dir(gpu, dir, 0, FERRY_HASH_COMPATIBLE, FERRY_HASH_ALL, &again) == FERRY_OK, "%s",
+  CHECK_MSG(index_dir(gpu, dir, 0, FERRY_HASH_COMPATIBLE, kinds, &again) == FERRY_OK, "%s",
             ferry_last_error());
+  ferry_catalog *gc = NULL, *cc = NULL;
+  size_t ok = 0, sig_same = 0;
+  if (ferry_catalog_load(gpu, &gc) == FERRY_OK && ferry_catalog_load(cpu, &cc) == FERRY_OK &&
+      ferry_catalog_size(gc) == ferry_catalog_size(cc))
+    for (size_t i = 0; i < ferry_catalog_size(gc); i++) {
+      const ferry_catalog_entry *x = ferry_catalog_get(gc, i), *y = ferry_catalog_get(cc, i);
+      if (x->status || y->status)
+        continue;
+      ok++;
+      sig_same +=
+          x->signature && y->signature && !memcmp(x->signature, y->signature, sizeof *x->signature);
+    }
+  printf("  signatures of the GPU catalog equal to the CPU's: %zu of %zu\n", sig_same, ok);
+  CHECK(ok > 0 && sig_same == ok);
+  ferry_catalog_free(gc);
+  ferry_catalog_free(cc);
   char *a = export_csv(gpu, gcsv), *b = export_csv(cpu, ccsv);
   int same = a && b && !strcmp(a, b);
   printf("  catalog of %s on the GPU: %zu files (%zu failed) in %.1f s, export %s the CPU's "

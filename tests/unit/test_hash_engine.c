@@ -220,6 +220,10 @@ static void engine_alone(list *files, int s, unsigned kinds) {
   long bits[FERRY_HASH_KIND_COUNT] = {0}, within4[FERRY_HASH_KIND_COUNT] = {0}, n = 0;
   int worst[FERRY_HASH_KIND_COUNT] = {0};
   size_t once = 0, status_same = 0, cpu_files = 0, cpu_same = 0;
+  /* signatures of engine-decoded files against the CPU's fast ones */
+  long sig_n = 0, sig_bits = 0;
+  double sig_thumb = 0;
+  int sig_worst = 0;
   int listed = 0;
   for (size_t i = 0; i < files->n; i++) {
     once += f.calls[i] == 1;
@@ -231,12 +235,24 @@ static void engine_alone(list *files, int s, unsigned kinds) {
     CHECK_MSG(f.res[i].width == cf.width && f.res[i].height == cf.height &&
                   (f.res[i].kinds & kinds) == kinds,
               "%s: %dx%d kinds %x", files->v[i], f.res[i].width, f.res[i].height, f.res[i].kinds);
+    if (f.engine[i] && (kinds & FERRY_HASH_SIGNATURE)) {
+      int d = 0, t = 0;
+      for (int w = 0; w < 4; w++)
+        d += __builtin_popcountll(f.res[i].signature.code[0][w] ^ cf.signature.code[0][w]);
+      for (int p = 0; p < FERRY_SIGNATURE_THUMB * FERRY_SIGNATURE_THUMB; p++)
+        t += abs(f.res[i].signature.thumb[p] - cf.signature.thumb[p]);
+      sig_n++, sig_bits += d;
+      sig_thumb += (double)t / (FERRY_SIGNATURE_THUMB * FERRY_SIGNATURE_THUMB);
+      sig_worst = d > sig_worst ? d : sig_worst;
+    }
     if (!f.engine[i]) { /* the engine thread's CPU fallback: fast mode, bit for bit */
       cpu_files++;
       int eq = 1;
       for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
         if (kinds & FERRY_HASH_MASK(k))
           eq &= ferry_hash_distance(&f.res[i].hash[k], &cf.hash[k]) == 0;
+      if (kinds & FERRY_HASH_SIGNATURE)
+        eq &= !memcmp(&f.res[i].signature, &cf.signature, sizeof cf.signature);
       cpu_same += eq;
     }
     /* the agreement of the engine's own hashes (the CPU's fast path has its
@@ -282,6 +298,17 @@ static void engine_alone(list *files, int s, unsigned kinds) {
      * luma bug) showed as 30-40 bits on a few files: means over 1. */
     CHECK_MSG(mean <= (s == 8 ? 0.5 : 1.5), "%s mean %.2f",
               ferry_hash_kind_name((ferry_hash_kind)k), mean);
+  }
+  if (kinds & FERRY_HASH_SIGNATURE) {
+    /* the engine's grid (integer cells of the full-size luma) against the
+     * CPU's (the JPEG's DC picture): close, not equal */
+    printf("    signature, %ld files: whole code mean %.2f bits of 256 (worst %d), thumbnail "
+           "mean %.2f levels\n",
+           sig_n, sig_n ? (double)sig_bits / sig_n : 0.0, sig_worst,
+           sig_n ? sig_thumb / sig_n : 0.0);
+    CHECK(sig_n > 0);
+    CHECK_MSG(sig_n && (double)sig_bits / sig_n <= 16 && sig_thumb / sig_n <= 4,
+              "engine signatures far from the CPU's");
   }
   ferry_hasher_free(fast);
   ferry_hasher_free(compat);
@@ -485,6 +512,7 @@ int main(void) {
   engine_alone(&files, 8, GPU_KINDS);
   engine_alone(&files, 16, GPU_KINDS);
   engine_alone(&files, 8, FERRY_HASH_ALL);
+  engine_alone(&files, 16, GPU_KINDS | FERRY_HASH_SIGNATURE);
   list_free(&files);
   cli(dirs[0], 0);
   engine_held_back(dirs[0]);
