@@ -858,8 +858,8 @@ size_t ferry_dupes_pairs(const ferry_dupes *dupes, const ferry_pair **pairs);
  * included (k copies of one picture: k(k-1)/2), never all listed. */
 uint64_t ferry_dupes_pair_count(const ferry_dupes *dupes);
 /* How many joins the signatures made (copies turned, mirrored, cropped or
- * letterboxed: ferry_search_options.robust); their pairs are counted and
- * listed with the others. */
+ * letterboxed: ferry_search_options.robust): groups merged beyond the
+ * hash's pairs, which alone are counted and listed (ferry_dupes_pairs). */
 size_t ferry_dupes_signature_joins(const ferry_dupes *dupes);
 /* The Hamming distance of two catalog entries for the dupes' hash kind. */
 int ferry_dupes_distance(const ferry_dupes *dupes, uint32_t a, uint32_t b);

@@ -168,7 +168,7 @@ int ferry_dupes_find(const ferry_catalog *cat, ferry_hash_kind kind,
       rc = fy_hamming_pairs_each(ucodes, nu, d->words, options, take_pairs, &sink);
     /* then what the hash misses: turned, mirrored, cropped copies (robust.c) */
     if (!rc && nu >= 2 && options->robust && (cat->options.kinds & FERRY_HASH_SIGNATURE)) {
-      fy_robust_join join = {&sink.mu, parent, take_pairs, &sink};
+      fy_robust_join join = {&sink.mu, parent};
       rc = fy_dupes_robust(d, urep, nu, options, &join, &d->robust_joined);
     }
   }

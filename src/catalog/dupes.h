@@ -4,7 +4,6 @@
 #define FY_DUPES_H
 
 #include "catalog/catalog.h"
-#include "search/search.h"
 
 #define FY_KEEP_MAX 8
 
@@ -36,12 +35,10 @@ void fy_dupes_order_keepers(ferry_dupes *d);
 const char *fy_dupes_keep_describe(const ferry_dupes *d, char *buf, size_t n);
 
 /* robust.c: the union-find of ferry_dupes_find (over its distinct codes,
- * guarded by mu) and how pairs join it (take locks mu itself). */
+ * roots the smallest index of their component), guarded by mu. */
 typedef struct fy_robust_join {
   pthread_mutex_t *mu;
   uint32_t *parent;
-  fy_pair_sink take;
-  void *user;
 } fy_robust_join;
 /* Joins the distinct codes (urep[u]: the search index of code u's first
  * entry) whose entries' signatures match turned, mirrored, cropped or

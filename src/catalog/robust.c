@@ -20,7 +20,10 @@
  *               for, turned as its code is and reduced to 16 x 16, must
  *               correlate (Pearson) at least FY_ROBUST_NCC: different shots
  *               of one scene, whose codes can be close, fail there.
- *   joined      a verified pair joins the two groups, as the hash's pairs do.
+ *   joined      a verified pair joins the two groups, as the hash's pairs do
+ *               (it is not counted or listed among the hash's pairs, which
+ *               stay those within the threshold; how many joins the
+ *               signatures made is: ferry_dupes_signature_joins).
  *
  * Entries already in one group are not verified again, so a group of many
  * near-identical pictures costs a verification per merge, not per pair. */
@@ -47,7 +50,6 @@ typedef struct robust {
   const uint64_t *full;  /* pool code -> its 256 bits */
   uint8_t *meta;         /* pool code -> part * 8 + turn */
   const fy_robust_join *join;
-  ferry_hash_kind kind;
   pthread_mutex_t mu;
   size_t joined, verified;
 } robust;
@@ -152,20 +154,16 @@ static void take(const ferry_pair *p, size_t n, void *user) {
     done++;
     if (!verify(r, keep[k].i, keep[k].j))
       continue;
-    uint32_t a = r->owner[keep[k].i], b = r->owner[keep[k].j];
-    /* listed with the hash's distance, as the hash's own pairs are */
-    const ferry_catalog_entry *ea = &r->cat->entries[r->entry[a]],
-                              *eb = &r->cat->entries[r->entry[b]];
-    int dist = ferry_hash_distance(&ea->hash[r->kind], &eb->hash[r->kind]);
-    ferry_pair one = {a < b ? a : b, a < b ? b : a, (uint32_t)(dist < 0 ? 0 : dist)};
-    /* joined at once, so that the next candidates of these two are skipped */
+    /* joined at once, so that the next candidates of these two are skipped;
+     * the roots are the smallest indices, as the hash's joins make them, so
+     * the groups do not depend on the order the search found pairs in */
     pthread_mutex_lock(j->mu);
-    int apart = fy_uf_find(j->parent, a) != fy_uf_find(j->parent, b);
-    pthread_mutex_unlock(j->mu);
-    if (apart) {
-      j->take(&one, 1, j->user);
+    uint32_t ra = fy_uf_find(j->parent, a0), rb = fy_uf_find(j->parent, b0);
+    if (ra != rb) {
+      j->parent[ra > rb ? ra : rb] = ra < rb ? ra : rb;
       ok++;
     }
+    pthread_mutex_unlock(j->mu);
   }
   free(keep);
   pthread_mutex_lock(&r->mu);
@@ -182,7 +180,7 @@ int fy_dupes_robust(const ferry_dupes *d, const uint32_t *urep, size_t nu,
   uint32_t *entry = malloc((nu ? nu : 1) * sizeof *entry);
   uint64_t *codes = malloc((nu ? nu : 1) * CODES * 4 * sizeof *codes);
   uint64_t *low = malloc((nu ? nu : 1) * CODES * sizeof *low);
-  robust r = {.cat = cat, .entry = entry, .join = join, .kind = d->kind};
+  robust r = {.cat = cat, .entry = entry, .join = join};
   r.owner = malloc((nu ? nu : 1) * CODES * sizeof *r.owner);
   r.meta = malloc((nu ? nu : 1) * CODES);
   r.full = codes;

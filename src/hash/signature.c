@@ -5,8 +5,10 @@
  *      aspect ratio does not matter: every later step works in fractions
  *      of the sides);
  *   2. flat borders cut off: rows and columns whose grey levels span at most
- *      FY_SIG_FLAT, from each side in turn, at least 8 cells kept
- *      (letterboxing, black or white bars, the black corners of nothing);
+ *      FY_SIG_FLAT and whose mean stays within FY_SIG_SAME of the outermost
+ *      one's (one colour: letterboxing, black or white bars; a sky, whose
+ *      rows change slowly, is not a bar), from each side in turn, at least
+ *      8 cells kept;
  *   3. six parts of what is left: the whole and five 90 % crops (centre and
  *      the four corners), each reduced to 64 x 64, and the signs of its
  *      16 x 16 lowest DCT-II frequencies: 256 bits (bit 16 u + v, u the
@@ -46,26 +48,35 @@ static void cos_init(void) {
       cosines[k][j] = cos(M_PI * k * (2 * j + 1) / (2.0 * PART));
 }
 
-/* Is the run of n values (step apart) flat? */
-static int flat(const float *p, int n, size_t step) {
+/* Is the run of n values (step apart) flat, and of the bar's colour (its
+ * mean within FY_SIG_SAME of *ref, the first line's mean, set here)? */
+static int flat(const float *p, int n, size_t step, double *ref) {
   float lo = p[0], hi = p[0];
-  for (int i = 1; i < n; i++) {
+  double sum = 0;
+  for (int i = 0; i < n; i++) {
     float v = p[(size_t)i * step];
     lo = v < lo ? v : lo;
     hi = v > hi ? v : hi;
+    sum += v;
   }
-  return hi - lo <= FY_SIG_FLAT;
+  if (hi - lo > FY_SIG_FLAT)
+    return 0;
+  double mean = sum / n;
+  if (*ref < 0)
+    *ref = mean;
+  return fabs(mean - *ref) <= FY_SIG_SAME;
 }
 
 void fy_sig_trim(const float *g, int n, int box[4]) {
   int t = 0, b = n, l = 0, r = n;
-  while (t < b - 8 && flat(g + (size_t)t * n + l, r - l, 1))
+  double rt = -1, rb = -1, rl = -1, rr = -1;
+  while (t < b - 8 && flat(g + (size_t)t * n + l, r - l, 1, &rt))
     t++;
-  while (b - 1 > t + 8 && flat(g + (size_t)(b - 1) * n + l, r - l, 1))
+  while (b - 1 > t + 8 && flat(g + (size_t)(b - 1) * n + l, r - l, 1, &rb))
     b--;
-  while (l < r - 8 && flat(g + (size_t)t * n + l, b - t, (size_t)n))
+  while (l < r - 8 && flat(g + (size_t)t * n + l, b - t, (size_t)n, &rl))
     l++;
-  while (r - 1 > l + 8 && flat(g + (size_t)t * n + r - 1, b - t, (size_t)n))
+  while (r - 1 > l + 8 && flat(g + (size_t)t * n + r - 1, b - t, (size_t)n, &rr))
     r--;
   box[0] = l;
   box[1] = t;

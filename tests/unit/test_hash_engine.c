@@ -223,7 +223,7 @@ static void engine_alone(list *files, int s, unsigned kinds) {
   /* signatures of engine-decoded files against the CPU's fast ones */
   long sig_n = 0, sig_bits = 0;
   double sig_thumb = 0;
-  int sig_worst = 0;
+  int sig_worst = 0, sig_far = 0;
   int listed = 0;
   for (size_t i = 0; i < files->n; i++) {
     once += f.calls[i] == 1;
@@ -244,6 +244,8 @@ static void engine_alone(list *files, int s, unsigned kinds) {
       sig_n++, sig_bits += d;
       sig_thumb += (double)t / (FERRY_SIGNATURE_THUMB * FERRY_SIGNATURE_THUMB);
       sig_worst = d > sig_worst ? d : sig_worst;
+      if (d > 64 && sig_far++ < 5)
+        printf("    signature far from the CPU's: %s, %d bits\n", files->v[i], d);
     }
     if (!f.engine[i]) { /* the engine thread's CPU fallback: fast mode, bit for bit */
       cpu_files++;
