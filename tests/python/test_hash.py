@@ -205,8 +205,10 @@ def _cli_groups(root, tmp_path, mode, hash_size, kind, threshold):
     import subprocess
     from ferrylib import FERRY_BIN
     cat = tmp_path / f"cli_{mode}_{hash_size}.fidx"
+    # the kind and the signatures, as find_duplicates (robust=True) hashes
     r = subprocess.run([FERRY_BIN, "hash", str(root), "-o", str(cat), "--mode", mode,
-                        "--hash-size", str(hash_size), "--hashes", kind, "--threads", "2", "-q"],
+                        "--hash-size", str(hash_size), "--hashes", kind + ",signature",
+                        "--threads", "2", "-q"],
                        capture_output=True, text=True, timeout=600)
     assert r.returncode in (0, 3), r.stderr  # 3: some files failed, as meant
     r = subprocess.run([FERRY_BIN, "dupes", str(cat), "--hash", kind, "--threshold",
