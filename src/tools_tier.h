@@ -8,7 +8,8 @@
 
 #include "catalog/catalog.h" /* fy_scan, fy_path_under, FY_MOVES_LOG: ferry hash, --move-dupes-to */
 #include "catalog/dupes.h"   /* fy_dupes_parse_keep: --keep refused before the search */
-#include "catalog/text.h"    /* fy_csv_field, fy_json_string: the one CSV and JSON writer */
+#include "catalog/text.h"    /* fy_csv_field, fy_json_string: the one CSV and JSON writer;
+                                fy_csv_row, fy_base64_decode: --apply-list's move list */
 #include "core/internal.h"   /* fy_now, fy_buf, fault points (FERRY_FAIL_* in the CLI's tests) */
 #include "cuda/gpu.h"        /* fy_gpu_probe (doctor), GPU batches copied back, --consume-ms */
 #include "image/image.h"     /* fy_f16_to_f32: batches back to pixels */

@@ -47,6 +47,9 @@ static const char help[] =
     "                          path mirrored below DIR; listed in\n"
     "                          DIR/ferry-moves.csv). Dry run unless --apply.\n"
     "  --apply                 really move. ferry never deletes anything.\n"
+    "  --apply-list FILE       with --move-dupes-to: move the files a move list names\n"
+    "                          (the HTML report's \"Save the move list\": your keepers\n"
+    "                          and ticks) instead of every non-keeper\n"
     "  --no-robust             the hash alone: do not also match copies turned by\n"
     "                          a right angle, mirrored, cropped or letterboxed\n"
     "                          (found from the catalog's signatures, verified)\n"
@@ -71,7 +74,8 @@ static int dupes_main(int argc, char **argv) {
       fputs(help, stdout);
       return CLI_OK;
     }
-  const char *catalog = NULL, *format = "csv", *out = NULL, *move_to = NULL, *keep = NULL;
+  const char *catalog = NULL, *format = "csv", *out = NULL, *move_to = NULL, *keep = NULL,
+             *apply_list = NULL;
   ferry_hash_kind kind = DEFAULT_HASH;
   int threshold = -1, apply = 0, quiet = 0;
   ferry_search_options so;
@@ -82,7 +86,7 @@ static int dupes_main(int argc, char **argv) {
                 !strcmp(s, "-f") || !strcmp(s, "-o") || !strcmp(s, "--output") ||
                 !strcmp(s, "--move-dupes-to") || !strcmp(s, "--method") ||
                 !strcmp(s, "--threads") || !strcmp(s, "--device") || !strcmp(s, "--keep") ||
-                !strcmp(s, "--reference") || !strcmp(s, "--exclude");
+                !strcmp(s, "--reference") || !strcmp(s, "--exclude") || !strcmp(s, "--apply-list");
     if (takes && !v)
       return cli_usage_error("dupes", "%s needs a value", s);
     if (takes)
@@ -148,6 +152,8 @@ static int dupes_main(int argc, char **argv) {
       excl[nexcl++] = v;
     } else if (!strcmp(s, "--apply")) {
       apply = 1;
+    } else if (!strcmp(s, "--apply-list")) {
+      apply_list = v;
     } else if (!strcmp(s, "--no-robust")) {
       so.robust = 0;
     } else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
@@ -164,6 +170,9 @@ static int dupes_main(int argc, char **argv) {
     return cli_usage_error("dupes", "needs a catalog (.fidx, from `ferry hash -o`)");
   if (apply && !move_to)
     return cli_usage_error("dupes", "--apply goes with --move-dupes-to DIR");
+  if (apply_list && !move_to)
+    return cli_usage_error("dupes", "--apply-list goes with --move-dupes-to DIR (where the "
+                                    "files it names are moved)");
   if (cli_refuse_overwrite("dupes", out, catalog))
     return CLI_USAGE;
   struct stat st;
@@ -250,7 +259,8 @@ static int dupes_main(int argc, char **argv) {
             ferry_dupes_signature_joins(d), so.device >= 0 ? "GPU" : ferry_search_isa(), dt);
   }
   if (rc == CLI_OK && move_to)
-    rc = cli_move_dupes(c, d, move_to, apply, quiet);
+    rc = apply_list ? cli_move_list(c, d, apply_list, move_to, apply, quiet)
+                    : cli_move_dupes(c, d, move_to, apply, quiet);
   ferry_dupes_free(d);
   ferry_catalog_free(c);
   return rc;

@@ -1,6 +1,8 @@
 /* report.c — ferry_dupes_write: the groups as CSV, JSON, or one offline
- * HTML page (thumbnails embedded as data: URIs, side by side per group,
- * distance to the keeper under each, the keeper outlined). */
+ * HTML page (thumbnails embedded as data: URIs, each group's files in a
+ * grid, distance to the keeper under each, the keeper outlined; the keeper
+ * can be changed and files unticked, and the page exports the move list that
+ * `ferry dupes --apply-list` carries out). */
 #include "catalog/dupes.h"
 #include "catalog/text.h"
 
@@ -52,54 +54,124 @@ static void write_json(const ferry_dupes *d, FILE *f) {
   fputs("\n]}\n", f);
 }
 
+/* The page: a toolbar (how many files are ticked to move, the move list to
+ * save), each group's files in a grid that reflows with the window. Every
+ * file has a "keep" choice (one per group, the keeper's preselected) and a
+ * "move" box (ticked for the others); a click on a picture opens it large
+ * (the file itself, else its thumbnail). The move list follows the ticks:
+ * CSV path,keeper,path_b64,keeper_b64 for `ferry dupes --apply-list`. */
 static const char style[] =
-    "body{font-family:system-ui,sans-serif;margin:1.5em;background:#fafafa;color:#222}"
-    "h1{font-size:1.3em}.group{background:#fff;border:1px solid #ddd;border-radius:6px;"
-    "margin:1em 0;padding:.8em}.group h2{font-size:1em;margin:0 0 .6em}"
-    ".members{display:flex;flex-wrap:wrap;gap:12px}"
-    "figure{margin:0;width:180px;padding:6px;border:3px solid transparent;border-radius:6px}"
+    "*{box-sizing:border-box}body{font-family:system-ui,sans-serif;margin:0;background:#f6f6f6;"
+    "color:#222}header{position:sticky;top:0;z-index:2;background:#fff;border-bottom:1px solid "
+    "#ccc;padding:.6em 1em}h1{font-size:1.15em;margin:0 0 .3em}header p{margin:.2em 0;"
+    "font-size:.85em}main{padding:.5em 1em}button{font:inherit;margin-right:.4em}"
+    "details textarea{width:100%;height:8em;font-family:monospace;font-size:.8em}"
+    ".group{background:#fff;border:1px solid #ddd;border-radius:6px;margin:.8em 0;"
+    "padding:.6em}.group h2{font-size:.95em;margin:0 0 .5em}"
+    ".members{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:10px}"
+    "figure{margin:0;padding:5px;border:3px solid transparent;border-radius:6px;min-width:0}"
     "figure.keeper{border-color:#2a8a3a;background:#eef8ef}"
-    "figure img{max-width:160px;max-height:160px;display:block;margin:auto}"
-    "figcaption{font-size:.75em;word-break:break-all;margin-top:4px}"
-    ".badge{display:inline-block;background:#2a8a3a;color:#fff;border-radius:3px;"
-    "padding:0 4px;font-weight:bold}.dist{font-weight:bold}.noimg{width:160px;height:60px;"
-    "display:flex;align-items:center;justify-content:center;background:#eee;color:#888}";
+    "figure.moving{border-color:#c0392b;border-style:dashed;background:#fdf0ee}"
+    "figure.moving img{opacity:.6}"
+    "figure img{width:100%;height:120px;object-fit:contain;display:block;cursor:zoom-in}"
+    "figcaption{font-size:.75em;margin-top:4px;line-height:1.35}"
+    "figcaption label{margin-right:.6em;white-space:nowrap;cursor:pointer}"
+    ".nb{white-space:nowrap}.path{overflow-wrap:anywhere;color:#555}.dist{font-weight:bold}"
+    ".noimg{height:120px;display:flex;align-items:center;justify-content:center;background:#eee;"
+    "color:#888}#preview{position:fixed;inset:0;z-index:5;background:rgba(0,0,0,.85);"
+    "display:flex;flex-direction:column;align-items:center;justify-content:center;"
+    "cursor:zoom-out}#preview[hidden]{display:none}#preview img{max-width:95vw;max-height:88vh}"
+    "#preview div{color:#eee;font-size:.85em;margin-top:.5em;overflow-wrap:anywhere;"
+    "max-width:95vw}";
 
-/* Counts the thumbnails that decoded (for automated checks: the body's
- * data-thumbs-loaded attribute, and a line at the top). */
-static const char script[] = "window.addEventListener('load',function(){var ok=0,bad=0;"
-                             "document.querySelectorAll('figure img').forEach(function(i){"
-                             "if(i.complete&&i.naturalWidth>0)ok++;else bad++;});"
-                             "document.body.setAttribute('data-thumbs-loaded',ok);"
-                             "document.body.setAttribute('data-thumbs-broken',bad);});";
+static const char script[] =
+    "function q(s){return /[\",\\n\\r]/.test(s)?'\"'+s.replace(/\"/g,'\"\"')+'\"':s}"
+    "function sync(){var rows=['path,keeper,path_b64,keeper_b64'],n=0;"
+    "document.querySelectorAll('section.group').forEach(function(g){var keeper=null,"
+    "figs=g.querySelectorAll('figure');figs.forEach(function(f){"
+    "if(f.querySelector('input.keep').checked)keeper=f;});figs.forEach(function(f){"
+    "var m=f.querySelector('input.move'),k=f===keeper;f.classList.toggle('keeper',k);"
+    "if(k||f.dataset.reference){m.checked=false;m.disabled=true;}else m.disabled=false;"
+    "f.classList.toggle('moving',m.checked);if(m.checked&&keeper){n++;rows.push([q(f.dataset.path),"
+    "q(keeper.dataset.path),f.dataset.pathB64,keeper.dataset.pathB64].join(','));}});});"
+    "document.getElementById('move-list').value=rows.join('\\n')+'\\n';"
+    "document.getElementById('count').textContent=n;"
+    "document.body.setAttribute('data-move-count',n);}"
+    "window.addEventListener('load',function(){var ok=0,bad=0;"
+    "document.querySelectorAll('figure img').forEach(function(i){"
+    "if(i.complete&&i.naturalWidth>0)ok++;else bad++;});"
+    "document.body.setAttribute('data-thumbs-loaded',ok);"
+    "document.body.setAttribute('data-thumbs-broken',bad);"
+    "document.querySelectorAll('input.keep').forEach(function(r){r.addEventListener('change',"
+    "function(){var g=r.closest('section'),old=g.querySelector('figure.keeper');"
+    "if(old&&!old.dataset.reference)old.querySelector('input.move').checked=true;sync();});});"
+    "document.querySelectorAll('input.move').forEach(function(c){"
+    "c.addEventListener('change',sync);});"
+    "var pv=document.getElementById('preview'),big=pv.querySelector('img');"
+    "document.querySelectorAll('figure img').forEach(function(i){i.addEventListener('click',"
+    "function(){var f=i.closest('figure');big.onerror=function(){big.onerror=null;big.src=i.src;};"
+    "big.src=f.dataset.src;pv.querySelector('div').textContent=f.dataset.path;pv.hidden=false;"
+    "document.body.setAttribute('data-preview',f.dataset.path);});});"
+    "pv.addEventListener('click',function(){pv.hidden=true;big.removeAttribute('src');"
+    "document.body.removeAttribute('data-preview');});"
+    "document.addEventListener('keydown',function(e){if(e.key==='Escape')pv.click();});"
+    "document.getElementById('none').addEventListener('click',function(){"
+    "document.querySelectorAll('input.move').forEach(function(c){c.checked=false;});sync();});"
+    "document.getElementById('save').addEventListener('click',function(){"
+    "var a=document.createElement('a');a.href=URL.createObjectURL(new Blob("
+    "[document.getElementById('move-list').value],{type:'text/csv'}));"
+    "a.download='ferry-move-list.csv';document.body.appendChild(a);a.click();a.remove();});"
+    "sync();});";
 
-static void write_member(const ferry_dupes *d, FILE *f, uint32_t keeper, uint32_t i, int first) {
+/* A file: URL of the path, every byte but unreserved ones and '/'
+ * percent-encoded (any name, not only UTF-8, round-trips). */
+static void file_url(FILE *f, const char *path) {
+  fputs("file://", f);
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+    int plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                *p == '/' || *p == '-' || *p == '.' || *p == '_' || *p == '~';
+    if (plain)
+      fputc(*p, f);
+    else
+      fprintf(f, "%%%02X", *p);
+  }
+}
+
+static void write_member(const ferry_dupes *d, FILE *f, size_t g, uint32_t keeper, uint32_t i,
+                         int first) {
   const ferry_catalog_entry *e = entry(d, i);
+  int ref = ferry_dupes_is_reference(d, i);
   fprintf(f, "<figure class=\"member%s\" data-path=\"", first ? " keeper" : "");
   fy_html_text(f, e->path);
-  if (!fy_utf8_valid(e->path)) { /* the exact bytes, for scripts */
-    fputs("\" data-path-b64=\"", f);
-    fy_base64(f, (const uint8_t *)e->path, strlen(e->path));
-  }
-  fprintf(f, "\" data-distance=\"%d\">", ferry_dupes_distance(d, keeper, i));
+  fputs("\" data-path-b64=\"", f); /* the exact bytes, for the move list and scripts */
+  fy_base64(f, (const uint8_t *)e->path, strlen(e->path));
+  fputs("\" data-src=\"", f);
+  file_url(f, e->path);
+  fprintf(f, "\" data-distance=\"%d\"%s>", ferry_dupes_distance(d, keeper, i),
+          ref ? " data-reference=\"1\"" : "");
   uint8_t *jpg;
   size_t n;
   if (fy_thumbnail(e->path, 160, &jpg, &n) == FERRY_OK) {
-    fputs("<img alt=\"\" src=\"data:image/jpeg;base64,", f);
+    fputs("<img alt=\"\" title=\"click: the picture large\" src=\"data:image/jpeg;base64,", f);
     fy_base64(f, jpg, n);
     fputs("\">", f);
     free(jpg);
   } else {
     fputs("<div class=\"noimg\">no preview</div>", f);
   }
-  fputs("<figcaption>", f);
-  if (first)
-    fputs("<span class=\"badge\">keeper</span> ", f);
-  else
-    fprintf(f, "distance <span class=\"dist\">%d</span> ", ferry_dupes_distance(d, keeper, i));
-  fprintf(f, "%d&times;%d, %.1f KiB<br>", e->width, e->height, (double)e->size / 1024.0);
+  fprintf(f,
+          "<figcaption><label><input type=\"radio\" class=\"keep\" name=\"keep-%zu\"%s> keep"
+          "</label><label><input type=\"checkbox\" class=\"move\"%s> move</label>%s<br>",
+          g, first ? " checked" : "", first || ref ? "" : " checked",
+          ref ? " <span class=\"nb\">(reference)</span>" : "");
+  if (!first)
+    fprintf(f, "<span class=\"nb\">distance <span class=\"dist\">%d</span></span> ",
+            ferry_dupes_distance(d, keeper, i));
+  fprintf(f, "<span class=\"nb\">%d&times;%d</span> <span class=\"nb\">%.1f&nbsp;KiB</span><br>",
+          e->width, e->height, (double)e->size / 1024.0);
+  fputs("<span class=\"path\">", f);
   fy_html_text(f, e->path);
-  fputs("</figcaption></figure>\n", f);
+  fputs("</span></figcaption></figure>\n", f);
 }
 
 static void write_html(const ferry_dupes *d, FILE *f) {
@@ -107,6 +179,7 @@ static void write_html(const ferry_dupes *d, FILE *f) {
   for (size_t g = 0; g < d->ngroups; g++)
     dupes += ferry_dupes_group(d, g, NULL) - 1;
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
         "<title>ferry: near-duplicates</title><style>",
         f);
   fputs(style, f);
@@ -114,10 +187,19 @@ static void write_html(const ferry_dupes *d, FILE *f) {
   fputs(script, f);
   char rules[160];
   fprintf(f,
-          "</script></head>\n<body data-groups=\"%zu\">\n<h1>%zu groups of near-duplicates "
-          "(%zu files that are not the keeper)</h1>\n<p>hash %s, Hamming distance &le; %d. "
-          "The keeper of each group (by %s) is outlined; distances are to the keeper.</p>\n",
+          "</script></head>\n<body data-groups=\"%zu\">\n<header><h1>%zu groups of "
+          "near-duplicates (%zu files that are not the keeper)</h1>\n<p>hash %s, Hamming "
+          "distance &le; %d%s. The keeper of each group (by %s) is outlined in green. Choose "
+          "another with <b>keep</b>; untick <b>move</b> to leave a file where it is; click a "
+          "picture to see it large.</p>\n<p><b id=\"count\">0</b> files ticked to move. "
+          "<button id=\"save\">Save the move list</button><button id=\"none\">Untick all"
+          "</button> then <code>ferry dupes CATALOG --apply-list ferry-move-list.csv "
+          "--move-dupes-to DIR</code> (a dry run; add <code>--apply</code> to move, "
+          "<code>DIR/ferry-moves.csv</code> lists every move).</p>\n<details><summary>the "
+          "move list</summary><textarea id=\"move-list\" readonly></textarea></details>"
+          "</header>\n<main>\n",
           d->ngroups, d->ngroups, dupes, ferry_hash_kind_name(d->kind), d->threshold,
+          d->robust_joined ? ", or matched turned, mirrored or cropped by their signatures" : "",
           fy_dupes_keep_describe(d, rules, sizeof rules));
   for (size_t g = 0; g < d->ngroups; g++) {
     const uint32_t *m;
@@ -127,10 +209,10 @@ static void write_html(const ferry_dupes *d, FILE *f) {
             "<h2>group %zu: %zu files</h2><div class=\"members\">\n",
             g, n, g, n); /* numbered as in the CSV and JSON outputs */
     for (size_t k = 0; k < n; k++)
-      write_member(d, f, m[0], m[k], k == 0);
+      write_member(d, f, g, m[0], m[k], k == 0);
     fputs("</div></section>\n", f);
   }
-  fputs("</body></html>\n", f);
+  fputs("</main>\n<div id=\"preview\" hidden><img alt=\"\"><div></div></div>\n</body></html>\n", f);
 }
 
 int ferry_dupes_write(const ferry_dupes *d, const char *format, const char *out_path) {

@@ -2,6 +2,8 @@
  * file names (which may hold any byte but '/' and NUL), base64. */
 #include "catalog/text.h"
 
+#include <stdlib.h>
+
 #include <string.h>
 
 void fy_csv_field(FILE *f, const char *s) {
@@ -136,4 +138,135 @@ int fy_close_out(const char *path, FILE *f) {
   else
     bad = fclose(f) != 0 || bad;
   return bad ? fy_error(FERRY_EIO, "%s: write failed", path ? path : "<stdout>") : FERRY_OK;
+}
+
+int fy_base64_decode(const char *s, uint8_t **out, size_t *n) {
+  size_t len = strlen(s);
+  while (len && s[len - 1] == '=')
+    len--;
+  uint8_t *o = malloc(len * 3 / 4 + 3);
+  if (!o)
+    return fy_error(FERRY_ENOMEM, "base64: out of memory");
+  uint32_t acc = 0;
+  int bits = 0;
+  size_t k = 0;
+  for (size_t i = 0; i < len; i++) {
+    char c = s[i];
+    int v = c >= 'A' && c <= 'Z'   ? c - 'A'
+            : c >= 'a' && c <= 'z' ? c - 'a' + 26
+            : c >= '0' && c <= '9' ? c - '0' + 52
+            : c == '+'             ? 62
+            : c == '/'             ? 63
+                                   : -1;
+    if (v < 0) {
+      free(o);
+      return fy_error(FERRY_EINVAL, "base64: '%c' is not a base64 digit", c);
+    }
+    acc = acc << 6 | (uint32_t)v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      o[k++] = (uint8_t)(acc >> bits);
+    }
+  }
+  if (bits >= 6) { /* one digit alone carries no byte */
+    free(o);
+    return fy_error(FERRY_EINVAL, "base64: cut short");
+  }
+  *out = o;
+  *n = k;
+  return FERRY_OK;
+}
+
+void fy_csv_free(char **fields, size_t n) {
+  for (size_t i = 0; fields && i < n; i++)
+    free(fields[i]);
+  free(fields);
+}
+
+int fy_csv_row(FILE *f, char ***fields, size_t *n) {
+  *fields = NULL;
+  *n = 0;
+  int c = fgetc(f);
+  if (c == EOF)
+    return 0;
+  char **v = NULL, *cur = NULL;
+  size_t nv = 0, len = 0, cap = 0, total = 0;
+  int quoted = 0, rc = 1;
+  for (;; c = fgetc(f)) {
+    int end_field = 0, end_row = 0;
+    if (c == EOF) {
+      if (quoted) {
+        rc = fy_error(FERRY_EINVAL, "a quoted field is not closed");
+        break;
+      }
+      end_field = end_row = 1;
+    } else if (quoted) {
+      if (c == '"') {
+        int d = fgetc(f);
+        if (d == '"')
+          c = '"'; /* a quote, doubled */
+        else {
+          quoted = 0;
+          if (d != EOF)
+            ungetc(d, f);
+          continue;
+        }
+      }
+    } else if (c == '"' && len == 0) {
+      quoted = 1;
+      continue;
+    } else if (c == ',') {
+      end_field = 1;
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r') {
+        int d = fgetc(f);
+        if (d != '\n' && d != EOF)
+          ungetc(d, f);
+      }
+      end_field = end_row = 1;
+    }
+    if (!end_field) {
+      if (++total > (1u << 20)) {
+        rc = fy_error(FERRY_ETOO_LARGE, "a record over 1 MiB");
+        break;
+      }
+      if (len + 2 > cap) {
+        cap = cap ? 2 * cap : 64;
+        char *p = realloc(cur, cap);
+        if (!p) {
+          rc = fy_error(FERRY_ENOMEM, "out of memory");
+          break;
+        }
+        cur = p;
+      }
+      cur[len++] = (char)c;
+      continue;
+    }
+    char **p = realloc(v, (nv + 1) * sizeof *v);
+    char *field = malloc(len + 1);
+    if (!p || !field) {
+      free(field);
+      if (p)
+        v = p;
+      rc = fy_error(FERRY_ENOMEM, "out of memory");
+      break;
+    }
+    v = p;
+    if (len)
+      memcpy(field, cur, len);
+    field[len] = '\0';
+    v[nv++] = field;
+    len = 0;
+    if (end_row)
+      break;
+  }
+  free(cur);
+  if (rc != 1) {
+    fy_csv_free(v, nv);
+    return -1;
+  }
+  *fields = v;
+  *n = nv;
+  return 1;
 }

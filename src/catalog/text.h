@@ -24,6 +24,15 @@ void fy_json_path_b64(FILE *f, const char *key, const char *path);
 void fy_html_text(FILE *f, const char *s);
 /* Base64 of n bytes (for data: URIs). */
 void fy_base64(FILE *f, const uint8_t *d, size_t n);
+/* Decodes base64 (RFC 4648, padding optional) into *out (malloc'd, *n
+ * bytes). FERRY_EINVAL for anything else. */
+int fy_base64_decode(const char *s, uint8_t **out, size_t *n);
+/* Reads one CSV record (RFC 4180: quoted fields may hold commas, quotes
+ * doubled, newlines; CRLF or LF ends a record) into *fields (n strings,
+ * free with fy_csv_free). 1: a record, 0: end of file, -1: an error (an
+ * unterminated quote, a line over 1 MiB, no memory) with the message. */
+int fy_csv_row(FILE *f, char ***fields, size_t *n);
+void fy_csv_free(char **fields, size_t n);
 /* Opens `path` for writing ("-" or NULL: stdout). */
 int fy_open_out(const char *path, FILE **f);
 /* Closes (or flushes stdout), reporting write errors. */

@@ -810,3 +810,52 @@ def test_dupes_exclude(tmp_path):
     assert r.returncode == 1 and "--exclude left out every file" in r.stderr, r.stderr
     r = ferry("dupes", cat, "--exclude", "")
     assert r.returncode == 2 and "--exclude needs a pattern" in r.stderr
+
+
+def test_apply_list_refusals(tmp_path):
+    """`ferry dupes --apply-list`: a move list that is not one is a usage
+    error; a line naming a file outside the catalog, a keeper of another
+    group, a reference file or a keeper listed to move is refused with its
+    line number (exit 3) while the good lines move; a file listed twice
+    moves once."""
+    import base64
+    pics, other = tmp_path / "pics", tmp_path / "other"
+    pics.mkdir()
+    other.mkdir()
+    for i in range(3):
+        shutil.copy(FIX / "rgb420.jpg", pics / f"a{i}.jpg")
+    shutil.copy(FIX / "progressive.jpg", pics / "b0.jpg")
+    shutil.copy(FIX / "progressive.jpg", other / "b1.jpg")
+    cat, aside, lst = tmp_path / "c.fidx", tmp_path / "aside", tmp_path / "list.csv"
+    assert ferry("hash", pics, other, "-o", cat, "-q").returncode == 0
+    lst.write_text("hello\n")
+    r = ferry("dupes", cat, "--apply-list", lst, "--move-dupes-to", aside, "-q")
+    assert r.returncode == 2 and "not a move list" in r.stderr
+    r = ferry("dupes", cat, "--apply-list", lst, "-q")
+    assert r.returncode == 2 and "--move-dupes-to" in r.stderr
+
+    def b64(p):
+        return base64.b64encode(os.fsencode(p)).decode()
+
+    a0, a1, a2, b0 = (str(pics / n) for n in ("a0.jpg", "a1.jpg", "a2.jpg", "b0.jpg"))
+    b1 = str(other / "b1.jpg")
+    rows = ["path,keeper,path_b64,keeper_b64",
+            f"{a1},{a0},{b64(a1)},{b64(a0)}",                  # good
+            f"{a1},{a0},{b64(a1)},{b64(a0)}",                  # twice: moves once
+            f"{a2},{b0},{b64(a2)},{b64(b0)}",                  # keeper of another group
+            f"/nowhere.jpg,{a0},{b64('/nowhere.jpg')},{b64(a0)}",  # not in the catalog
+            f"{a0},{a2},{b64(a0)},{b64(a2)}",                  # a0 keeps above: refused
+            f"{b1},{b0},{b64(b1)},{b64(b0)}",                  # under --reference
+            f"{a2},{a0},not base64!,{b64(a0)}"]                # a damaged line
+    lst.write_text("\n".join(rows) + "\n")
+    r = ferry("dupes", cat, "--apply-list", lst, "--move-dupes-to", aside, "--apply",
+              "--reference", other, "-q")
+    assert r.returncode == 3, r.stderr
+    for line, why in ((4, "not in its keeper's group"), (5, "not in the catalog"),
+                      (6, "listed both to keep and to move"), (7, "--reference"),
+                      (8, "not a path in base64")):
+        assert f"line {line}" in r.stderr and why in r.stderr, (line, why, r.stderr)
+    assert sorted(p.name for p in pics.iterdir()) == ["a0.jpg", "a2.jpg", "b0.jpg"]
+    assert (other / "b1.jpg").exists()
+    moved = list(csv.DictReader(open(aside / "ferry-moves.csv")))
+    assert [os.path.basename(m["from"]) for m in moved] == ["a1.jpg"]

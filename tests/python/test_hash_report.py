@@ -1,6 +1,7 @@
 """The HTML duplicate report opened in headless Chromium (Debian's
 chromium): it loads offline, shows the expected groups with every thumbnail
 decoded, and the keeper of each group marked first."""
+import base64
 import html.parser
 import shutil
 import subprocess
@@ -102,3 +103,75 @@ def test_report_on_the_dupes_corpus(tmp_path):
     label = same_picture_truth(truth)
     pure = [len({label[os.path.basename(m[0])] for m in g["members"]}) == 1 for g in dom.groups]
     assert sum(pure) >= 0.95 * len(pure)
+
+
+@needs_chromium
+def test_report_acts(tmp_path):
+    """The page people act on, clicked in Chromium: the keeper changed, a
+    file unticked, a picture opened large; the move list saved from the page
+    is what `ferry dupes --apply-list` then moves (dry run, then --apply with
+    its undo log). A screenshot is kept (FERRY_REPORT_SHOT=PATH)."""
+    import csv
+    import io
+    import os
+    from cdp_pipe import Browser
+    pics = tmp_path / "pics"
+    pics.mkdir()
+    for i in range(3):
+        shutil.copy(FIX / "rgb420.jpg", pics / f"a{i}.jpg")
+    shutil.copy(FIX / "rgb444.jpg", pics / "a_big.jpg")  # the largest file: the keeper
+    shutil.copy(FIX / "progressive.jpg", pics / "b0.jpg")
+    shutil.copy(FIX / "progressive.jpg", pics / "b1.jpg")
+    page, _ = make_report(tmp_path, pics)
+    b = Browser(CHROMIUM, 900, 700)
+    try:
+        b.open(page.as_uri())
+        assert b.js("document.querySelectorAll('section.group').length") == 2
+        assert b.js("document.body.dataset.moveCount") == "4"  # every non-keeper ticked
+        keeper = "figure.keeper[data-path$='/a_big.jpg']"
+        assert b.js(f"!!document.querySelector(\"{keeper}\")")
+        # another keeper for group 0: a1 keeps, a_big is ticked to move instead
+        b.click("figure[data-path$='/a1.jpg'] input.keep")
+        assert b.js("document.querySelector(\"figure[data-path$='/a1.jpg']\")"
+                    ".classList.contains('keeper')")
+        assert b.js("document.querySelector(\"figure[data-path$='/a_big.jpg'] input.move\")"
+                    ".checked")
+        assert b.js("document.querySelector(\"figure[data-path$='/a1.jpg'] input.move\")"
+                    ".disabled")
+        # b1 stays where it is
+        b.click("figure[data-path$='/b1.jpg'] input.move")
+        assert b.js("document.body.dataset.moveCount") == "3"
+        rows = list(csv.DictReader(io.StringIO(b.js("document.getElementById('move-list')"
+                                                    ".value"))))
+        moved = sorted(os.path.basename(r["path"]) for r in rows)
+        assert moved == ["a0.jpg", "a2.jpg", "a_big.jpg"], moved
+        assert {os.path.basename(r["keeper"]) for r in rows} == {"a1.jpg"}
+        assert all(base64.b64decode(r["path_b64"]).decode() == r["path"] for r in rows)
+        # a click on a picture shows the file itself, large
+        b.click("figure[data-path$='/b0.jpg'] img")
+        assert b.js("document.body.dataset.preview").endswith("/b0.jpg")
+        shown = b.js("new Promise(function(ok){var i=document.querySelector('#preview img');"
+                     "function done(){ok([i.naturalWidth, i.src.slice(0, 7)]);}"
+                     "if(i.complete&&i.naturalWidth)done();else i.onload=done;})")
+        print("preview:", shown)
+        assert shown[0] > 0 and shown[1] == "file://", shown  # the file itself
+        assert not b.js("document.getElementById('preview').hidden")
+        b.screenshot(tmp_path / "preview.png")
+        b.click("#preview")
+        assert b.js("document.getElementById('preview').hidden")
+        b.screenshot(os.environ.get("FERRY_REPORT_SHOT") or tmp_path / "report.png")
+        listing = b.js("document.getElementById('move-list').value")
+    finally:
+        b.close()
+    lst, aside, cat = tmp_path / "moves.csv", tmp_path / "aside", tmp_path / "c.fidx"
+    lst.write_text(listing)
+    r = subprocess.run([FERRY_BIN, "dupes", cat, "--apply-list", lst, "--move-dupes-to", aside],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("would move /") == 3 and not aside.exists()
+    r = subprocess.run([FERRY_BIN, "dupes", cat, "--apply-list", lst, "--move-dupes-to", aside,
+                        "--apply", "-q"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in pics.iterdir()) == ["a1.jpg", "b0.jpg", "b1.jpg"]
+    undo = list(csv.DictReader(open(aside / "ferry-moves.csv")))
+    assert sorted(os.path.basename(u["from"]) for u in undo) == ["a0.jpg", "a2.jpg", "a_big.jpg"]
