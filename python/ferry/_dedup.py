@@ -14,7 +14,7 @@ from ._common import _choice, _default_workers, _device_index
 
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".tif", ".tiff",
-                  ".gif")
+                  ".gif", ".heic", ".heif", ".hif", ".avif")  # io/walk.c's list
 _MODES = {"fast": 0, "compatible": 1}
 _SIGNATURE = 1 << 16  # FERRY_HASH_SIGNATURE: the signature robust matching uses
 PathLike = Union[str, "os.PathLike[str]"]
@@ -104,9 +104,9 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
         if inexact:
             more = f" (and {len(inexact) - 1} more)" if len(inexact) > 1 else ""
             warnings.warn(f"ferry.hash: {inexact[0]}{more}: not bit-exact with imagehash (a "
-                          "16-bit PNG, a TIFF other than 8-bit grey, RGB or palette, or a GIF whose "
-                          "first image does not cover the picture: ferry's 8-bit samples are not "
-                          "Pillow's)", RuntimeWarning, stacklevel=3)
+                          "16-bit PNG, a HEIF, a TIFF other than 8-bit grey, RGB or palette, or a "
+                          "GIF whose first image does not cover the picture: ferry's 8-bit "
+                          "samples are not Pillow's)", RuntimeWarning, stacklevel=3)
         return out
 
     def one(item: Any) -> Any:

@@ -1,4 +1,4 @@
-/* codec.h — internal decoder interface shared by JPEG, PNG, WebP, TIFF and GIF. */
+/* codec.h — internal decoder interface shared by JPEG, PNG, WebP, TIFF, GIF and HEIF. */
 #ifndef FY_CODEC_H
 #define FY_CODEC_H
 
@@ -65,6 +65,7 @@ int fy_png_probe(const uint8_t *data, size_t size, const char *name, ferry_info 
 int fy_webp_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
 int fy_tiff_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
 int fy_gif_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
+int fy_heif_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
 
 /* Decode request after planning, in stored (un-oriented) coordinates. */
 typedef struct fy_codec_req {
@@ -138,6 +139,12 @@ int fy_gif_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char 
 /* 1 when ferry's pixels of this GIF are Pillow's (the first image covers
  * the screen and has a colour table), else 0. */
 int fy_gif_pillow_exact(const uint8_t *data, size_t size);
+/* HEIF (heif.c): HEIC, AVIF; the primary image, upright (libheif applies
+ * the file's transformations), RGB or its luma. */
+int fy_heif_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
+                   const fy_codec_req *req, fy_decoded *out);
+/* 0: Pillow reads HEIF only through a plugin whose decoder may differ. */
+int fy_heif_pillow_exact(const uint8_t *data, size_t size);
 int fy_jpeg_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                    const fy_codec_req *req, fy_decoded *out);
 

@@ -27,6 +27,15 @@ ferry_format fy_sniff(const uint8_t *data, size_t size) {
     return FERRY_FORMAT_BMP;
   if (has_prefix(data, size, "II*\0", 4) || has_prefix(data, size, "MM\0*", 4))
     return FERRY_FORMAT_TIFF;
+  /* HEIF: an ISO media file whose ftyp box names a still-image brand
+   * (HEIC from phones, generic HEIF, AVIF); video brands (mp4, qt) are not */
+  if (size >= 12 && memcmp(data + 4, "ftyp", 4) == 0) {
+    static const char brands[][5] = {"heic", "heix", "heim", "heis", "hevc", "hevx",
+                                     "hevm", "hevs", "mif1", "msf1", "avif", "avis"};
+    for (size_t i = 0; i < sizeof brands / sizeof brands[0]; i++)
+      if (memcmp(data + 8, brands[i], 4) == 0)
+        return FERRY_FORMAT_HEIF;
+  }
   return FERRY_FORMAT_UNKNOWN;
 }
 
@@ -39,6 +48,7 @@ const char *ferry_format_name(ferry_format format) {
   case FERRY_FORMAT_BMP: return "BMP";
   case FERRY_FORMAT_TIFF: return "TIFF";
   case FERRY_FORMAT_PACK: return "pack";
+  case FERRY_FORMAT_HEIF: return "HEIF";
   case FERRY_FORMAT_UNKNOWN: break;
   }
   return "unknown";

@@ -16,15 +16,15 @@ int fy_is_image_name(const char *name) {
   if (!dot || name[0] == '.')
     return 0;
   /* the list FY_IMAGE_EXTENSIONS (walk.h) names in messages */
-  static const char *const ext[] = {".jpg",  ".jpeg", ".png",  ".webp", ".jpe",
-                                    ".jfif", ".tif",  ".tiff", ".gif"};
+  static const char *const ext[] = {".jpg",  ".jpeg", ".png",  ".webp", ".jpe", ".jfif", ".tif",
+                                    ".tiff", ".gif",  ".heic", ".heif", ".hif", ".avif"};
   for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
     if (strcasecmp(dot, ext[i]) == 0)
       return 1;
   return 0;
 }
 
-const char *const fy_not_read_names[FY_NOT_READ_COUNT] = {"HEIC/HEIF", "BMP", "AVIF", "camera raw"};
+const char *const fy_not_read_names[FY_NOT_READ_COUNT] = {"BMP", "camera raw"};
 
 void fy_not_read_describe(const size_t counts[FY_NOT_READ_COUNT], char *buf, size_t n) {
   if (!n)
@@ -44,9 +44,8 @@ int fy_not_read_format(const char *name) {
   static const struct {
     const char *ext;
     int format;
-  } tab[] = {{".heic", 0}, {".heif", 0}, {".hif", 0}, {".bmp", 1}, {".avif", 2},
-             {".cr2", 3},  {".cr3", 3},  {".nef", 3}, {".arw", 3}, {".dng", 3},
-             {".raf", 3},  {".orf", 3},  {".rw2", 3}};
+  } tab[] = {{".bmp", 0}, {".cr2", 1}, {".cr3", 1}, {".nef", 1}, {".arw", 1},
+             {".dng", 1}, {".raf", 1}, {".orf", 1}, {".rw2", 1}};
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
     if (strcasecmp(dot, tab[i].ext) == 0)
       return tab[i].format;

@@ -387,6 +387,40 @@ def gen_gif():
         golden_from_pillow(n)
 
 
+def gen_heif():
+    """HEIF through libheif: HEIC (HEVC) in colour, grey and with alpha, at
+    an odd size (the codec pads to even sizes and the file crops back), and
+    AVIF. Written and decoded by pillow-heif (its own libheif): the goldens
+    carry a tolerance, since ferry's libheif may convert YCbCr to RGB with
+    other rounding."""
+    try:
+        import pillow_heif
+    except ImportError:
+        sys.exit("gen_codec_fixtures: the HEIF fixtures need pillow-heif (pip install pillow-heif)")
+    pillow_heif.register_heif_opener()
+    pillow_heif.register_avif_opener() if hasattr(pillow_heif, "register_avif_opener") else None
+    W, H = 37, 23
+    rgb = Image.fromarray(rgb_pattern(W, H, 11), "RGB")
+    save_bytes("rgb.heic", pillow_bytes(rgb, "HEIF", quality=90))
+    save_bytes("gray.heic", pillow_bytes(Image.fromarray(rgb_pattern(W, H, 12), "RGB")
+                                         .convert("L"), "HEIF", quality=90))
+    rgba = Image.fromarray(rgb_pattern(W, H, 13), "RGB").convert("RGBA")
+    rgba.putalpha(Image.linear_gradient("L").resize((W, H)))
+    save_bytes("alpha.heic", pillow_bytes(rgba, "HEIF", quality=90))
+    for n in ["rgb.heic", "gray.heic", "alpha.heic"]:
+        golden_from_pillow(n, tol=4)
+    # AV1 decoders (libaom, dav1d) upsample chroma differently where colours
+    # change from pixel to pixel: a smooth picture, where they agree
+    smooth = Image.merge("RGB", [Image.linear_gradient("L").resize((W, H)),
+                                 Image.linear_gradient("L").rotate(90).resize((W, H)),
+                                 Image.new("L", (W, H), 90)])
+    try:
+        save_bytes("rgb.avif", pillow_bytes(smooth, "AVIF", quality=90))
+        golden_from_pillow("rgb.avif", tol=8)
+    except (KeyError, OSError) as e:
+        print(f"gen_codec_fixtures: no AVIF fixture ({e})")
+
+
 def gen_other():
     """Formats that are only sniffed, and files whose names lie."""
     im = Image.fromarray(rgb_pattern(8, 8, 3), "RGB")
@@ -425,6 +459,7 @@ def main():
     gen_webp()
     gen_tiff()
     gen_gif()
+    gen_heif()
     gen_other()
     gen_orient()
     with open(os.path.join(OUT, "MANIFEST.txt"), "w") as f:

@@ -67,6 +67,7 @@ static decode_fn decoder_for(ferry_format f) {
          : f == FERRY_FORMAT_WEBP ? fy_webp_decode
          : f == FERRY_FORMAT_TIFF ? fy_tiff_decode
          : f == FERRY_FORMAT_GIF  ? fy_gif_decode
+         : f == FERRY_FORMAT_HEIF ? fy_heif_decode
                                   : NULL;
 }
 
@@ -75,6 +76,7 @@ static probe_fn prober_for(ferry_format f) {
          : f == FERRY_FORMAT_WEBP ? fy_webp_probe
          : f == FERRY_FORMAT_TIFF ? fy_tiff_probe
          : f == FERRY_FORMAT_GIF  ? fy_gif_probe
+         : f == FERRY_FORMAT_HEIF ? fy_heif_probe
                                   : NULL;
 }
 
