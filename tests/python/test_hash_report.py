@@ -31,10 +31,15 @@ class Dom(html.parser.HTMLParser):
         elif tag == "section" and "group" in a.get("class", ""):
             self.groups.append({"size": int(a["data-size"]), "members": []})
         elif tag == "figure" and self.groups:
+            self.in_figure = True
             self.groups[-1]["members"].append(
                 (a["data-path"], "keeper" in a.get("class", ""), int(a["data-distance"])))
-        elif tag == "img" and self.groups and self.groups[-1]["members"]:
+        elif tag == "img" and getattr(self, "in_figure", False):
             assert a["src"].startswith("data:image/jpeg;base64,")  # offline: embedded
+
+    def handle_endtag(self, tag):
+        if tag == "figure":
+            self.in_figure = False
 
 
 def render(path):
