@@ -63,6 +63,7 @@ test: build build-asan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	@grep -h "^SKIPPED" $(BUILD)/Testing/Temporary/LastTest.log | sort -u || true
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 	$(MAKE) --no-print-directory test-tsan
 	$(MAKE) --no-print-directory test-novideo

@@ -20,6 +20,7 @@ for t in "${targets[@]}"; do
   [ -d "$root/tests/fixtures/fuzz-regressions/$t" ] && dirs+=("$root/tests/fixtures/fuzz-regressions/$t")
   log="$build/logs/$t.log"
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
+  LSAN_OPTIONS=suppressions="$root/tests/lsan.supp" \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$build/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
     -max_len=262144 -print_final_stats=1 -artifact_prefix="$build/crashes/$t-" \
