@@ -167,7 +167,7 @@ class BuildExt(build_ext):
         cflags = []
         for pkg in CODEC_PKGS:
             cflags += pkg_config(["--cflags", pkg])
-        args = STRICT + ["-O2", "-D_GNU_SOURCE", "-DFERRY_BUILDING",
+        args = STRICT + ["-O2", "-D_GNU_SOURCE", "-DFERRY_BUILDING", "-DFERRY_HAVE_HEIF",
                          "-I" + os.path.join(ROOT, "include"), "-I" + os.path.join(ROOT, "src")]
         args += cflags
         newest_header = max(os.path.getmtime(h) for h in

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 B=${FERRY_GPU_BUILD:-build-gpu}
 D=.device
 SHARED=${FERRY_SHARED:-../shared}
-cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DFERRY_VIDEO=OFF >/dev/null
+cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DFERRY_HEIF=OFF -DFERRY_VIDEO=OFF >/dev/null
 cmake --build "$B" -j "$(nproc)" --target ferry ferry_static test_gpu test_loader test_watchdog \
   test_gpu_hash test_hash_engine test_gpu_hamming test_gpu_plan test_signature bench_dupes_robust >/dev/null
 grep -q "FERRY_HAVE_CUDA" "$B/CMakeCache.txt" || true

@@ -14,7 +14,7 @@ FF=${FFMPEG_MIN:-/work/ffmpeg-min}
 D=.devi
 SHARED=${FERRY_SHARED:-../shared}
 [ -d "$FF/lib" ] || scripts/build-ffmpeg-min.sh "$FF"
-cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DFERRY_FFMPEG_PREFIX="$FF" >/dev/null
+cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DFERRY_HEIF=OFF -DFERRY_FFMPEG_PREFIX="$FF" >/dev/null
 cmake --build "$B" -j "$(nproc)" --target ferry_static >/dev/null
 rm -rf "$D"
 mkdir -p "$D/lib" "$D/py/ferry" "$D/whl" "$D/vid"

@@ -17,7 +17,7 @@ FF=${FFMPEG_MIN:-/work/ffmpeg-min}
 SHARED=${FERRY_SHARED:-../shared}
 D=.devv
 [ -d "$FF/lib" ] || scripts/build-ffmpeg-min.sh "$FF"
-cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DFERRY_FFMPEG_PREFIX="$FF" >/dev/null
+cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DFERRY_HEIF=OFF -DFERRY_FFMPEG_PREFIX="$FF" >/dev/null
 cmake --build "$B" -j "$(nproc)" --target ferry test_video_gpu bench_video_seek >/dev/null
 mkdir -p .devv-enc
 src=$SHARED/corpus/video/pan_1080p_h264.mp4

@@ -11,6 +11,7 @@
  * Pillow reads HEIF only through a plugin (pillow-heif) whose libheif and
  * colour conversion may differ from this one: compatible-mode hashes of
  * HEIF files are never called exact (fy_heif_pillow_exact). */
+#ifdef FERRY_HAVE_HEIF /* else heif_stub.c */
 #include "codec/codec.h"
 
 #include <libheif/heif.h>
@@ -148,3 +149,4 @@ int fy_heif_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
   fy_decoded_whole(out, dec->pixels.p, w, ht, req->channels);
   return FERRY_OK;
 }
+#endif
