@@ -41,10 +41,11 @@ test-tsan: build-tsan
 	  ctest --output-on-failure -j $(JOBS) -R '^($(subst $(eval) ,|,$(TSAN_TESTS)))$$'
 
 # A build without libavformat/libavcodec (-DFERRY_VIDEO=OFF, as the CUDA
-# bundle for the GPU machine is made) links, loads images and refuses video
-# with the reason.
+# bundle for the GPU machine is made: no video, no libheif) links, loads
+# images and refuses video and HEIF with the reason.
 test-novideo: deps
 	cmake -S . -B $(BUILD_NOVIDEO) -DCMAKE_BUILD_TYPE=Release -DFERRY_VIDEO=OFF -DFERRY_CUDA=OFF \
+	  -DFERRY_HEIF=OFF \
 	  -DFERRY_TESTS=OFF $(CMAKE_ARGS) >/dev/null
 	cmake --build $(BUILD_NOVIDEO) -j $(JOBS) --target ferry
 	$(BUILD_NOVIDEO)/ferry load data/sample --size 32 --batch 8 --quiet >/dev/null 2>&1; \
@@ -52,6 +53,9 @@ test-novideo: deps
 	@out=$$($(BUILD_NOVIDEO)/ferry video tests/fixtures/video/testsrc_h264.mp4 2>&1); rc=$$?; \
 	  case "$$rc:$$out" in 1:*"built without libavcodec"*) echo "test-novideo: ok";; \
 	  *) echo "test-novideo: want exit 1 and 'built without libavcodec', got $$rc: $$out"; exit 1;; esac
+	@out=$$($(BUILD_NOVIDEO)/ferry info tests/fixtures/codecs/rgb.heic 2>&1); rc=$$?; \
+	  case "$$rc:$$out" in [1-9]:*"rgb.heic"*"built without libheif"*) echo "test-novideo: HEIF ok";; \
+	  *) echo "test-novideo: want an error naming the file and 'built without libheif', got $$rc: $$out"; exit 1;; esac
 
 demo: build
 	$(BUILD)/ferry demo
