@@ -200,7 +200,8 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     """Groups of near-duplicate images: files whose `kind` hashes are within
     `threshold` bits of each other, transitively (union-find over the pairs).
 
-    source: a directory (its *.jpg, *.jpeg, *.png, *.webp, recursively), a
+    source: a directory (its JPEG, PNG, WebP, TIFF, GIF, HEIC and AVIF files by
+      extension, recursively), a
       file, or a list of either (a file named twice counts once). Files that
       cannot be hashed are left out.
     Returns a list of groups, each a list of paths with the keeper first
