@@ -83,7 +83,7 @@ typedef enum ferry_format {
   FERRY_FORMAT_PNG,
   FERRY_FORMAT_WEBP,
   FERRY_FORMAT_GIF,  /* the first image (an animation's first frame) */
-  FERRY_FORMAT_BMP,  /* recognised, not decoded */
+  FERRY_FORMAT_BMP,  /* palette, 16/24/32-bit; not run-length compressed ones */
   FERRY_FORMAT_TIFF, /* the first image; libtiff applies its orientation tag */
   FERRY_FORMAT_PACK, /* reserved for packed tensor shards */
   FERRY_FORMAT_HEIF  /* HEIC, AVIF: the primary image, upright (libheif) */

@@ -1,4 +1,4 @@
-/* codec.h — internal decoder interface shared by JPEG, PNG, WebP, TIFF, GIF and HEIF. */
+/* codec.h — internal decoder interface shared by JPEG, PNG, WebP, TIFF, GIF, HEIF and BMP. */
 #ifndef FY_CODEC_H
 #define FY_CODEC_H
 
@@ -66,6 +66,7 @@ int fy_webp_probe(const uint8_t *data, size_t size, const char *name, ferry_info
 int fy_tiff_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
 int fy_gif_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
 int fy_heif_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
+int fy_bmp_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
 
 /* Decode request after planning, in stored (un-oriented) coordinates. */
 typedef struct fy_codec_req {
@@ -145,6 +146,12 @@ int fy_heif_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
                    const fy_codec_req *req, fy_decoded *out);
 /* 0: Pillow reads HEIF only through a plugin whose decoder may differ. */
 int fy_heif_pillow_exact(const uint8_t *data, size_t size);
+/* BMP (bmp.c, stb_image): palette, 16, 24, 32-bit, top row first. */
+int fy_bmp_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
+                  const fy_codec_req *req, fy_decoded *out);
+/* 1 for palette, 24- and 32-bit BMPs (Pillow's pixels), 0 for 16-bit and
+ * bit-field ones. */
+int fy_bmp_pillow_exact(const uint8_t *data, size_t size);
 int fy_jpeg_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                    const fy_codec_req *req, fy_decoded *out);
 

@@ -17,14 +17,14 @@ int fy_is_image_name(const char *name) {
     return 0;
   /* the list FY_IMAGE_EXTENSIONS (walk.h) names in messages */
   static const char *const ext[] = {".jpg",  ".jpeg", ".png",  ".webp", ".jpe", ".jfif", ".tif",
-                                    ".tiff", ".gif",  ".heic", ".heif", ".hif", ".avif"};
+                                    ".tiff", ".gif",  ".heic", ".heif", ".hif", ".avif", ".bmp"};
   for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
     if (strcasecmp(dot, ext[i]) == 0)
       return 1;
   return 0;
 }
 
-const char *const fy_not_read_names[FY_NOT_READ_COUNT] = {"BMP", "camera raw"};
+const char *const fy_not_read_names[FY_NOT_READ_COUNT] = {"camera raw"};
 
 void fy_not_read_describe(const size_t counts[FY_NOT_READ_COUNT], char *buf, size_t n) {
   if (!n)
@@ -44,8 +44,8 @@ int fy_not_read_format(const char *name) {
   static const struct {
     const char *ext;
     int format;
-  } tab[] = {{".bmp", 0}, {".cr2", 1}, {".cr3", 1}, {".nef", 1}, {".arw", 1},
-             {".dng", 1}, {".raf", 1}, {".orf", 1}, {".rw2", 1}};
+  } tab[] = {{".cr2", 0}, {".cr3", 0}, {".nef", 0}, {".arw", 0},
+             {".dng", 0}, {".raf", 0}, {".orf", 0}, {".rw2", 0}};
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
     if (strcasecmp(dot, tab[i].ext) == 0)
       return tab[i].format;

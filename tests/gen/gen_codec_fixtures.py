@@ -421,11 +421,36 @@ def gen_heif():
         print(f"gen_codec_fixtures: no AVIF fixture ({e})")
 
 
+def gen_bmp():
+    """BMP through stb_image: 24-bit at an odd width (rows padded to 4
+    bytes), palettes of 200 and 16 colours, 1-bit, grey (a palette of
+    greys), and 32-bit with alpha; Pillow's decodes are the goldens."""
+    W, H = 37, 23
+    rgb = Image.fromarray(rgb_pattern(W, H, 21), "RGB")
+    save_bytes("rgb24.bmp", pillow_bytes(rgb, "BMP"))
+    save_bytes("palette8.bmp", pillow_bytes(rgb.quantize(200), "BMP"))
+    save_bytes("palette16.bmp", pillow_bytes(rgb.quantize(16), "BMP"))
+    save_bytes("mono1.bmp", pillow_bytes(rgb.convert("1"), "BMP"))
+    save_bytes("gray8.bmp", pillow_bytes(rgb.convert("L"), "BMP"))
+    rgba = rgb.convert("RGBA")
+    rgba.putalpha(Image.linear_gradient("L").resize((W, H)))
+    save_bytes("rgba32.bmp", pillow_bytes(rgba, "BMP"))
+    for n in ["rgb24.bmp", "palette8.bmp", "palette16.bmp", "mono1.bmp", "gray8.bmp",
+              "rgba32.bmp"]:
+        golden_from_pillow(n)
+
+
 def gen_other():
     """Formats that are only sniffed, and files whose names lie."""
     im = Image.fromarray(rgb_pattern(8, 8, 3), "RGB")
     save_bytes("tiny.gif", pillow_bytes(im, "GIF"))
     save_bytes("tiny.bmp", pillow_bytes(im, "BMP"))
+    # a BMP whose header says run-length compression (BI_RLE8), which
+    # ferry refuses with the reason (its data is not RLE: only the refusal
+    # before decoding is tested)
+    rle = bytearray(pillow_bytes(im.quantize(16), "BMP"))
+    rle[30:34] = (1).to_bytes(4, "little")
+    save_bytes("rle8.bmp", bytes(rle))
     save_bytes("tiny.tiff", pillow_bytes(im, "TIFF"))
     save_bytes("jpeg_named.png", pillow_bytes(im, "JPEG", quality=90))
     save_bytes("png_named.jpg", pillow_bytes(im, "PNG"))
@@ -460,6 +485,7 @@ def main():
     gen_tiff()
     gen_gif()
     gen_heif()
+    gen_bmp()
     gen_other()
     gen_orient()
     with open(os.path.join(OUT, "MANIFEST.txt"), "w") as f:

@@ -60,7 +60,7 @@ def test_device_as_list_file_refused_at_once():
 
 
 @pytest.mark.parametrize("name,cls,words", [
-    ("tiny.bmp", ferry.UnsupportedError, "BMP"),
+    ("rle8.bmp", ferry.UnsupportedError, "run-length"),
     ("bomb_65500x65500.png", ferry.TooLargeError, "bomb_65500x65500.png"),
 ])
 def test_decode_errors(fixtures, name, cls, words):

@@ -246,11 +246,11 @@ def test_no_images_names_the_formats_seen(tmp_path):
     which it saw (as ferry hash does), not just "no images found"."""
     (tmp_path / "cls").mkdir()
     (tmp_path / "cls" / "a.DNG").write_bytes(b"")
-    (tmp_path / "b.bmp").write_bytes(b"")
+    (tmp_path / "b.arw").write_bytes(b"")
     with pytest.raises(ferry.EmptySourceError) as e:
         ferry.Loader(str(tmp_path), batch_size=1)
-    assert "found 1 BMP, 1 camera raw file(s), formats ferry does not read yet" in str(e.value)
+    assert "found 2 camera raw file(s), formats ferry does not read yet" in str(e.value)
     (tmp_path / "cls" / "a.DNG").unlink()
-    (tmp_path / "b.bmp").unlink()
+    (tmp_path / "b.arw").unlink()
     with pytest.raises(ferry.EmptySourceError, match="no images found"):
         ferry.Loader(str(tmp_path), batch_size=1)

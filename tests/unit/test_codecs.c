@@ -68,6 +68,7 @@ static decode_fn decoder_for(ferry_format f) {
          : f == FERRY_FORMAT_TIFF ? fy_tiff_decode
          : f == FERRY_FORMAT_GIF  ? fy_gif_decode
          : f == FERRY_FORMAT_HEIF ? fy_heif_decode
+         : f == FERRY_FORMAT_BMP  ? fy_bmp_decode
                                   : NULL;
 }
 
@@ -77,6 +78,7 @@ static probe_fn prober_for(ferry_format f) {
          : f == FERRY_FORMAT_TIFF ? fy_tiff_probe
          : f == FERRY_FORMAT_GIF  ? fy_gif_probe
          : f == FERRY_FORMAT_HEIF ? fy_heif_probe
+         : f == FERRY_FORMAT_BMP  ? fy_bmp_probe
                                   : NULL;
 }
 
