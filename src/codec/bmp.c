@@ -38,6 +38,8 @@ static int info(const uint8_t *data, size_t size, const char *name, int *w, int 
   int rc = ok ? FERRY_OK
               : fy_error(FERRY_ECORRUPT, "%s: BMP: %s", name, why ? why : "not a readable BMP");
   pthread_mutex_unlock(&stb_mu);
+  if (!rc && (*w <= 0 || *h <= 0)) /* found by fuzz_decode: a header of width 0 */
+    rc = fy_error(FERRY_ECORRUPT, "%s: BMP: an image of %d x %d pixels", name, *w, *h);
   return rc;
 }
 
