@@ -1,11 +1,26 @@
-"""Checks the tests of each image format share (test_tiff.py, test_gif.py):
-compatible-mode hashes of a file equal those of Pillow's decode of it, and
+"""Checks the tests of each image format share (test_tiff.py, test_gif.py,
+test_bmp.py): decodes equal Pillow's, compatible-mode hashes of a file
+equal those of Pillow's decode of it, and
 `ferry hash` finds and hashes a folder of such files without a word about
 exactness."""
 import subprocess
 import warnings
 
 from ferrylib import FERRY_BIN
+
+
+def decode_is_pillows(path, fmt):
+    """ferry's RGB and grey decodes of `path` are Pillow's convert("RGB")
+    and convert("L"), and the probe names the format."""
+    import numpy as np
+    import ferry
+    from PIL import Image
+    with Image.open(path) as im:
+        want = np.asarray(im.convert("RGB"))
+        gray = np.asarray(im.convert("L"))
+    assert np.array_equal(ferry.decode(path), want), path.name
+    assert np.array_equal(ferry.decode(path, channels=1)[..., 0], gray), path.name
+    assert ferry.probe(path)["format"] == fmt
 
 
 def compatible_hashes_are_pillows(path):
