@@ -15,7 +15,7 @@ How the library is built (FERRY_PY_LIB=auto|cmake|sources, default auto):
 build-py/ (never build/, which belongs to `make`), unless
 FERRY_PY_CMAKE_BUILD=DIR names a CMake build directory that `make` already
 configured (`make test` passes its own, so the library is compiled once).
-Needs the libjpeg, libpng, libwebp, libtiff, giflib, libheif, stb and zlib development packages (scripts/setup.sh
+Needs the libjpeg, libpng, libwebp, libtiff, giflib, libheif, stb, LibRaw and zlib development packages (scripts/setup.sh
 installs them).
 
     pip install .            # a wheel
@@ -37,7 +37,7 @@ from setuptools.command.build_ext import build_ext
 ROOT = os.path.dirname(os.path.abspath(__file__))
 BUILD_BASE = "build-py"
 # the libraries libferry links (pkg-config names), as CMakeLists.txt and ferry.pc.in have them
-CODEC_PKGS = ("libjpeg", "libpng", "libwebp", "libtiff-4", "libgif", "libheif", "stb", "zlib")
+CODEC_PKGS = ("libjpeg", "libpng", "libwebp", "libtiff-4", "libgif", "libheif", "stb", "libraw_r", "zlib")
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"]
 
 
@@ -62,7 +62,7 @@ def pkg_config(args, env=None):
     except (OSError, subprocess.CalledProcessError) as e:
         stderr = getattr(e, "stderr", "") or str(e)
         raise SystemExit(f"ferry: pkg-config {' '.join(args)} failed: {stderr.strip()}\n"
-                         "ferry: the libjpeg, libpng, libwebp, libtiff, giflib, libheif, stb and zlib development packages and "
+                         "ferry: the libjpeg, libpng, libwebp, libtiff, giflib, libheif, stb, LibRaw and zlib development packages and "
                          "pkg-config are needed (scripts/setup.sh installs them)")
     return shlex.split(out)
 

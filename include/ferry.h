@@ -86,7 +86,9 @@ typedef enum ferry_format {
   FERRY_FORMAT_BMP,  /* palette, 16/24/32-bit; not run-length compressed ones */
   FERRY_FORMAT_TIFF, /* the first image; libtiff applies its orientation tag */
   FERRY_FORMAT_PACK, /* reserved for packed tensor shards */
-  FERRY_FORMAT_HEIF  /* HEIC, AVIF: the primary image, upright (libheif) */
+  FERRY_FORMAT_HEIF, /* HEIC, AVIF: the primary image, upright (libheif) */
+  FERRY_FORMAT_RAW   /* camera raw (DNG, CR2, CR3, NEF, ARW, ORF, RW2, RAF): the embedded
+                        preview, else the sensor data at half size (LibRaw) */
 } ferry_format;
 
 /* "JPEG", "PNG", ... ("unknown" for FERRY_FORMAT_UNKNOWN). */

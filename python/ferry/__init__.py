@@ -1,7 +1,7 @@
 """ferry: images from storage into PyTorch and NumPy, fast.
 
 A thin layer over the C extension ferry._ferry, which drives the ferry C
-library: JPEG/PNG/WebP/TIFF/GIF/HEIF/BMP decoded on every core (JPEG with DCT-domain
+library: JPEG/PNG/WebP/TIFF/GIF/HEIF/BMP/raw decoded on every core (JPEG with DCT-domain
 downscaling), cropped, resized, flipped, normalised and batched into a ring of
 preallocated buffers that reach torch and NumPy through DLPack without a copy.
 

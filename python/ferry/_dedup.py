@@ -14,7 +14,8 @@ from ._common import _choice, _default_workers, _device_index
 
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".tif", ".tiff",
-                  ".gif", ".heic", ".heif", ".hif", ".avif", ".bmp")  # io/walk.c's list
+                  ".gif", ".heic", ".heif", ".hif", ".avif", ".bmp", ".dng", ".cr2", ".cr3",
+                  ".nef", ".arw", ".orf", ".rw2", ".raf", ".pef")  # io/walk.c's list
 _MODES = {"fast": 0, "compatible": 1}
 _SIGNATURE = 1 << 16  # FERRY_HASH_SIGNATURE: the signature robust matching uses
 PathLike = Union[str, "os.PathLike[str]"]
@@ -104,9 +105,10 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
         if inexact:
             more = f" (and {len(inexact) - 1} more)" if len(inexact) > 1 else ""
             warnings.warn(f"ferry.hash: {inexact[0]}{more}: not bit-exact with imagehash (a "
-                          "16-bit PNG, a HEIF, a 16-bit BMP, a TIFF other than 8-bit grey, RGB or palette, or a "
-                          "GIF whose first image does not cover the picture: ferry's 8-bit "
-                          "samples are not Pillow's)", RuntimeWarning, stacklevel=3)
+                          "16-bit PNG, a HEIF, a camera raw, a 16-bit BMP, a TIFF other than "
+                          "8-bit grey, RGB or palette, or a GIF whose first image does not cover "
+                          "the picture: ferry's 8-bit samples are not Pillow's)", RuntimeWarning,
+                          stacklevel=3)
         return out
 
     def one(item: Any) -> Any:
@@ -200,7 +202,7 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     """Groups of near-duplicate images: files whose `kind` hashes are within
     `threshold` bits of each other, transitively (union-find over the pairs).
 
-    source: a directory (its JPEG, PNG, WebP, TIFF, GIF, HEIC, AVIF and BMP files by
+    source: a directory (its JPEG, PNG, WebP, TIFF, GIF, HEIC, AVIF, BMP and camera raw files by
       extension, recursively), a
       file, or a list of either (a file named twice counts once). Files that
       cannot be hashed are left out.

@@ -403,7 +403,7 @@ class Loader(_Closable):
 def decode(path: Union[str, "os.PathLike[str]"], *, channels: int = 3,
            ignore_orientation: bool = False, max_pixels: Optional[int] = None,
            max_bytes: Optional[int] = None) -> Any:
-    """Decodes an image file (JPEG, PNG, WebP, TIFF, GIF, HEIF, BMP; sniffed from the bytes) into
+    """Decodes an image file (JPEG, PNG, WebP, TIFF, GIF, HEIF, BMP, camera raw; sniffed from the bytes) into
     a uint8 NumPy array [H, W, channels] (channels 3: RGB, 1: gray), EXIF
     orientation applied unless ignore_orientation. No copy: the array owns
     the decoder's buffer."""

@@ -183,7 +183,7 @@ static int entry_check(const ferry_catalog *c, const ferry_catalog_entry *e) {
                     "ferry_catalog_add: %s: status %d is neither FERRY_OK nor an "
                     "error",
                     p, e->status);
-  if ((unsigned)e->format > FERRY_FORMAT_HEIF)
+  if ((unsigned)e->format > FERRY_FORMAT_RAW)
     return fy_error(FERRY_EINVAL, "ferry_catalog_add: %s: unknown format %d", p, (int)e->format);
   if (e->width < 0 || e->height < 0 || (e->status == FERRY_OK && (!e->width || !e->height)))
     return fy_error(FERRY_EINVAL, "ferry_catalog_add: %s: a picture of %d x %d", p, e->width,

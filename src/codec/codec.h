@@ -67,6 +67,11 @@ int fy_tiff_probe(const uint8_t *data, size_t size, const char *name, ferry_info
 int fy_gif_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
 int fy_heif_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
 int fy_bmp_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
+int fy_raw_probe(const uint8_t *data, size_t size, const char *name, ferry_info *info);
+/* 1 when the bytes are a camera raw file LibRaw reads (sniff.c): ORF, RW2,
+ * RAF, CR3 by their magic; CR2, DNG (DNGVersion tag) and the TIFF-shaped
+ * raws of Nikon, Sony, Pentax/Ricoh (Make) among TIFFs. */
+int fy_sniff_raw(const uint8_t *data, size_t size);
 
 /* Decode request after planning, in stored (un-oriented) coordinates. */
 typedef struct fy_codec_req {
@@ -152,6 +157,13 @@ int fy_bmp_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char 
 /* 1 for palette, 24- and 32-bit BMPs (Pillow's pixels), 0 for 16-bit and
  * bit-field ones. */
 int fy_bmp_pillow_exact(const uint8_t *data, size_t size);
+/* camera raw (raw.c, LibRaw): the embedded preview, else the sensor data at
+ * half size; its orientation for fy_decode (1 for a developed image, which
+ * LibRaw makes upright); never Pillow's (0). */
+int fy_raw_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
+                  const fy_codec_req *req, fy_decoded *out);
+int fy_raw_orientation(const uint8_t *data, size_t size);
+int fy_raw_pillow_exact(const uint8_t *data, size_t size);
 int fy_jpeg_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                    const fy_codec_req *req, fy_decoded *out);
 

@@ -28,9 +28,10 @@ void fy_decoder_free(fy_decoder *dec) {
 
 static int unsupported(ferry_format f, const char *name) {
   if (f == FERRY_FORMAT_UNKNOWN)
-    return fy_error(FERRY_EUNSUPPORTED,
-                    "%s: unsupported format: not a JPEG, PNG, WebP, TIFF, GIF, HEIF or BMP image",
-                    name);
+    return fy_error(
+        FERRY_EUNSUPPORTED,
+        "%s: unsupported format: not a JPEG, PNG, WebP, TIFF, GIF, HEIF, BMP or camera raw image",
+        name);
   return fy_error(FERRY_EUNSUPPORTED, "%s: unsupported format: %s", name, ferry_format_name(f));
 }
 
@@ -42,6 +43,8 @@ static int orientation_of(ferry_format f, const uint8_t *d, size_t n) {
     o = fy_png_orientation(d, n);
   else if (f == FERRY_FORMAT_WEBP)
     o = fy_webp_orientation(d, n);
+  else if (f == FERRY_FORMAT_RAW)
+    o = fy_raw_orientation(d, n);
   return o >= 1 && o <= 8 ? o : 1;
 }
 
@@ -141,6 +144,7 @@ int fy_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *nam
   case FERRY_FORMAT_GIF: rc = fy_gif_decode(dec, data, size, name, &req, out); break;
   case FERRY_FORMAT_HEIF: rc = fy_heif_decode(dec, data, size, name, &req, out); break;
   case FERRY_FORMAT_BMP: rc = fy_bmp_decode(dec, data, size, name, &req, out); break;
+  case FERRY_FORMAT_RAW: rc = fy_raw_decode(dec, data, size, name, &req, out); break;
   default: return unsupported(f, name);
   }
   if (rc)
@@ -163,6 +167,7 @@ static int probe_format(ferry_format f, const uint8_t *d, size_t n, const char *
   case FERRY_FORMAT_TIFF: return fy_tiff_probe(d, n, name, info);
   case FERRY_FORMAT_HEIF: return fy_heif_probe(d, n, name, info);
   case FERRY_FORMAT_BMP: return fy_bmp_probe(d, n, name, info);
+  case FERRY_FORMAT_RAW: return fy_raw_probe(d, n, name, info);
   case FERRY_FORMAT_GIF: return fy_gif_probe(d, n, name, info);
   default: info->format = f; return unsupported(f, name);
   }

@@ -8,6 +8,53 @@ static int has_prefix(const uint8_t *data, size_t size, const char *magic, size_
   return size >= n && memcmp(data, magic, n) == 0;
 }
 
+/* A TIFF header's 16/32-bit fields, in its byte order. */
+static uint32_t tiff_u(const uint8_t *p, int n, int big) {
+  uint32_t v = 0;
+  for (int i = 0; i < n; i++)
+    v |= (uint32_t)p[big ? n - 1 - i : i] << (8 * i);
+  return v;
+}
+
+int fy_sniff_raw(const uint8_t *d, size_t n) {
+  if (n >= 16 && (!memcmp(d, "IIRO", 4) || !memcmp(d, "IIRS", 4) || !memcmp(d, "MMOR", 4)))
+    return 1; /* Olympus ORF */
+  if (n >= 16 && !memcmp(d, "IIU\0", 4))
+    return 1; /* Panasonic RW2 */
+  if (n >= 16 && !memcmp(d, "FUJIFILMCCD-RAW", 15))
+    return 1; /* Fujifilm RAF */
+  if (n >= 12 && !memcmp(d + 4, "ftypcrx ", 8))
+    return 1; /* Canon CR3 */
+  int big = n >= 8 && !memcmp(d, "MM\0*", 4);
+  if (n < 8 || (!big && memcmp(d, "II*\0", 4)))
+    return 0;
+  if (n >= 10 && d[8] == 'C' && d[9] == 'R')
+    return 1; /* Canon CR2 */
+  /* the first IFD: a DNGVersion tag (DNG), or the Make of a camera whose
+   * raw files are TIFF-shaped (NEF, ARW, PEF) */
+  uint32_t off = tiff_u(d + 4, 4, big);
+  if (off < 8 || off > n - 2)
+    return 0;
+  uint32_t count = tiff_u(d + off, 2, big);
+  for (uint32_t i = 0; i < count && off + 2 + 12 * (size_t)(i + 1) <= n; i++) {
+    const uint8_t *e = d + off + 2 + 12 * (size_t)i;
+    uint32_t tag = tiff_u(e, 2, big);
+    if (tag == 50706)
+      return 1;
+    if (tag == 271) { /* Make, ASCII: inline when 4 bytes or fewer */
+      uint32_t len = tiff_u(e + 4, 4, big),
+               at = len <= 4 ? (uint32_t)(e + 8 - d) : tiff_u(e + 8, 4, big);
+      static const char *const makers[] = {"NIKON", "SONY", "PENTAX", "RICOH"};
+      for (size_t k = 0; k < sizeof makers / sizeof makers[0]; k++) {
+        size_t m = strlen(makers[k]);
+        if (len >= m && at <= n && n - at >= m && !memcmp(d + at, makers[k], m))
+          return 1;
+      }
+    }
+  }
+  return 0;
+}
+
 ferry_format fy_sniff(const uint8_t *data, size_t size) {
   if (!data)
     return FERRY_FORMAT_UNKNOWN;
@@ -25,6 +72,8 @@ ferry_format fy_sniff(const uint8_t *data, size_t size) {
    * header, so shorter data is not worth naming as BMP. */
   if (size >= 14 && has_prefix(data, size, "BM", 2))
     return FERRY_FORMAT_BMP;
+  if (fy_sniff_raw(data, size))
+    return FERRY_FORMAT_RAW;
   if (has_prefix(data, size, "II*\0", 4) || has_prefix(data, size, "MM\0*", 4))
     return FERRY_FORMAT_TIFF;
   /* HEIF: an ISO media file whose ftyp box names a still-image brand
@@ -49,6 +98,7 @@ const char *ferry_format_name(ferry_format format) {
   case FERRY_FORMAT_TIFF: return "TIFF";
   case FERRY_FORMAT_PACK: return "pack";
   case FERRY_FORMAT_HEIF: return "HEIF";
+  case FERRY_FORMAT_RAW: return "camera raw";
   case FERRY_FORMAT_UNKNOWN: break;
   }
   return "unknown";

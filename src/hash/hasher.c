@@ -222,7 +222,8 @@ int fy_compat_decode(fy_hash_ctx *c, const ferry_hash_options *o, const uint8_t 
              !(f == FERRY_FORMAT_TIFF && !fy_tiff_pillow_exact(data, size)) &&
              !(f == FERRY_FORMAT_GIF && !fy_gif_pillow_exact(data, size)) &&
              !(f == FERRY_FORMAT_HEIF && !fy_heif_pillow_exact(data, size)) &&
-             !(f == FERRY_FORMAT_BMP && !fy_bmp_pillow_exact(data, size));
+             !(f == FERRY_FORMAT_BMP && !fy_bmp_pillow_exact(data, size)) &&
+             !(f == FERRY_FORMAT_RAW && !fy_raw_pillow_exact(data, size));
 done:
   r->width = out->w;
   r->height = out->h;

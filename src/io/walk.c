@@ -16,15 +16,17 @@ int fy_is_image_name(const char *name) {
   if (!dot || name[0] == '.')
     return 0;
   /* the list FY_IMAGE_EXTENSIONS (walk.h) names in messages */
-  static const char *const ext[] = {".jpg",  ".jpeg", ".png",  ".webp", ".jpe", ".jfif", ".tif",
-                                    ".tiff", ".gif",  ".heic", ".heif", ".hif", ".avif", ".bmp"};
+  static const char *const ext[] = {".jpg",  ".jpeg", ".png", ".webp", ".jpe",  ".jfif",
+                                    ".tif",  ".tiff", ".gif", ".heic", ".heif", ".hif",
+                                    ".avif", ".bmp",  ".dng", ".cr2",  ".cr3",  ".nef",
+                                    ".arw",  ".orf",  ".rw2", ".raf",  ".pef"};
   for (size_t i = 0; i < sizeof ext / sizeof ext[0]; i++)
     if (strcasecmp(dot, ext[i]) == 0)
       return 1;
   return 0;
 }
 
-const char *const fy_not_read_names[FY_NOT_READ_COUNT] = {"camera raw"};
+const char *const fy_not_read_names[FY_NOT_READ_COUNT] = {"Photoshop"};
 
 void fy_not_read_describe(const size_t counts[FY_NOT_READ_COUNT], char *buf, size_t n) {
   if (!n)
@@ -44,8 +46,7 @@ int fy_not_read_format(const char *name) {
   static const struct {
     const char *ext;
     int format;
-  } tab[] = {{".cr2", 0}, {".cr3", 0}, {".nef", 0}, {".arw", 0},
-             {".dng", 0}, {".raf", 0}, {".orf", 0}, {".rw2", 0}};
+  } tab[] = {{".psd", 0}, {".psb", 0}};
   for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)
     if (strcasecmp(dot, tab[i].ext) == 0)
       return tab[i].format;

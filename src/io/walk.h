@@ -20,18 +20,19 @@ void fy_dir_names_free(char **names, size_t n);
 int fy_is_image_name(const char *name);
 /* The names fy_is_image_name takes, for messages; the formats behind them. */
 #define FY_IMAGE_EXTENSIONS                                                                        \
-  ".jpg .jpeg .jpe .jfif .png .webp .tif .tiff .gif .heic .heif .hif .avif .bmp"
-#define FY_IMAGE_FORMATS_READ "JPEG, PNG, WebP, TIFF, GIF, HEIF (HEIC, AVIF) and BMP"
-#define FY_IMAGE_FORMATS_NOT_READ "camera raw is not read"
+  ".jpg .jpeg .jpe .jfif .png .webp .tif .tiff .gif .heic .heif .hif .avif .bmp .dng .cr2 .cr3 "   \
+  ".nef .arw .orf .rw2 .raf .pef"
+#define FY_IMAGE_FORMATS_READ "JPEG, PNG, WebP, TIFF, GIF, HEIF (HEIC, AVIF), BMP and camera raw"
+#define FY_IMAGE_FORMATS_NOT_READ "Photoshop files are not read"
 
 /* Image formats ferry does not read yet, known by extension (any case):
- * fy_not_read_format gives an index into fy_not_read_names ("camera
- * raw"), or -1. Walks count them so that "no image files" can say
+ * fy_not_read_format gives an index into fy_not_read_names ("Photoshop":
+ * .psd, .psb), or -1. Walks count them so that "no image files" can say
  * which formats were seen. */
 #define FY_NOT_READ_COUNT 1
 extern const char *const fy_not_read_names[FY_NOT_READ_COUNT];
 int fy_not_read_format(const char *name);
-/* "2 camera raw" for the counts by fy_not_read_format index, into
+/* "2 Photoshop" for the counts by fy_not_read_format index, into
  * buf (empty when none was seen). */
 void fy_not_read_describe(const size_t counts[FY_NOT_READ_COUNT], char *buf, size_t n);
 

@@ -106,17 +106,17 @@ check load-bad-rank 1 "rank 5 not in" -- "$FERRY" load "$SAMPLE" --rank 5 --worl
 check load-missing 1 "nowhere: No such file" -- "$FERRY" load "$TMP/nowhere"
 mkdir -p "$TMP/emptydir"
 check load-empty 1 "no images found" -- "$FERRY" load "$TMP/emptydir"
-check hash-no-images-at-all 1 "no image files found .ferry reads JPEG, PNG, WebP, TIFF, GIF, HEIF .HEIC, AVIF. and BMP: .jpg .jpeg .jpe .jfif .png .webp .tif .tiff .gif .heic .heif .hif .avif .bmp; camera raw is not read" -- \
+check hash-no-images-at-all 1 "no image files found .ferry reads JPEG, PNG, WebP, TIFF, GIF, HEIF .HEIC, AVIF., BMP and camera raw: .jpg .jpeg .jpe .jfif .png .webp .tif .tiff .gif .heic .heif .hif .avif .bmp .dng .cr2 .cr3 .nef .arw .orf .rw2 .raf .pef; Photoshop files are not read" -- \
   "$FERRY" hash "$TMP/emptydir"
 # a folder of formats ferry does not read says which it saw and which it reads
-touch "$TMP/emptydir/a.nef" "$TMP/emptydir/b.dng"
-check hash-no-images 1 "no image files ferry reads: found 2 camera raw file.s., formats ferry does not read yet .it reads JPEG, PNG, WebP, TIFF, GIF, HEIF .HEIC, AVIF. and BMP: .jpg .jpeg .jpe .jfif .png .webp .tif .tiff .gif .heic .heif .hif .avif .bmp" -- \
+touch "$TMP/emptydir/a.psd" "$TMP/emptydir/b.PSD"
+check hash-no-images 1 "no image files ferry reads: found 2 Photoshop file.s., formats ferry does not read yet .it reads JPEG, PNG, WebP, TIFF, GIF, HEIF .HEIC, AVIF., BMP and camera raw: .jpg .jpeg .jpe .jfif .png .webp .tif .tiff .gif .heic .heif .hif .avif .bmp .dng .cr2 .cr3 .nef .arw .orf .rw2 .raf .pef" -- \
   "$FERRY" hash "$TMP/emptydir"
-check load-no-images 1 "no images ferry reads: found 2 camera raw file.s., formats ferry does not read yet .it reads JPEG, PNG, WebP, TIFF, GIF, HEIF .HEIC, AVIF. and BMP: .jpg .jpeg .jpe .jfif .png .webp .tif .tiff .gif .heic .heif .hif .avif .bmp" -- \
+check load-no-images 1 "no images ferry reads: found 2 Photoshop file.s., formats ferry does not read yet .it reads JPEG, PNG, WebP, TIFF, GIF, HEIF .HEIC, AVIF., BMP and camera raw: .jpg .jpeg .jpe .jfif .png .webp .tif .tiff .gif .heic .heif .hif .avif .bmp .dng .cr2 .cr3 .nef .arw .orf .rw2 .raf .pef" -- \
   "$FERRY" load "$TMP/emptydir"
 mkdir -p "$TMP/emptydir2/cls"
 touch "$TMP/emptydir2/cls/notes.txt"
-check load-no-images-none-seen 1 "no images found .looked for .jpg .jpeg .jpe .jfif .png .webp .tif .tiff .gif .heic .heif .hif .avif .bmp in it" -- \
+check load-no-images-none-seen 1 "no images found .looked for .jpg .jpeg .jpe .jfif .png .webp .tif .tiff .gif .heic .heif .hif .avif .bmp .dng .cr2 .cr3 .nef .arw .orf .rw2 .raf .pef in it" -- \
   "$FERRY" load "$TMP/emptydir2"
 printf '%s\n' "$SAMPLE/class0/p0000.jpg,1" "$SAMPLE/class1/p0001.jpg,0" > "$TMP/list.txt"
 check load-list 0 "2 images, 0 skipped" -- "$FERRY" load "$TMP/list.txt" --size 32 --quiet

@@ -440,6 +440,39 @@ def gen_bmp():
         golden_from_pillow(n)
 
 
+def gen_raw():
+    """A DNG without a preview (as some phones and converters write them):
+    a 64x48 RGGB mosaic, 12 bits, a gradient and a bright rectangle, which
+    ferry develops at half size with LibRaw. Written with pidng."""
+    try:
+        from pidng.core import RAW2DNG, DNGTags, Tag
+        from pidng.defs import (CFAPattern, PhotometricInterpretation, DNGVersion,
+                                CalibrationIlluminant)
+    except ImportError:
+        sys.exit("gen_codec_fixtures: the DNG fixture needs pidng (pip install pidng)")
+    W, H = 64, 48
+    yy, xx = np.mgrid[0:H, 0:W]
+    img = (xx * 40 + yy * 20).astype(np.uint16)
+    img[10:30, 20:44] += 1500
+    t = DNGTags()
+    for tag, v in [(Tag.ImageWidth, W), (Tag.ImageLength, H), (Tag.TileWidth, W),
+                   (Tag.TileLength, H), (Tag.Orientation, 1),
+                   (Tag.PhotometricInterpretation, PhotometricInterpretation.Color_Filter_Array),
+                   (Tag.SamplesPerPixel, 1), (Tag.BitsPerSample, 16),
+                   (Tag.CFARepeatPatternDim, [2, 2]), (Tag.CFAPattern, CFAPattern.RGGB),
+                   (Tag.BlackLevel, 0), (Tag.WhiteLevel, 4095),
+                   (Tag.ColorMatrix1, [[1, 1], [0, 1], [0, 1], [0, 1], [1, 1], [0, 1], [0, 1],
+                                       [0, 1], [1, 1]]),
+                   (Tag.CalibrationIlluminant1, CalibrationIlluminant.D65),
+                   (Tag.AsShotNeutral, [[1, 1], [1, 1], [1, 1]]), (Tag.Make, "ferry"),
+                   (Tag.Model, "test"), (Tag.DNGVersion, DNGVersion.V1_4),
+                   (Tag.DNGBackwardVersion, DNGVersion.V1_2)]:
+        t.set(tag, v)
+    r = RAW2DNG()
+    r.options(t, path=OUT, compress=False)
+    r.convert(np.clip(img, 0, 4095).astype(np.uint16), filename="sensor")
+
+
 def gen_other():
     """Formats that are only sniffed, and files whose names lie."""
     im = Image.fromarray(rgb_pattern(8, 8, 3), "RGB")
@@ -486,6 +519,7 @@ def main():
     gen_gif()
     gen_heif()
     gen_bmp()
+    gen_raw()
     gen_other()
     gen_orient()
     with open(os.path.join(OUT, "MANIFEST.txt"), "w") as f:

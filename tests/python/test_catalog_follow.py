@@ -188,10 +188,10 @@ def test_dead_ends_say_what_to_do(tmp_path):
     assert f"ferry dupes {pics}.fidx" in r.stderr
     other = tmp_path / "phone"
     other.mkdir()
-    for name in ("a.NEF", "b.cr2", "d.dng", "notes.txt"):
+    for name in ("a.PSD", "b.psd", "d.psb", "notes.txt"):
         (other / name).write_bytes(b"x")
     for extra in ((), ("-o", tmp_path / "p.fidx")):
         r = ferry("hash", other, *extra)
         assert r.returncode == 1
-        assert "found 3 camera raw file(s)" in r.stderr, r.stderr
+        assert "found 3 Photoshop file(s)" in r.stderr, r.stderr
         assert "do" in r.stderr and "not read yet" in r.stderr

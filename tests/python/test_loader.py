@@ -245,12 +245,12 @@ def test_no_images_names_the_formats_seen(tmp_path):
     """Issue 19: a folder holding only formats ferry does not read yet says
     which it saw (as ferry hash does), not just "no images found"."""
     (tmp_path / "cls").mkdir()
-    (tmp_path / "cls" / "a.DNG").write_bytes(b"")
-    (tmp_path / "b.arw").write_bytes(b"")
+    (tmp_path / "cls" / "a.PSD").write_bytes(b"")
+    (tmp_path / "b.psb").write_bytes(b"")
     with pytest.raises(ferry.EmptySourceError) as e:
         ferry.Loader(str(tmp_path), batch_size=1)
-    assert "found 2 camera raw file(s), formats ferry does not read yet" in str(e.value)
-    (tmp_path / "cls" / "a.DNG").unlink()
-    (tmp_path / "b.arw").unlink()
+    assert "found 2 Photoshop file(s), formats ferry does not read yet" in str(e.value)
+    (tmp_path / "cls" / "a.PSD").unlink()
+    (tmp_path / "b.psb").unlink()
     with pytest.raises(ferry.EmptySourceError, match="no images found"):
         ferry.Loader(str(tmp_path), batch_size=1)

@@ -127,6 +127,20 @@ static void test_sniff_bytes(void) {
       {"II*\0\x08\0\0\0", 8, FERRY_FORMAT_TIFF},
       {"MM\0*\0\0\0\x08", 8, FERRY_FORMAT_TIFF},
       {"II\0*\0\0\0\x08", 8, FERRY_FORMAT_UNKNOWN},
+      {"II*\0\x10\0\0\0CR\x02\0", 12, FERRY_FORMAT_RAW},         /* Canon CR2 */
+      {"IIRO\x08\0\0\0\0\0\0\0\0\0\0\0", 16, FERRY_FORMAT_RAW},  /* Olympus ORF */
+      {"IIU\0\x08\0\0\0\0\0\0\0\0\0\0\0", 16, FERRY_FORMAT_RAW}, /* Panasonic RW2 */
+      {"FUJIFILMCCD-RAW 0201", 20, FERRY_FORMAT_RAW},
+      {"\0\0\0\x18"
+       "ftypcrx \0\0\0\x01",
+       16, FERRY_FORMAT_RAW}, /* Canon CR3 */
+      /* a TIFF whose first IFD has DNGVersion (50706 = 0xC612): DNG */
+      {"II*\0\x08\0\0\0\x01\0\x12\xC6\x01\0\x04\0\0\0\x01\x04\0\0", 22, FERRY_FORMAT_RAW},
+      /* one whose first IFD has Make "NIKON CORPORATION": NEF */
+      {"II*\0\x08\0\0\0\x01\0\x0F\x01\x02\0\x12\0\0\0\x16\0\0\0NIKON CORPORATION", 39,
+       FERRY_FORMAT_RAW},
+      /* and one with another Make: a TIFF */
+      {"II*\0\x08\0\0\0\x01\0\x0F\x01\x02\0\x06\0\0\0\x16\0\0\0Epson", 27, FERRY_FORMAT_TIFF},
       {"hello, world", 12, FERRY_FORMAT_UNKNOWN},
       {"", 0, FERRY_FORMAT_UNKNOWN},
   };

@@ -370,7 +370,7 @@ static void group_input_free(group_input *in) {
 }
 
 static ferry_format format_of(const char *name) {
-  for (int f = FERRY_FORMAT_UNKNOWN; f <= FERRY_FORMAT_HEIF; f++)
+  for (int f = FERRY_FORMAT_UNKNOWN; f <= FERRY_FORMAT_RAW; f++)
     if (!strcmp(ferry_format_name((ferry_format)f), name))
       return (ferry_format)f;
   return FERRY_FORMAT_UNKNOWN;

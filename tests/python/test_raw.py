@@ -1,0 +1,62 @@
+"""Camera raw through LibRaw (src/codec/raw.c): a DNG without a preview (a
+64x48 RGGB mosaic: a gradient and a bright rectangle, tests/gen) developed at
+half size, upright, its gradient and rectangle where they were; probe,
+hashing, catalogs take it; compatible mode says it is not imagehash's; a
+plain TIFF stays a TIFF; damaged raws fail with their name. The embedded
+preview path (most cameras' files) has no fixture here: no camera raw with
+a preview could be made or found on this machine (docs/DEDUP.md)."""
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import ferry
+from ferrylib import FERRY_BIN, ROOT
+
+FIX = ROOT / "tests" / "fixtures" / "codecs"
+DNG = FIX / "sensor.dng"
+
+
+def test_dng_developed_at_half_size():
+    px = ferry.decode(DNG).astype(int)
+    assert px.shape == (24, 32, 3)
+    g = px[..., 1]
+    # the gradient grows to the right and down; the rectangle (rows 10-30,
+    # columns 20-44 of the mosaic: 5-15, 10-22 here) is brighter than its
+    # neighbours on the same rows
+    assert g[:, -4:].mean() > g[:, :4].mean() and g[-3:].mean() > g[:3].mean()
+    assert g[6:14, 11:21].mean() > g[6:14, 23:28].mean() + 20
+    gray = ferry.decode(DNG, channels=1)
+    assert gray.shape == (24, 32, 1)
+    info = ferry.probe(DNG)
+    assert info["format"] == "camera raw" and (info["width"], info["height"]) == (32, 24)
+
+
+def test_raw_hashed_and_catalogued(tmp_path):
+    pics = tmp_path / "pics"
+    pics.mkdir()
+    shutil.copy(DNG, pics / "IMG_0001.DNG")
+    shutil.copy(FIX / "rgb_lzw.tiff", pics / "plain.tiff")
+    assert len(ferry.hash(str(pics / "IMG_0001.DNG"), "phash")) == 16
+    with pytest.warns(RuntimeWarning, match="IMG_0001.DNG: not bit-exact with imagehash"):
+        ferry.hash(str(pics / "IMG_0001.DNG"), "phash", mode="compatible")
+    assert ferry.probe(pics / "plain.tiff")["format"] == "TIFF"
+    cat = tmp_path / "c.fidx"
+    r = subprocess.run([FERRY_BIN, "hash", str(pics), "-o", str(cat)], capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and "2 files (2 hashed" in r.stderr, r.stderr
+    out = subprocess.run([FERRY_BIN, "index", "export", str(cat)], capture_output=True,
+                         text=True).stdout
+    assert ",camera raw," in out and ",TIFF," in out
+
+
+def test_damaged_raw_names_the_file(tmp_path):
+    cut = tmp_path / "cut.dng"
+    cut.write_bytes(DNG.read_bytes()[:600])
+    with pytest.raises(ferry.Error) as e:
+        ferry.decode(cut)
+    assert "cut.dng" in str(e.value)
+    with pytest.raises(ferry.Error) as e:
+        ferry.decode(DNG, max_pixels=100)
+    assert "sensor.dng" in str(e.value)
