@@ -12,18 +12,12 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <ferry.h>
+#include "bench_rng.h"
 #include "tools_tier.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rng = 0x243F6A8885A308D3ull;
-static uint64_t next64(void) { /* splitmix64 */
-  uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 static int run(size_t n, int threads, int device) {
   ferry_hash_options o;
