@@ -16,6 +16,7 @@
 #include "codec/codec.h"
 
 #include <libraw/libraw.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *nm(const char *name) { return name ? name : "<memory>"; }
@@ -27,10 +28,22 @@ static int raw_fail(const char *name, int err, const char *what) {
   return fy_error(st, "%s: camera raw: %s: %s", name, what, libraw_strerror(err));
 }
 
+/* LibRaw prints damaged data and memory errors to stderr unless told
+ * otherwise; its return codes carry them to ferry's message instead. */
+static void quiet_data(void *user, const char *file, const int offset) {
+  (void)user, (void)file, (void)offset;
+}
+
+static void quiet_memory(void *user, const char *file, const char *where) {
+  (void)user, (void)file, (void)where;
+}
+
 static int raw_open(const uint8_t *data, size_t size, const char *name, libraw_data_t **out) {
   *out = libraw_init(0);
   if (!*out)
     return fy_error(FERRY_ENOMEM, "%s: camera raw: out of memory", name);
+  libraw_set_dataerror_handler(*out, quiet_data, NULL);
+  libraw_set_memerror_handler(*out, quiet_memory, NULL);
   (*out)->params.half_size = 1; /* a demosaic, if one is needed, at half size */
   (*out)->params.use_camera_wb = 1;
   int err = libraw_open_buffer(*out, (void *)data, size);
@@ -120,6 +133,7 @@ int fy_raw_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char 
   int err = 0;
   libraw_processed_image_t *img = NULL;
   int tw = lr->thumbnail.twidth, th = lr->thumbnail.theight;
+  char preview_why[512] = "";
   if (tw > 0 && th > 0) { /* the preview */
     if (fy_over_pixel_limit((uint64_t)tw, (uint64_t)th, req->max_pixels))
       rc = fy_pixel_limit_error(name, "camera raw preview", (uint64_t)tw, (uint64_t)th,
@@ -128,26 +142,44 @@ int fy_raw_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char 
       rc = raw_fail(name, err, "cannot read the preview");
     else if (!(img = libraw_dcraw_make_mem_thumb(lr, &err)))
       rc = raw_fail(name, err, "cannot read the preview");
-    if (!rc && img->type == LIBRAW_IMAGE_JPEG) {
+    if (!rc && img->type == LIBRAW_IMAGE_JPEG)
       rc = fy_jpeg_decode(dec, img->data, img->data_size, name, req, out);
-    } else if (!rc) {
+    else if (!rc)
       rc = from_bitmap(dec, img, name, req, out);
+    if (rc == FERRY_ECORRUPT || rc == FERRY_EUNSUPPORTED) { /* then the sensor data */
+      snprintf(preview_why, sizeof preview_why, "%s", ferry_last_error());
+      if (img)
+        libraw_dcraw_clear_mem(img);
+      img = NULL;
+      rc = FERRY_OK;
+      libraw_close(lr);
+      if ((rc = raw_open(data, size, name, &lr)) != FERRY_OK)
+        return rc;
+    } else {
+      goto done;
     }
-  } else { /* no preview: the sensor data, demosaiced at half size */
-    int w = lr->sizes.iwidth, h = lr->sizes.iheight;
-    if (w <= 0 || h <= 0)
-      rc = fy_error(FERRY_ECORRUPT, "%s: camera raw: no image size", name);
-    else if (fy_over_pixel_limit((uint64_t)w, (uint64_t)h, req->max_pixels))
-      rc = fy_pixel_limit_error(name, "camera raw", (uint64_t)w, (uint64_t)h, req->max_pixels);
-    else if ((err = libraw_unpack(lr)) != LIBRAW_SUCCESS)
-      rc = raw_fail(name, err, "cannot read the sensor data");
-    else if ((err = libraw_dcraw_process(lr)) != LIBRAW_SUCCESS)
-      rc = raw_fail(name, err, "cannot develop the sensor data");
-    else if (!(img = libraw_dcraw_make_mem_image(lr, &err)))
-      rc = raw_fail(name, err, "cannot develop the sensor data");
-    if (!rc)
-      rc = from_bitmap(dec, img, name, req, out);
   }
+  /* no preview (or an unreadable one): the sensor data, demosaiced at half size */
+  int w = lr->sizes.iwidth, h = lr->sizes.iheight;
+  if (w <= 0 || h <= 0)
+    rc = fy_error(FERRY_ECORRUPT, "%s: camera raw: no image size", name);
+  else if (fy_over_pixel_limit((uint64_t)w, (uint64_t)h, req->max_pixels))
+    rc = fy_pixel_limit_error(name, "camera raw", (uint64_t)w, (uint64_t)h, req->max_pixels);
+  else if ((err = libraw_unpack(lr)) != LIBRAW_SUCCESS)
+    rc = raw_fail(name, err, "cannot read the sensor data");
+  else if ((err = libraw_dcraw_process(lr)) != LIBRAW_SUCCESS)
+    rc = raw_fail(name, err, "cannot develop the sensor data");
+  else if (!(img = libraw_dcraw_make_mem_image(lr, &err)))
+    rc = raw_fail(name, err, "cannot develop the sensor data");
+  if (!rc)
+    rc = from_bitmap(dec, img, name, req, out);
+  if (rc && preview_why[0]) { /* both failed: say both (the message copied first: fy_error
+                                 writes where ferry_last_error reads) */
+    char sensor_why[512];
+    snprintf(sensor_why, sizeof sensor_why, "%s", ferry_last_error());
+    rc = fy_error(rc, "%s; and the sensor data: %s", preview_why, sensor_why);
+  }
+done:
   if (img)
     libraw_dcraw_clear_mem(img);
   libraw_close(lr);
