@@ -32,6 +32,7 @@
 #include "search/search.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,8 +41,9 @@
 #define FY_ROBUST_BITS 48
 #define FY_ROBUST_BITS64 12
 #define FY_ROBUST_NCC 0.9
-#define CODES 13 /* 8 turns of the whole, 5 crops */
-#define V 16     /* verification grid */
+#define CODES 14 /* at most per signature: 8 turns of the whole, the whole, 5 crops */
+#define TILE 4096
+#define V 16 /* verification grid */
 
 typedef struct robust {
   const ferry_catalog *cat;
@@ -172,6 +174,100 @@ static void take(const ferry_pair *p, size_t n, void *user) {
   pthread_mutex_unlock(&r->mu);
 }
 
+/* The CPU's search, across: every pair of a query (a whole picture turned
+ * one of the eight ways) and a target (a whole picture upright, or a crop),
+ * tiles of the two blocks taken from a shared counter. The pairs a pool of
+ * all codes would also test (crop against crop, turn against turn) are
+ * never needed: this is 48 pairs of codes per pair of files, not 84. */
+typedef struct cross {
+  const fy_kernels *k;
+  fy_codes codes;
+  size_t nq, nt, ti, tj;
+  atomic_size_t next;
+  fy_pairbuf *bufs;
+} cross;
+
+static void cross_worker(void *arg, int index) {
+  cross *x = arg;
+  fy_pairbuf *b = &x->bufs[index];
+  for (size_t k; !b->oom && (k = atomic_fetch_add(&x->next, 1)) < x->ti * x->tj;) {
+    size_t i0 = k / x->tj * TILE, j0 = x->nq + k % x->tj * TILE;
+    size_t i1 = i0 + TILE < x->nq ? i0 + TILE : x->nq;
+    size_t j1 = j0 + TILE < x->nq + x->nt ? j0 + TILE : x->nq + x->nt;
+    x->k->tile(&x->codes, i0, i1, j0, j1, FY_ROBUST_BITS64, b);
+  }
+}
+
+/* Crop r of one picture against crop r of the others (a letterboxed copy
+ * whose bars were not all trimmed meets its original there): one search
+ * per crop, within its codes; pairs mapped back to pool indices. */
+typedef struct same_crop {
+  robust *r;
+  const uint32_t *pool; /* local index -> pool index */
+} same_crop;
+
+static void take_same_crop(const ferry_pair *p, size_t n, void *user) {
+  same_crop *s = user;
+  ferry_pair buf[1024];
+  for (size_t k = 0; k < n;) {
+    size_t m = 0;
+    for (; k < n && m < 1024; k++, m++)
+      buf[m] = (ferry_pair){s->pool[p[k].i], s->pool[p[k].j], p[k].distance};
+    take(buf, m, s->r);
+  }
+}
+
+static int same_crops(const uint64_t *low, const uint8_t *meta, size_t from, size_t to,
+                      const ferry_search_options *o, robust *r) {
+  size_t n = to - from;
+  uint64_t *c = malloc((n ? n : 1) * sizeof *c);
+  uint32_t *pool = malloc((n ? n : 1) * sizeof *pool);
+  int rc = c && pool ? FERRY_OK : fy_error(FERRY_ENOMEM, "dupes: out of memory");
+  for (int part = 1; part < FERRY_SIGNATURE_PARTS && !rc; part++) {
+    size_t m = 0;
+    for (size_t i = from; i < to; i++)
+      if (meta[i] == part * 8) {
+        c[m] = low[i];
+        pool[m++] = (uint32_t)i;
+      }
+    same_crop s = {r, pool};
+    if (m >= 2)
+      rc = fy_hamming_pairs_each(c, m, 1, o, take_same_crop, &s);
+  }
+  free(c);
+  free(pool);
+  return rc;
+}
+
+static int cross_search(const uint64_t *low, size_t nq, size_t nt, int threads, robust *r) {
+  cross x = {.k = fy_search_kernels(), .nq = nq, .nt = nt};
+  x.ti = (nq + TILE - 1) / TILE;
+  x.tj = (nt + TILE - 1) / TILE;
+  atomic_init(&x.next, 0);
+  int rc = fy_codes_init(&x.codes, low, nq + nt, 1);
+  if (rc)
+    return rc;
+  int n = fy_search_threads(threads);
+  x.bufs = calloc((size_t)n, sizeof *x.bufs);
+  if (!x.bufs) {
+    fy_codes_free(&x.codes);
+    return fy_error(FERRY_ENOMEM, "dupes: out of memory");
+  }
+  for (int t = 0; t < n; t++)
+    x.bufs[t] = (fy_pairbuf){.sink = take, .user = r};
+  rc = fy_parallel(n, cross_worker, &x);
+  for (int t = 0; t < n; t++) {
+    if (x.bufs[t].oom && !rc)
+      rc = fy_error(FERRY_ENOMEM, "dupes: out of memory for candidate pairs");
+    if (!rc && x.bufs[t].n)
+      take(x.bufs[t].p, x.bufs[t].n, r);
+    free(x.bufs[t].p);
+  }
+  free(x.bufs);
+  fy_codes_free(&x.codes);
+  return rc;
+}
+
 int fy_dupes_robust(const ferry_dupes *d, const uint32_t *urep, size_t nu,
                     const ferry_search_options *options, const fy_robust_join *join,
                     size_t *joined) {
@@ -187,32 +283,47 @@ int fy_dupes_robust(const ferry_dupes *d, const uint32_t *urep, size_t nu,
   int rc = entry && codes && low && r.owner && r.meta
                ? FERRY_OK
                : fy_error(FERRY_ENOMEM, "dupes: out of memory for the signatures");
-  size_t np = 0;
-  for (size_t u = 0; u < nu && !rc; u++) {
-    uint32_t e = d->idx[urep[u]];
-    entry[u] = e;
-    const ferry_signature *s = cat->entries[e].signature;
-    if (!s)
-      continue;
-    for (int k = 0; k < CODES; k++) {
-      int part = k < 8 ? 0 : k - 7, turn = k < 8 ? k : 0;
-      uint64_t *c = codes + np * 4;
-      fy_sig_turn(s->code[part], turn, c);
-      uint64_t l = 0; /* bits (u, v), u, v < 8: the low 8 of rows 0..7 */
-      for (int u = 0; u < 8; u++)
-        l |= ((c[u >> 2] >> (16 * (u & 3))) & 0xFF) << (8 * u);
-      low[np] = l;
-      r.owner[np] = (uint32_t)u;
-      r.meta[np] = (uint8_t)(part * 8 + turn);
-      np++;
+  /* the codes: on the CPU the queries (8 turns of each whole) then the
+   * targets (each whole upright and its crops), searched across; on a GPU
+   * one pool of the 8 turns and the crops, searched all against all */
+  int across = options->device < 0;
+  size_t np = 0, nq = 0;
+  for (int block = 0; block < (across ? 2 : 1) && !rc; block++) {
+    for (size_t u = 0; u < nu; u++) {
+      uint32_t e = d->idx[urep[u]];
+      entry[u] = e;
+      const ferry_signature *s = cat->entries[e].signature;
+      if (!s)
+        continue;
+      /* k: 0-7 the whole turned, 8 the whole upright, 9-13 the crops */
+      int k0 = !across ? 0 : block == 0 ? 0 : 8, k1 = !across ? 14 : block == 0 ? 8 : 14;
+      for (int k = k0; k < k1; k++) {
+        if (!across && k == 8)
+          continue; /* in the pool, the upright whole is turn 0 */
+        int part = k < 9 ? 0 : k - 8, turn = k < 8 ? k : 0;
+        uint64_t *c = codes + np * 4;
+        fy_sig_turn(s->code[part], turn, c);
+        uint64_t l = 0; /* bits (u, v), u, v < 8: the low 8 of rows 0..7 */
+        for (int v = 0; v < 8; v++)
+          l |= ((c[v >> 2] >> (16 * (v & 3))) & 0xFF) << (8 * v);
+        low[np] = l;
+        r.owner[np] = (uint32_t)u;
+        r.meta[np] = (uint8_t)(part * 8 + turn);
+        np++;
+      }
     }
+    if (block == 0)
+      nq = np;
   }
   if (!rc && np >= 2) {
     ferry_search_options o = *options;
     o.threshold = FY_ROBUST_BITS64;
     o.max_pairs = 0;
     pthread_mutex_init(&r.mu, NULL);
-    rc = fy_hamming_pairs_each(low, np, 1, &o, take, &r);
+    rc = across ? cross_search(low, nq, np - nq, options->threads, &r)
+                : fy_hamming_pairs_each(low, np, 1, &o, take, &r);
+    if (!rc && across)
+      rc = same_crops(low, r.meta, nq, np, &o, &r);
     pthread_mutex_destroy(&r.mu);
     *joined = r.joined;
   }
