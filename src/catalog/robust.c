@@ -124,6 +124,20 @@ static int verify(const robust *r, uint32_t p, uint32_t q) {
   return correlation(ga, gb) >= FY_ROBUST_NCC;
 }
 
+/* The kinds of code pairs the CPU's search across tests (a whole turned
+ * any way against a whole upright or a crop; a crop against the same crop).
+ * The GPU's pool search finds these and more; the others are the same
+ * pairs turned (a whole turned v against one turned w is the first turned
+ * by w^-1 v against the second upright, found too) or crop against another
+ * crop, which the CPU does not test: left out, so that CPU and GPU join the
+ * same groups. */
+static int tested(uint8_t a, uint8_t b) {
+  int pa = a >> 3, pb = b >> 3;
+  if (pa == 0 && pb == 0)
+    return (a & 7) == 0 || (b & 7) == 0;
+  return pa == 0 || pb == 0 || pa == pb;
+}
+
 /* From the search's threads: candidates of codes, verified, joined. */
 static void take(const ferry_pair *p, size_t n, void *user) {
   robust *r = user;
@@ -136,7 +150,7 @@ static void take(const ferry_pair *p, size_t n, void *user) {
   pthread_mutex_lock(j->mu);
   for (size_t k = 0; k < n; k++) {
     uint32_t a = r->owner[p[k].i], b = r->owner[p[k].j];
-    if (a == b)
+    if (a == b || !tested(r->meta[p[k].i], r->meta[p[k].j]))
       continue;
     const uint64_t *x = r->full + (size_t)p[k].i * 4, *y = r->full + (size_t)p[k].j * 4;
     int d = 0;
