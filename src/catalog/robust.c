@@ -2,20 +2,19 @@
  * alone misses (turned by a right angle, mirrored, cropped, letterboxed),
  * found from the entries' signatures (src/hash/signature.c) and verified.
  *
- *   candidates  every signature gives 13 codes: its whole picture in the
- *               eight ways it can be turned or mirrored, and its five crops
- *               upright. Two entries are candidates when a code of one is
- *               within FY_ROBUST_BITS of 256 of a code of the other. That
- *               covers a copy turned any way (whole against whole), a crop of
- *               either (a crop of one against the whole of the other, turned
- *               too) and letterboxing (the bars were trimmed). The search
- *               (the CPU's or the GPU's, as the hash's) runs on the 64 bits
- *               of the 8 x 8 lowest frequencies within FY_ROBUST_BITS64,
- *               where multi-index hashing works and a pair costs a quarter;
- *               the whole 256 bits are checked after (on the hard set and
- *               corpus/dupes, 4,535 of the 4,537 pairs of codes within 48 of
- *               256 are within 12 of 64; random codes pass either test about
- *               once in 1,000).
+ *   candidates  two entries are candidates when the whole picture of one,
+ *               turned any of the eight ways, is within FY_ROBUST_BITS of
+ *               256 of the other's whole picture upright or of one of its
+ *               five crops, or a crop of one is within them of the same crop
+ *               of the other (tested: which kinds of code pairs count). That
+ *               covers a copy turned any way, a crop of either (turned too)
+ *               and letterboxing (the bars were trimmed). The search runs on
+ *               the 64 bits of the 8 x 8 lowest frequencies within
+ *               FY_ROBUST_BITS64 (a pair costs a quarter), the whole 256
+ *               bits checked after (on the hard set and corpus/dupes, 4,535
+ *               of the 4,537 pairs of codes within 48 of 256 are within 12
+ *               of 64); on the CPU across (cross_search, same_crops), on a
+ *               GPU one pool of all the codes.
  *   verified    the two thumbnails, each cut to the part its code stands
  *               for, turned as its code is and reduced to 16 x 16, must
  *               correlate (Pearson) at least FY_ROBUST_NCC: different shots
@@ -53,7 +52,7 @@ typedef struct robust {
   uint8_t *meta;         /* pool code -> part * 8 + turn */
   const fy_robust_join *join;
   pthread_mutex_t mu;
-  size_t joined, verified;
+  size_t joined;
 } robust;
 
 /* Exact-area means of the box (x0, y0, x1, y1) of an n x n thumbnail
@@ -93,12 +92,9 @@ static void grid_of(const ferry_signature *s, int meta, float *out) {
   double box[4] = {f[0] * T, f[1] * T, f[2] * T, f[3] * T};
   float g[V * V];
   area(s->thumb, T, box, g, V);
-  int turn = meta & 7;
-  for (int y = 0; y < V; y++) /* as fy_sig_turn_thumb */
-    for (int x = 0; x < V; x++) {
-      int sy = turn & 1 ? V - 1 - y : y, sx = turn & 2 ? V - 1 - x : x;
-      out[y * V + x] = turn & 4 ? g[sx * V + sy] : g[sy * V + sx];
-    }
+  for (int y = 0; y < V; y++)
+    for (int x = 0; x < V; x++)
+      out[y * V + x] = g[fy_sig_turn_at(V, meta & 7, y, x)];
 }
 
 static double correlation(const float *a, const float *b) {
@@ -145,7 +141,7 @@ static void take(const ferry_pair *p, size_t n, void *user) {
   ferry_pair *keep = malloc(n * sizeof *keep);
   if (!keep)
     return; /* out of memory: these candidates stay apart (never a false join) */
-  size_t m = 0, done = 0, ok = 0;
+  size_t m = 0, ok = 0;
   /* those not yet in one group (under the join's lock: find compresses) */
   pthread_mutex_lock(j->mu);
   for (size_t k = 0; k < n; k++) {
@@ -167,7 +163,6 @@ static void take(const ferry_pair *p, size_t n, void *user) {
     pthread_mutex_unlock(j->mu);
     if (!still)
       continue;
-    done++;
     if (!verify(r, keep[k].i, keep[k].j))
       continue;
     /* joined at once, so that the next candidates of these two are skipped;
@@ -183,16 +178,15 @@ static void take(const ferry_pair *p, size_t n, void *user) {
   }
   free(keep);
   pthread_mutex_lock(&r->mu);
-  r->verified += done;
   r->joined += ok;
   pthread_mutex_unlock(&r->mu);
 }
 
 /* The CPU's search, across: every pair of a query (a whole picture turned
  * one of the eight ways) and a target (a whole picture upright, or a crop),
- * tiles of the two blocks taken from a shared counter. The pairs a pool of
- * all codes would also test (crop against crop, turn against turn) are
- * never needed: this is 48 pairs of codes per pair of files, not 84. */
+ * tiles of the two blocks taken from a shared counter: 48 pairs of codes
+ * per pair of files (and 5 more in same_crops), where a pool of all the
+ * codes tests 84. */
 typedef struct cross {
   const fy_kernels *k;
   fy_codes codes;

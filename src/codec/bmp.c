@@ -85,9 +85,6 @@ int fy_bmp_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char 
   if ((unsigned)w > FY_MAX_SIDE || (unsigned)h > FY_MAX_SIDE ||
       fy_over_pixel_limit((uint64_t)w, (uint64_t)h, req->max_pixels))
     return fy_pixel_limit_error(name, "BMP", (uint64_t)w, (uint64_t)h, req->max_pixels);
-  size_t total = 0;
-  if (!fy_mul_size((size_t)w * h, (size_t)req->channels, &total))
-    return fy_error(FERRY_ETOO_LARGE, "%s: BMP image %dx%d is too large", name, w, h);
   pthread_mutex_lock(&stb_mu);
   int dw = 0, dh = 0, dc = 0;
   uint8_t *px = stbi_load_from_memory(data, (int)size, &dw, &dh, &dc, 3); /* RGB, top row first */
@@ -98,20 +95,8 @@ int fy_bmp_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char 
   if (!rc && (dw != w || dh != h))
     rc = fy_error(FERRY_ECORRUPT, "%s: BMP: the image is %dx%d, its header says %dx%d", name, dw,
                   dh, w, h);
-  if (!rc && fy_buf_reserve(&dec->pixels, total))
-    rc = fy_error(FERRY_ENOMEM, "%s: out of memory for a %dx%d BMP image", name, w, h);
-  if (!rc) {
-    uint8_t *dst = dec->pixels.p;
-    size_t n = (size_t)w * h;
-    if (req->channels == 3)
-      memcpy(dst, px, n * 3);
-    else
-      for (size_t i = 0; i < n; i++)
-        dst[i] = fy_luma(px[3 * i], px[3 * i + 1], px[3 * i + 2]);
-  }
+  if (!rc)
+    rc = fy_decoded_from_rgb(dec, px, w, h, (size_t)w * 3, req->channels, name, out);
   stbi_image_free(px);
-  if (rc)
-    return rc;
-  fy_decoded_whole(out, dec->pixels.p, w, h, req->channels);
-  return FERRY_OK;
+  return rc;
 }

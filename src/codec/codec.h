@@ -120,6 +120,17 @@ static inline void fy_decoded_whole(fy_decoded *out, uint8_t *px, int w, int h, 
   out->scale_num = out->scale_denom = 1;
 }
 
+/* An 8-bit RGB picture (rows `stride` bytes apart; a library's buffer)
+ * copied into dec->pixels as RGB (channels 3) or Pillow's luma (1), and
+ * *out for it: the last step of the codecs whose library decodes to RGB
+ * (HEIF, BMP, camera raw). */
+int fy_decoded_from_rgb(fy_decoder *dec, const uint8_t *rgb, int w, int h, size_t stride,
+                        int channels, const char *name, fy_decoded *out);
+/* 1 when ferry's pixels of these bytes (format f) are Pillow's, so that
+ * compatible-mode hashes are imagehash's; 0 where they may differ (each
+ * format's rule below). */
+int fy_pillow_exact(ferry_format f, const uint8_t *data, size_t size);
+
 /* PNG and WebP decode the whole image (crop is applied by the caller by
  * adjusting x0/y0), into dec->pixels. 16-bit PNG is reduced to 8 bits
  * (rounded: (v * 255 + 32895) >> 16), alpha is dropped (composited on

@@ -157,6 +157,39 @@ int fy_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *nam
   return apply_orientation(dec, out, o, name);
 }
 
+int fy_pillow_exact(ferry_format f, const uint8_t *d, size_t n) {
+  switch (f) {
+  /* 16-bit PNGs: ferry rounds samples to 8 bits, Pillow does not */
+  case FERRY_FORMAT_PNG: return !(n > 24 && !memcmp(d + 12, "IHDR", 4) && d[24] == 16);
+  case FERRY_FORMAT_TIFF: return fy_tiff_pillow_exact(d, n);
+  case FERRY_FORMAT_GIF: return fy_gif_pillow_exact(d, n);
+  case FERRY_FORMAT_HEIF: return fy_heif_pillow_exact(d, n);
+  case FERRY_FORMAT_BMP: return fy_bmp_pillow_exact(d, n);
+  case FERRY_FORMAT_RAW: return fy_raw_pillow_exact(d, n);
+  default: return 1; /* JPEG (the same libjpeg-turbo settings), WebP */
+  }
+}
+
+int fy_decoded_from_rgb(fy_decoder *dec, const uint8_t *rgb, int w, int h, size_t stride,
+                        int channels, const char *name, fy_decoded *out) {
+  size_t total = 0;
+  if (!fy_mul_size((size_t)w * h, (size_t)channels, &total))
+    return fy_error(FERRY_ETOO_LARGE, "%s: image %dx%d is too large", name, w, h);
+  if (fy_buf_reserve(&dec->pixels, total))
+    return fy_error(FERRY_ENOMEM, "%s: out of memory for a %dx%d image", name, w, h);
+  uint8_t *dst = dec->pixels.p;
+  for (int y = 0; y < h; y++) {
+    const uint8_t *row = rgb + (size_t)y * stride;
+    if (channels == 3)
+      memcpy(dst + (size_t)y * w * 3, row, (size_t)w * 3);
+    else
+      for (int x = 0; x < w; x++)
+        dst[(size_t)y * w + x] = fy_luma(row[3 * x], row[3 * x + 1], row[3 * x + 2]);
+  }
+  fy_decoded_whole(out, dec->pixels.p, w, h, channels);
+  return FERRY_OK;
+}
+
 /* The header of bytes of format f (sniffed), or why they cannot be read. */
 static int probe_format(ferry_format f, const uint8_t *d, size_t n, const char *name,
                         ferry_info *info) {

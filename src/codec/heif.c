@@ -98,14 +98,11 @@ int fy_heif_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
   if (rc)
     return rc;
   int w = heif_image_handle_get_width(h), ht = heif_image_handle_get_height(h);
-  size_t total = 0;
   if (w <= 0 || ht <= 0)
     rc = fy_error(FERRY_ECORRUPT, "%s: HEIF: no image size", name);
   else if ((unsigned)w > FY_MAX_SIDE || (unsigned)ht > FY_MAX_SIDE ||
            fy_over_pixel_limit((uint64_t)w, (uint64_t)ht, req->max_pixels))
     rc = fy_pixel_limit_error(name, "HEIF", (uint64_t)w, (uint64_t)ht, req->max_pixels);
-  else if (!fy_mul_size((size_t)w * ht, (size_t)req->channels, &total))
-    rc = fy_error(FERRY_ETOO_LARGE, "%s: HEIF image %dx%d is too large", name, w, ht);
   struct heif_image *img = NULL;
   if (!rc) {
     struct heif_decoding_options *o = heif_decoding_options_alloc();
@@ -128,25 +125,11 @@ int fy_heif_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
         heif_image_get_bits_per_pixel(img, heif_channel_interleaved) != 24 || stride < 3 * w)
       rc = fy_error(FERRY_ECORRUPT, "%s: HEIF: the decoded image is not %dx%d RGB", name, w, ht);
   }
-  if (!rc && fy_buf_reserve(&dec->pixels, total))
-    rc = fy_error(FERRY_ENOMEM, "%s: out of memory for a %dx%d HEIF image", name, w, ht);
-  if (!rc) {
-    uint8_t *dst = dec->pixels.p;
-    for (int y = 0; y < ht; y++) {
-      const uint8_t *row = px + (size_t)y * stride;
-      if (req->channels == 3)
-        memcpy(dst + (size_t)y * w * 3, row, (size_t)w * 3);
-      else
-        for (int x = 0; x < w; x++)
-          dst[(size_t)y * w + x] = fy_luma(row[3 * x], row[3 * x + 1], row[3 * x + 2]);
-    }
-  }
+  if (!rc)
+    rc = fy_decoded_from_rgb(dec, px, w, ht, (size_t)stride, req->channels, name, out);
   if (img)
     heif_image_release(img);
   close_primary(ctx, h);
-  if (rc)
-    return rc;
-  fy_decoded_whole(out, dec->pixels.p, w, ht, req->channels);
-  return FERRY_OK;
+  return rc;
 }
 #endif

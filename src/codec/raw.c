@@ -100,24 +100,14 @@ int fy_raw_pillow_exact(const uint8_t *data, size_t size) {
   return 0;
 }
 
-/* A LibRaw bitmap (8-bit RGB) into dec->pixels. */
+/* A LibRaw bitmap (8-bit RGB), checked, into dec->pixels. */
 static int from_bitmap(fy_decoder *dec, const libraw_processed_image_t *img, const char *name,
                        const fy_codec_req *req, fy_decoded *out) {
   int w = img->width, h = img->height;
   if (img->colors != 3 || img->bits != 8 || img->data_size < (size_t)w * h * 3)
     return fy_error(FERRY_EUNSUPPORTED, "%s: camera raw: a %d-colour %d-bit image", name,
                     img->colors, img->bits);
-  size_t total = (size_t)w * h * (size_t)req->channels;
-  if (fy_buf_reserve(&dec->pixels, total))
-    return fy_error(FERRY_ENOMEM, "%s: out of memory for a %dx%d image", name, w, h);
-  uint8_t *dst = dec->pixels.p;
-  if (req->channels == 3)
-    memcpy(dst, img->data, (size_t)w * h * 3);
-  else
-    for (size_t i = 0; i < (size_t)w * h; i++)
-      dst[i] = fy_luma(img->data[3 * i], img->data[3 * i + 1], img->data[3 * i + 2]);
-  fy_decoded_whole(out, dec->pixels.p, w, h, req->channels);
-  return FERRY_OK;
+  return fy_decoded_from_rgb(dec, img->data, w, h, (size_t)w * 3, req->channels, name, out);
 }
 
 int fy_raw_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,

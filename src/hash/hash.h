@@ -229,6 +229,13 @@ void fy_sig_trim(const float *g, int n, int box[4]);
 /* A part's code for the picture turned: turn = 4 transposed + 2 mirrored
  * (columns reversed) + 1 flipped (rows reversed), applied in that order. */
 void fy_sig_turn(const uint64_t in[4], int turn, uint64_t out[4]);
+/* Where pixel (y, x) of an n x n picture turned that way comes from, as a
+ * row-major index of the picture as it is: out = F(M(T(in))), T transposes,
+ * M reverses columns, F rows (the one rule for every grid turned). */
+static inline int fy_sig_turn_at(int n, int turn, int y, int x) {
+  int sy = turn & 1 ? n - 1 - y : y, sx = turn & 2 ? n - 1 - x : x;
+  return turn & 4 ? sx * n + sy : sy * n + sx;
+}
 /* The same turn of an n x n thumbnail. */
 void fy_sig_turn_thumb(const uint8_t *in, int n, int turn, uint8_t *out);
 

@@ -174,12 +174,6 @@ static int compat_hashes(ferry_hasher *h, const fy_compat_image *im, const fy_co
   return FERRY_OK;
 }
 
-/* 16-bit PNGs: ferry rounds samples to 8 bits, Pillow does not (TIFF's
- * rule: fy_tiff_pillow_exact). */
-static int png_16bit(const uint8_t *d, size_t n) {
-  return n > 24 && !memcmp(d + 12, "IHDR", 4) && d[24] == 16;
-}
-
 int fy_compat_decode(fy_hash_ctx *c, const ferry_hash_options *o, const uint8_t *data, size_t size,
                      const char *name, ferry_format f, int to_l, ferry_hash_result *r,
                      fy_compat_image *out) {
@@ -218,12 +212,7 @@ int fy_compat_decode(fy_hash_ctx *c, const ferry_hash_options *o, const uint8_t 
                       color ? &counts : NULL, out);
   if (rc)
     return rc;
-  r->exact = !(f == FERRY_FORMAT_PNG && png_16bit(data, size)) &&
-             !(f == FERRY_FORMAT_TIFF && !fy_tiff_pillow_exact(data, size)) &&
-             !(f == FERRY_FORMAT_GIF && !fy_gif_pillow_exact(data, size)) &&
-             !(f == FERRY_FORMAT_HEIF && !fy_heif_pillow_exact(data, size)) &&
-             !(f == FERRY_FORMAT_BMP && !fy_bmp_pillow_exact(data, size)) &&
-             !(f == FERRY_FORMAT_RAW && !fy_raw_pillow_exact(data, size));
+  r->exact = fy_pillow_exact(f, data, size);
 done:
   r->width = out->w;
   r->height = out->h;

@@ -201,10 +201,7 @@ void fy_sig_turn(const uint64_t in[4], int turn, uint64_t out[4]) {
 }
 
 void fy_sig_turn_thumb(const uint8_t *in, int n, int turn, uint8_t *out) {
-  /* out = F(M(T(in))): T transposes, M reverses columns, F rows */
   for (int y = 0; y < n; y++)
-    for (int x = 0; x < n; x++) {
-      int sy = turn & 1 ? n - 1 - y : y, sx = turn & 2 ? n - 1 - x : x;
-      out[y * n + x] = turn & 4 ? in[sx * n + sy] : in[sy * n + sx];
-    }
+    for (int x = 0; x < n; x++)
+      out[y * n + x] = in[fy_sig_turn_at(n, turn, y, x)];
 }
