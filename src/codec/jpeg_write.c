@@ -1,11 +1,17 @@
 /* jpeg_write.c — RGB pixels to a JPEG in memory (libjpeg-turbo's compress
  * API: YCbCr 4:2:0, baseline, islow DCT, no Huffman optimisation), for the
- * report's thumbnails and JPEG packs. */
+ * report's thumbnails and JPEG packs; and an image to a JPEG file
+ * (fy_write_jpeg: `ferry decode -o OUT.jpg`). */
+#include "codec/jpeg_write.h"
 #include "codec/codec.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdio.h> /* before jpeglib.h, which uses FILE */
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <jpeglib.h>
 
@@ -16,8 +22,9 @@ typedef struct jerr {
 
 static void jerr_exit(j_common_ptr c) { longjmp(((jerr *)c->err)->jump, 1); }
 
-int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, int quality, const char *name,
-                   uint8_t **out, size_t *size) {
+/* components 3: RGB in, YCbCr 4:2:0 out; 1: grey in and out. */
+static int encode(const uint8_t *px, int w, int h, size_t stride, int components, int quality,
+                  const char *name, uint8_t **out, size_t *size) {
   struct jpeg_compress_struct c;
   jerr e;
   unsigned char *volatile mem = NULL;
@@ -35,8 +42,8 @@ int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, int quality, 
   jpeg_mem_dest(&c, (unsigned char **)&mem, &len);
   c.image_width = (JDIMENSION)w;
   c.image_height = (JDIMENSION)h;
-  c.input_components = 3;
-  c.in_color_space = JCS_RGB;
+  c.input_components = components;
+  c.in_color_space = components == 1 ? JCS_GRAYSCALE : JCS_RGB;
   jpeg_set_defaults(&c);
   jpeg_set_quality(&c, quality, TRUE);
   c.optimize_coding = FALSE;
@@ -49,5 +56,64 @@ int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, int quality, 
   jpeg_destroy_compress(&c);
   *out = mem;
   *size = len;
+  return FERRY_OK;
+}
+
+int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, int quality, const char *name,
+                   uint8_t **out, size_t *size) {
+  return encode(px, w, h, stride, 3, quality, name, out, size);
+}
+
+/* Writes n bytes to f; 0, or -1 with errno set. */
+static int write_all(FILE *f, const uint8_t *d, size_t n) {
+  if (fwrite(d, 1, n, f) != n || fflush(f) != 0 || ferror(f))
+    return errno ? -1 : (errno = EIO, -1);
+  return 0;
+}
+
+int fy_write_jpeg(const char *path, const ferry_image *im, int quality) {
+  if (!path || !im || !im->data || im->width < 1 || im->height < 1 ||
+      (im->channels != 1 && im->channels != 3))
+    return fy_error(FERRY_EINVAL, "%s: cannot write JPEG: %s", path ? path : "(null)",
+                    im && im->channels == 4 ? "4 channels (JPEG holds grey or RGB)"
+                                            : "bad image or path");
+  if (quality < 1 || quality > 100)
+    return fy_error(FERRY_EINVAL, "%s: JPEG quality %d not in 1..100", path, quality);
+  uint8_t *jpg = NULL;
+  size_t n = 0;
+  int rc =
+      encode(im->data, im->width, im->height, im->stride, im->channels, quality, path, &jpg, &n);
+  if (rc)
+    return rc;
+  /* A device or pipe (/dev/stdout, a FIFO) is written as it is; a file
+   * through a temporary name and a rename, so that a failed write never
+   * leaves half a file in place of an existing one. */
+  struct stat st;
+  int direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+  char tmp[4096];
+  if (!direct &&
+      (size_t)snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= sizeof tmp) {
+    free(jpg);
+    return fy_error(FERRY_EINVAL, "%s: path too long", path);
+  }
+  const char *target = direct ? path : tmp;
+  FILE *f = fopen(target, "wb");
+  if (!f) {
+    int e = errno;
+    free(jpg);
+    return fy_error(FERRY_EIO, "%s: cannot create: %s", target, strerror(e));
+  }
+  errno = 0;
+  int bad = write_all(f, jpg, n), e = errno;
+  free(jpg);
+  if (fclose(f) != 0 && !bad)
+    bad = -1, e = errno;
+  if (!bad && !direct && rename(tmp, path) != 0)
+    bad = -1, e = errno;
+  if (bad) {
+    if (!direct)
+      unlink(tmp);
+    return fy_error(FERRY_EIO, "%s: cannot write JPEG: %s", path, strerror(e ? e : EIO));
+  }
   return FERRY_OK;
 }
