@@ -12,7 +12,8 @@ static const char usage[] =
     "commands:\n"
     "  load DIR|LIST    run the loading pipeline; prints images/s and per-stage time\n"
     "  info FILE...     format, size, subsampling, progressive, orientation\n"
-    "  decode FILE -o OUT.png   decode (optionally crop/resize) and write a PNG\n"
+    "  decode FILE -o OUT   decode (optionally crop/resize) and write a PNG, JPEG\n"
+    "                   or PPM (by OUT's extension); FILE - reads standard input\n"
     "  demo             the README's main job on the bundled sample\n"
     "  hash PATH... [-o CATALOG.fidx]   perceptual hashes (imagehash's), catalog\n"
     "                   (moved files keep their hashes; --prune: drop vanished ones)\n"
@@ -24,7 +25,7 @@ static const char usage[] =
     "  pack SRC -o DIR  preprocess once into shards that load without decoding\n"
     "  video FILE...    sampled video frames as batches; prints frames/s\n"
     "\n"
-    "`ferry <command> --help` shows a command's options.\n"
+    "`ferry help <command>` or `ferry <command> --help` shows a command's options.\n"
     "\n"
     "exit codes: 0 success, 1 failure (the message names the file and reason),\n"
     "            2 bad command line, 3 finished but some files were skipped\n";
@@ -59,9 +60,29 @@ int main(int argc, char **argv) {
   return stdout_written(run(argc, argv));
 }
 
+static const struct {
+  const char *name;
+  int (*run)(int argc, char **argv); /* argv[0] is the command's name */
+} commands[] = {{"load", cmd_load},   {"info", cmd_info},     {"hash", cmd_hash},
+                {"index", cmd_index}, {"dupes", cmd_dupes},   {"decode", cmd_decode},
+                {"demo", cmd_demo},   {"doctor", cmd_doctor}, {"pack", cmd_pack},
+                {"video", cmd_video}};
+
+static int unknown(const char *cmd) {
+  fprintf(stderr, "ferry: unknown command '%s'\n\n%s", cmd, usage);
+  return CLI_USAGE;
+}
+
+static int dispatch(int argc, char **argv) {
+  for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+    if (!strcmp(argv[0], commands[i].name))
+      return commands[i].run(argc, argv);
+  return unknown(argv[0]);
+}
+
 static int run(int argc, char **argv) {
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
-      !strcmp(argv[1], "help")) {
+      (!strcmp(argv[1], "help") && (argc == 2 || !strcmp(argv[2], "help")))) {
     fputs(usage, argc < 2 ? stderr : stdout);
     return argc < 2 ? CLI_USAGE : CLI_OK;
   }
@@ -69,27 +90,14 @@ static int run(int argc, char **argv) {
     printf("ferry %s\n", ferry_version());
     return CLI_OK;
   }
-  const char *cmd = argv[1];
-  if (!strcmp(cmd, "load"))
-    return cmd_load(argc - 1, argv + 1);
-  if (!strcmp(cmd, "info"))
-    return cmd_info(argc - 1, argv + 1);
-  if (!strcmp(cmd, "hash"))
-    return cmd_hash(argc - 1, argv + 1);
-  if (!strcmp(cmd, "index"))
-    return cmd_index(argc - 1, argv + 1);
-  if (!strcmp(cmd, "dupes"))
-    return cmd_dupes(argc - 1, argv + 1);
-  if (!strcmp(cmd, "decode"))
-    return cmd_decode(argc - 1, argv + 1);
-  if (!strcmp(cmd, "demo"))
-    return cmd_demo(argc - 1, argv + 1);
-  if (!strcmp(cmd, "doctor"))
-    return cmd_doctor(argc - 1, argv + 1);
-  if (!strcmp(cmd, "pack"))
-    return cmd_pack(argc - 1, argv + 1);
-  if (!strcmp(cmd, "video"))
-    return cmd_video(argc - 1, argv + 1);
-  fprintf(stderr, "ferry: unknown command '%s'\n\n%s", cmd, usage);
-  return CLI_USAGE;
+  if (!strcmp(argv[1], "help")) { /* ferry help CMD: the same as ferry CMD --help */
+    if (argc > 3) {
+      fprintf(stderr, "ferry help: one command at a time ('%s' is one too many)\n", argv[3]);
+      return CLI_USAGE;
+    }
+    char help[] = "--help";
+    char *args[] = {argv[2], help, NULL};
+    return dispatch(2, args);
+  }
+  return dispatch(argc - 1, argv + 1);
 }
