@@ -54,6 +54,12 @@ enum { CLI_OPT_BASE = 1000 }; /* getopt val of registry option i: CLI_OPT_BASE +
  * row, vals below CLI_OPT_BASE), then every registry option's flag, then
  * the zero row. malloc'd; NULL when out of memory. */
 struct option *cli_loader_longopts(const struct option *extra);
+/* A registry flag with an optional value given as the next word
+ * (`--flip 0.7`; getopt_long takes only `--flip=0.7`): when getopt gave
+ * `val` no value and argv[optind] is a value the option takes (set on a
+ * copy of `o`, which stays as it is), optind moves past it and the word
+ * is returned; else NULL (`--flip DIR`: the flag alone, DIR an operand). */
+const char *cli_loader_next_value(const ferry_loader_options *o, int val, int argc, char **argv);
 /* Sets the registry option that getopt's `val` stands for from the flag's
  * argument (NULL: none). 0, or -1 with the library's message printed as a
  * usage error ("ferry load: --batch needs an integer in 1..1048576, ..."). */
@@ -71,6 +77,59 @@ void cli_sample_to_rgb(const void *sample, int width, int height, ferry_layout l
                        ferry_dtype dtype, int normalize, const float mean[3], const float std[3],
                        uint8_t *rgb);
 
+/* Image outputs (cli_write.c): the writer is picked from the output's
+ * extension: .png, .jpg/.jpeg (JPEG, `quality`), .ppm (binary PPM; PGM
+ * data for grey). An existing device or pipe (/dev/null, /dev/stdout, a
+ * FIFO) without one of those extensions gets PNG, and is written as it is,
+ * never replaced. */
+typedef enum cli_image_kind { CLI_IMAGE_PNG = 0, CLI_IMAGE_JPEG, CLI_IMAGE_PPM } cli_image_kind;
+#define CLI_IMAGE_EXTENSIONS ".png, .jpg, .jpeg or .ppm"
+#define CLI_JPEG_QUALITY 95 /* --quality's default */
+/* The writer for `path` into *kind; CLI_USAGE (with a message naming the
+ * file and the extensions accepted, for `opt`, such as "-o") when no writer
+ * fits, else CLI_OK. Called before any work: nothing is written then. */
+int cli_image_kind_of(const char *cmd, const char *opt, const char *path, cli_image_kind *kind);
+/* Writes `im` as `kind`; CLI_OK, or CLI_FAIL with "ferry CMD: PATH: reason"
+ * printed. A regular file is replaced only once complete. */
+int cli_write_image(const char *cmd, const char *path, cli_image_kind kind, const ferry_image *im,
+                    int quality);
+
+/* `-` for standard input (cli_stdin.c). */
+/* All of stdin (at most `max` bytes) into *data (malloc'd) and *n; CLI_OK,
+ * or CLI_FAIL with the reason printed. */
+int cli_read_stdin(const char *cmd, uint64_t max, uint8_t **data, size_t *n);
+/* The lines of stdin (a list of paths, one a line; empty lines skipped, a
+ * CR before the newline dropped) into *paths (malloc'd strings, *n of
+ * them; free with cli_free_lines). CLI_OK, or CLI_FAIL with the reason. */
+int cli_stdin_lines(const char *cmd, char ***paths, size_t *n);
+void cli_free_lines(char **paths, size_t n);
+/* A list file (`path[,label]` lines) read from stdin, copied to a temporary
+ * file whose relative paths are made absolute from the working directory
+ * (the loader reads a list's relative paths from the list's folder): its
+ * name into `out` (cap bytes). CLI_OK, or CLI_FAIL with the reason. The
+ * caller unlinks it. */
+int cli_stdin_list(const char *cmd, char *out, size_t cap);
+
+/* A JSON object on stdout, for --json summaries (cli_json.c): strings
+ * through fy_json_string, the project's one JSON string writer; commas and
+ * nesting kept here. A NULL key writes an array element. */
+typedef struct cli_json {
+  FILE *f;
+  int depth;
+  int count[16];  /* members written at each level */
+  char close[16]; /* what ends each level: '}' or ']' */
+} cli_json;
+void cli_json_begin(cli_json *j, FILE *f);                      /* { */
+void cli_json_end(cli_json *j);                                 /* } and a newline */
+void cli_json_str(cli_json *j, const char *key, const char *v); /* NULL: null */
+void cli_json_int(cli_json *j, const char *key, long long v);
+void cli_json_num(cli_json *j, const char *key, double v); /* not finite: null */
+void cli_json_bool(cli_json *j, const char *key, int v);
+void cli_json_null(cli_json *j, const char *key);
+void cli_json_object(cli_json *j, const char *key); /* opens {, up to cli_json_close */
+void cli_json_array(cli_json *j, const char *key);  /* opens [ */
+void cli_json_close(cli_json *j);                   /* the last { or [ opened */
+
 /* Peak resident memory of this process, in MiB. */
 double cli_peak_rss_mib(void);
 
@@ -79,9 +138,12 @@ typedef struct cli_load_args {
   ferry_loader_options o;
   int epochs;
   int quiet;
-  const char *save_grid; /* write the first batch as a PNG contact sheet */
-  double consume_ms;     /* GPU: stand-in consumer work per batch */
-  void *consumer_stream; /* its CUDA stream (NULL: legacy default) */
+  int json;                 /* --json: the summary as one JSON object on stdout */
+  const char *source_name;  /* how messages name the source (NULL: o.source) */
+  const char *unlink_after; /* a temporary list (`ferry load -`): removed once read */
+  const char *save_grid;    /* write the first batch as a PNG contact sheet */
+  double consume_ms;        /* GPU: stand-in consumer work per batch */
+  void *consumer_stream;    /* its CUDA stream (NULL: legacy default) */
 } cli_load_args;
 
 /* Runs the loader for args->epochs epochs, printing images/s, per-stage

@@ -35,6 +35,27 @@ int cli_loader_set(const char *cmd, ferry_loader_options *o, const char *name, c
   return -1;
 }
 
+const char *cli_loader_next_value(const ferry_loader_options *o, int val, int argc, char **argv) {
+  const ferry_option *opt = ferry_loader_option(val - CLI_OPT_BASE);
+  if (!opt || !opt->flag || !opt->flag_value || opt->type == FERRY_OPTION_BOOL || optind >= argc)
+    return NULL;
+  const char *word = argv[optind];
+  ferry_loader_options scratch = *o;
+  char *end;
+  /* a number for a number (out of range too: the option then says so), or
+   * a value the option takes; anything else is an operand (`--flip DIR`) */
+  int number = 0;
+  if (*word && (opt->type == FERRY_OPTION_FLOAT || opt->type == FERRY_OPTION_INT ||
+                opt->type == FERRY_OPTION_U64)) {
+    (void)strtod(word, &end);
+    number = !*end;
+  }
+  if (!number && ferry_loader_options_set(&scratch, opt->flag, word) != FERRY_OK)
+    return NULL;
+  optind++;
+  return word;
+}
+
 int cli_loader_flag(const char *cmd, ferry_loader_options *o, int val, const char *arg) {
   const ferry_option *opt = ferry_loader_option(val - CLI_OPT_BASE);
   if (!opt || !opt->flag)
@@ -42,7 +63,7 @@ int cli_loader_flag(const char *cmd, ferry_loader_options *o, int val, const cha
   return cli_loader_set(cmd, o, opt->flag, arg);
 }
 
-/* "--batch N", "--crop none|center|random", "--flip[=X]" */
+/* "--batch N", "--crop none|center|random", "--flip [X]" */
 static void flag_text(const ferry_option *opt, char *out, size_t size) {
   char arg[96] = "";
   switch (opt->type) {
@@ -63,7 +84,7 @@ static void flag_text(const ferry_option *opt, char *out, size_t size) {
   default: snprintf(arg, sizeof arg, " %s", opt->flags & FERRY_OPTION_MIB ? "MiB" : "N"); break;
   }
   if (opt->flag_value && opt->type != FERRY_OPTION_BOOL)
-    snprintf(out, size, "%s[=%s]", opt->flag, arg + 1);
+    snprintf(out, size, "%s [%s]", opt->flag, arg + 1); /* --flip X and --flip=X */
   else
     snprintf(out, size, "%s%s", opt->flag, arg);
 }

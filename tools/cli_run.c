@@ -15,17 +15,25 @@ static double now(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int save_grid(const char *path, const ferry_batch *b_in, const ferry_loader_options *o) {
+/* The first batch as a contact sheet; CLI_OK, or CLI_FAIL with the reason
+ * printed. */
+static int save_grid(const char *cmd, const char *path, const ferry_batch *b_in,
+                     const ferry_loader_options *o) {
   ferry_batch host = *b_in, *b = &host;
   int n = b->count < 64 ? b->count : 64, cols = n < 8 ? n : 8, rows = (n + cols - 1) / cols;
+  cli_image_kind kind;
   if (n == 0)
-    return FERRY_OK;
+    return CLI_OK;
+  if (cli_image_kind_of(cmd, "--save-grid", path, &kind))
+    return CLI_FAIL;
   void *copy = NULL;
   if (b->device >= 0) { /* a GPU batch: look at it through a host copy */
     copy = malloc(b->nbytes);
     if (!copy || fy_gpu_download(b->device, b->data, copy, b->nbytes) != FERRY_OK) {
+      fprintf(stderr, "ferry %s: %s: cannot copy the batch from the GPU: %s\n", cmd, path,
+              copy ? ferry_last_error() : "out of memory");
       free(copy);
-      return FERRY_EIO;
+      return CLI_FAIL;
     }
     host.data = copy;
   }
@@ -35,16 +43,13 @@ static int save_grid(const char *path, const ferry_batch *b_in, const ferry_load
   im.channels = 3;
   im.stride = (size_t)im.width * 3;
   im.data = calloc((size_t)im.height, im.stride);
-  if (!im.data) {
-    free(copy);
-    return FERRY_ENOMEM;
-  }
   size_t per = b->nbytes / (size_t)b->count, row = (size_t)b->width * 3;
-  uint8_t *rgb = malloc(row * (size_t)b->height);
+  uint8_t *rgb = im.data ? malloc(row * (size_t)b->height) : NULL;
   if (!rgb) {
     free(im.data);
     free(copy);
-    return FERRY_ENOMEM;
+    fprintf(stderr, "ferry %s: %s: out of memory\n", cmd, path);
+    return CLI_FAIL;
   }
   for (int k = 0; k < n; k++) {
     cli_sample_to_rgb((const uint8_t *)b->data + per * k, b->width, b->height, b->layout, b->dtype,
@@ -53,7 +58,7 @@ static int save_grid(const char *path, const ferry_batch *b_in, const ferry_load
     for (int y = 0; y < b->height; y++)
       memcpy(im.data + (size_t)(oy + y) * im.stride + (size_t)ox * 3, rgb + (size_t)y * row, row);
   }
-  int rc = ferry_write_png(path, &im);
+  int rc = cli_write_image(cmd, path, kind, &im, CLI_JPEG_QUALITY);
   free(rgb);
   free(im.data);
   free(copy);
@@ -64,6 +69,44 @@ static void progress(int epoch, int64_t done, int64_t total, double t) {
   fprintf(stderr, "\r  epoch %d: %lld/%lld images  %.0f img/s ", epoch, (long long)done,
           (long long)total, t > 0 ? done / t : 0.0);
   fflush(stderr);
+}
+
+/* --consume-ms: how the stand-in consumer's GPU timeline went in an epoch. */
+typedef struct consumer_report {
+  int have;
+  double first_ms, busy_pct, wall_s, waited_pct;
+} consumer_report;
+
+static void report_json(cli_json *j, int epoch, const ferry_stats *d, double secs,
+                        const consumer_report *cr, double consume_ms) {
+  double per = d->images ? 1e3 / d->images : 0;
+  cli_json_object(j, NULL);
+  cli_json_int(j, "epoch", epoch);
+  cli_json_int(j, "images", (long long)d->images);
+  cli_json_int(j, "skipped", (long long)d->skipped);
+  cli_json_int(j, "batches", (long long)d->batches);
+  cli_json_num(j, "seconds", secs);
+  cli_json_num(j, "images_per_s", secs > 0 ? d->images / secs : 0.0);
+  cli_json_object(j, "per_image_ms"); /* summed over workers */
+  cli_json_num(j, "read", d->read_s * per);
+  cli_json_num(j, "decode", d->decode_s * per);
+  cli_json_num(j, "transform", d->transform_s * per);
+  cli_json_close(j);
+  cli_json_num(j, "consumer_waited_s", d->wait_s);
+  cli_json_num(j, "workers_idle_s", d->idle_s);
+  cli_json_int(j, "cached", (long long)d->cached);
+  cli_json_int(j, "gpu_decoded", (long long)d->gpu_decoded);
+  cli_json_num(j, "peak_rss_mib", cli_peak_rss_mib());
+  if (cr->have) {
+    cli_json_object(j, "consumer");
+    cli_json_num(j, "gpu_work_ms_per_batch", consume_ms);
+    cli_json_num(j, "first_batch_ms", cr->first_ms);
+    cli_json_num(j, "busy_percent", cr->busy_pct);
+    cli_json_num(j, "seconds", cr->wall_s);
+    cli_json_num(j, "waited_percent", cr->waited_pct);
+    cli_json_close(j);
+  }
+  cli_json_close(j);
 }
 
 static void report(int epoch, const ferry_stats *d, double secs, int workers) {
@@ -96,7 +139,8 @@ static void diff_stats(const ferry_stats *a, const ferry_stats *b, ferry_stats *
   d->cached = a->cached - b->cached;
 }
 
-static int run_epoch(ferry_loader *L, cli_load_args *a, int e, int tty, int *grid_done) {
+static int run_epoch(const char *cmd, ferry_loader *L, cli_load_args *a, int e, int tty,
+                     int *grid_done, consumer_report *cr) {
   double t0 = now(), last = t0;
   int64_t total = ferry_loader_epoch_size(L), done = 0;
   int rc = ferry_loader_start_epoch(L, e);
@@ -108,9 +152,7 @@ static int run_epoch(ferry_loader *L, cli_load_args *a, int e, int tty, int *gri
     done += b->count;
     if (a->save_grid && !*grid_done) {
       *grid_done = 1;
-      if (save_grid(a->save_grid, b, &a->o) != FERRY_OK)
-        fprintf(stderr, "ferry: %s\n", ferry_last_error());
-      else if (!a->quiet)
+      if (save_grid(cmd, a->save_grid, b, &a->o) == CLI_OK && !a->quiet)
         fprintf(stderr, "wrote %s (first batch)\n", a->save_grid);
     }
     if (a->consume_ms > 0 && b->device >= 0) { /* stand-in for the training step */
@@ -132,50 +174,151 @@ static int run_epoch(ferry_loader *L, cli_load_args *a, int e, int tty, int *gri
      * the ring fills: reported apart, as an epoch's start-up). */
     fy_gpu_sync(a->o.device);
     double wall = now() - t_first, busy = ferry_loader_num_batches(L) * a->consume_ms / 1e3;
-    printf("  consumer: %.1f ms of GPU work per batch; first batch after %.1f ms; then busy "
-           "%.1f%% of %.3f s, waited on ferry %.1f%%\n",
-           a->consume_ms, (t_first - t0) * 1e3, 100 * busy / wall, wall,
-           wall > busy ? 100 * (wall - busy) / wall : 0.0);
+    *cr = (consumer_report){1, (t_first - t0) * 1e3, 100 * busy / wall, wall,
+                            wall > busy ? 100 * (wall - busy) / wall : 0.0};
+    if (!a->json)
+      printf("  consumer: %.1f ms of GPU work per batch; first batch after %.1f ms; then busy "
+             "%.1f%% of %.3f s, waited on ferry %.1f%%\n",
+             a->consume_ms, cr->first_ms, cr->busy_pct, cr->wall_s, cr->waited_pct);
   }
   return rc == FERRY_END ? FERRY_OK : rc;
 }
 
+/* --json: the files skipped, as the loader reports them (serialised). */
+typedef struct skip_list {
+  char **path, **msg;
+  size_t n, cap;
+} skip_list;
+
+static void on_skip(void *user, const char *path, int status, const char *msg) {
+  (void)status;
+  skip_list *s = user;
+  /* said on stderr as the library says it without a callback */
+  fprintf(stderr, "ferry: skipped %s\n", msg && *msg ? msg : path);
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    char **p = realloc(s->path, cap * sizeof *p), **m = p ? realloc(s->msg, cap * sizeof *m) : NULL;
+    if (p)
+      s->path = p;
+    if (!m)
+      return; /* the list is short of this one; stderr has it */
+    s->msg = m;
+    s->cap = cap;
+  }
+  s->path[s->n] = strdup(path ? path : "");
+  s->msg[s->n] = strdup(msg ? msg : "");
+  s->n++;
+}
+
+/* The library's message, the temporary list of `ferry load -` named as
+ * the user knows it. */
+static void print_error(const char *cmd, const cli_load_args *a) {
+  const char *msg = ferry_last_error(), *t = a->unlink_after ? strstr(msg, a->unlink_after) : NULL;
+  if (t)
+    fprintf(stderr, "ferry %s: %.*s%s%s\n", cmd, (int)(t - msg), msg, a->source_name,
+            t + strlen(a->unlink_after));
+  else
+    fprintf(stderr, "ferry %s: %s\n", cmd, msg);
+}
+
 int cli_run_loader(const char *cmd, cli_load_args *a) {
   ferry_loader *L;
+  skip_list skips = {0};
+  if (a->json) {
+    a->o.on_skip = on_skip;
+    a->o.on_skip_user = &skips;
+  }
   int rc = ferry_loader_open(&a->o, &L);
+  if (a->unlink_after) /* the list is read: its temporary copy can go */
+    unlink(a->unlink_after);
+  const char *name = a->source_name ? a->source_name : a->o.source;
   if (rc) {
-    fprintf(stderr, "ferry %s: %s\n", cmd, ferry_last_error());
+    print_error(cmd, a);
     return CLI_FAIL;
   }
   int workers = ferry_loader_num_workers(L);
-  printf("source %s: %lld images, %d classes; this rank: %lld images in %lld batches of %d; "
-         "%d workers%s\n",
-         a->o.source, (long long)ferry_loader_source_size(L), ferry_loader_num_classes(L),
-         (long long)ferry_loader_epoch_size(L), (long long)ferry_loader_num_batches(L),
-         a->o.batch_size, workers, a->o.device >= 0 ? " + GPU" : "");
+  cli_json j;
+  char device[16];
+  if (a->o.device >= 0)
+    snprintf(device, sizeof device, "cuda:%d", a->o.device);
+  else
+    snprintf(device, sizeof device, "cpu");
+  if (a->json) {
+    cli_json_begin(&j, stdout);
+    cli_json_str(&j, "command", cmd);
+    cli_json_str(&j, "source", name);
+    cli_json_int(&j, "source_images", (long long)ferry_loader_source_size(L));
+    cli_json_int(&j, "classes", ferry_loader_num_classes(L));
+    cli_json_int(&j, "rank_images", (long long)ferry_loader_epoch_size(L));
+    cli_json_int(&j, "batches_per_epoch", (long long)ferry_loader_num_batches(L));
+    cli_json_int(&j, "batch_size", a->o.batch_size);
+    cli_json_int(&j, "width", a->o.width);
+    cli_json_int(&j, "height", a->o.height);
+    cli_json_int(&j, "workers", workers);
+    cli_json_str(&j, "device", device);
+    cli_json_array(&j, "epochs");
+  } else {
+    printf("source %s: %lld images, %d classes; this rank: %lld images in %lld batches of %d; "
+           "%d workers%s\n",
+           name, (long long)ferry_loader_source_size(L), ferry_loader_num_classes(L),
+           (long long)ferry_loader_epoch_size(L), (long long)ferry_loader_num_batches(L),
+           a->o.batch_size, workers, a->o.device >= 0 ? " + GPU" : "");
+  }
   int tty = !a->quiet && isatty(2);
   int grid_done = 0;
-  ferry_stats prev = {0}, cur, d;
+  ferry_stats prev = {0}, cur = {0}, d;
+  double total_s = 0;
   for (int e = 0; e < a->epochs && rc == FERRY_OK; e++) {
     double t0 = now();
-    rc = run_epoch(L, a, e, tty, &grid_done);
+    consumer_report cr = {0};
+    rc = run_epoch(cmd, L, a, e, tty, &grid_done, &cr);
     ferry_loader_get_stats(L, &cur);
     diff_stats(&cur, &prev, &d);
     prev = cur;
-    if (rc == FERRY_OK)
-      report(e, &d, now() - t0, workers);
+    double secs = now() - t0;
+    total_s += secs;
+    if (rc == FERRY_OK && a->json)
+      report_json(&j, e, &d, secs, &cr, a->consume_ms);
+    else if (rc == FERRY_OK)
+      report(e, &d, secs, workers);
   }
-  if (rc)
-    fprintf(stderr, "ferry %s: %s\n", cmd, ferry_last_error());
+  char error[1024] = "";
+  if (rc) {
+    snprintf(error, sizeof error, "%s", ferry_last_error());
+    print_error(cmd, a);
+  }
   ferry_loader_close(L);
-  if (ferry_loaders_abandoned()) {
+  int abandoned = ferry_loaders_abandoned();
+  int code = rc || abandoned ? CLI_FAIL : cur.skipped ? CLI_PARTIAL : CLI_OK;
+  if (a->json) {
+    cli_json_close(&j); /* epochs */
+    cli_json_int(&j, "images", (long long)cur.images);
+    cli_json_int(&j, "skipped", (long long)cur.skipped);
+    cli_json_array(&j, "skipped_files");
+    for (size_t i = 0; i < skips.n; i++) {
+      cli_json_object(&j, NULL);
+      cli_json_str(&j, "path", skips.path[i]);
+      cli_json_str(&j, "error", skips.msg[i]);
+      cli_json_close(&j);
+    }
+    cli_json_close(&j);
+    cli_json_num(&j, "seconds", total_s);
+    cli_json_num(&j, "images_per_s", total_s > 0 ? cur.images / total_s : 0.0);
+    cli_json_num(&j, "peak_rss_mib", cli_peak_rss_mib());
+    cli_json_str(&j, "error", rc ? error : NULL);
+    cli_json_int(&j, "exit_code", code);
+    cli_json_end(&j);
+  }
+  for (size_t i = 0; i < skips.n; i++)
+    free(skips.path[i]), free(skips.msg[i]);
+  free(skips.path);
+  free(skips.msg);
+  if (abandoned) {
     /* threads still blocked in the GPU driver: exit() would run nvJPEG's
      * destructors, which wait for their locks (seen in the GPU soak) */
     fflush(stdout);
     fflush(stderr);
     _exit(CLI_FAIL);
   }
-  if (rc)
-    return CLI_FAIL;
-  return cur.skipped ? CLI_PARTIAL : CLI_OK;
+  return code;
 }

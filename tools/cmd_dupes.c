@@ -12,7 +12,7 @@
 
 static const char help[] =
     "usage: ferry dupes CATALOG.fidx [--hash H] [--threshold N]\n"
-    "                   [--format csv|json|html] [-o OUT]\n"
+    "                   [--format csv|json|html] [-o OUT] [--device cpu|cuda[:N]]\n"
     "                   [--keep RULES] [--reference DIR]... [--exclude PAT]...\n"
     "                   [--move-dupes-to DIR [--apply]]\n"
     "\n"
@@ -57,6 +57,7 @@ static const char help[] =
     "  --threads N             search threads (default: one per core)\n"
     "  --device cpu|cuda[:N]   where the pair search runs (default cpu); cuda:\n"
     "                          brute force over all pairs on GPU N, same groups\n"
+    "  --gpu, --no-gpu         the same as --device cuda and --device cpu\n"
     "  -q, --quiet             no summary line\n"
     "\n"
     "exit codes: 0 success, 1 failure, 2 bad command line, 3 some files could\n"
@@ -127,6 +128,10 @@ static int dupes_main(int argc, char **argv) {
       } else {
         return cli_usage_error("dupes", "--device must be cpu or cuda:N, not '%s'", v);
       }
+    } else if (!strcmp(s, "--gpu")) {
+      so.device = 0;
+    } else if (!strcmp(s, "--no-gpu")) {
+      so.device = -1;
     } else if (!strcmp(s, "--keep")) {
       unsigned char o[FY_KEEP_MAX];
       int n;

@@ -14,7 +14,8 @@
 static const char help[] =
     "usage: ferry hash PATH... [-o CATALOG.fidx] [options]\n"
     "\n"
-    "Perceptual hashes of the image files in PATHs (directories are walked,\n"
+    "Perceptual hashes of the image files in PATHs (- reads more PATHs from\n"
+    "standard input, one a line; directories are walked,\n"
     "recursively: " FY_IMAGE_EXTENSIONS ", any case; dot files and folders\n"
     "are left out): imagehash's aHash, dHash, vertical dHash, pHash, wHash\n"
     "and colorhash, on every core.\n"
@@ -55,11 +56,15 @@ static const char help[] =
     "                          docs/DEDUP.md); a job the cores finish in\n"
     "                          under FERRY_HASH_ENGINE_MIN_S seconds (2.5)\n"
     "                          stays on the cores\n"
+    "  --gpu, --no-gpu         the same as --device cuda and --device cpu\n"
     "  --no-recursive          only the files directly inside each directory\n"
     "  --all-files             every regular file, judged by content\n"
     "  --retry-failed          hash again files that failed last time\n"
     "  --prune                 also drop the catalog's entries outside PATHs\n"
     "                          whose files are gone (as `ferry index prune`)\n"
+    "  --json                  with -o: the summary (counts, seconds, the files that\n"
+    "                          failed) as one JSON object on stdout; messages stay\n"
+    "                          on stderr\n"
     "  -q, --quiet             no progress line\n"
     "\n"
     "Files that cannot be hashed are reported (\"ferry: FILE: reason\"), kept in\n"
@@ -75,6 +80,9 @@ typedef struct hash_args {
   const char **paths;
   int npaths, quiet;
   int mode_set; /* --mode was given */
+  int json;     /* --json: the summary as a JSON object on stdout */
+  char **lines; /* PATHs read from stdin (`-`) */
+  size_t nlines;
 } hash_args;
 
 static int cli_hash_kinds(const char *cmd, const char *s, unsigned *kinds) {
@@ -142,6 +150,12 @@ static int parse(int argc, char **argv, hash_args *a) {
       } else {
         return cli_usage_error("hash", "--device must be cpu or cuda[:N], not '%s'", v), -1;
       }
+    } else if (!strcmp(s, "--gpu")) {
+      a->idx.device = 0;
+    } else if (!strcmp(s, "--no-gpu")) {
+      a->idx.device = -1;
+    } else if (!strcmp(s, "--json")) {
+      a->json = 1;
     } else if (!strcmp(s, "--hashes")) {
       NEED_VALUE;
       if (cli_hash_kinds("hash", v, &a->idx.hash.kinds))
@@ -179,7 +193,13 @@ static int parse(int argc, char **argv, hash_args *a) {
 #undef NEED_VALUE
   }
   if (!a->npaths)
-    return cli_usage_error("hash", "needs at least one file or directory"), -1;
+    return cli_usage_error("hash", "needs at least one file or directory (or - for a list on "
+                                   "standard input)"),
+           -1;
+  if (a->json && !a->out)
+    return cli_usage_error("hash", "--json is the summary of a catalog update (-o CATALOG.fidx); "
+                                   "without -o, stdout holds the hashes as CSV"),
+           -1;
   /* --device cuda alone means compatible mode on the GPU (as before fast
    * mode could use the JPEG engine); --mode fast asks for the engine. */
   if (a->idx.device >= 0 && !a->mode_set)
@@ -202,11 +222,38 @@ static void progress(void *user, const ferry_index_progress *p) {
     fputs("          \n", stderr);
 }
 
+/* The files and folders that failed: said on stderr; kept for --json. */
+typedef struct error_list {
+  int tty, keep;
+  struct {
+    char *path, *msg;
+  } * v;
+  size_t n, cap;
+} error_list;
+
 static void report_error(void *user, const char *path, int status, const char *msg) {
-  (void)path;
   (void)status;
-  int *tty = user;
-  fprintf(stderr, "%sferry: %s\n", *tty ? "\r\033[K" : "", msg);
+  error_list *e = user;
+  fprintf(stderr, "%sferry: %s\n", e->tty ? "\r\033[K" : "", msg);
+  if (!e->keep)
+    return;
+  if (e->n == e->cap) {
+    size_t cap = e->cap ? e->cap * 2 : 16;
+    void *g = realloc(e->v, cap * sizeof *e->v);
+    if (!g)
+      return; /* the list is short of it; stderr has it */
+    e->v = g;
+    e->cap = cap;
+  }
+  e->v[e->n].path = strdup(path ? path : "");
+  e->v[e->n].msg = strdup(msg ? msg : "");
+  e->n++;
+}
+
+static void errors_free(error_list *e) {
+  for (size_t i = 0; i < e->n; i++)
+    free(e->v[i].path), free(e->v[i].msg);
+  free(e->v);
 }
 
 /* ------------------------------------------------- CSV to stdout */
@@ -362,45 +409,108 @@ static int print_hashes(hash_args *a) {
 
 /* ------------------------------------------------------------ command */
 
-int cmd_hash(int argc, char **argv) {
-  for (int k = 1; k < argc; k++)
-    if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
-      fputs(help, stdout);
-      return CLI_OK;
+/* PATHs after `-`: the lines of standard input, in its place. */
+static int stdin_paths(hash_args *a) {
+  int at = -1;
+  for (int i = 0; i < a->npaths; i++)
+    if (!strcmp(a->paths[i], "-")) {
+      if (at >= 0)
+        return cli_usage_error("hash", "- (standard input) given twice");
+      at = i;
     }
-  hash_args a;
-  memset(&a, 0, sizeof a);
-  if (parse(argc, argv, &a)) {
-    free(a.paths);
-    return CLI_USAGE;
+  if (at < 0)
+    return CLI_OK;
+  if (cli_stdin_lines("hash", &a->lines, &a->nlines))
+    return CLI_FAIL;
+  if (a->nlines == 0) {
+    fprintf(stderr, "ferry hash: standard input: no paths\n");
+    return CLI_FAIL;
   }
-  if (!a.out) {
-    int rc = print_hashes(&a);
-    free(a.paths);
-    return rc;
+  if (a->nlines > (size_t)(1 << 30))
+    return fprintf(stderr, "ferry hash: standard input: too many paths\n"), CLI_FAIL;
+  const char **p = calloc((size_t)a->npaths + a->nlines, sizeof *p);
+  if (!p)
+    return fprintf(stderr, "ferry hash: out of memory\n"), CLI_FAIL;
+  int n = 0;
+  for (int i = 0; i < a->npaths; i++)
+    if (i != at)
+      p[n++] = a->paths[i];
+    else
+      for (size_t k = 0; k < a->nlines; k++)
+        p[n++] = a->lines[k];
+  free(a->paths);
+  a->paths = p;
+  a->npaths = n;
+  return CLI_OK;
+}
+
+/* --json: the summary of a catalog update, with the files that failed. */
+static void summary_json(const hash_args *a, const ferry_index_stats *st, const error_list *e,
+                         int rc) {
+  cli_json j;
+  cli_json_begin(&j, stdout);
+  cli_json_str(&j, "command", "hash");
+  cli_json_str(&j, "catalog", a->out);
+  cli_json_str(&j, "mode", a->idx.hash.mode == FERRY_HASH_COMPATIBLE ? "compatible" : "fast");
+  char device[16];
+  if (a->idx.device >= 0)
+    snprintf(device, sizeof device, "cuda:%d", a->idx.device);
+  else
+    snprintf(device, sizeof device, "cpu");
+  cli_json_str(&j, "device", device);
+  cli_json_int(&j, "files", (long long)st->files);
+  cli_json_int(&j, "hashed", (long long)st->hashed);
+  if (a->idx.device >= 0 && a->idx.hash.mode == FERRY_HASH_FAST)
+    cli_json_int(&j, "engine_files", (long long)st->engine_files);
+  cli_json_int(&j, "unchanged", (long long)st->reused);
+  cli_json_int(&j, "resumed", (long long)st->resumed);
+  cli_json_int(&j, "failed", (long long)st->failed);
+  cli_json_int(&j, "removed", (long long)st->removed);
+  cli_json_int(&j, "kept_from_other_folders", (long long)st->kept);
+  cli_json_int(&j, "moved", (long long)st->moved);
+  cli_json_int(&j, "pruned", (long long)st->pruned);
+  cli_json_int(&j, "unread", (long long)st->unread);
+  cli_json_int(&j, "unread_kept", (long long)st->unread_kept);
+  cli_json_int(&j, "inexact", (long long)st->inexact);
+  cli_json_int(&j, "skipped_move_folders", (long long)st->skipped_moves);
+  cli_json_num(&j, "seconds", st->seconds);
+  cli_json_num(&j, "files_per_s", st->seconds > 0 ? st->hashed / st->seconds : 0.0);
+  cli_json_array(&j, "errors");
+  for (size_t i = 0; i < e->n; i++) {
+    cli_json_object(&j, NULL);
+    cli_json_str(&j, "path", e->v[i].path);
+    cli_json_str(&j, "error", e->v[i].msg);
+    cli_json_close(&j);
   }
-  int tty = isatty(2);
-  if (!a.quiet && tty)
-    a.idx.progress = progress;
-  a.idx.on_error = report_error;
-  a.idx.error_user = &tty;
+  cli_json_close(&j);
+  cli_json_int(&j, "exit_code", rc);
+  cli_json_end(&j);
+}
+
+/* -o: create or update the catalog, say what changed. */
+static int update_catalog(hash_args *a) {
+  error_list errs = {isatty(2), a->json, NULL, 0, 0};
+  if (!a->quiet && errs.tty)
+    a->idx.progress = progress;
+  a->idx.on_error = report_error;
+  a->idx.error_user = &errs;
   ferry_index_stats st;
-  int rc = ferry_index_update(a.out, a.paths, a.npaths, &a.idx, &st);
+  int rc = ferry_index_update(a->out, a->paths, a->npaths, &a->idx, &st);
   if (rc) {
-    free(a.paths);
-    fprintf(stderr, "%sferry hash: %s\n", tty && !a.quiet ? "\n" : "", ferry_last_error());
+    fprintf(stderr, "%sferry hash: %s\n", errs.tty && !a->quiet ? "\n" : "", ferry_last_error());
+    errors_free(&errs);
     return CLI_FAIL;
   }
   char engine_note[64] = "";
-  if (a.idx.device >= 0 && a.idx.hash.mode == FERRY_HASH_FAST)
+  if (a->idx.device >= 0 && a->idx.hash.mode == FERRY_HASH_FAST)
     snprintf(engine_note, sizeof engine_note, ", %zu of them by the JPEG engine", st.engine_files);
-  if (!a.quiet)
+  if (!a->quiet && !a->json) /* --json: this is the JSON object */
     fprintf(stderr,
             "ferry hash: %s: %zu files (%zu hashed%s, %zu unchanged, %zu resumed, %zu failed, "
             "%zu removed, %zu kept from other folders) in %.1f s\n",
-            a.out, st.files, st.hashed, engine_note, st.reused, st.resumed, st.failed, st.removed,
+            a->out, st.files, st.hashed, engine_note, st.reused, st.resumed, st.failed, st.removed,
             st.kept, st.seconds);
-  if (!a.quiet && (st.moved || st.pruned))
+  if (!a->quiet && !a->json && (st.moved || st.pruned))
     fprintf(stderr,
             "ferry hash: %zu files moved from another folder kept their hashes; %zu entries of "
             "vanished files dropped (--prune)\n",
@@ -415,14 +525,36 @@ int cmd_hash(int argc, char **argv) {
             "ferry hash: %zu of the files hashed are not bit-exact with imagehash (" CLI_INEXACT_WHY
             ")\n",
             st.inexact);
-  if (st.skipped_moves && !a.quiet)
+  if (st.skipped_moves && !a->quiet)
     fprintf(stderr,
             "ferry hash: %zu folders left out: `ferry dupes` move destinations (they hold "
             "ferry-moves.csv)\n",
             st.skipped_moves);
   rc = st.failed || st.unread ? CLI_PARTIAL : CLI_OK;
   if (st.files == 0 && st.kept == 0 && st.unread_kept == 0)
-    rc = no_images(&a);
+    rc = no_images(a);
+  if (a->json)
+    summary_json(a, &st, &errs, rc);
+  errors_free(&errs);
+  return rc;
+}
+
+int cmd_hash(int argc, char **argv) {
+  for (int k = 1; k < argc; k++)
+    if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
+      fputs(help, stdout);
+      return CLI_OK;
+    }
+  hash_args a;
+  memset(&a, 0, sizeof a);
+  if (parse(argc, argv, &a)) {
+    free(a.paths);
+    return CLI_USAGE;
+  }
+  int rc = stdin_paths(&a);
+  if (rc == CLI_OK)
+    rc = a.out ? update_catalog(&a) : print_hashes(&a);
+  cli_free_lines(a.lines, a.nlines);
   free(a.paths);
   return rc;
 }

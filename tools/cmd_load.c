@@ -4,17 +4,19 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char usage[] =
-    "usage: ferry load DIR|LIST [options]\n"
+    "usage: ferry load DIR|LIST|PACK|- [options]\n"
     "\n"
     "Runs the loading pipeline over an ImageFolder directory (sorted class\n"
-    "sub-folders give labels) or a list file (`path[,label]` lines) and prints\n"
-    "images/s, per-stage time and memory for each epoch.\n"
+    "sub-folders give labels), a list file (`path[,label]` lines; `-`: read from\n"
+    "standard input, relative paths from the working directory) or a pack (`ferry\n"
+    "pack`) and prints images/s, per-stage time and memory for each epoch.\n"
     "\n"
     "options (-b, -j, -c: --batch, --workers, --crop):\n"
-    "  --size N|WxH          output size (default 224)\n";
+    "  --size N|WxH          output size (default 224; a pack: its own size)\n";
 
 /* After the loader's options (the library's registry: cli_options.c). */
 static const char own_help[] =
@@ -23,10 +25,17 @@ static const char own_help[] =
     "  --epochs N            (default 1)\n"
     "  --consume-ms MS       GPU: queue MS of stand-in work per batch and report how\n"
     "                        long the consumer waited on ferry\n"
-    "  --save-grid OUT.png   write the first batch as a contact sheet\n"
-    "  --quiet               no progress line\n";
+    "  --save-grid OUT.png   write the first batch as a contact sheet (.png, .jpg,\n"
+    "                        .jpeg or .ppm)\n"
+    "  --gpu, --no-gpu       the same as --device cuda (GPU 0) and --device cpu\n"
+    "  --json                the summary as one JSON object on stdout (messages stay\n"
+    "                        on stderr)\n"
+    "  --quiet               no progress line\n"
+    "\n"
+    "A flag with an optional value takes it as the next word too (`--flip 0.7`)\n"
+    "when that word is such a value; else the word is the source (`--flip DIR`).\n";
 
-enum { OPT_EPOCHS = 256, OPT_SAVE_GRID, OPT_CONSUME, OPT_STALL };
+enum { OPT_EPOCHS = 256, OPT_SAVE_GRID, OPT_CONSUME, OPT_STALL, OPT_GPU, OPT_NO_GPU, OPT_JSON };
 
 /* The command's own flags; the loader's options follow (cli_loader_longopts). */
 static const struct option own[] = {{"size", required_argument, 0, 's'},
@@ -34,6 +43,9 @@ static const struct option own[] = {{"size", required_argument, 0, 's'},
                                     {"save-grid", required_argument, 0, OPT_SAVE_GRID},
                                     {"consume-ms", required_argument, 0, OPT_CONSUME},
                                     {"stall-timeout", required_argument, 0, OPT_STALL},
+                                    {"gpu", no_argument, 0, OPT_GPU},
+                                    {"no-gpu", no_argument, 0, OPT_NO_GPU},
+                                    {"json", no_argument, 0, OPT_JSON},
                                     {"quiet", no_argument, 0, 'q'},
                                     {"help", no_argument, 0, 'h'},
                                     {0, 0, 0, 0}};
@@ -52,16 +64,25 @@ static int parse_size(const char *cmd, const char *s, ferry_loader_options *o) {
 }
 
 /* Parses one option; 0 ok, -1 usage error, 1 help printed. */
-static int parse_opt(int c, const char *arg, cli_load_args *a) {
+static int parse_opt(int c, const char *arg, cli_load_args *a, int *size_given) {
   ferry_loader_options *o = &a->o;
   const char *cmd = "load";
   switch (c) {
-  case 's': return parse_size(cmd, arg, o);
+  case 's': return *size_given = 1, parse_size(cmd, arg, o);
   case 'b': return cli_loader_set(cmd, o, "--batch", arg);
   case 'j': return cli_loader_set(cmd, o, "--workers", arg);
   case 'c': return cli_loader_set(cmd, o, "--crop", arg);
   case OPT_EPOCHS: return cli_int(cmd, "--epochs", arg, 1, 1000000, &a->epochs);
-  case OPT_SAVE_GRID: a->save_grid = arg; return 0;
+  case OPT_SAVE_GRID: {
+    cli_image_kind kind;
+    if (cli_image_kind_of(cmd, "--save-grid", arg, &kind))
+      return -1;
+    a->save_grid = arg;
+    return 0;
+  }
+  case OPT_GPU: return cli_loader_set(cmd, o, "--device", "cuda");
+  case OPT_NO_GPU: return cli_loader_set(cmd, o, "--device", "cpu");
+  case OPT_JSON: a->json = 1; return 0;
   case OPT_STALL: {
     float sec;
     if (cli_float(cmd, "--stall-timeout", arg, 0, 86400, &sec))
@@ -91,6 +112,24 @@ static int parse_opt(int c, const char *arg, cli_load_args *a) {
   }
 }
 
+/* A pack's sample size, from its MANIFEST's "shape H W C" line (the format:
+ * src/pack/pack.h); 0 when `dir` is no pack or says no shape. */
+static int pack_shape(const char *dir, int *w, int *h) {
+  char path[4096], line[256];
+  if ((size_t)snprintf(path, sizeof path, "%s/MANIFEST", dir) >= sizeof path)
+    return 0;
+  struct stat st;
+  if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+    return 0;
+  FILE *f = fopen(path, "r");
+  int found = 0, c;
+  while (f && !found && fgets(line, sizeof line, f))
+    found = sscanf(line, "shape %d %d %d", h, w, &c) == 3 && *h > 0 && *w > 0;
+  if (f)
+    fclose(f);
+  return found;
+}
+
 int cmd_load(int argc, char **argv) {
   cli_load_args a;
   memset(&a, 0, sizeof a);
@@ -103,17 +142,44 @@ int cmd_load(int argc, char **argv) {
     fprintf(stderr, "ferry load: out of memory\n");
     return CLI_FAIL;
   }
-  int c, r = 0;
-  while (!r && (c = getopt_long(argc, argv, "s:b:j:c:qh", longopts, NULL)) != -1)
+  int c, r = 0, size_given = 0;
+  while (!r && (c = getopt_long(argc, argv, "s:b:j:c:qh", longopts, NULL)) != -1) {
+    const char *arg = optarg;
+    if (c >= CLI_OPT_BASE && !arg) /* --flip 0.7: the value as the next word */
+      arg = cli_loader_next_value(&a.o, c, argc, argv);
     r = c == '?'
             ? (cli_usage_error("load", "unknown option or missing value: '%s'", argv[optind - 1]),
                -1)
-            : parse_opt(c, optarg, &a);
+            : parse_opt(c, arg, &a, &size_given);
+  }
   free(longopts);
   if (r)
     return r > 0 ? CLI_OK : CLI_USAGE;
   if (optind != argc - 1)
-    return cli_usage_error("load", "needs exactly one DIR or LIST");
+    return cli_usage_error("load", "needs exactly one DIR, LIST or PACK (or - for a list on "
+                                   "standard input)");
   a.o.source = argv[optind];
-  return cli_run_loader("load", &a);
+  int w, h;
+  if (!size_given && pack_shape(a.o.source, &w, &h)) {
+    /* a pack is loaded at its own size, never silently resampled to 224 */
+    char ws[16], hs[16];
+    snprintf(ws, sizeof ws, "%d", w);
+    snprintf(hs, sizeof hs, "%d", h);
+    if (cli_loader_set("load", &a.o, "width", ws) || cli_loader_set("load", &a.o, "height", hs))
+      return CLI_USAGE;
+    if (!a.quiet)
+      fprintf(stderr,
+              "ferry load: %s is a pack of %dx%d samples: loading them at that size "
+              "(--size resamples them)\n",
+              a.o.source, w, h);
+  }
+  char list[4096];
+  if (!strcmp(a.o.source, "-")) {
+    if (cli_stdin_list("load", list, sizeof list))
+      return CLI_FAIL;
+    a.o.source = list;
+    a.source_name = "standard input";
+    a.unlink_after = list;
+  }
+  return cli_run_loader("load", &a); /* which removes the temporary list once read */
 }

@@ -35,6 +35,7 @@ static const char help[] =
     "  --device cpu|cuda:N   cpu (default): libavcodec decodes, batches in host\n"
     "                        memory; cuda:N: the GPU's video engines (NVDEC) decode,\n"
     "                        convert, resize and store on GPU N\n"
+    "  --gpu, --no-gpu       the same as --device cuda:0 and --device cpu\n"
     "  --jobs N              files decoded at once, one thread each (default 1;\n"
     "                        with cuda, 8 keeps the GPU's video engines busy)\n"
     "  --cpu-jobs N          with cuda:N, N more files at once decoded by libavcodec\n"
@@ -42,10 +43,11 @@ static const char help[] =
     "                        each unless --threads; default 0)\n"
     "  --save-frames DIR     write each sampled frame as DIR/NAME_FRAME.png\n"
     "  --timestamps          print each sampled frame's number and time\n"
-    "  --frame K -o OUT.png  random access: frame K (presentation order from 0) of\n"
-    "                        one file, upright at full size, as a PNG: a seek to the\n"
-    "                        keyframe at or before it (the container's index), then\n"
-    "                        decoding to it; CPU only, sampling options do not apply\n"
+    "  --frame K -o OUT      random access: frame K (presentation order from 0) of\n"
+    "                        one file, upright at full size, as OUT's extension says\n"
+    "                        (.png, .jpg, .jpeg, .ppm): a seek to the keyframe at or\n"
+    "                        before it (the container's index), then decoding to it;\n"
+    "                        CPU only, sampling options do not apply\n"
     "  --strict              a frame decoded with errors (damaged data the decoder\n"
     "                        concealed) ends the file with an error; the CPU\n"
     "                        decodes with one thread, so that every such frame is\n"
@@ -60,8 +62,13 @@ static const char help[] =
     "                        next file of the same size and codec (default 8, 0 none)\n"
     "  --nvdec-caps          print what the GPU's video decoder (NVDEC) of the\n"
     "                        --device decodes, as its driver says, and exit\n"
-    "\nexit codes: 0 every file decoded, 1 every file failed, 2 bad command line, 3\n"
-    "some files failed or had frames decoded with errors (each named on stderr)\n";
+    "\n"
+    "A still image (JPEG, PNG, WebP, TIFF, BMP, HEIF, camera raw; sniffed from its\n"
+    "bytes) is refused before anything is decoded: `ferry decode` reads those.\n"
+    "Animations (GIF, animated PNG or WebP) are read as videos.\n"
+    "\nexit codes: 0 every file decoded, 1 every file failed, 2 bad command line (a\n"
+    "still image among the files included), 3 some files failed or had frames\n"
+    "decoded with errors (each named on stderr)\n";
 
 enum {
   OPT_STRIDE = 256,
@@ -87,7 +94,9 @@ enum {
   OPT_JOBS,
   OPT_CPU_JOBS,
   OPT_STRICT,
-  OPT_FRAME
+  OPT_FRAME,
+  OPT_GPU,
+  OPT_NO_GPU
 };
 
 typedef struct video_args {
@@ -142,6 +151,8 @@ static int parse_opt(int c, const char *arg, video_args *a) {
       return arg[4] ? cli_int("video", "--device cuda:N", arg + 5, 0, 255, &a->want_device) : 0;
     }
     return cli_usage_error("video", "--device must be cpu or cuda:N, not '%s'", arg), -1;
+  case OPT_GPU: a->want_device = 0; return 0;
+  case OPT_NO_GPU: a->want_device = -1; return 0;
   case OPT_SAVE: a->save_dir = arg; return 0;
   case OPT_TS: a->timestamps = 1; return 0;
   case OPT_QUIET: a->quiet = 1; return 0;
@@ -217,8 +228,8 @@ static int print_nvdec(int device) {
   return 1;
 }
 
-/* --frame K -o OUT: frame K of one file by random access, as a PNG. */
-static int run_frame_at(const char *file, video_args *a) {
+/* --frame K -o OUT: frame K of one file by random access, as an image. */
+static int run_frame_at(const char *file, video_args *a, cli_image_kind kind) {
   ferry_video_reader *r;
   double t0 = fy_now();
   int st = ferry_video_open(file, &a->o, &r);
@@ -227,14 +238,66 @@ static int run_frame_at(const char *file, video_args *a) {
     double t;
     st = ferry_video_frame_at(r, a->frame, &im, &t);
     double dt = fy_now() - t0;
-    if (st == FERRY_OK && (st = ferry_write_png(a->out, &im)) == FERRY_OK && !a->quiet)
-      printf("%s: frame %lld (t=%.6f s), %dx%d, in %.1f ms -> %s\n", file, a->frame, t, im.width,
-             im.height, dt * 1000, a->out);
+    if (st == FERRY_OK) {
+      int rc = cli_write_image("video", a->out, kind, &im, CLI_JPEG_QUALITY);
+      if (rc == CLI_OK && !a->quiet)
+        printf("%s: frame %lld (t=%.6f s), %dx%d, in %.1f ms -> %s\n", file, a->frame, t, im.width,
+               im.height, dt * 1000, a->out);
+      ferry_video_close(r); /* the frame is the reader's */
+      return rc;
+    }
   }
   if (st != FERRY_OK)
     fprintf(stderr, "ferry video: %s\n", ferry_last_error());
   ferry_video_close(r);
   return st == FERRY_OK ? CLI_OK : st == FERRY_EINVAL ? CLI_USAGE : CLI_FAIL;
+}
+
+/* A still image given as a video: sniffed from its first bytes by the
+ * library's probe (a video is not read whole for this). Animations are
+ * left to libavformat: GIF, a PNG with an animation control chunk (APNG),
+ * a WebP whose VP8X header says animated, an ISO media file of an image
+ * sequence brand. 1 (the message printed) for a still image. */
+static int still_image(const char *file) {
+  enum { HEAD = 1 << 18 }; /* past a JPEG's EXIF to its frame header */
+  struct stat st;
+  if (stat(file, &st) != 0 || !S_ISREG(st.st_mode))
+    return 0; /* a pipe is not read twice; the decoder says why for the rest */
+  FILE *f = fopen(file, "rb");
+  uint8_t *head = f ? malloc(HEAD) : NULL;
+  size_t n = head ? fread(head, 1, HEAD, f) : 0;
+  if (f)
+    fclose(f);
+  ferry_info info;
+  if (n == 0 || ferry_probe(head, n, &info) != FERRY_OK) {
+    free(head);
+    return 0; /* not an image ferry knows: the video decoder has its say */
+  }
+  int still = 1;
+  switch (info.format) {
+  case FERRY_FORMAT_GIF: still = 0; break;
+  case FERRY_FORMAT_PNG: /* an acTL chunk comes before the first IDAT */
+    for (size_t i = 8; i + 4 <= n && still; i++) {
+      if (!memcmp(head + i, "IDAT", 4))
+        break;
+      still = memcmp(head + i, "acTL", 4) != 0;
+    }
+    break;
+  case FERRY_FORMAT_WEBP:
+    still = !(n > 20 && !memcmp(head + 12, "VP8X", 4) && (head[20] & 2));
+    break;
+  case FERRY_FORMAT_HEIF:
+    still = !(n >= 12 && (!memcmp(head + 8, "avis", 4) || !memcmp(head + 8, "msf1", 4) ||
+                          !memcmp(head + 8, "hevs", 4)));
+    break;
+  default: break;
+  }
+  free(head);
+  if (!still)
+    return 0;
+  fprintf(stderr, "ferry video: %s: a still image (%s), not a video; use `ferry decode`\n", file,
+          ferry_format_name(info.format));
+  return 1;
 }
 
 /* One file: returns FERRY_OK or the error (already printed). */
@@ -379,6 +442,8 @@ int cmd_video(int argc, char **argv) {
                                        {"ignore-rotation", no_argument, 0, OPT_NOROT},
                                        {"strict", no_argument, 0, OPT_STRICT},
                                        {"device", required_argument, 0, OPT_DEVICE},
+                                       {"gpu", no_argument, 0, OPT_GPU},
+                                       {"no-gpu", no_argument, 0, OPT_NO_GPU},
                                        {"save-frames", required_argument, 0, OPT_SAVE},
                                        {"timestamps", no_argument, 0, OPT_TS},
                                        {"quiet", no_argument, 0, OPT_QUIET},
@@ -415,13 +480,21 @@ int cmd_video(int argc, char **argv) {
   if (a.o.stride > 1 && a.o.rate > 0)
     return cli_usage_error("video", "--stride and --rate exclude each other");
   if ((a.frame >= 0) != (a.out != NULL))
-    return cli_usage_error("video", "--frame K and -o OUT.png go together");
+    return cli_usage_error("video", "--frame K and -o OUT go together");
+  int stills = 0;
+  for (int k = optind; k < argc; k++)
+    stills += still_image(argv[k]);
+  if (stills)
+    return CLI_USAGE;
   if (a.frame >= 0) {
+    cli_image_kind kind;
     if (argc - optind != 1)
       return cli_usage_error("video", "--frame takes one file");
+    if (cli_image_kind_of("video", "-o", a.out, &kind))
+      return CLI_USAGE;
     if (cli_refuse_overwrite("video", a.out, argv[optind]))
       return CLI_USAGE;
-    return run_frame_at(argv[optind], &a);
+    return run_frame_at(argv[optind], &a, kind);
   }
   if (a.save_dir && mkdir(a.save_dir, 0777) && errno != EEXIST) {
     fprintf(stderr, "ferry video: %s: cannot create: %s\n", a.save_dir, strerror(errno));

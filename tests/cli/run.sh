@@ -77,12 +77,49 @@ cp "$SAMPLE/class0/p0000.jpg" "$TMP/self.jpg"; ln -s self.jpg "$TMP/self-link.pn
 check decode-self 2 "is the input .*refusing to overwrite" -- "$FERRY" decode "$TMP/self.jpg" -o "$TMP/self.jpg" --size 32
 check decode-self-link 2 "is the input .*refusing to overwrite" -- "$FERRY" decode "$TMP/self.jpg" -o "$TMP/self-link.png"
 check decode-self-kept 0 "JPEG 702x712" -- "$FERRY" info "$TMP/self.jpg"
+# the writer comes from the output's extension (issue 20): JPEG, PPM, PNG; others refused
+check decode-jpg 0 "-> $TMP/out.jpg" -- "$FERRY" decode "$SAMPLE/class0/p0000.jpg" -o "$TMP/out.jpg" --quality 90
+check decode-jpg-is-jpeg 0 "out.jpg: JPEG 702x712" -- "$FERRY" info "$TMP/out.jpg"
+check decode-ppm 0 "P6" -- sh -c '"$0" decode "$1" -o "$2" >/dev/null && head -c 2 "$2"' "$FERRY" "$SAMPLE/class0/p0000.jpg" "$TMP/out.ppm"
+check decode-bad-ext 2 "out.gif: cannot tell which format to write.*\.png, \.jpg, \.jpeg or \.ppm" -- \
+  "$FERRY" decode "$SAMPLE/class0/p0000.jpg" -o "$TMP/out.gif"
+[ -e "$TMP/out.gif" ] && { echo "FAIL decode-bad-ext left an output file"; fail=$((fail+1)); }
+# --size N on a picture that is not square says the aspect ratio changes; --keep-aspect keeps it
+check decode-aspect 0 "702x712 resized to 224x224: aspect ratio not kept" -- \
+  "$FERRY" decode "$SAMPLE/class0/p0000.jpg" -o "$TMP/sq.png" --size 224
+check decode-keep-aspect 0 "exif_orient6.jpg: 100x126" -- \
+  "$FERRY" decode "$SAMPLE/class0/exif_orient6.jpg" -o "$TMP/ka.png" --size 100 --keep-aspect
+# - reads the image from standard input
+check decode-stdin 0 "standard input: 702x712" -- \
+  sh -c '"$0" decode - -o "$1" < "$2"' "$FERRY" "$TMP/stdin.png" "$SAMPLE/class0/p0000.jpg"
+check decode-stdin-bad 1 "standard input: truncated JPEG" -- \
+  sh -c '"$0" decode - -o "$1" < "$2"' "$FERRY" "$TMP/stdin2.png" "$SAMPLE/class3/truncated.jpg"
+# ferry help CMD is CMD's help
+check help-cmd 0 "usage: ferry decode FILE" -- "$FERRY" help decode
+check help-nosuch 2 "unknown command 'nosuch'" -- "$FERRY" help nosuch
+# ferry video refuses a still image, naming it
+check video-still 2 "p0000.jpg: a still image \(JPEG\), not a video; use .ferry decode." -- \
+  "$FERRY" video "$SAMPLE/class0/p0000.jpg"
+# --json: one JSON object on stdout (bash: pipefail keeps ferry's exit code)
+check doctor-json 0 "" -- bash -o pipefail -c '"$0" doctor --json | python3 -c "import json,sys; json.load(sys.stdin)"' "$FERRY"
 
 # load
 check load 3 "epoch 1: 48 images, 1 skipped" -- "$FERRY" load "$SAMPLE" --size 64 --batch 16 --epochs 2 --workers 2 --quiet
 check load-skip-msg 3 "skipped .*truncated.jpg: truncated JPEG" -- "$FERRY" load "$SAMPLE" --size 32 --batch 8 --quiet
 check load-fail 1 "truncated.jpg" -- "$FERRY" load "$SAMPLE" --size 32 --on-error fail --quiet
 check load-random 3 "images/s" -- "$FERRY" load "$SAMPLE" --size 96x64 --crop random --flip --dtype f16 --normalize --layout hwc --quiet
+# an optional value as the next word; --flip DIR is the flag alone (issue 20)
+check load-flip-word 3 "epoch 0: 48 images" -- "$FERRY" load "$SAMPLE" --size 16 --flip 0.7 --quiet
+check load-flip-dir 3 "epoch 0: 48 images" -- "$FERRY" load --size 16 --flip "$SAMPLE" --quiet
+check load-flip-range 2 "--flip needs a number in 0..1, got '2'" -- "$FERRY" load "$SAMPLE" --flip 2
+check load-no-gpu 3 "epoch 0: 48 images" -- "$FERRY" load "$SAMPLE" --size 16 --no-gpu --quiet
+check load-json 3 "" -- bash -o pipefail -c '"$0" load "$1" --size 16 --json | python3 -c "import json,sys; d = json.load(sys.stdin); assert d[\"skipped\"] == 1, d"' "$FERRY" "$SAMPLE"
+check hash-json 3 "" -- bash -o pipefail -c '"$0" hash "$1" -o "$2" --json | python3 -c "import json,sys; d = json.load(sys.stdin); assert d[\"failed\"] == 1, d"' "$FERRY" "$SAMPLE" "$TMP/json.fidx"
+# - reads a list from standard input, relative paths from the working directory
+check load-stdin 0 "source standard input: 2 images" -- \
+  sh -c 'cd "$1" && printf "class0/p0000.jpg,1\nclass1/p0001.jpg,0\n" | "$0" load - --size 16 --quiet' "$FERRY" "$SAMPLE"
+check hash-stdin 0 "class1/p0001.jpg,585,533" -- \
+  sh -c 'cd "$1" && printf "class0/p0000.jpg\nclass1/p0001.jpg\n" | "$0" hash -' "$FERRY" "$SAMPLE"
 check load-shard 0 "this rank: 16 images" -- "$FERRY" load "$SAMPLE" --size 32 --world-size 3 --rank 2 --drop-last --batch 8 --quiet
 check load-grid 3 "wrote $TMP/grid.png" -- "$FERRY" load "$SAMPLE" --size 64 --save-grid "$TMP/grid.png"
 check load-grid-file 0 "PNG 512x" -- "$FERRY" info "$TMP/grid.png"
@@ -141,6 +178,9 @@ cp "$SAMPLE/class0/p0004.jpg" "$TMP/odd/c0/root,comma.jpg"
 cp "$SAMPLE/class0/p0000.jpg" "$TMP/odd/c0/plain.jpg"
 check pack-odd-names 0 "packed" -- "$FERRY" pack "$TMP/odd" -o "$TMP/oddpk" --size 32 --quiet
 check pack-odd-names-load 0 "epoch 0: 3 images, 0 skipped" -- "$FERRY" load "$TMP/oddpk" --size 32 --quiet
+# a pack loads at its own size (here 32), not resampled to the default 224
+check load-pack-size 0 "a pack of 32x32 samples" -- "$FERRY" load "$TMP/oddpk" --save-grid "$TMP/pkgrid.png"
+check load-pack-grid 0 "PNG 96x32" -- "$FERRY" info "$TMP/pkgrid.png"
 
 # demo
 (cd "$TMP" && "$FERRY" demo --epochs 1 --grid "$TMP/demo.png" > "$TMP/demo.out" 2>&1)
