@@ -12,9 +12,20 @@ How the library is built (FERRY_PY_LIB=auto|cmake|sources, default auto):
            sources are .cu files that only CMake builds).
 
 `auto` takes cmake when a `cmake` command is found. Everything is built under
-build-py/ (never build/, which belongs to `make`), unless
+build-py/ (never build/, which belongs to `make`; FERRY_PY_BUILD_BASE=DIR
+names another, as `make wheel` does), unless
 FERRY_PY_CMAKE_BUILD=DIR names a CMake build directory that `make` already
 configured (`make test` passes its own, so the library is compiled once).
+
+The CUDA backend: FERRY_CUDA=1 requires it (the build fails, saying why,
+without it), FERRY_CUDA=0 leaves it out, unset builds it where nvcc is found
+(python/build_backend/ferry_cuda.py). nvjpeg.h comes from the CUDA toolkit
+or from an nvidia-nvjpeg wheel importable by the building Python (pip's build
+environment gets one from python/build_backend/ferry_build.py).
+FERRY_CMAKE_ARGS adds CMake options (e.g. -DFERRY_VIDEO=OFF,
+-DFERRY_FFMPEG_PREFIX=DIR). The build prints which backends it built (CUDA,
+video, HEIF) and why any was left out; a wheel also carries that summary in
+ferry/_build_info.py (`python -m ferry._build_info`).
 Needs the libjpeg, libpng, libwebp, libtiff, giflib, libheif, stb, LibRaw and zlib development packages (scripts/setup.sh
 installs them).
 
@@ -35,7 +46,9 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
-BUILD_BASE = "build-py"
+BUILD_BASE = os.environ.get("FERRY_PY_BUILD_BASE") or "build-py"
+sys.path.insert(0, os.path.join(ROOT, "python", "build_backend"))
+import ferry_cuda  # noqa: E402  (FERRY_CUDA, nvcc and nvjpeg.h: shared with the PEP 517 backend)
 # the libraries libferry links (pkg-config names), as CMakeLists.txt and ferry.pc.in have them
 CODEC_PKGS = ("libjpeg", "libpng", "libwebp", "libtiff-4", "libgif", "libheif", "stb", "libraw_r", "zlib")
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"]
@@ -67,6 +80,20 @@ def pkg_config(args, env=None):
     return shlex.split(out)
 
 
+def cmake_cache(bdir):
+    """NAME -> value of a CMake build directory's CMakeCache.txt."""
+    cache = {}
+    try:
+        with open(os.path.join(bdir, "CMakeCache.txt")) as f:
+            for line in f:
+                m = re.match(r"^([A-Za-z0-9_.+-]+):[A-Z]+=(.*)$", line.rstrip("\n"))
+                if m:
+                    cache[m.group(1)] = m.group(2)
+    except OSError:
+        pass
+    return cache
+
+
 def defined_symbols(paths):
     """Global symbols defined in object files or archives (nm)."""
     syms, undefined = set(), set()
@@ -95,6 +122,12 @@ class BuildExt(build_ext):
             mode = "cmake" if shutil.which("cmake") else "sources"
         if mode not in ("cmake", "sources"):
             raise SystemExit(f"ferry: FERRY_PY_LIB must be auto, cmake or sources, not {mode}")
+        want_cuda = ferry_cuda.requested()
+        if mode == "sources" and want_cuda == "on":
+            raise SystemExit("ferry: FERRY_CUDA=1 but the library is compiled without CMake "
+                             "(FERRY_PY_LIB=sources, or no cmake command): only CMake builds "
+                             "the CUDA sources. Install cmake, or unset FERRY_CUDA")
+        bdir = None
         temp = os.path.abspath(self.build_temp)
         if mode == "cmake":
             given = os.environ.get("FERRY_PY_CMAKE_BUILD")
@@ -102,12 +135,24 @@ class BuildExt(build_ext):
                 raise SystemExit(f"ferry: FERRY_PY_CMAKE_BUILD={given} is not a configured "
                                  "CMake build directory")
             bdir = os.path.abspath(given) if given else os.path.join(temp, "cmake")
-            objects, link = self.library_cmake(bdir)
+            objects, link = self.library_cmake(bdir, configure=not given)
         else:
             objects, link = self.library_sources(os.path.join(temp, "lib"))
-        _, undefined = defined_symbols(objects)
+        defined, undefined = defined_symbols(objects)
         log("library: %s (%s CUDA)" % (
             mode, "with" if any(u.startswith("cuda") for u in undefined) else "no"))
+        backends = self.backends(mode, bdir, defined | undefined)
+        log("backends built into ferry._ferry:")
+        for name, (built, why) in backends.items():
+            log(f"  {name:<6}{'yes' if built else 'NO '}  {why}")
+        if want_cuda == "on" and not backends["CUDA"][0]:
+            raise SystemExit(f"ferry: FERRY_CUDA=1 but the CUDA backend was not built: "
+                             f"{backends['CUDA'][1]}")
+        if not backends["CUDA"][0] and want_cuda == "auto":
+            log("the CUDA backend was left out (reason above): device='cuda' will raise "
+                "'built without CUDA'; FERRY_CUDA=1 makes this an error")
+        if not self.inplace:
+            self.write_build_info(backends)
         ext.extra_objects = objects
         # The library's internal symbols stay inside the extension.
         ext.extra_link_args = link + ["-Wl,--exclude-libs,ALL"]
@@ -119,11 +164,55 @@ class BuildExt(build_ext):
         return (glob.glob(os.path.join(ROOT, "include", "*.h")) +
                 glob.glob(os.path.join(ROOT, "python", "ferry", "_ext", "*.h")))
 
-    def library_cmake(self, bdir):
-        """libferry.a from CMake; link flags from its ferry.pc."""
-        if not os.path.exists(os.path.join(bdir, "CMakeCache.txt")):
+    @staticmethod
+    def cuda_cmake_args(bdir):
+        """CMake options for the CUDA backend: FERRY_CUDA, the nvcc found,
+        and nvjpeg.h from an nvidia-nvjpeg wheel when the toolkit has none."""
+        if ferry_cuda.requested() == "off":
+            return ["-DFERRY_CUDA=OFF"]
+        args = ["-DFERRY_CUDA=ON"]
+        nvcc = ferry_cuda.find_nvcc()
+        if not nvcc:
+            return args
+        cached = cmake_cache(bdir).get("CMAKE_CUDA_COMPILER", "")
+        if cached and not cached.endswith("NOTFOUND") and not os.path.exists(cached):
+            # the nvcc this directory was configured with is gone: start afresh
+            log(f"{cached} is gone: {bdir} is configured anew")
+            os.remove(os.path.join(bdir, "CMakeCache.txt"))
+            shutil.rmtree(os.path.join(bdir, "CMakeFiles"), ignore_errors=True)
+            cached = ""
+        if not cached or os.path.realpath(cached) != nvcc:
+            args.append("-DCMAKE_CUDA_COMPILER=" + nvcc)
+        if ferry_cuda.toolkit_nvjpeg_header(nvcc):
+            return args + ["-UNVJPEG_INCLUDE_DIR"]  # CMake finds the toolkit's
+        header = ferry_cuda.wheel_nvjpeg_header()
+        if not header:
+            return args + ["-UNVJPEG_INCLUDE_DIR"]  # CMake looks again, and says so
+        # pip's build environment is deleted after the build: a copy of the
+        # header in the build directory keeps later rebuilds working.
+        inc = os.path.join(bdir, "nvjpeg-include")
+        os.makedirs(inc, exist_ok=True)
+        copy = os.path.join(inc, "nvjpeg.h")
+        with open(header, "rb") as f:
+            new = f.read()
+        old = None
+        if os.path.exists(copy):
+            with open(copy, "rb") as f:
+                old = f.read()
+        if old != new:
+            with open(copy, "wb") as f:
+                f.write(new)
+        log(f"nvjpeg.h from {header}")
+        return args + ["-DNVJPEG_INCLUDE_DIR=" + inc]
+
+    def library_cmake(self, bdir, configure=True):
+        """libferry.a from CMake; link flags from its ferry.pc. configure:
+        (re)configure bdir with this build's options (not a directory `make`
+        configured, FERRY_PY_CMAKE_BUILD, which is only built)."""
+        if configure or not os.path.exists(os.path.join(bdir, "CMakeCache.txt")):
+            extra = shlex.split(os.environ.get("FERRY_CMAKE_ARGS", ""))
             run(["cmake", "-S", ROOT, "-B", bdir, "-DCMAKE_BUILD_TYPE=Release",
-                 "-DFERRY_TESTS=OFF"])
+                 "-DFERRY_TESTS=OFF", *self.cuda_cmake_args(bdir), *extra])
         run(["cmake", "--build", bdir, "--target", "ferry_static", "-j",
              str(os.cpu_count() or 1)])
         archive = os.path.join(bdir, "libferry.a")
@@ -136,11 +225,12 @@ class BuildExt(build_ext):
         # ferry's direct requirements and its Libs.private.
         reqs = [r.split()[0] for r in pkg_config(["--print-requires-private", "ferry"], env=env)
                 if r.strip() and not r[0] in "<>=!0123456789"]
-        # static archives ferry.pc names itself (a static FFmpeg, FERRY_FFMPEG_PREFIX)
-        archives = [f for f in pkg_config(["--libs", "--static", "ferry"], env=env)
-                    if f.endswith(".a")]
-        for flag in archives + (pkg_config(["--libs", *reqs]) if reqs else []) + ["-lpthread",
-                                                                                  "-lm"]:
+        # what ferry.pc names itself: static archives (a static FFmpeg,
+        # FERRY_FFMPEG_PREFIX; the CUDA runtime) and the plain flags of the
+        # dependencies whose own static flags do not link (-lheif, say)
+        private = self.pc_libs_private(os.path.join(bdir, "ferry.pc"), env)
+        for flag in private + (pkg_config(["--libs", *reqs]) if reqs else []) + ["-lpthread",
+                                                                                 "-lm"]:
             if flag == "-lferry" or flag.startswith("-L" + bdir):
                 continue
             link.append(flag)
@@ -148,6 +238,92 @@ class BuildExt(build_ext):
         if any(u.startswith("cuda") for u in undefined) and not any("cudart" in f for f in link):
             link += self.cuda_runtime(bdir)
         return [archive], link
+
+    @staticmethod
+    def pc_libs_private(pc, env):
+        """The flags of a .pc file's Libs.private line (${variables} expanded
+        by pkg-config); pkg-config prints them only together with every
+        Requires.private module's static flags."""
+        try:
+            with open(pc) as f:
+                m = re.search(r"^Libs\.private:(.*)$", f.read(), re.M)
+        except OSError:
+            raise SystemExit(f"ferry: {pc} is missing: the CMake build did not write it")
+        if not m:
+            return []
+        line = re.sub(r"\$\{(\w+)\}", lambda v: " ".join(
+            pkg_config([f"--variable={v.group(1)}", "ferry"], env=env)), m.group(1))
+        return shlex.split(line)
+
+    @staticmethod
+    def backends(mode, bdir, symbols):
+        """{"CUDA"|"video"|"HEIF": (built, why)} from the symbols libferry
+        uses, and from CMake's cache for the reasons."""
+        cache = cmake_cache(bdir) if bdir else {}
+        notfound = lambda v: not v or v.endswith("NOTFOUND")  # noqa: E731
+        out = {}
+        if any(s.startswith("cuda") for s in symbols):
+            nvcc = cache.get("CMAKE_CUDA_COMPILER", "nvcc")
+            ver = ferry_cuda.nvcc_version(nvcc)
+            out["CUDA"] = (True, "nvcc %s%s, nvjpeg.h in %s; CUDA runtime linked statically, "
+                           "libcuda, nvJPEG and NVDEC loaded at run time" % (
+                               nvcc, " (CUDA %d.%d)" % ver if ver else "",
+                               cache.get("NVJPEG_INCLUDE_DIR", "?")))
+        elif mode == "sources":
+            out["CUDA"] = (False, "the library was compiled without CMake (FERRY_PY_LIB=sources "
+                           "or no cmake command): only CMake builds the CUDA sources")
+        elif cache.get("FERRY_CUDA", "ON").upper() in ("OFF", "0", "FALSE", "NO"):
+            out["CUDA"] = (False, "FERRY_CUDA=0" if ferry_cuda.requested() == "off" else
+                           f"FERRY_CUDA=OFF in the CMake build {bdir}")
+        elif notfound(cache.get("CMAKE_CUDA_COMPILER")):
+            out["CUDA"] = (False, "nvcc not found (not in $CUDACXX, on PATH or in "
+                           "/usr/local/cuda/bin)")
+        elif notfound(cache.get("NVJPEG_INCLUDE_DIR")):
+            out["CUDA"] = (False, "nvjpeg.h not found: neither in the CUDA toolkit nor in an "
+                           "nvidia-nvjpeg wheel (`pip install .` adds that wheel to its build "
+                           "environment when it finds nvcc; `pip install nvidia-nvjpeg` for "
+                           "`setup.py` builds)")
+        elif notfound(cache.get("CUDA_cudart_static_LIBRARY")):
+            out["CUDA"] = (False, "the CUDA toolkit has no libcudart_static.a")
+        else:
+            out["CUDA"] = (False, f"CMake left it out: see its 'ferry: CUDA backend' line "
+                           f"({bdir})")
+        if "avformat_open_input" in symbols:
+            prefix = cache.get("FERRY_FFMPEG_PREFIX")
+            out["video"] = (True, f"static FFmpeg from {prefix}" if prefix else
+                            "libavcodec %s (shared)" % cache.get("AV_libavcodec_VERSION", "?"))
+        elif mode == "sources":
+            out["video"] = (False, "the library was compiled without CMake: only CMake "
+                            "builds video")
+        elif cache.get("FERRY_VIDEO", "ON").upper() in ("OFF", "0", "FALSE", "NO"):
+            out["video"] = (False, "FERRY_VIDEO=OFF")
+        else:
+            out["video"] = (False, "libavformat/libavcodec/libswscale/libavutil not found by "
+                            "pkg-config (Debian: libavformat-dev libavcodec-dev libswscale-dev)")
+        if "heif_context_alloc" in symbols:
+            ver = cache.get("HEIF_VERSION")
+            out["HEIF"] = (True, f"libheif {ver}" if ver else "libheif")
+        else:
+            out["HEIF"] = (False, "FERRY_HEIF=OFF: HEIC and AVIF files are refused")
+        return out
+
+    def write_build_info(self, backends):
+        """ferry/_build_info.py in the wheel (never in the checkout): what
+        this build holds, for `python -m ferry._build_info`."""
+        path = os.path.join(self.build_lib, "ferry", "_build_info.py")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write('"""Written by setup.py when this ferry was built: which backends it '
+                    'holds.\n\n    python -m ferry._build_info\n"""\n')
+            f.write("BACKENDS = {\n")
+            for name, (built, why) in backends.items():
+                f.write(f"    {name!r}: ({built!r}, {why!r}),\n")
+            f.write("}\n\n\n")
+            f.write("def summary():\n"
+                    "    return \"\\n\".join(f\"{k:<6}{'yes' if v[0] else 'no '}  {v[1]}\"\n"
+                    "                     for k, v in BACKENDS.items())\n\n\n"
+                    "if __name__ == \"__main__\":\n"
+                    "    print(summary())\n")
 
     @staticmethod
     def cuda_runtime(bdir):
