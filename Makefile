@@ -74,6 +74,21 @@ test: build build-asan
 	$(MAKE) --no-print-directory fuzz-test
 	FERRY_PY_CMAKE_BUILD=$(BUILD) python3 setup.py -q build_ext --inplace && \
 	  FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q -rs tests/python
+	$(MAKE) --no-print-directory test-wheel
+
+# The Python package as one self-contained manylinux wheel in dist/
+# (scripts/wheel.sh): the codec libraries vendored by auditwheel, video from a
+# minimal static FFmpeg (WHEEL_VIDEO=0 leaves it out), the CUDA backend where
+# nvcc is found (FERRY_CUDA=1 requires it, FERRY_CUDA=0 leaves it out).
+.PHONY: wheel test-wheel
+wheel: deps
+	scripts/wheel.sh
+
+# That wheel installed into a clean venv (with its test extra: pytest,
+# Pillow), and tests/python run against it from outside the checkout
+# (scripts/wheel-test.sh); the ferry command and libferry.so come from $(BUILD).
+test-wheel: build wheel
+	BUILD=$(BUILD) scripts/wheel-test.sh
 
 bench: build
 	python3 bench/bench_cpu.py --ferry $(BUILD)/ferry
