@@ -34,7 +34,9 @@ start=$(date +%s)
 say() { echo "wheel: $*"; }
 
 # 1. build tools, in a venv of their own (not the system's Python)
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import sys' 2>/dev/null; then
+ver() { "$1" -c 'import sys; print(sys.version_info[:2])' 2>/dev/null; }
+want=$(ver "$py") || { say "$py does not run"; exit 1; }
+if [ ! -x "$venv/bin/python" ] || [ "$(ver "$venv/bin/python")" != "$want" ]; then
   say "build venv $venv ($($py --version 2>&1))"
   rm -rf "$venv"
   "$py" -m venv "$venv"
