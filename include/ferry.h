@@ -206,7 +206,8 @@ typedef enum ferry_on_error {
 } ferry_on_error;
 
 typedef struct ferry_loader_options {
-  const char *source;         /* a directory (ImageFolder) or a list file */
+  const char *source;         /* a directory (ImageFolder), a list file, a pack,
+                               * or WebDataset shards (see shuffle_buffer) */
   int batch_size;             /* default 256 */
   int width, height;          /* output size; default 224 x 224 */
   int workers;                /* decode threads; 0 = one per core */
@@ -288,6 +289,13 @@ typedef struct ferry_loader_options {
    * limit") and is skipped or stops the epoch as on_error says. Default 1
    * GiB, as for decoding; 0 = no limit (a FIFO or device: 1 GiB). */
   uint64_t max_bytes;
+  /* WebDataset shards as the source (a .tar name, or a brace pattern such
+   * as "train-{000000..000146}.tar"): each rank takes a contiguous run of
+   * the shards' samples (the shards' order shuffled per epoch when shuffle
+   * is on), then samples are shuffled within a sliding window of this
+   * many, so reads stay near-sequential. 0 = the default, 1000. Files and
+   * packs are shuffled as a whole. */
+  int shuffle_buffer;
 } ferry_loader_options;
 
 void ferry_loader_options_default(ferry_loader_options *options);
@@ -398,6 +406,13 @@ typedef struct ferry_stats {
 } ferry_stats;
 
 int ferry_loader_open(const ferry_loader_options *options, ferry_loader **loader);
+/* The same over samples the caller lists (options->source is then only the
+ * name messages give them; NULL: "a list of N path(s)"): count image paths
+ * with labels (NULL: unlabelled, -1 each), or, with labels NULL, count
+ * WebDataset shards (.tar; their samples and labels as for a shard source).
+ * Paths are copied. */
+int ferry_loader_open_paths(const ferry_loader_options *options, const char *const *paths,
+                            const int32_t *labels, int64_t count, ferry_loader **loader);
 /* Samples in the whole source, and in this rank's share of an epoch. */
 int64_t ferry_loader_source_size(const ferry_loader *loader);
 int64_t ferry_loader_epoch_size(const ferry_loader *loader);

@@ -18,6 +18,27 @@ from ._common import (
 _PYTHON_NAMES = {"width": "size", "height": "size", "flip_prob": "flip", "cache_bytes": "cache",
                  "allow_dct_scaling": "dct_scaling", "stall_timeout_ms": "stall_timeout"}
 
+# torch.utils.data.DataLoader's keywords, and what ferry does instead
+_DATALOADER_NAMES = {
+    "num_workers": "workers= (decoding threads inside this process: ferry needs no worker "
+                   "processes; the default uses every core, divided by $LOCAL_WORLD_SIZE)",
+    "transform": "size=, crop=, flip=, mean=/std=, dtype= (done inside the loader, fused); "
+                 "other per-sample augmentations: Loader(..., augment=...) or a function over "
+                 "each batch (docs/PYTHON.md, 'Augmentations')",
+    "target_transform": "a function over each batch's labels",
+    "collate_fn": "nothing: batches come already stacked ([N, C, H, W] and [N] labels)",
+    "sampler": "shuffle=, seed= and rank=/world_size= (the order depends only on seed and "
+               "epoch: call set_epoch(epoch))",
+    "batch_sampler": "batch_size=, shuffle=, drop_last=",
+    "prefetch_factor": "prefetch= (batches in flight for the whole loader)",
+    "persistent_workers": "nothing: the loader's threads live as long as the Loader",
+    "worker_init_fn": "nothing: no worker processes are started",
+    "generator": "seed=",
+    "timeout": "stall_timeout= (seconds)",
+    "multiprocessing_context": "nothing: no worker processes are started",
+    "in_order": "nothing: batches always come in order",
+}
+
 
 
 class SkippedFileWarning(UserWarning):
@@ -170,7 +191,8 @@ class Loader(_Closable):
         default.
     """
 
-    def __init__(self, source: Union[str, "os.PathLike[str]"], batch_size: int = 256,
+    def __init__(self, source: Union[str, "os.PathLike[str]", Sequence[Any]],
+                 batch_size: int = 256,
                  size: Union[int, Sequence[int]] = 224, *, device: Any = "cpu",
                  dtype: Any = "uint8", mean: Optional[Sequence[float]] = None,
                  std: Optional[Sequence[float]] = None, normalize: Optional[bool] = None,
@@ -178,11 +200,14 @@ class Loader(_Closable):
                  world_size: Optional[int] = None, workers: Optional[int] = None,
                  cache: Any = None, output: str = "auto", copy: bool = False,
                  dct_scaling: Optional[bool] = None, stall_timeout: Optional[float] = 60.0,
-                 **options: Any):
+                 labels: Optional[Sequence[int]] = None, **options: Any):
         self._core = None  # so that close() and __del__ work after a failed __init__
         for name in options:
             if name in _PYTHON_NAMES:
                 raise TypeError(f"Loader() takes {_PYTHON_NAMES[name]}=, not {name}=")
+            if name in _DATALOADER_NAMES:
+                raise TypeError(f"Loader() has no {name}= (a torch DataLoader keyword); "
+                                f"ferry's equivalent: {_DATALOADER_NAMES[name]}")
         cache_bytes = None
         if cache not in (None, False):
             # "memory": up to a quarter of the machine's RAM; an int: that many bytes
@@ -215,7 +240,7 @@ class Loader(_Closable):
             normalize=normalize, mean=mean3, std=std3, dtype=_dtype_name(dtype), rank=rank,
             world_size=world_size, allow_dct_scaling=dct_scaling, device=dev,
             cache_bytes=cache_bytes, stall_timeout_ms=_stall_ms(stall_timeout))
-        self._source = os.fspath(source)
+        self._source, self._labels = _source_arg(source, labels)
         self._options = {k: v for k, v in options.items() if v is not None}
         self._output = output
         self._convert_to = _Converter(output, bool(copy), dev >= 0)
@@ -231,6 +256,8 @@ class Loader(_Closable):
     def _open(self) -> Any:
         # Without CUDA in the C library, device >= 0 fails here with
         # UnsupportedError("... built without CUDA").
+        if isinstance(self._source, list):
+            return _ferry.Loader(self._source, self._labels, **self._options)
         return _ferry.Loader(self._source, **self._options)
 
     # ---------------------------------------------------------- iteration
@@ -393,32 +420,96 @@ class Loader(_Closable):
         o = self._options
         state = "closed" if self._core is None or self._core.closed else (
             f"{self._core.source_size} samples, {self._core.num_batches} batches/epoch")
-        return (f"ferry.Loader({self._source!r}, batch_size={o['batch_size']}, "
+        src = (f"<{len(self._source)} paths>" if isinstance(self._source, list)
+               else repr(self._source))
+        return (f"ferry.Loader({src}, batch_size={o['batch_size']}, "
                 f"size=({o['height']}, {o['width']}), device={self.device!r}, "
                 f"dtype={self.dtype!r}, rank={o['rank']}/{o['world_size']}, {state})")
 
 
+def _source_arg(source: Any, labels: Any) -> Tuple[Any, Any]:
+    """A path as a str; a sequence of paths, of (path, label) pairs, or of
+    .tar shards as a list of bytes (and labels as int32)."""
+    if isinstance(source, (str, bytes, os.PathLike)):
+        if labels is not None:
+            raise TypeError("labels= goes with a sequence of paths, not with a directory, "
+                            "list file or shard pattern (whose labels come from the source)")
+        return os.fspath(source), None
+    try:
+        items = list(source)
+    except TypeError:
+        raise TypeError(f"source must be a path (a directory, list file, pack or .tar shards) "
+                        f"or a sequence of paths, not {type(source).__name__}") from None
+    if items and all(isinstance(x, tuple) and len(x) == 2 for x in items):
+        if labels is not None:
+            raise TypeError("labels= given twice: as (path, label) pairs and as labels=")
+        labels = [x[1] for x in items]
+        items = [x[0] for x in items]
+    paths = []
+    for i, x in enumerate(items):
+        if not isinstance(x, (str, bytes, os.PathLike)):
+            raise TypeError(f"source[{i}] must be a path, not {type(x).__name__}")
+        paths.append(os.fsencode(x))
+    if labels is None:
+        return paths, None
+    import array
+    try:
+        lab = array.array("i", (int(v) for v in labels))
+    except (TypeError, ValueError, OverflowError) as e:
+        raise InvalidArgument(f"labels must be integers: {e}") from None
+    if len(lab) != len(paths):
+        raise InvalidArgument(f"{len(lab)} labels for {len(paths)} paths")
+    return paths, lab
+
+
 # ------------------------------------------------------------ single images
 
-def decode(path: Union[str, "os.PathLike[str]"], *, channels: int = 3,
+def _image_arg(source: Any) -> Any:
+    """A path (str, os.PathLike) as os.fspath gives it; an image in memory
+    (bytes, bytearray, memoryview, a NumPy uint8 array, any buffer) as it
+    is; a file object (read() -> bytes) read."""
+    if isinstance(source, (str, os.PathLike)):
+        return os.fspath(source)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return source
+    read = getattr(source, "read", None)
+    if callable(read):
+        data = read()
+        if not isinstance(data, (bytes, bytearray)):
+            raise TypeError(f"{type(source).__name__}.read() gave {type(data).__name__}, not "
+                            "bytes: open the file in binary mode ('rb')")
+        return data
+    try:
+        return memoryview(source)
+    except TypeError:
+        raise TypeError(f"an image is a path (str, os.PathLike), its bytes (bytes, bytearray, "
+                        f"memoryview, a buffer) or a binary file object, not "
+                        f"{type(source).__name__}") from None
+
+
+def decode(source: Any, *, channels: int = 3,
            ignore_orientation: bool = False, max_pixels: Optional[int] = None,
            max_bytes: Optional[int] = None) -> Any:
-    """Decodes an image file (JPEG, PNG, WebP, TIFF, GIF, HEIF, BMP, camera raw; sniffed from the bytes) into
-    a uint8 NumPy array [H, W, channels] (channels 3: RGB, 1: gray), EXIF
-    orientation applied unless ignore_orientation. No copy: the array owns
-    the decoder's buffer."""
+    """Decodes an image (JPEG, PNG, WebP, TIFF, GIF, HEIF, BMP, camera raw;
+    sniffed from the bytes) into a uint8 NumPy array [H, W, channels]
+    (channels 3: RGB, 1: gray), EXIF orientation applied unless
+    ignore_orientation. `source`: a path (str, os.PathLike), the file's
+    bytes (bytes, bytearray, memoryview, any buffer: a WebDataset sample's
+    "jpg" value, say) or a binary file object. No copy: the array owns the
+    decoder's buffer."""
     import numpy
     kw = {}
     if max_pixels is not None:
         kw["max_pixels"] = max_pixels
     if max_bytes is not None:
         kw["max_bytes"] = max_bytes
-    t = _ferry.decode(os.fspath(path), channels=channels,
+    t = _ferry.decode(_image_arg(source), channels=channels,
                       ignore_orientation=ignore_orientation, **kw)
     return numpy.asarray(t)
 
 
-def probe(path: Union[str, "os.PathLike[str]"]) -> dict:
-    """What an image file's header says (format, width, height, channels,
-    bit_depth, orientation, progressive, subsampling, ...) without decoding."""
-    return _ferry.probe(os.fspath(path))
+def probe(source: Any) -> dict:
+    """What an image's header says (format, width, height, channels,
+    bit_depth, orientation, progressive, subsampling, ...) without decoding;
+    `source` as for decode()."""
+    return _ferry.probe(_image_arg(source))

@@ -121,6 +121,11 @@ int fy_cpu_avx2(void);
  * mount can block read() itself, which no time-out here can interrupt. */
 int fy_read_file(const char *path, uint64_t max_bytes, fy_buf *buf, size_t *size);
 /* The same with an explicit time-out in ms (<= 0: wait for ever). */
+/* Reads `len` bytes at `off` of the regular file `path` (a member of a
+ * shard); messages name `name`. Refused past max_bytes (0 = no limit) before
+ * reading; a file that ends early is an error (FERRY_ECORRUPT). */
+int fy_read_range(const char *path, const char *name, uint64_t off, uint64_t len,
+                  uint64_t max_bytes, fy_buf *buf, size_t *size);
 int fy_read_file_timeout(const char *path, uint64_t max_bytes, int timeout_ms, fy_buf *buf,
                          size_t *size);
 /* Sets the calling thread's read time-out for fy_read_file: ms > 0, 0 =

@@ -177,3 +177,26 @@ int fy_read_file_timeout(const char *path, uint64_t max_bytes, int timeout_ms, f
   close(fd);
   return rc;
 }
+
+int fy_read_range(const char *path, const char *name, uint64_t off, uint64_t len,
+                  uint64_t max_bytes, fy_buf *buf, size_t *size) {
+  if (max_bytes && len > max_bytes)
+    return fy_error(FERRY_ETOO_LARGE, "%s: member is %llu bytes, over the %llu-byte limit", name,
+                    (unsigned long long)len, (unsigned long long)max_bytes);
+  if (len > (uint64_t)SIZE_MAX / 2 || off > (uint64_t)INT64_MAX - len)
+    return fy_error(FERRY_ECORRUPT, "%s: member size out of range", name);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(errno));
+  int rc = FERRY_OK;
+  if (lseek(fd, (off_t)off, SEEK_SET) != (off_t)off)
+    rc = fy_error(FERRY_EIO, "%s: cannot seek to byte %llu: %s", name, (unsigned long long)off,
+                  strerror(errno));
+  else
+    rc = read_regular(fd, name, (size_t)len, buf, size);
+  close(fd);
+  if (rc == FERRY_OK && *size < len)
+    rc = fy_error(FERRY_ECORRUPT, "%s: the shard ends after %zu of the member's %llu bytes", name,
+                  *size, (unsigned long long)len);
+  return rc;
+}

@@ -1,6 +1,8 @@
 /* source.c — directory walk (ImageFolder labels) and list files. */
 #include "io/source.h"
 
+#include "io/shards.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -230,6 +232,15 @@ int fy_source_open(fy_source *s, const char *path) {
   memset(s, 0, sizeof *s);
   if (!path || !*path)
     return fy_error(FERRY_EINVAL, "no source given");
+  if (fy_shards_spec(path)) {
+    char **names;
+    size_t n;
+    int rc = fy_shards_expand(path, &names, &n);
+    if (rc == FERRY_OK)
+      rc = fy_shards_open(s, path, names, n);
+    fy_shards_free_names(names, n);
+    return rc;
+  }
   struct stat st;
   if (stat(path, &st) != 0)
     return fy_error(FERRY_EIO, "%s: %s", path, strerror(errno));
@@ -255,6 +266,38 @@ int fy_source_open(fy_source *s, const char *path) {
   return rc;
 }
 
+int fy_source_from_paths(fy_source *s, const char *what, const char *const *paths,
+                         const int32_t *labels, int64_t count) {
+  memset(s, 0, sizeof *s);
+  int64_t tars = 0;
+  for (int64_t i = 0; i < count; i++) {
+    if (!paths[i] || !paths[i][0])
+      return fy_error(FERRY_EINVAL, "%s: path %lld is empty", what, (long long)i);
+    tars += fy_shards_spec(paths[i]);
+  }
+  if (count == 0)
+    return fy_error(FERRY_EEMPTY, "%s: no paths given", what);
+  if (tars == count && !labels) /* WebDataset shards */
+    return fy_shards_open(s, what, (char *const *)paths, (size_t)count);
+  if (tars)
+    return fy_error(FERRY_EINVAL,
+                    "%s: %lld of the %lld paths are .tar shards: give either image files (with "
+                    "labels if any) or shards, not both",
+                    what, (long long)tars, (long long)count);
+  int rc = FERRY_OK;
+  for (int64_t i = 0; i < count && rc == FERRY_OK; i++) {
+    int32_t label = labels ? labels[i] : -1;
+    if (label < -1 || label > FY_MAX_LABEL)
+      rc = fy_error(FERRY_EINVAL, "%s: label %d of %s is not in -1..%d", what, (int)label, paths[i],
+                    FY_MAX_LABEL);
+    else
+      rc = fy_source_add(s, paths[i], label);
+  }
+  if (rc)
+    fy_source_free(s);
+  return rc;
+}
+
 int fy_source_add(fy_source *s, const char *path, int32_t label) {
   if (label < -1 || label > FY_MAX_LABEL)
     return fy_error(FERRY_ECORRUPT, "%s: label %d out of range (0..%d)", path, (int)label,
@@ -264,7 +307,65 @@ int fy_source_add(fy_source *s, const char *path, int32_t label) {
   return add_sample(s, path, label);
 }
 
+int fy_source_grow_members(fy_source *s) {
+  if (s->count < s->member_cap)
+    return FERRY_OK;
+  int64_t cap = s->member_cap ? s->member_cap * 2 : 1024;
+  int32_t *sh = realloc(s->shard, (size_t)cap * sizeof *sh);
+  if (sh)
+    s->shard = sh;
+  int64_t *o = realloc(s->member_off, (size_t)cap * sizeof *o);
+  if (o)
+    s->member_off = o;
+  int64_t *n = realloc(s->member_len, (size_t)cap * sizeof *n);
+  if (n)
+    s->member_len = n;
+  if (!sh || !o || !n)
+    return fy_error(FERRY_ENOMEM, "out of memory listing shard members");
+  s->member_cap = cap;
+  return FERRY_OK;
+}
+
+int fy_source_add_from(fy_source *dst, const fy_source *from, int64_t i, const char *path) {
+  if (!path)
+    path = fy_source_path(from, i);
+  if (!from->shard)
+    return fy_source_add(dst, path, from->labels[i]);
+  if (!dst->shards) {
+    if (!(dst->shards = calloc((size_t)from->nshards, sizeof *dst->shards)))
+      return fy_error(FERRY_ENOMEM, "out of memory");
+    for (int32_t k = 0; k < from->nshards; k++) {
+      if (!(dst->shards[k] = strdup(from->shards[k])))
+        return fy_error(FERRY_ENOMEM, "out of memory");
+      dst->nshards = k + 1;
+    }
+  }
+  int rc = fy_source_grow_members(dst);
+  int64_t j = dst->count;
+  if (rc == FERRY_OK)
+    rc = fy_source_add(dst, path, from->labels[i]);
+  if (rc == FERRY_OK) {
+    dst->shard[j] = from->shard[i];
+    dst->member_off[j] = from->member_off[i];
+    dst->member_len[j] = from->member_len[i];
+  }
+  return rc;
+}
+
+int fy_source_read(const fy_source *s, int64_t i, uint64_t max_bytes, fy_buf *buf, size_t *size) {
+  if (!s->shard)
+    return fy_read_file(fy_source_path(s, i), max_bytes, buf, size);
+  return fy_read_range(s->shards[s->shard[i]], fy_source_path(s, i), (uint64_t)s->member_off[i],
+                       (uint64_t)s->member_len[i], max_bytes, buf, size);
+}
+
 void fy_source_free(fy_source *s) {
+  for (int32_t i = 0; i < s->nshards; i++)
+    free(s->shards[i]);
+  free(s->shards);
+  free(s->shard);
+  free(s->member_off);
+  free(s->member_len);
   free(s->paths);
   free(s->offsets);
   free(s->labels);

@@ -111,9 +111,8 @@ static int todo_source(const ferry_pack_options *o, const fy_source *src, const 
   for (int m = 0; m < nmissing && rc == FERRY_OK; m++) {
     int64_t a = (int64_t)missing[m] * o->shard_size, b = a + o->shard_size;
     for (int64_t i = a; i < b && i < src->count && rc == FERRY_OK; i++) {
-      const char *p = fy_source_path(src, i);
-      char *abs = realpath(p, NULL);
-      rc = fy_source_add(todo, abs ? abs : p, src->labels[i]);
+      char *abs = src->shard ? NULL : realpath(fy_source_path(src, i), NULL);
+      rc = fy_source_add_from(todo, src, i, abs);
       free(abs);
     }
   }

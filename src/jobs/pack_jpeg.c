@@ -65,11 +65,12 @@ static void target_size(int w, int h, int s, int *ow, int *oh) {
 }
 
 /* Decodes, resizes and encodes one source image. */
-static int make_sample(jworker *w, const char *path, uint8_t **out, size_t *len) {
+static int make_sample(jworker *w, int64_t idx, const char *path, uint8_t **out, size_t *len) {
   const ferry_pack_options *o = w->J->o;
   int s = o->width < o->height ? o->width : o->height;
   size_t n = 0;
-  int rc = fy_read_file(path, 1ull << 30, &w->file, &n);
+  int rc = w->J->src->shard ? fy_source_read(w->J->src, idx, 1ull << 30, &w->file, &n)
+                            : fy_read_file(path, 1ull << 30, &w->file, &n);
   if (rc)
     return rc;
   ferry_decode_options dopt;
@@ -161,11 +162,11 @@ static void *worker_run(void *arg) {
     int64_t idx = sh->first + i;
     const char *path = fy_source_path(J->src, idx);
     /* absolute, as u8 packs store them (the loader reports these) */
-    char *abs = realpath(path, NULL);
+    char *abs = J->src->shard ? NULL : realpath(path, NULL);
     J->abs[idx - J->shards[0].first] = abs;
     uint8_t *jpeg = NULL;
     size_t len = 0;
-    int rc = make_sample(w, abs ? abs : path, &jpeg, &len);
+    int rc = make_sample(w, idx, abs ? abs : path, &jpeg, &len);
     pthread_mutex_lock(&J->mu);
     if (rc && J->o->on_error == FERRY_ON_ERROR_FAIL) {
       fail(J, rc);

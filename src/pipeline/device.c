@@ -247,7 +247,7 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
     size_t len = 0;
     int iw = 0, ih = 0;
     fy_note_set(w->note, FY_STAGE_READ, fy_source_path(&L->src, idx), 0);
-    int ok = fy_read_file(fy_source_path(&L->src, idx), L->o.max_bytes, fb, &len) == FERRY_OK &&
+    int ok = fy_source_read(&L->src, idx, L->o.max_bytes, fb, &len) == FERRY_OK &&
              engine_wants(L, engine, fb->p, len, &iw, &ih);
     uint8_t *dst = ok ? arena_take(L, s, (size_t)iw * ih * 3) : NULL;
     if (dst && plan_engine_sample(L, s, epoch, idx, iw, ih, &j.smp[j.n], scratch)) {

@@ -187,6 +187,23 @@ int fy_loader_open_source(const ferry_loader_options *options, fy_source *src, f
   return open_loader(options, src, out);
 }
 
+int ferry_loader_open_paths(const ferry_loader_options *options, const char *const *paths,
+                            const int32_t *labels, int64_t count, ferry_loader **out) {
+  if (!options || !out || (!paths && count))
+    return fy_error(FERRY_EINVAL, "ferry_loader_open_paths: NULL argument");
+  *out = NULL;
+  if (count < 0)
+    return fy_error(FERRY_EINVAL, "ferry_loader_open_paths: count %lld < 0", (long long)count);
+  char what[64];
+  snprintf(what, sizeof what, "a list of %lld path(s)", (long long)count);
+  ferry_loader_options o = *options;
+  if (!o.source)
+    o.source = what;
+  fy_source src;
+  int rc = fy_source_from_paths(&src, o.source, paths, labels, count);
+  return rc ? rc : open_loader(&o, &src, out);
+}
+
 /* Opens a loader over options->source, or over `given` (taken over, and
  * cleared, whatever happens) when not NULL. */
 static int open_loader(const ferry_loader_options *options, fy_source *given, ferry_loader **out) {
@@ -247,7 +264,11 @@ static int open_loader(const ferry_loader_options *options, fy_source *given, fe
   if (rc == FERRY_OK) {
     L->order = malloc((size_t)L->src.count * sizeof *L->order);
     L->bad = calloc((size_t)L->src.count, 1);
-    rc = L->order && L->bad ? FERRY_OK : fy_error(FERRY_ENOMEM, "loader: out of memory");
+    L->order_scratch =
+        L->src.shard ? malloc(((size_t)L->src.nshards * 2 + 1) * sizeof *L->order_scratch) : NULL;
+    rc = L->order && L->bad && (L->order_scratch || !L->src.shard)
+             ? FERRY_OK
+             : fy_error(FERRY_ENOMEM, "loader: out of memory");
   }
   if (rc == FERRY_OK) {
     int64_t n = L->src.count, w = L->o.world_size;
@@ -319,8 +340,11 @@ int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
     pthread_mutex_unlock(&L->ring.mu);
     return rc;
   }
-  int64_t n = fy_epoch_order(L->src.count, L->o.shuffle, L->o.seed, epoch, L->o.rank,
-                             L->o.world_size, L->o.drop_last, L->order);
+  int64_t n = L->src.shard ? fy_epoch_order_shards(&L->src, L->o.shuffle, L->o.shuffle_buffer,
+                                                   L->o.seed, epoch, L->o.rank, L->o.world_size,
+                                                   L->o.drop_last, L->order, L->order_scratch)
+                           : fy_epoch_order(L->src.count, L->o.shuffle, L->o.seed, epoch, L->o.rank,
+                                            L->o.world_size, L->o.drop_last, L->order);
   (void)n; /* equals epoch_n, or more with drop_last (trailing partial batch) */
   L->epoch = epoch;
   fy_ring_start_epoch(&L->ring);
@@ -465,6 +489,7 @@ void ferry_loader_close(ferry_loader *L) {
   free(L->wnotes);
   free(L->threads);
   free(L->order);
+  free(L->order_scratch);
   free(L->bad);
   fy_cache_free(&L->cache);
   fy_source_free(&L->src);

@@ -26,8 +26,9 @@ struct ferry_loader {
   fy_store_params store;
   fy_store_params stage_store; /* device mode: CPU workers write u8 HWC */
   size_t sample_bytes;
-  int64_t *order; /* this epoch's positions -> source indices */
-  uint8_t *bad;   /* per source index: known bad file */
+  int64_t *order;         /* this epoch's positions -> source indices */
+  int64_t *order_scratch; /* shards: fy_epoch_order_shards's scratch */
+  uint8_t *bad;           /* per source index: known bad file */
 
   /* The ring of batch slots, its claims and the mutex `mu` that also
    * guards the fields marked (mu) here (ring.h says how). */

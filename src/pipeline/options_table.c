@@ -240,6 +240,12 @@ const ferry_option fy_loader_option_table[] = {
      U64(max_bytes),
      .default_value = "1073741824",
      .help = "refuse larger files before reading them (0: no limit)"},
+    {.name = "shuffle_buffer",
+     .flag = "--shuffle-buffer",
+     INT(shuffle_buffer, 0, 1 << 30),
+     .default_value = "0",
+     .help = "WebDataset shards: shuffle the shards, then samples within a window of this many "
+             "(default 0: 1000), so that reads stay near-sequential"},
 };
 
 const int fy_loader_option_table_count =

@@ -4,6 +4,7 @@
 
 #include "codec/codec.h"
 #include "image/image.h"
+#include "io/source.h"
 #include "pack/pack.h"
 
 #include <pthread.h>
@@ -15,6 +16,13 @@
  * of scratch) and returns this rank's count. */
 int64_t fy_epoch_order(int64_t n, int shuffle, uint64_t seed, int epoch, int rank, int world,
                        int drop_last, int64_t *order);
+
+/* The same for WebDataset shards (src->shard set): a contiguous run of the
+ * (shuffled) shards' samples per rank, shuffled within a window of
+ * `buffer` positions (0: 1000). scratch holds 2 * nshards + 1 entries. */
+int64_t fy_epoch_order_shards(const fy_source *src, int shuffle, int buffer, uint64_t seed,
+                              int epoch, int rank, int world, int drop_last, int64_t *order,
+                              int64_t *scratch);
 
 /* Random streams used per sample, so results depend only on (seed, epoch,
  * sample index), never on which thread ran it. */
@@ -64,10 +72,11 @@ typedef struct fy_worker_state {
 
 void fy_worker_state_free(fy_worker_state *w);
 
-/* Reads, decodes, crops, resizes and stores sample `index` (path) into
- * dst (one sample of the output tensor). Errors name the file. */
+/* Reads (a file, or a shard's member), decodes, crops, resizes and stores
+ * sample `index` of src into dst (one sample of the output tensor). Errors
+ * name the file. */
 int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
-                      const fy_store_params *store, const char *path, int epoch, int64_t index,
+                      const fy_store_params *store, const fy_source *src, int epoch, int64_t index,
                       void *dst);
 
 /* The same for sample `index` of a pack: u8, no decoding, resampled only

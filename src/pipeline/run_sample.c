@@ -112,7 +112,7 @@ void fy_run_cpu_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos
     rc = FERRY_OK;
   } else {
     rc = L->pack ? fy_process_pack_sample(w, &L->o, store, L->pack, epoch, idx, dst)
-                 : fy_process_sample(w, &L->o, store, path, epoch, idx, dst);
+                 : fy_process_sample(w, &L->o, store, &L->src, epoch, idx, dst);
     if (rc == FERRY_OK)
       fy_cache_put(&L->cache, idx, dst);
   }

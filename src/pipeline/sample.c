@@ -165,12 +165,13 @@ static int process_bytes(fy_worker_state *w, const ferry_loader_options *o,
 }
 
 int fy_process_sample(fy_worker_state *w, const ferry_loader_options *o,
-                      const fy_store_params *store, const char *path, int epoch, int64_t index,
+                      const fy_store_params *store, const fy_source *src, int epoch, int64_t index,
                       void *dst) {
   double t0 = fy_now();
   size_t n = 0;
+  const char *path = fy_source_path(src, index);
   fy_note_set(w->note, FY_STAGE_READ, path, 0);
-  int rc = fy_read_file(path, o->max_bytes, &w->file, &n);
+  int rc = fy_source_read(src, index, o->max_bytes, &w->file, &n);
   w->read_s += fy_now() - t0;
   if (rc)
     return rc;

@@ -78,23 +78,87 @@ static int loader_check(LoaderObject *self) {
   return 0;
 }
 
-/* Loader(source, **options): the options by the C library's registry
- * (options.c), which checks every value. */
+/* The paths of a list source (a list of bytes, as ferry/_loader.py makes
+ * it) and its labels (a buffer of int32, or None): borrowed from the list's
+ * items, valid while it lives. */
+typedef struct path_list {
+  const char **paths;
+  Py_ssize_t count;
+  Py_buffer labels;
+  int has_labels;
+} path_list;
+
+static void path_list_free(path_list *p) {
+  PyMem_Free(p->paths);
+  if (p->has_labels)
+    PyBuffer_Release(&p->labels);
+  memset(p, 0, sizeof *p);
+}
+
+static int path_list_get(PyObject *list, PyObject *labels, path_list *p) {
+  memset(p, 0, sizeof *p);
+  p->count = PyList_GET_SIZE(list);
+  p->paths = PyMem_Calloc((size_t)p->count + 1, sizeof *p->paths);
+  if (!p->paths) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < p->count; i++) {
+    PyObject *item = PyList_GET_ITEM(list, i);
+    if (!PyBytes_Check(item)) {
+      PyErr_Format(PyExc_TypeError, "Loader: path %zd must be bytes, not %s", i,
+                   Py_TYPE(item)->tp_name);
+      path_list_free(p);
+      return -1;
+    }
+    p->paths[i] = PyBytes_AS_STRING(item);
+  }
+  if (labels && labels != Py_None) {
+    if (PyObject_GetBuffer(labels, &p->labels, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+      path_list_free(p);
+      return -1;
+    }
+    p->has_labels = 1;
+    if (p->labels.itemsize != 4 || p->labels.len != p->count * 4) {
+      PyErr_Format(PyExc_ValueError, "Loader: %zd labels (int32) for %zd paths",
+                   p->labels.len / (p->labels.itemsize ? p->labels.itemsize : 1), p->count);
+      path_list_free(p);
+      return -1;
+    }
+  }
+  return 0;
+}
+
+/* Loader(source, labels=None, **options): source a path (str, bytes,
+ * os.PathLike) or a list of bytes paths; the options by the C library's
+ * registry (options.c), which checks every value. */
 static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-  PyObject *source = NULL;
-  if (!PyArg_ParseTuple(args, "O&:Loader", PyUnicode_FSConverter, &source))
+  PyObject *given = NULL, *labels = NULL, *source = NULL;
+  if (!PyArg_ParseTuple(args, "O|O:Loader", &given, &labels))
     return NULL;
+  path_list list = {0};
+  if (PyList_Check(given)) {
+    if (path_list_get(given, labels, &list) < 0)
+      return NULL;
+  } else if (labels && labels != Py_None) {
+    PyErr_SetString(PyExc_TypeError, "Loader: labels go with a list of paths");
+    return NULL;
+  } else if (!PyUnicode_FSConverter(given, &source)) {
+    return NULL;
+  }
   ferry_loader_options o;
   ferry_loader_options_default(&o);
   if (options_from_kwargs(&o, kwargs, "Loader") < 0) {
-    Py_DECREF(source);
+    Py_XDECREF(source);
+    path_list_free(&list);
     return NULL;
   }
-  o.source = PyBytes_AS_STRING(source);
+  o.source = source ? PyBytes_AS_STRING(source) : NULL;
 
   LoaderObject *self = (LoaderObject *)type->tp_alloc(type, 0);
   if (!self) {
-    Py_DECREF(source);
+    Py_XDECREF(source);
+    path_list_free(&list);
     return NULL;
   }
   pthread_mutex_init(&self->skip_mu, NULL);
@@ -102,7 +166,8 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   self->slot_live =
       PyMem_Calloc((size_t)ferry_loader_option_find("prefetch")->max, sizeof(Py_ssize_t));
   if (!self->slot_live) {
-    Py_DECREF(source);
+    Py_XDECREF(source);
+    path_list_free(&list);
     Py_DECREF(self);
     return PyErr_NoMemory();
   }
@@ -117,10 +182,15 @@ static PyObject *loader_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
   ferry_loader *L = NULL;
   int rc;
   char msg[1024];
-  Py_BEGIN_ALLOW_THREADS rc = ferry_loader_open(&o, &L);
+  Py_BEGIN_ALLOW_THREADS rc =
+      source ? ferry_loader_open(&o, &L)
+             : ferry_loader_open_paths(&o, list.paths,
+                                       list.has_labels ? (const int32_t *)list.labels.buf : NULL,
+                                       (int64_t)list.count, &L);
   if (rc)
     snprintf(msg, sizeof msg, "%s", ferry_last_error());
-  Py_END_ALLOW_THREADS Py_DECREF(source);
+  Py_END_ALLOW_THREADS Py_XDECREF(source);
+  path_list_free(&list);
   if (rc) {
     Py_DECREF(self);
     return raise_status(rc, msg);

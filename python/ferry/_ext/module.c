@@ -14,33 +14,63 @@ static void free_owned_image(void *p) {
   PyMem_RawFree(o);
 }
 
+/* A path (str, os.PathLike) as bytes in *path, or the bytes of an image
+ * in memory (bytes, bytearray, memoryview, any buffer) in *view: 0, or -1
+ * with an exception. */
+static int image_arg(PyObject *arg, PyObject **path, Py_buffer *view, int *has_view) {
+  *path = NULL;
+  *has_view = 0;
+  if (PyObject_CheckBuffer(arg)) {
+    if (PyObject_GetBuffer(arg, view, PyBUF_C_CONTIGUOUS) < 0)
+      return -1;
+    *has_view = 1;
+    return 0;
+  }
+  return PyUnicode_FSConverter(arg, path) ? 0 : -1;
+}
+
+static void image_arg_free(PyObject *path, Py_buffer *view, int has_view) {
+  Py_XDECREF(path);
+  if (has_view)
+    PyBuffer_Release(view);
+}
+
 static PyObject *py_decode(PyObject *mod, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"path",       "channels",  "ignore_orientation",
+  static char *kwlist[] = {"source",     "channels",  "ignore_orientation",
                            "max_pixels", "max_bytes", NULL};
-  PyObject *path = NULL, *max_pixels = Py_None, *max_bytes = Py_None;
+  PyObject *arg = NULL, *path = NULL, *max_pixels = Py_None, *max_bytes = Py_None;
+  Py_buffer view;
+  int has_view = 0;
   ferry_decode_options o;
   ferry_decode_options_default(&o);
   int ignore = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|$ipOO:decode", kwlist, PyUnicode_FSConverter,
-                                   &path, &o.channels, &ignore, &max_pixels, &max_bytes))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$ipOO:decode", kwlist, &arg, &o.channels,
+                                   &ignore, &max_pixels, &max_bytes))
     return NULL;
   o.ignore_orientation = ignore;
   if (as_u64(max_pixels, "max_pixels", &o.max_pixels) < 0 ||
-      as_u64(max_bytes, "max_bytes", &o.max_bytes) < 0) {
-    Py_DECREF(path);
+      as_u64(max_bytes, "max_bytes", &o.max_bytes) < 0 ||
+      image_arg(arg, &path, &view, &has_view) < 0)
+    return NULL;
+  if (has_view && o.max_bytes && (uint64_t)view.len > o.max_bytes) {
+    PyErr_Format(error_class(FERRY_ETOO_LARGE), "<bytes>: %zd bytes, over the %llu-byte limit",
+                 view.len, (unsigned long long)o.max_bytes);
+    image_arg_free(path, &view, has_view);
     return NULL;
   }
   owned_image *oi = PyMem_RawCalloc(1, sizeof *oi);
   if (!oi) {
-    Py_DECREF(path);
+    image_arg_free(path, &view, has_view);
     return PyErr_NoMemory();
   }
   int rc;
   char msg[1024];
-  Py_BEGIN_ALLOW_THREADS rc = ferry_decode_file(PyBytes_AS_STRING(path), &o, &oi->im);
+  Py_BEGIN_ALLOW_THREADS rc = has_view
+                                  ? ferry_decode(view.buf, (size_t)view.len, "<bytes>", &o, &oi->im)
+                                  : ferry_decode_file(PyBytes_AS_STRING(path), &o, &oi->im);
   if (rc)
     snprintf(msg, sizeof msg, "%s", ferry_last_error());
-  Py_END_ALLOW_THREADS Py_DECREF(path);
+  Py_END_ALLOW_THREADS image_arg_free(path, &view, has_view);
   if (rc) {
     PyMem_RawFree(oi);
     return raise_status(rc, msg);
@@ -61,15 +91,18 @@ static PyObject *py_decode(PyObject *mod, PyObject *args, PyObject *kwargs) {
 
 static PyObject *py_probe(PyObject *mod, PyObject *arg) {
   PyObject *path = NULL;
-  if (!PyUnicode_FSConverter(arg, &path))
+  Py_buffer view;
+  int has_view = 0;
+  if (image_arg(arg, &path, &view, &has_view) < 0)
     return NULL;
   ferry_info info;
   int rc;
   char msg[1024];
-  Py_BEGIN_ALLOW_THREADS rc = ferry_probe_file(PyBytes_AS_STRING(path), &info);
+  Py_BEGIN_ALLOW_THREADS rc = has_view ? ferry_probe(view.buf, (size_t)view.len, &info)
+                                       : ferry_probe_file(PyBytes_AS_STRING(path), &info);
   if (rc)
     snprintf(msg, sizeof msg, "%s", ferry_last_error());
-  Py_END_ALLOW_THREADS Py_DECREF(path);
+  Py_END_ALLOW_THREADS image_arg_free(path, &view, has_view);
   if (rc)
     return raise_status(rc, msg);
   return Py_BuildValue(
@@ -103,11 +136,13 @@ static PyObject *py_error_class(PyObject *mod, PyObject *arg) {
 
 static PyMethodDef module_methods[] = {
     {"decode", (PyCFunction)(void (*)(void))py_decode, METH_VARARGS | METH_KEYWORDS,
-     "decode(path, *, channels=3, ignore_orientation=False, max_pixels=None, "
-     "max_bytes=None)\n--\n\nDecodes an image file into a uint8 Tensor [H, W, C] (EXIF "
-     "orientation applied unless ignore_orientation)."},
+     "decode(source, *, channels=3, ignore_orientation=False, max_pixels=None, "
+     "max_bytes=None)\n--\n\nDecodes an image (a path, or its bytes: bytes, bytearray, "
+     "memoryview, any buffer) into a uint8 Tensor [H, W, C] (EXIF orientation applied unless "
+     "ignore_orientation)."},
     {"probe", (PyCFunction)py_probe, METH_O,
-     "probe(path)\n--\n\nWhat the header of an image file says, as a dict."},
+     "probe(source)\n--\n\nWhat the header of an image (a path, or its bytes) says, as a "
+     "dict."},
     {"strerror", (PyCFunction)py_strerror, METH_O,
      "strerror(status)\n--\n\nThe C library's name for a status code."},
     {"error_class", (PyCFunction)py_error_class, METH_O,

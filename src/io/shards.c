@@ -1,0 +1,523 @@
+/* shards.c — WebDataset shards: brace patterns, the tar headers of each
+ * shard (POSIX ustar, pax extended headers, GNU long names), members grouped
+ * into samples by key as WebDataset groups them.
+ *
+ * The tar format is read here rather than through libarchive because the
+ * loader needs each image member's byte range (it reads samples by
+ * position, several threads at once, with pread), which a streaming reader
+ * does not give. Only uncompressed shards are taken. */
+#include "io/shards.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), m = strlen(tail);
+  return n >= m && !strcasecmp(s + n - m, tail);
+}
+
+static const char *const compressed[] = {".tar.gz", ".tgz",     ".tar.bz2",
+                                         ".tar.xz", ".tar.zst", ".tar.lz4"};
+
+int fy_shards_spec(const char *spec) {
+  if (!spec)
+    return 0;
+  if (ends_with(spec, ".tar"))
+    return 1;
+  for (size_t i = 0; i < sizeof compressed / sizeof *compressed; i++)
+    if (ends_with(spec, compressed[i]))
+      return 1;
+  return 0;
+}
+
+/* ------------------------------------------------------------ braces */
+
+typedef struct names {
+  char **v;
+  size_t n, cap;
+} names;
+
+static int push(names *l, char *s) {
+  if (!s)
+    return fy_error(FERRY_ENOMEM, "out of memory expanding shard names");
+  if (l->n + 1 >= l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 16;
+    char **v = realloc(l->v, cap * sizeof *v);
+    if (!v) {
+      free(s);
+      return fy_error(FERRY_ENOMEM, "out of memory expanding shard names");
+    }
+    l->v = v;
+    l->cap = cap;
+  }
+  l->v[l->n++] = s;
+  l->v[l->n] = NULL;
+  return FERRY_OK;
+}
+
+void fy_shards_free_names(char **v, size_t n) {
+  for (size_t i = 0; v && i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
+/* "{a..b}" numbers: 1 and the bounds and the width to pad to (0 = none),
+ * or 0 when the inside is not a range. */
+static int parse_range(const char *in, size_t len, long long *a, long long *b, int *width) {
+  const char *dots = NULL;
+  for (size_t i = 0; i + 1 < len; i++)
+    if (in[i] == '.' && in[i + 1] == '.') {
+      dots = in + i;
+      break;
+    }
+  if (!dots)
+    return 0;
+  size_t la = (size_t)(dots - in), lb = len - la - 2;
+  if (!la || !lb || la > 18 || lb > 18)
+    return 0;
+  for (size_t i = 0; i < la; i++)
+    if (!isdigit((unsigned char)in[i]))
+      return 0;
+  for (size_t i = 0; i < lb; i++)
+    if (!isdigit((unsigned char)dots[2 + i]))
+      return 0;
+  *a = strtoll(in, NULL, 10);
+  *b = strtoll(dots + 2, NULL, 10);
+  int padded = (la > 1 && in[0] == '0') || (lb > 1 && dots[2] == '0');
+  *width = padded ? (int)(la > lb ? la : lb) : 0;
+  return 1;
+}
+
+/* Expands the first brace group of `spec` (recursing on the rest). */
+static int expand(const char *spec, const char *whole, names *out) {
+  const char *open = strchr(spec, '{');
+  const char *close = open ? strchr(open, '}') : NULL;
+  if (!open) {
+    if (strchr(spec, '}'))
+      return fy_error(FERRY_EINVAL, "%s: '}' without '{'", whole);
+    if (out->n >= FY_MAX_SHARDS)
+      return fy_error(FERRY_ETOO_LARGE, "%s: more than %d shards", whole, FY_MAX_SHARDS);
+    return push(out, strdup(spec));
+  }
+  if (!close)
+    return fy_error(FERRY_EINVAL, "%s: '{' without '}'", whole);
+  const char *in = open + 1;
+  size_t len = (size_t)(close - in);
+  if (memchr(in, '{', len))
+    return fy_error(FERRY_EINVAL, "%s: nested braces are not expanded", whole);
+  size_t head = (size_t)(open - spec), tail = strlen(close + 1);
+  char *buf = malloc(head + tail + 64 + len + 1);
+  if (!buf)
+    return fy_error(FERRY_ENOMEM, "out of memory expanding shard names");
+  int rc = FERRY_OK;
+  long long a, b;
+  int width;
+  if (parse_range(in, len, &a, &b, &width)) {
+    long long step = a <= b ? 1 : -1;
+    if ((a <= b ? b - a : a - b) >= FY_MAX_SHARDS)
+      rc = fy_error(FERRY_ETOO_LARGE, "%s: more than %d shards", whole, FY_MAX_SHARDS);
+    for (long long v = a; rc == FERRY_OK; v += step) {
+      memcpy(buf, spec, head);
+      sprintf(buf + head, "%0*lld%s", width, v, close + 1);
+      rc = expand(buf, whole, out);
+      if (v == b)
+        break;
+    }
+  } else if (memchr(in, ',', len)) {
+    const char *p = in;
+    while (rc == FERRY_OK && p <= close) {
+      const char *e = memchr(p, ',', (size_t)(close - p));
+      if (!e)
+        e = close;
+      memcpy(buf, spec, head);
+      memcpy(buf + head, p, (size_t)(e - p));
+      strcpy(buf + head + (e - p), close + 1);
+      rc = expand(buf, whole, out);
+      p = e + 1;
+    }
+  } else {
+    rc =
+        fy_error(FERRY_EINVAL, "%s: '{%.*s}' is neither a range {A..B} of numbers nor a list {X,Y}",
+                 whole, (int)len, in);
+  }
+  free(buf);
+  return rc;
+}
+
+int fy_shards_expand(const char *spec, char ***v, size_t *n) {
+  names out = {0};
+  int rc = expand(spec, spec, &out);
+  *v = out.v;
+  *n = out.n;
+  return rc;
+}
+
+/* ------------------------------------------------------------ tar */
+
+/* A numeric field: octal digits (spaces and NULs around them), or GNU's
+ * base-256 (the first byte's high bit set). -1 when neither. */
+static int64_t tar_number(const uint8_t *f, size_t len) {
+  if (f[0] & 0x80) {
+    if (f[0] != 0x80) /* negative, or more than 63 bits */
+      return -1;
+    uint64_t v = 0;
+    for (size_t i = 1; i < len; i++) {
+      if (v >> 55)
+        return -1;
+      v = v << 8 | f[i];
+    }
+    return v > (uint64_t)INT64_MAX ? -1 : (int64_t)v;
+  }
+  size_t i = 0;
+  while (i < len && f[i] == ' ')
+    i++;
+  uint64_t v = 0;
+  int digits = 0;
+  for (; i < len && f[i] >= '0' && f[i] <= '7'; i++, digits++) {
+    if (v >> 60)
+      return -1;
+    v = v * 8 + (uint64_t)(f[i] - '0');
+  }
+  for (; i < len; i++)
+    if (f[i] != ' ' && f[i] != '\0')
+      return -1;
+  return digits ? (int64_t)v : -1;
+}
+
+int fy_tar_parse_header(const uint8_t b[512], fy_tar_header *h) {
+  int zero = 1;
+  for (int i = 0; i < 512 && zero; i++)
+    zero = b[i] == 0;
+  if (zero)
+    return 1;
+  /* the checksum: every byte, its own field counted as spaces */
+  int64_t want = tar_number(b + 148, 8);
+  uint64_t sum = 0;
+  for (int i = 0; i < 512; i++)
+    sum += i >= 148 && i < 156 ? ' ' : b[i];
+  int64_t size = tar_number(b + 124, 12);
+  if (want < 0 || (uint64_t)want != sum || size < 0)
+    return -1;
+  h->size = (uint64_t)size;
+  h->type = (char)b[156];
+  /* ustar ("ustar\0" + "00") keeps a prefix at 345; GNU's "ustar  " does not */
+  size_t n = 0;
+  if (!memcmp(b + 257, "ustar\0", 6) && b[345]) {
+    size_t lp = strnlen((const char *)b + 345, 155);
+    memcpy(h->name, b + 345, lp);
+    h->name[lp] = '/';
+    n = lp + 1;
+  }
+  size_t ln = strnlen((const char *)b, 100);
+  memcpy(h->name + n, b, ln);
+  h->name[n + ln] = '\0';
+  return 0;
+}
+
+/* The value of "path" in a pax extended header's records ("LEN key=value\n"),
+ * into name; 1 when found. Malformed records end the scan. */
+static int pax_path(const char *p, size_t n, char *name, size_t cap) {
+  size_t at = 0;
+  while (at < n) {
+    size_t len = 0, i = at;
+    while (i < n && isdigit((unsigned char)p[i]) && len < n)
+      len = len * 10 + (size_t)(p[i++] - '0');
+    if (i >= n || p[i] != ' ' || len == 0 || len > n - at)
+      return 0;
+    const char *rec = p + i + 1, *end = p + at + len; /* end: just past '\n' */
+    if (end[-1] != '\n')
+      return 0;
+    if ((size_t)(end - rec) > 5 && !memcmp(rec, "path=", 5)) {
+      size_t vl = (size_t)(end - 1 - (rec + 5));
+      if (vl >= cap)
+        return 0;
+      memcpy(name, rec + 5, vl);
+      name[vl] = '\0';
+      return 1;
+    }
+    at += len;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------ samples */
+
+/* What a sample's members give while its key lasts. */
+typedef struct pending {
+  char key[4096];
+  int has_key;
+  int image_rank; /* lower is preferred; INT32_MAX: none */
+  char image_ext[64];
+  int64_t off, len;
+  int label_rank;
+  int32_t label;
+} pending;
+
+typedef struct lister {
+  fy_source *src;
+  size_t no_image; /* samples without an image member */
+  size_t bad_label;
+  char first_no_image[8200];
+} lister;
+
+/* Image extensions in WebDataset's order of preference, then the rest
+ * ferry reads; INT32_MAX when `ext` is not an image. */
+static int image_rank(const char *ext) {
+  static const char *const order[] = {"jpg", "jpeg", "png",  "webp", "jpe", "jfif", "tif", "tiff",
+                                      "bmp", "gif",  "heic", "heif", "hif", "avif", "dng", "cr2",
+                                      "cr3", "nef",  "arw",  "orf",  "rw2", "raf",  "pef"};
+  for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+    if (!strcasecmp(ext, order[i]))
+      return (int)i;
+  return INT32_MAX;
+}
+
+static int label_rank(const char *ext) {
+  static const char *const order[] = {"cls", "label", "txt", "json"};
+  for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+    if (!strcasecmp(ext, order[i]))
+      return (int)i;
+  return INT32_MAX;
+}
+
+/* An integer label from a label member's text: the whole text (spaces
+ * around it allowed), or in JSON the first "label" or "cls" member's
+ * integer. -1 when none. */
+static int32_t parse_label(const char *t) {
+  const char *keys[] = {"\"label\"", "\"cls\""};
+  const char *p = t;
+  while (isspace((unsigned char)*p))
+    p++;
+  if (*p == '{') {
+    const char *hit = NULL;
+    for (int k = 0; k < 2 && !hit; k++)
+      hit = strstr(p, keys[k]) ? strstr(p, keys[k]) + strlen(keys[k]) : NULL;
+    if (!hit)
+      return -1;
+    while (isspace((unsigned char)*hit))
+      hit++;
+    if (*hit++ != ':')
+      return -1;
+    p = hit;
+  }
+  while (isspace((unsigned char)*p))
+    p++;
+  char *end;
+  errno = 0;
+  long v = strtol(p, &end, 10);
+  if (end == p || errno || v < 0 || v > FY_MAX_LABEL)
+    return -1;
+  while (isspace((unsigned char)*end))
+    end++;
+  if (*end && *end != ',' && *end != '}')
+    return -1;
+  return (int32_t)v;
+}
+
+/* The sample whose members have all been seen, added to the source. */
+static int flush(lister *l, pending *p, const char *shard, int32_t shard_id) {
+  if (!p->has_key)
+    return FERRY_OK;
+  p->has_key = 0;
+  if (p->image_rank == INT32_MAX) {
+    if (!l->no_image++)
+      snprintf(l->first_no_image, sizeof l->first_no_image, "%s:%s", shard, p->key);
+    return FERRY_OK;
+  }
+  int rc = fy_source_grow_members(l->src);
+  if (rc)
+    return rc;
+  char path[4096 + 600];
+  snprintf(path, sizeof path, "%s:%s.%s", shard, p->key, p->image_ext);
+  int64_t i = l->src->count;
+  rc = fy_source_add(l->src, path, p->label);
+  if (rc)
+    return rc;
+  l->src->shard[i] = shard_id;
+  l->src->member_off[i] = p->off;
+  l->src->member_len[i] = p->len;
+  return FERRY_OK;
+}
+
+/* n bytes at off: 0, or -1 (errno set; 0 when the file ended first). */
+static int read_at(int fd, void *p, size_t n, int64_t off) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t k = pread(fd, (char *)p + got, n - got, (off_t)(off + (int64_t)got));
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      if (k == 0)
+        errno = 0;
+      return -1;
+    }
+    got += (size_t)k;
+  }
+  return 0;
+}
+
+#define FY_LABEL_MAX 4096 /* label members larger than this are not read */
+
+/* One member of a shard, seen: grouped with the pending sample or starting
+ * the next. */
+static int member(lister *l, pending *p, const char *shard, int32_t id, int fd, const char *name,
+                  int64_t off, int64_t len) {
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  const char *dot = strchr(base, '.');
+  if (!dot || base[0] == '.')
+    return FERRY_OK; /* no extension, or a hidden file: not part of a sample */
+  size_t keylen = (size_t)(dot - name);
+  if (keylen >= sizeof p->key)
+    return FERRY_OK;
+  if (!p->has_key || strncmp(p->key, name, keylen) || p->key[keylen]) {
+    int rc = flush(l, p, shard, id);
+    if (rc)
+      return rc;
+    memcpy(p->key, name, keylen);
+    p->key[keylen] = '\0';
+    p->has_key = 1;
+    p->image_rank = p->label_rank = INT32_MAX;
+    p->label = -1;
+  }
+  const char *ext = dot + 1;
+  int ir = image_rank(ext), lr = label_rank(ext);
+  if (ir < p->image_rank && strlen(ext) < sizeof p->image_ext) {
+    p->image_rank = ir;
+    strcpy(p->image_ext, ext);
+    p->off = off;
+    p->len = len;
+  } else if (lr < p->label_rank && len <= FY_LABEL_MAX) {
+    char text[FY_LABEL_MAX + 1];
+    if (read_at(fd, text, (size_t)len, off))
+      return fy_error(FERRY_EIO, "%s:%s: cannot read the label: %s", shard, name,
+                      errno ? strerror(errno) : "the shard ends early");
+    text[len] = '\0';
+    int32_t v = parse_label(text);
+    if (v >= 0) {
+      p->label_rank = lr;
+      p->label = v;
+    } else if (lr <= 1) {
+      l->bad_label++; /* a cls/label member that is not an integer */
+    }
+  }
+  return FERRY_OK;
+}
+
+/* Walks one shard's headers. */
+static int list_shard(lister *l, const char *shard, int32_t id) {
+  int fd = open(shard, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return fy_error(FERRY_EIO, "%s: cannot open: %s", shard, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return fy_error(FERRY_EIO, "%s: not a regular file", shard);
+  }
+  int64_t size = (int64_t)st.st_size, at = 0;
+  pending p = {.has_key = 0};
+  char longname[4096];
+  int have_long = 0, rc = FERRY_OK;
+  uint8_t block[512];
+  fy_tar_header h;
+  while (rc == FERRY_OK) {
+    if (at + 512 > size) {
+      if (at < size || at == 0)
+        rc = fy_error(FERRY_ECORRUPT, "%s: not a tar file, or cut short at byte %lld", shard,
+                      (long long)at);
+      break; /* a tar without its end blocks: taken as it is */
+    }
+    if (read_at(fd, block, 512, at)) {
+      rc = fy_error(FERRY_EIO, "%s: read failed at byte %lld: %s", shard, (long long)at,
+                    errno ? strerror(errno) : "the file ended");
+      break;
+    }
+    int kind = fy_tar_parse_header(block, &h);
+    if (kind == 1)
+      break; /* the end */
+    if (kind < 0) {
+      rc = fy_error(FERRY_ECORRUPT, "%s: %s at byte %lld", shard,
+                    at == 0 ? "not a tar file (no tar header)" : "damaged tar header",
+                    (long long)at);
+      break;
+    }
+    int64_t data = at + 512;
+    if (h.size > (uint64_t)(size - data)) {
+      rc = fy_error(FERRY_ECORRUPT, "%s: member \"%s\" runs past the end of the shard", shard,
+                    h.name);
+      break;
+    }
+    int64_t next = data + (int64_t)((h.size + 511) / 512 * 512);
+    if (h.type == 'x' || h.type == 'L') { /* the next member's name */
+      char *text = h.size < 65536 ? malloc(h.size + 1) : NULL;
+      if (text && !read_at(fd, text, h.size, data)) {
+        text[h.size] = '\0';
+        if (h.type == 'L' && h.size < sizeof longname) {
+          memcpy(longname, text, h.size + 1);
+          have_long = 1;
+        } else if (h.type == 'x') {
+          have_long = pax_path(text, h.size, longname, sizeof longname);
+        }
+      }
+      free(text);
+    } else if (h.type == '0' || h.type == '\0' || h.type == '7') {
+      const char *name = have_long ? longname : h.name;
+      rc = member(l, &p, shard, id, fd, name, data, (int64_t)h.size);
+      have_long = 0;
+    } else {
+      have_long = 0; /* directories, links, global headers: not samples */
+    }
+    at = next;
+  }
+  if (rc == FERRY_OK)
+    rc = flush(l, &p, shard, id);
+  close(fd);
+  return rc;
+}
+
+int fy_shards_open(fy_source *s, const char *what, char *const *shards, size_t n) {
+  lister l = {.src = s};
+  int rc = FERRY_OK;
+  if (n == 0)
+    rc = fy_error(FERRY_EINVAL, "%s: names no shard", what);
+  for (size_t i = 0; i < n && rc == FERRY_OK; i++)
+    if (!ends_with(shards[i], ".tar"))
+      rc = fy_error(FERRY_EUNSUPPORTED,
+                    "%s: a compressed shard: ferry reads samples from uncompressed .tar shards "
+                    "(decompress it, e.g. gunzip; JPEG members gain nothing from compression)",
+                    shards[i]);
+  if (rc == FERRY_OK) {
+    s->shards = calloc(n, sizeof *s->shards);
+    if (!s->shards)
+      rc = fy_error(FERRY_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < n && rc == FERRY_OK; i++) {
+    if (!(s->shards[i] = strdup(shards[i])))
+      rc = fy_error(FERRY_ENOMEM, "out of memory");
+    else
+      s->nshards = (int32_t)(i + 1);
+  }
+  for (int32_t i = 0; i < s->nshards && rc == FERRY_OK; i++)
+    rc = list_shard(&l, s->shards[i], i);
+  if (rc == FERRY_OK && l.no_image)
+    fy_log(FERRY_LOG_WARNING, "%s: %zu sample(s) without an image member left out (the first: %s)",
+           what, l.no_image, l.first_no_image);
+  if (rc == FERRY_OK && l.bad_label)
+    fy_log(FERRY_LOG_WARNING,
+           "%s: %zu sample(s) with a cls/label member that is not an integer "
+           "in 0..%d: unlabelled (-1)",
+           what, l.bad_label, FY_MAX_LABEL);
+  if (rc == FERRY_OK && s->count == 0)
+    rc = fy_error(FERRY_EEMPTY, "%s: no samples with an image member in %d shard(s)", what,
+                  (int)s->nshards);
+  if (rc)
+    fy_source_free(s);
+  return rc;
+}
