@@ -296,6 +296,12 @@ typedef struct ferry_loader_options {
    * many, so reads stay near-sequential. 0 = the default, 1000. Files and
    * packs are shuffled as a whole. */
   int shuffle_buffer;
+  /* CPU batches (device = -1) in page-locked memory, registered with CUDA
+   * device N (portable: usable from every device), so that copies to a GPU
+   * run asynchronously at full speed (torch's pin_memory). -1 = off, the
+   * default. Without CUDA (not built in, no device) a warning says the
+   * batches stay unpinned; ferry_loader_pinned() tells. */
+  int pin_memory;
 } ferry_loader_options;
 
 void ferry_loader_options_default(ferry_loader_options *options);
@@ -413,6 +419,8 @@ int ferry_loader_open(const ferry_loader_options *options, ferry_loader **loader
  * Paths are copied. */
 int ferry_loader_open_paths(const ferry_loader_options *options, const char *const *paths,
                             const int32_t *labels, int64_t count, ferry_loader **loader);
+/* 1 when the loader's CPU batches are page-locked (pin_memory took), else 0. */
+int ferry_loader_pinned(const ferry_loader *loader);
 /* Samples in the whole source, and in this rank's share of an epoch. */
 int64_t ferry_loader_source_size(const ferry_loader *loader);
 int64_t ferry_loader_epoch_size(const ferry_loader *loader);

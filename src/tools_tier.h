@@ -10,11 +10,14 @@
 #include "catalog/dupes.h"   /* fy_dupes_parse_keep: --keep refused before the search */
 #include "catalog/text.h"    /* fy_csv_field, fy_json_string: the one CSV and JSON writer;
                                 fy_csv_row, fy_base64_decode: --apply-list's move list */
-#include "core/internal.h"   /* fy_now, fy_buf, fault points (FERRY_FAIL_* in the CLI's tests) */
-#include "cuda/gpu.h"        /* fy_gpu_probe (doctor), GPU batches copied back, --consume-ms */
-#include "image/image.h"     /* fy_f16_to_f32: batches back to pixels */
-#include "io/walk.h"         /* FY_IMAGE_EXTENSIONS: what the walks take, for messages */
-#include "video/video.h"     /* fy_nvdec_probe: doctor, ferry video --caps */
+#include "codec/jpeg_write.h" /* fy_write_jpeg: decode -o OUT.jpg, the writer beside PNG's */
+#include "core/internal.h"    /* fy_now, fy_buf, fault points (FERRY_FAIL_* in the CLI's tests) */
+#include "core/out_file.h"    /* fy_out_open/close: PPM outputs, devices written into as PNG's
+                                 and JPEG's are */
+#include "cuda/gpu.h"         /* fy_gpu_probe (doctor), GPU batches copied back, --consume-ms */
+#include "image/image.h"      /* fy_f16_to_f32: batches back to pixels */
+#include "io/walk.h"          /* FY_IMAGE_EXTENSIONS: what the walks take, for messages */
+#include "video/video.h"      /* fy_nvdec_probe: doctor, ferry video --caps */
 
 /* bench/ only: the GPU kernels timed on their own */
 #include "cuda/hamming.h"

@@ -142,6 +142,8 @@ typedef struct cli_load_args {
   const char *source_name;  /* how messages name the source (NULL: o.source) */
   const char *unlink_after; /* a temporary list (`ferry load -`): removed once read */
   const char *save_grid;    /* write the first batch as a PNG contact sheet */
+  const char *save_npy;     /* --save OUT.npy: every batch of the epoch, and the labels */
+  struct cli_npy *npy;      /* its writer while the epoch runs */
   double consume_ms;        /* GPU: stand-in consumer work per batch */
   void *consumer_stream;    /* its CUDA stream (NULL: legacy default) */
 } cli_load_args;

@@ -1,6 +1,7 @@
 /* cli_run.c — drives a loader for `load` and `demo`: epochs, progress,
  * speed report, and an optional contact sheet of the first batch. */
 #include "cli.h"
+#include "cli_npy.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -150,6 +151,8 @@ static int run_epoch(const char *cmd, ferry_loader *L, cli_load_args *a, int e, 
     if (!t_first)
       t_first = now();
     done += b->count;
+    if (a->npy)
+      cli_npy_write(a->npy, b); /* a write error is said once, at the end */
     if (a->save_grid && !*grid_done) {
       *grid_done = 1;
       if (save_grid(cmd, a->save_grid, b, &a->o) == CLI_OK && !a->quiet)
@@ -264,6 +267,10 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
            (long long)ferry_loader_epoch_size(L), (long long)ferry_loader_num_batches(L),
            a->o.batch_size, workers, a->o.device >= 0 ? " + GPU" : "");
   }
+  if (a->save_npy && !(a->npy = cli_npy_open(cmd, a->save_npy, &a->o))) {
+    ferry_loader_close(L);
+    return CLI_FAIL;
+  }
   int tty = !a->quiet && isatty(2);
   int grid_done = 0;
   ferry_stats prev = {0}, cur = {0}, d;
@@ -289,7 +296,13 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
   }
   ferry_loader_close(L);
   int abandoned = ferry_loaders_abandoned();
-  int code = rc || abandoned ? CLI_FAIL : cur.skipped ? CLI_PARTIAL : CLI_OK;
+  int saved = CLI_OK;
+  if (a->npy && rc) /* a failed run keeps nothing */
+    cli_npy_abort(a->npy);
+  else if (a->npy)
+    saved = cli_npy_close(cmd, a->npy);
+  a->npy = NULL;
+  int code = rc || abandoned || saved ? CLI_FAIL : cur.skipped ? CLI_PARTIAL : CLI_OK;
   if (a->json) {
     cli_json_close(&j); /* epochs */
     cli_json_int(&j, "images", (long long)cur.images);

@@ -1,26 +1,12 @@
 /* cli_write.c — the ferry command's image outputs (decode -o, video --frame
  * -o, load --save-grid): the writer picked from the output's extension,
- * PNG, JPEG or PPM, and checked before any work. */
+ * PNG, JPEG or PPM, and checked before any work. Devices and pipes are
+ * written into, never replaced (core/out_file.h, for all three). */
 #include "cli.h"
 
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-/* src/codec/jpeg_write.h's declaration (the writer beside ferry_write_png),
- * repeated here until src/tools_tier.h lists that header: tools/ reach src/
- * only through it, and that one line is outside this change. */
-int fy_write_jpeg(const char *path, const ferry_image *image, int quality);
-
-/* An existing device, FIFO or socket: written as it is, never replaced
- * through a rename (which would put a regular file in /dev/null's place). */
-static int is_stream(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
-}
 
 int cli_image_kind_of(const char *cmd, const char *opt, const char *path, cli_image_kind *kind) {
   const char *base = strrchr(path, '/'), *dot = strrchr(base ? base + 1 : path, '.');
@@ -30,7 +16,7 @@ int cli_image_kind_of(const char *cmd, const char *opt, const char *path, cli_im
     return *kind = CLI_IMAGE_JPEG, CLI_OK;
   if (dot && !strcasecmp(dot, ".ppm"))
     return *kind = CLI_IMAGE_PPM, CLI_OK;
-  if (is_stream(path)) /* /dev/null, /dev/stdout: the name says no format */
+  if (fy_out_in_place(path)) /* /dev/null, /dev/stdout: the name says no format */
     return *kind = CLI_IMAGE_PNG, CLI_OK;
   return cli_usage_error(cmd,
                          "%s %s: cannot tell which format to write: the extension picks it "
@@ -48,61 +34,18 @@ static int write_ppm(FILE *f, const ferry_image *im) {
   return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 
-/* Copies the file `from` into the stream `to` (a PNG written aside first). */
-static int copy_to(const char *from, FILE *to) {
-  FILE *f = fopen(from, "rb");
-  if (!f)
-    return -1;
-  char buf[1 << 16];
-  size_t n;
-  int bad = 0;
-  while (!bad && (n = fread(buf, 1, sizeof buf, f)) > 0)
-    bad = fwrite(buf, 1, n, to) != n;
-  bad |= ferror(f) != 0;
-  fclose(f);
-  return bad || fflush(to) != 0 || ferror(to) ? -1 : 0;
-}
-
-/* PPM, or PNG into a stream: written to `tmp` (or straight into a stream),
- * then renamed over `path`. */
-static int write_other(const char *cmd, const char *path, cli_image_kind kind,
-                       const ferry_image *im) {
-  int stream = is_stream(path);
-  char tmp[4096], aside[64] = "";
-  if (!stream && (size_t)snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= sizeof tmp)
-    return fprintf(stderr, "ferry %s: %s: path too long\n", cmd, path), CLI_FAIL;
-  if (kind == CLI_IMAGE_PNG) { /* only into a stream: the PNG goes aside first */
-    const char *dir = getenv("TMPDIR");
-    snprintf(aside, sizeof aside, "%s/ferry-%ld.png", dir && strlen(dir) < 40 ? dir : "/tmp",
-             (long)getpid());
-    if (ferry_write_png(aside, im) != FERRY_OK)
-      return fprintf(stderr, "ferry %s: %s\n", cmd, ferry_last_error()), CLI_FAIL;
-  }
-  const char *target = stream ? path : tmp;
-  FILE *f = fopen(target, "wb");
-  int e = errno;
-  if (!f) {
-    if (aside[0])
-      unlink(aside);
-    fprintf(stderr, "ferry %s: %s: cannot create: %s\n", cmd, target, strerror(e));
-    return CLI_FAIL;
-  }
+/* PPM: where the bytes go is the library's rule (core/out_file.h), as for
+ * PNG and JPEG: a device or pipe written into, a file replaced by a rename. */
+static int write_ppm_file(const char *cmd, const char *path, const ferry_image *im) {
+  fy_out_file out;
+  if (fy_out_open(&out, path) != FERRY_OK)
+    return fprintf(stderr, "ferry %s: %s\n", cmd, ferry_last_error()), CLI_FAIL;
   errno = 0;
-  int bad = kind == CLI_IMAGE_PNG ? copy_to(aside, f) : write_ppm(f, im);
-  e = errno;
-  if (fclose(f) != 0 && !bad)
-    bad = -1, e = errno;
-  if (!bad && !stream && rename(tmp, path) != 0)
-    bad = -1, e = errno;
-  if (aside[0])
-    unlink(aside);
-  if (bad) {
-    if (!stream)
-      unlink(tmp);
-    fprintf(stderr, "ferry %s: %s: cannot write %s: %s\n", cmd, path,
-            kind == CLI_IMAGE_PNG ? "PNG" : "PPM", strerror(e ? e : EIO));
-    return CLI_FAIL;
-  }
+  int e = write_ppm(out.f, im) == 0 ? 0 : errno ? errno : EIO;
+  e = fy_out_close(&out, e);
+  if (e)
+    return fprintf(stderr, "ferry %s: %s: cannot write PPM: %s\n", cmd, path, strerror(e)),
+           CLI_FAIL;
   return CLI_OK;
 }
 
@@ -111,12 +54,8 @@ int cli_write_image(const char *cmd, const char *path, cli_image_kind kind, cons
   int rc = FERRY_OK;
   switch (kind) {
   case CLI_IMAGE_JPEG: rc = fy_write_jpeg(path, im, quality); break;
-  case CLI_IMAGE_PNG:
-    if (is_stream(path))
-      return write_other(cmd, path, kind, im);
-    rc = ferry_write_png(path, im);
-    break;
-  case CLI_IMAGE_PPM: return write_other(cmd, path, kind, im);
+  case CLI_IMAGE_PNG: rc = ferry_write_png(path, im); break;
+  case CLI_IMAGE_PPM: return write_ppm_file(cmd, path, im);
   }
   if (rc != FERRY_OK) {
     fprintf(stderr, "ferry %s: %s\n", cmd, ferry_last_error());

@@ -1,5 +1,6 @@
 /* cmd_load.c — `ferry load`: runs the pipeline and reports its speed. */
 #include "cli.h"
+#include "cli_npy.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -27,6 +28,10 @@ static const char own_help[] =
     "                        long the consumer waited on ferry\n"
     "  --save-grid OUT.png   write the first batch as a contact sheet (.png, .jpg,\n"
     "                        .jpeg or .ppm)\n"
+    "  --save OUT.npy        every sample, in the source's order (no shuffle, one\n"
+    "                        epoch, CPU), into one NumPy array [N, C, H, W] (or\n"
+    "                        [N, H, W, C] with --layout hwc) and the labels into\n"
+    "                        OUT.labels.npy (int64); np.load(OUT, mmap_mode='r') reads it\n"
     "  --gpu, --no-gpu       the same as --device cuda (GPU 0) and --device cpu\n"
     "  --json                the summary as one JSON object on stdout (messages stay\n"
     "                        on stderr)\n"
@@ -35,12 +40,22 @@ static const char own_help[] =
     "A flag with an optional value takes it as the next word too (`--flip 0.7`)\n"
     "when that word is such a value; else the word is the source (`--flip DIR`).\n";
 
-enum { OPT_EPOCHS = 256, OPT_SAVE_GRID, OPT_CONSUME, OPT_STALL, OPT_GPU, OPT_NO_GPU, OPT_JSON };
+enum {
+  OPT_EPOCHS = 256,
+  OPT_SAVE_GRID,
+  OPT_CONSUME,
+  OPT_STALL,
+  OPT_GPU,
+  OPT_NO_GPU,
+  OPT_JSON,
+  OPT_SAVE
+};
 
 /* The command's own flags; the loader's options follow (cli_loader_longopts). */
 static const struct option own[] = {{"size", required_argument, 0, 's'},
                                     {"epochs", required_argument, 0, OPT_EPOCHS},
                                     {"save-grid", required_argument, 0, OPT_SAVE_GRID},
+                                    {"save", required_argument, 0, OPT_SAVE},
                                     {"consume-ms", required_argument, 0, OPT_CONSUME},
                                     {"stall-timeout", required_argument, 0, OPT_STALL},
                                     {"gpu", no_argument, 0, OPT_GPU},
@@ -80,6 +95,11 @@ static int parse_opt(int c, const char *arg, cli_load_args *a, int *size_given) 
     a->save_grid = arg;
     return 0;
   }
+  case OPT_SAVE:
+    if (cli_npy_check_path(cmd, arg))
+      return -1;
+    a->save_npy = arg;
+    return 0;
   case OPT_GPU: return cli_loader_set(cmd, o, "--device", "cuda");
   case OPT_NO_GPU: return cli_loader_set(cmd, o, "--device", "cpu");
   case OPT_JSON: a->json = 1; return 0;
@@ -159,6 +179,14 @@ int cmd_load(int argc, char **argv) {
     return cli_usage_error("load", "needs exactly one DIR, LIST or PACK (or - for a list on "
                                    "standard input)");
   a.o.source = argv[optind];
+  if (a.save_npy) {
+    if (a.o.device >= 0)
+      return cli_usage_error("load", "--save writes CPU batches: leave out --device/--gpu "
+                                     "(on a GPU, ferry.load_tensor in Python)");
+    if (a.epochs != 1)
+      return cli_usage_error("load", "--save writes one epoch: leave out --epochs");
+    a.o.shuffle = 0; /* the source's order */
+  }
   int w, h;
   if (!size_given && pack_shape(a.o.source, &w, &h)) {
     /* a pack is loaded at its own size, never silently resampled to 224 */

@@ -37,8 +37,8 @@ class Loader:
                  world_size: Optional[int] = None, workers: Optional[int] = None,
                  cache: Any = None, output: str = 'auto', copy: bool = False,
                  dct_scaling: Optional[bool] = None, stall_timeout: Optional[float] = 60.0,
-                 labels: Optional[Sequence[int]] = None, prefetch: Optional[int] = None,
-                 crop: str = 'center', crop_ratio: float = 0.875,
+                 labels: Optional[Sequence[int]] = None, pin_memory: bool = False,
+                 prefetch: Optional[int] = None, crop: str = 'center', crop_ratio: float = 0.875,
                  scale: Sequence[float] = (0.08, 1.0), ratio: Sequence[float] = (0.75, 1.3333334),
                  filter: str = 'triangle', layout: str = 'chw', shuffle: bool = True,
                  seed: int = 0, drop_last: bool = False, on_error: str = 'skip',
@@ -113,6 +113,10 @@ class VideoReader:
     def __enter__(self) -> "VideoReader": ...
     def __exit__(self, *exc: Any) -> None: ...
 
+def load_tensor(source: Any, size: Union[int, Sequence[int]] = 224, *, device: Any = "cpu",
+                dtype: Any = "uint8", batch_size: int = 256, progress: Optional[bool] = None,
+                output: str = "auto", reserve: Optional[int] = None,
+                **options: Any) -> Tuple[Any, Any]: ...
 def decode(source: Any, *, channels: int = 3, ignore_orientation: bool = False,
            max_pixels: Optional[int] = None, max_bytes: Optional[int] = None) -> Any: ...
 def probe(source: Any) -> Dict[str, Any]: ...

@@ -200,7 +200,8 @@ class Loader(_Closable):
                  world_size: Optional[int] = None, workers: Optional[int] = None,
                  cache: Any = None, output: str = "auto", copy: bool = False,
                  dct_scaling: Optional[bool] = None, stall_timeout: Optional[float] = 60.0,
-                 labels: Optional[Sequence[int]] = None, **options: Any):
+                 labels: Optional[Sequence[int]] = None, pin_memory: bool = False,
+                 **options: Any):
         self._core = None  # so that close() and __del__ work after a failed __init__
         for name in options:
             if name in _PYTHON_NAMES:
@@ -239,7 +240,8 @@ class Loader(_Closable):
             flip_prob=0.5 if flip is True else 0.0 if flip is False or flip is None else flip,
             normalize=normalize, mean=mean3, std=std3, dtype=_dtype_name(dtype), rank=rank,
             world_size=world_size, allow_dct_scaling=dct_scaling, device=dev,
-            cache_bytes=cache_bytes, stall_timeout_ms=_stall_ms(stall_timeout))
+            cache_bytes=cache_bytes, stall_timeout_ms=_stall_ms(stall_timeout),
+            pin_memory=_pin_device(pin_memory) if dev < 0 else None)
         self._source, self._labels = _source_arg(source, labels)
         self._options = {k: v for k, v in options.items() if v is not None}
         self._output = output
@@ -371,6 +373,11 @@ class Loader(_Closable):
         return self._live_core().num_classes
 
     @property
+    def pinned(self) -> bool:
+        """True when CPU batches are in page-locked memory (pin_memory=True took)."""
+        return bool(self._live_core().pinned)
+
+    @property
     def dtype(self) -> str:
         return _DTYPE_NAMES[self._core.options["dtype"]]
 
@@ -425,6 +432,23 @@ class Loader(_Closable):
         return (f"ferry.Loader({src}, batch_size={o['batch_size']}, "
                 f"size=({o['height']}, {o['width']}), device={self.device!r}, "
                 f"dtype={self.dtype!r}, rank={o['rank']}/{o['world_size']}, {state})")
+
+
+def _pin_device(pin: Any) -> Optional[int]:
+    """pin_memory=True: the CUDA device batches will be copied to (torch's
+    current device where torch has CUDA, else $LOCAL_RANK, else 0)."""
+    if pin is None or pin is False:
+        return None
+    if pin is not True:
+        raise InvalidArgument(f"pin_memory must be True or False, not {pin!r}")
+    import sys
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_available():
+            return int(torch.cuda.current_device())
+    except Exception:  # a torch without CUDA: the environment decides
+        pass
+    return int(os.environ.get("LOCAL_RANK", "0") or 0)
 
 
 def _source_arg(source: Any, labels: Any) -> Tuple[Any, Any]:

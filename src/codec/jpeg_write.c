@@ -4,14 +4,13 @@
  * (fy_write_jpeg: `ferry decode -o OUT.jpg`). */
 #include "codec/jpeg_write.h"
 #include "codec/codec.h"
+#include "core/out_file.h"
 
 #include <errno.h>
 #include <setjmp.h>
 #include <stdio.h> /* before jpeglib.h, which uses FILE */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <jpeglib.h>
 
@@ -64,13 +63,6 @@ int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, int quality, 
   return encode(px, w, h, stride, 3, quality, name, out, size);
 }
 
-/* Writes n bytes to f; 0, or -1 with errno set. */
-static int write_all(FILE *f, const uint8_t *d, size_t n) {
-  if (fwrite(d, 1, n, f) != n || fflush(f) != 0 || ferror(f))
-    return errno ? -1 : (errno = EIO, -1);
-  return 0;
-}
-
 int fy_write_jpeg(const char *path, const ferry_image *im, int quality) {
   if (!path || !im || !im->data || im->width < 1 || im->height < 1 ||
       (im->channels != 1 && im->channels != 3))
@@ -85,35 +77,19 @@ int fy_write_jpeg(const char *path, const ferry_image *im, int quality) {
       encode(im->data, im->width, im->height, im->stride, im->channels, quality, path, &jpg, &n);
   if (rc)
     return rc;
-  /* A device or pipe (/dev/stdout, a FIFO) is written as it is; a file
-   * through a temporary name and a rename, so that a failed write never
-   * leaves half a file in place of an existing one. */
-  struct stat st;
-  int direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
-  char tmp[4096];
-  if (!direct &&
-      (size_t)snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= sizeof tmp) {
+  /* core/out_file.c's rule: a device or pipe (/dev/stdout, a FIFO) is
+   * written as it is; a file through a temporary name and a rename. */
+  fy_out_file out;
+  rc = fy_out_open(&out, path);
+  if (rc) {
     free(jpg);
-    return fy_error(FERRY_EINVAL, "%s: path too long", path);
-  }
-  const char *target = direct ? path : tmp;
-  FILE *f = fopen(target, "wb");
-  if (!f) {
-    int e = errno;
-    free(jpg);
-    return fy_error(FERRY_EIO, "%s: cannot create: %s", target, strerror(e));
+    return rc;
   }
   errno = 0;
-  int bad = write_all(f, jpg, n), e = errno;
+  int e = fwrite(jpg, 1, n, out.f) == n ? 0 : errno ? errno : EIO;
   free(jpg);
-  if (fclose(f) != 0 && !bad)
-    bad = -1, e = errno;
-  if (!bad && !direct && rename(tmp, path) != 0)
-    bad = -1, e = errno;
-  if (bad) {
-    if (!direct)
-      unlink(tmp);
-    return fy_error(FERRY_EIO, "%s: cannot write JPEG: %s", path, strerror(e ? e : EIO));
-  }
+  e = fy_out_close(&out, e);
+  if (e)
+    return fy_error(FERRY_EIO, "%s: cannot write JPEG: %s", path, strerror(e));
   return FERRY_OK;
 }

@@ -1,14 +1,16 @@
 /* png_write.c — ferry_write_png: lets a person look at what ferry decoded.
- * Written to a temporary name and renamed, so a failed write never leaves
- * a half-written file in place of an existing one. */
+ * Where the bytes go is core/out_file.c's rule: a file through a temporary
+ * name and a rename (a failed write never leaves a half-written file in
+ * place of an existing one); an existing device, FIFO or socket written
+ * into as it is, never replaced. */
 #include "core/internal.h"
+#include "core/out_file.h"
 
 #include <errno.h>
 #include <png.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 static void png_err(png_structp png, png_const_charp msg) {
   char *buf = png_get_error_ptr(png);
@@ -46,24 +48,16 @@ int ferry_write_png(const char *path, const ferry_image *im) {
   if (!path || !im || !im->data || im->width < 1 || im->height < 1 ||
       (im->channels != 1 && im->channels != 3 && im->channels != 4))
     return fy_error(FERRY_EINVAL, "ferry_write_png: bad image or path");
-  char tmp[4096];
-  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp%ld", path, (long)getpid()) >= sizeof tmp)
-    return fy_error(FERRY_EINVAL, "%s: path too long", path);
-  FILE *f = fopen(tmp, "wb");
-  if (!f)
-    return fy_error(FERRY_EIO, "%s: cannot create: %s", tmp, strerror(errno));
+  fy_out_file out;
+  int rc = fy_out_open(&out, path);
+  if (rc)
+    return rc;
   char errbuf[256] = "";
-  int rc = write_rows(f, im, errbuf);
-  if (fflush(f) != 0 || ferror(f))
-    rc = rc ? rc : FERRY_EIO;
-  if (fclose(f) != 0 && !rc)
-    rc = FERRY_EIO;
-  if (rc == FERRY_OK && rename(tmp, path) != 0)
-    rc = FERRY_EIO;
-  if (rc) {
-    int e = errno;
-    unlink(tmp);
-    return fy_error(rc, "%s: cannot write PNG: %s", path, errbuf[0] ? errbuf : strerror(e));
-  }
+  errno = 0;
+  rc = write_rows(out.f, im, errbuf);
+  int e = fy_out_close(&out, rc ? (errno ? errno : EIO) : 0);
+  if (e)
+    return fy_error(rc ? rc : FERRY_EIO, "%s: cannot write PNG: %s", path,
+                    errbuf[0] ? errbuf : strerror(e));
   return FERRY_OK;
 }

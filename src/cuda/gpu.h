@@ -149,5 +149,8 @@ int fy_gpu_yuv_to_rgb(const fy_gpu_yuv *f, uint8_t *dst, int dst_pitch, void *st
 int fy_gpu_download(int device, const void *src, void *dst, size_t n);
 int fy_gpu_upload(int device, const void *src, void *dst, size_t n);
 int fy_gpu_sync(int device);
+/* Page-locks host memory for CUDA (portable), with device's context. */
+int fy_gpu_host_register(int device, void *p, size_t n);
+void fy_gpu_host_unregister(void *p);
 
 #endif

@@ -59,3 +59,11 @@ extern "C" int fy_gpu_sync(int device) {
   CU(cudaDeviceSynchronize(), "waiting for the device");
   return FERRY_OK;
 }
+
+extern "C" int fy_gpu_host_register(int device, void *p, size_t n) {
+  CU(cudaSetDevice(device), "selecting the device");
+  CU(cudaHostRegister(p, n, cudaHostRegisterPortable), "page-locking a batch buffer");
+  return FERRY_OK;
+}
+
+extern "C" void fy_gpu_host_unregister(void *p) { cudaHostUnregister(p); }

@@ -75,6 +75,10 @@ int fy_gpu_upload(int device, const void *src, void *dst, size_t n) {
   return (void)device, (void)src, (void)dst, (void)n, no_cuda();
 }
 int fy_gpu_sync(int device) { return (void)device, no_cuda(); }
+int fy_gpu_host_register(int device, void *p, size_t n) {
+  return (void)device, (void)p, (void)n, no_cuda();
+}
+void fy_gpu_host_unregister(void *p) { (void)p; }
 void *fy_gpu_stream(fy_gpu *g) { return (void)g, NULL; }
 int fy_gpu_yuv_to_rgb(const fy_gpu_yuv *f, uint8_t *dst, int dst_pitch, void *st) {
   return (void)f, (void)dst, (void)dst_pitch, (void)st, no_cuda();

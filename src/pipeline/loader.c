@@ -101,11 +101,33 @@ static int default_prefetch(ferry_loader *L) {
   return r->nslots;
 }
 
+/* Unregisters what pin_memory page-locked (slots registered before a
+ * failure included: unregistering one that is not is harmless). */
+static void unpin(ferry_loader *L) {
+  for (int i = 0; L->o.pin_memory >= 0 && L->ring.slots && i < L->ring.nslots; i++)
+    if (L->ring.slots[i].data)
+      fy_gpu_host_unregister(L->ring.slots[i].data);
+  L->pinned = 0;
+}
+
+int ferry_loader_pinned(const ferry_loader *L) { return L && L->pinned; }
+
 static int alloc_slots(ferry_loader *L) {
   size_t bytes = check_ring(L);
   if (!bytes)
     return FERRY_ETOO_LARGE;
   int rc = fy_ring_alloc(&L->ring, bytes, L->o.device < 0);
+  if (rc == FERRY_OK && L->o.device < 0 && L->o.pin_memory >= 0) {
+    int ok = 1;
+    for (int i = 0; ok && i < L->ring.nslots; i++)
+      ok = fy_gpu_host_register(L->o.pin_memory, L->ring.slots[i].data, bytes) == FERRY_OK;
+    L->pinned = ok;
+    if (!ok) { /* as torch's pin_memory without a GPU: said, then unpinned */
+      fy_log(FERRY_LOG_WARNING, "pin_memory: batches not pinned: %s", ferry_last_error());
+      fy_error_clear();
+      unpin(L);
+    }
+  }
   for (int i = 0; rc == FERRY_OK && i < L->ring.nslots; i++) {
     slot *s = &L->ring.slots[i];
     ferry_batch *bt = &s->batch;
@@ -498,6 +520,8 @@ void ferry_loader_close(ferry_loader *L) {
     free(L->pack);
   }
   free(L->source_path);
+  if (L->pinned)
+    unpin(L);
   fy_ring_free(&L->ring);
   pthread_mutex_destroy(&L->report_mu);
   free(L);

@@ -28,6 +28,7 @@ struct ferry_loader {
   size_t sample_bytes;
   int64_t *order;         /* this epoch's positions -> source indices */
   int64_t *order_scratch; /* shards: fy_epoch_order_shards's scratch */
+  int pinned;             /* the ring's host buffers are page-locked (pin_memory) */
   uint8_t *bad;           /* per source index: known bad file */
 
   /* The ring of batch slots, its claims and the mutex `mu` that also

@@ -246,6 +246,12 @@ const ferry_option fy_loader_option_table[] = {
      .default_value = "0",
      .help = "WebDataset shards: shuffle the shards, then samples within a window of this many "
              "(default 0: 1000), so that reads stay near-sequential"},
+    {.name = "pin_memory",
+     .flag = "--pin-memory",
+     INT(pin_memory, -1, 1023),
+     .default_value = "-1",
+     .help = "CPU batches in page-locked memory registered with CUDA device N, for fast "
+             "asynchronous copies to it (default -1: off; no CUDA: a warning, not pinned)"},
 };
 
 const int fy_loader_option_table_count =

@@ -389,6 +389,7 @@ LOADER_INT64_GETTER(source_size, ferry_loader_source_size)
 LOADER_INT64_GETTER(epoch_size, ferry_loader_epoch_size)
 LOADER_INT64_GETTER(num_batches, ferry_loader_num_batches)
 LOADER_INT64_GETTER(num_classes, ferry_loader_num_classes)
+LOADER_INT64_GETTER(pinned, ferry_loader_pinned)
 
 static PyObject *loader_get_live(LoaderObject *self, void *c) {
   return PyLong_FromSsize_t(self->live);
@@ -431,6 +432,8 @@ static PyMethodDef loader_methods[] = {
 
 static PyGetSetDef loader_getset[] = {
     {"source_size", (getter)loader_get_source_size, NULL, "Samples in the source.", NULL},
+    {"pinned", (getter)loader_get_pinned, NULL, "1: CPU batches are page-locked (pin_memory).",
+     NULL},
     {"epoch_size", (getter)loader_get_epoch_size, NULL, "Samples in this rank's epoch.", NULL},
     {"num_batches", (getter)loader_get_num_batches, NULL, "Batches per epoch (this rank).", NULL},
     {"num_classes", (getter)loader_get_num_classes, NULL, "Classes of an ImageFolder.", NULL},
