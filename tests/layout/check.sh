@@ -22,8 +22,11 @@ if [ -n "$hits" ]; then
   echo "$hits"
   bad=1
 fi
+# tools' own headers (tools/*.h) and bench's (bench/*.h) are theirs to include
+own=$(cd tools && ls *.h; cd ../bench && ls *.h 2>/dev/null)
+own=$(echo $own | sed 's/\./\\./g; s/ /|/g')
 hits=$(grep -n '#include "' tools/*.c tools/*.h bench/*.c |
-  grep -vE '#include "(ferry\.h|tools_tier\.h|cli\.h|dupes_move\.h|bench_rng\.h)"' || true)
+  grep -vE "#include \"(ferry\.h|tools_tier\.h|$own)\"" || true)
 if [ -n "$hits" ]; then
   echo "layout: tools/ and bench/ reach into src/ past src/tools_tier.h:"
   echo "$hits"
