@@ -19,6 +19,9 @@ extern "C" {
 #include "cuda/cuda_check.h"
 #include "cuda/engine_gate.h"
 #include "cuda/jpeg_mem.h"
+extern "C" {
+#include "cuda/nvjpeg_find.h"
+}
 
 #define FY_PREC 22
 #define FY_GPU_POW2 9  /* batch sizes 1, 2, 4, ..., 256 */
@@ -38,10 +41,11 @@ extern "C" int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, in
   X(nvjpegJpegStateDestroy)                                                                        \
   X(nvjpegJpegStreamCreate)                                                                        \
   X(nvjpegJpegStreamDestroy)                                                                       \
-  X(nvjpegJpegStreamParseHeader) X(nvjpegDecodeBatchedSupported)                                   \
-      X(nvjpegJpegStreamGetFrameDimensions) X(nvjpegJpegStreamGetComponentsNum)                    \
-          X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched) X(nvjpegCreateExV2)              \
-              X(nvjpegJpegStreamGetChromaSubsampling) X(nvjpegDecodeBatchedPreAllocate)
+  X(nvjpegJpegStreamParseHeader)                                                                   \
+  X(nvjpegDecodeBatchedSupported)                                                                  \
+  X(nvjpegJpegStreamGetFrameDimensions) X(nvjpegJpegStreamGetComponentsNum)                        \
+      X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched) X(nvjpegCreateExV2)                  \
+          X(nvjpegJpegStreamGetChromaSubsampling) X(nvjpegDecodeBatchedPreAllocate)
 
 static struct {
   int tried, ok;
@@ -49,22 +53,37 @@ static struct {
   NVJ_FUNCS(NVJ_PTR)
 } nvj;
 
+/* Where libnvjpeg was looked for when it was not found (nvjpeg_find.c);
+ * the function it lacks when it was. */
+static char nvj_where[2048];
+static const char *nvj_missing;
+
+/* A libnvjpeg that loaded but lacks the function f: said by the probe. */
+static int nvj_lacks(const char *f, const char *loaded) {
+  nvj_missing = f;
+  snprintf(nvj_where, sizeof nvj_where, "%.*s", (int)sizeof nvj_where - 1, loaded);
+  return 0;
+}
+
 /* Loads libnvjpeg once (the probe and the first loader, from one thread at
- * a time: the CLI and loader open are not concurrent with each other). */
+ * a time: the CLI and loader open are not concurrent with each other):
+ * $FERRY_NVJPEG_PATH, the library path, then the nvidia-nvjpeg wheel beside
+ * ferry's in site-packages (nvjpeg_find.c). */
 static int nvj_load(void) {
   if (nvj.tried)
     return nvj.ok;
   nvj.tried = 1;
-  const char *names[] = {"libnvjpeg.so.13", "libnvjpeg.so.12", "libnvjpeg.so"};
-  void *h = NULL;
-  for (int i = 0; i < 3 && !h; i++)
-    h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  char loaded[FY_NVJPEG_PATH_MAX];
+  void *h = fy_nvjpeg_open(loaded, sizeof loaded, nvj_where, sizeof nvj_where);
+  if (getenv("FERRY_DEBUG"))
+    fy_log(FERRY_LOG_DEBUG, h ? "nvJPEG: loaded %s" : "nvJPEG: not found; looked for %s",
+           h ? loaded : nvj_where);
   if (!h)
     return 0;
 #define NVJ_SYM(f)                                                                                 \
   nvj.f = (decltype(nvj.f))dlsym(h, #f);                                                           \
   if (!nvj.f)                                                                                      \
-    return 0;
+    return nvj_lacks(#f, loaded);
   NVJ_FUNCS(NVJ_SYM)
   nvj.ok = 1;
   return 1;
@@ -137,6 +156,17 @@ extern "C" const char *fy_gpu_engine_phase(fy_gpu *g, int engine) {
 
 /* ---------------------------------------------------------------- probe */
 
+/* Why the JPEG engine cannot be used for want of nvJPEG, into why[n]:
+ * "libnvjpeg not found (looked for A, B, ...)", cut with "..." where the
+ * list is longer than why (FERRY_DEBUG=1 logs all of it). */
+static void nvj_why(char *why, size_t n) {
+  size_t len = nvj_missing
+                   ? (size_t)snprintf(why, n, "%s lacks %s", nvj_where, nvj_missing)
+                   : (size_t)snprintf(why, n, "libnvjpeg not found (looked for %s)", nvj_where);
+  if (len >= n && n > 4)
+    memcpy(why + n - 4, "...", 4);
+}
+
 extern "C" void fy_gpu_probe_run(fy_gpu_probe *p) {
   memset(p, 0, sizeof *p);
   p->built_with_cuda = 1;
@@ -170,7 +200,7 @@ extern "C" void fy_gpu_probe_run(fy_gpu_probe *p) {
     cudaMemGetInfo(&p->dev[d].free_mem, &p->dev[d].total_mem);
     nvjpegHandle_t h;
     if (!nvj.ok) {
-      snprintf(p->dev[d].hw_jpeg_why, sizeof p->dev[d].hw_jpeg_why, "libnvjpeg not found");
+      nvj_why(p->dev[d].hw_jpeg_why, sizeof p->dev[d].hw_jpeg_why);
       continue;
     }
     nvjpegStatus_t s = nvj.nvjpegCreateEx(NVJPEG_BACKEND_HARDWARE, NULL, NULL, 0, &h);
