@@ -57,6 +57,7 @@ from ._video import (  # noqa: F401
 from ._dedup import (  # noqa: F401
     find_duplicates, hash, hash_distance, IMAGE_SUFFIXES, PathLike, _hash_kinds, _Hashers,
     _image_files, _is_pixels, _MODES)
+from ._info import build_info  # noqa: F401
 
 __version__ = _ferry.version
 
@@ -69,10 +70,11 @@ __all__ = [
     "__version__",
 ]
 __all__ += ["hash_distance", "hash", "find_duplicates"]
+__all__ += ["build_info"]
 
 # The public objects are ferry's (their repr, pickling and help name the
 # package, as when they were defined in this file).
 for _obj in (SkippedFileWarning, Batch, Loader, decode, probe, VideoReader, hash, hash_distance,
-             find_duplicates):
+             find_duplicates, build_info):
     _obj.__module__ = __name__
 del _obj
