@@ -39,29 +39,6 @@ int fy_shards_spec(const char *spec) {
 
 /* ------------------------------------------------------------ braces */
 
-typedef struct names {
-  char **v;
-  size_t n, cap;
-} names;
-
-static int push(names *l, char *s) {
-  if (!s)
-    return fy_error(FERRY_ENOMEM, "out of memory expanding shard names");
-  if (l->n + 1 >= l->cap) {
-    size_t cap = l->cap ? l->cap * 2 : 16;
-    char **v = realloc(l->v, cap * sizeof *v);
-    if (!v) {
-      free(s);
-      return fy_error(FERRY_ENOMEM, "out of memory expanding shard names");
-    }
-    l->v = v;
-    l->cap = cap;
-  }
-  l->v[l->n++] = s;
-  l->v[l->n] = NULL;
-  return FERRY_OK;
-}
-
 void fy_shards_free_names(char **v, size_t n) {
   for (size_t i = 0; v && i < n; i++)
     free(v[i]);
@@ -95,74 +72,182 @@ static int parse_range(const char *in, size_t len, long long *a, long long *b, i
   return 1;
 }
 
-/* Expands the first brace group of `spec` (recursing on the rest). */
-static int expand(const char *spec, const char *whole, names *out) {
-  const char *open = strchr(spec, '{');
-  const char *close = open ? strchr(open, '}') : NULL;
-  if (!open) {
-    if (strchr(spec, '}'))
-      return fy_error(FERRY_EINVAL, "%s: '}' without '{'", whole);
-    if (out->n >= FY_MAX_SHARDS)
-      return fy_error(FERRY_ETOO_LARGE, "%s: more than %d shards", whole, FY_MAX_SHARDS);
-    return push(out, strdup(spec));
+/* One brace group of a pattern and where the expansion stands in it. */
+typedef struct group {
+  const char *lit; /* the text before the group (from the previous one) */
+  size_t lit_len;
+  const char *in; /* inside the braces */
+  size_t len;
+  int range, width;
+  long long a, b, v;   /* range: bounds, the current number */
+  size_t cur, cur_len; /* list: the current item, at in + cur */
+} group;
+
+static void group_first(group *g) {
+  if (g->range) {
+    g->v = g->a;
+    return;
   }
-  if (!close)
-    return fy_error(FERRY_EINVAL, "%s: '{' without '}'", whole);
-  const char *in = open + 1;
-  size_t len = (size_t)(close - in);
-  if (memchr(in, '{', len))
-    return fy_error(FERRY_EINVAL, "%s: nested braces are not expanded", whole);
-  size_t head = (size_t)(open - spec), tail = strlen(close + 1);
-  char *buf = malloc(head + tail + 64 + len + 1);
-  if (!buf)
+  const char *e = memchr(g->in, ',', g->len);
+  g->cur = 0;
+  g->cur_len = e ? (size_t)(e - g->in) : g->len;
+}
+
+/* The next alternative; 0 when the group is done (then back at its first). */
+static int group_next(group *g) {
+  if (g->range) {
+    if (g->v == g->b) {
+      g->v = g->a;
+      return 0;
+    }
+    g->v += g->a <= g->b ? 1 : -1;
+    return 1;
+  }
+  size_t at = g->cur + g->cur_len;
+  if (at >= g->len) {
+    group_first(g);
+    return 0;
+  }
+  g->cur = at + 1;
+  const char *e = memchr(g->in + g->cur, ',', g->len - g->cur);
+  g->cur_len = e ? (size_t)(e - (g->in + g->cur)) : g->len - g->cur;
+  return 1;
+}
+
+/* The current alternative's text: its length, written to out when not NULL
+ * (out has room for it; a number has at most 20 characters). */
+static size_t group_text(const group *g, char *out) {
+  if (g->range) {
+    char num[32];
+    int k = snprintf(num, sizeof num, "%0*lld", g->width, g->v);
+    if (out)
+      memcpy(out, num, (size_t)k);
+    return (size_t)k;
+  }
+  if (out)
+    memcpy(out, g->in + g->cur, g->cur_len);
+  return g->cur_len;
+}
+
+/* The groups of `spec`, checked, and the number of names they make: all
+ * the errors are found here, before any name is made, so that a pattern
+ * of too many names is refused at once (and a pattern of many groups costs
+ * no recursion). */
+static int parse_groups(const char *spec, size_t max, group **out, size_t *ngroups, size_t *count) {
+  size_t ng = 0;
+  for (const char *p = spec; *p; p++)
+    ng += *p == '{';
+  group *g = calloc(ng ? ng : 1, sizeof *g);
+  if (!g)
     return fy_error(FERRY_ENOMEM, "out of memory expanding shard names");
+  size_t k = 0, total = 1;
+  const char *at = spec;
   int rc = FERRY_OK;
-  long long a, b;
-  int width;
-  if (parse_range(in, len, &a, &b, &width)) {
-    long long step = a <= b ? 1 : -1;
-    if ((a <= b ? b - a : a - b) >= FY_MAX_SHARDS)
-      rc = fy_error(FERRY_ETOO_LARGE, "%s: more than %d shards", whole, FY_MAX_SHARDS);
-    for (long long v = a; rc == FERRY_OK; v += step) {
-      memcpy(buf, spec, head);
-      sprintf(buf + head, "%0*lld%s", width, v, close + 1);
-      rc = expand(buf, whole, out);
-      if (v == b)
-        break;
+  for (;;) {
+    const char *open = strchr(at, '{'), *stray = strchr(at, '}');
+    if (stray && (!open || stray < open)) {
+      rc = fy_error(FERRY_EINVAL, "%s: '}' without '{'", spec);
+      break;
     }
-  } else if (memchr(in, ',', len)) {
-    const char *p = in;
-    while (rc == FERRY_OK && p <= close) {
-      const char *e = memchr(p, ',', (size_t)(close - p));
-      if (!e)
-        e = close;
-      memcpy(buf, spec, head);
-      memcpy(buf + head, p, (size_t)(e - p));
-      strcpy(buf + head + (e - p), close + 1);
-      rc = expand(buf, whole, out);
-      p = e + 1;
+    if (!open)
+      break;
+    const char *close = strchr(open, '}');
+    if (!close) {
+      rc = fy_error(FERRY_EINVAL, "%s: '{' without '}'", spec);
+      break;
     }
-  } else {
-    rc =
-        fy_error(FERRY_EINVAL, "%s: '{%.*s}' is neither a range {A..B} of numbers nor a list {X,Y}",
-                 whole, (int)len, in);
+    group *x = &g[k++];
+    x->lit = at;
+    x->lit_len = (size_t)(open - at);
+    x->in = open + 1;
+    x->len = (size_t)(close - x->in);
+    if (memchr(x->in, '{', x->len)) {
+      rc = fy_error(FERRY_EINVAL, "%s: nested braces are not expanded", spec);
+      break;
+    }
+    size_t n = 1;
+    if (parse_range(x->in, x->len, &x->a, &x->b, &x->width)) {
+      unsigned long long d =
+          x->a <= x->b ? (unsigned long long)(x->b - x->a) : (unsigned long long)(x->a - x->b);
+      x->range = 1;
+      n = d >= max ? max + 1 : (size_t)d + 1;
+    } else if (memchr(x->in, ',', x->len)) {
+      for (size_t i = 0; i < x->len; i++)
+        n += x->in[i] == ',';
+    } else {
+      rc = fy_error(FERRY_EINVAL,
+                    "%s: '{%.*s}' is neither a range {A..B} of numbers nor a list {X,Y}", spec,
+                    (int)x->len, x->in);
+      break;
+    }
+    if (n > max / total) {
+      rc = fy_error(FERRY_ETOO_LARGE, "%s: more than %zu shards", spec, max);
+      break;
+    }
+    total *= n;
+    group_first(x);
+    at = close + 1;
   }
-  free(buf);
-  return rc;
+  if (rc) {
+    free(g);
+    return rc;
+  }
+  *out = g;
+  *ngroups = k;
+  *count = total;
+  return FERRY_OK;
+}
+
+int fy_shards_expand_max(const char *spec, size_t max, char ***v, size_t *n) {
+  *v = NULL;
+  *n = 0;
+  group *g = NULL;
+  size_t ng = 0, count = 0;
+  int rc = parse_groups(spec, max ? max : 1, &g, &ng, &count);
+  if (rc)
+    return rc;
+  const char *tail = ng ? g[ng - 1].in + g[ng - 1].len + 1 : spec;
+  size_t tail_len = strlen(tail);
+  char **names = calloc(count + 1, sizeof *names);
+  size_t made = 0;
+  while (names && made < count) {
+    size_t len = tail_len;
+    for (size_t k = 0; k < ng; k++)
+      len += g[k].lit_len + group_text(&g[k], NULL);
+    char *s = malloc(len + 1), *w = s;
+    if (!s)
+      break;
+    for (size_t k = 0; k < ng; k++) {
+      memcpy(w, g[k].lit, g[k].lit_len);
+      w += g[k].lit_len;
+      w += group_text(&g[k], w);
+    }
+    memcpy(w, tail, tail_len + 1);
+    names[made++] = s;
+    for (size_t k = ng; k-- > 0;) /* the last group turns fastest */
+      if (group_next(&g[k]))
+        break;
+  }
+  free(g);
+  if (!names || made < count) {
+    fy_shards_free_names(names, made);
+    return fy_error(FERRY_ENOMEM, "out of memory expanding shard names");
+  }
+  *v = names;
+  *n = count;
+  return FERRY_OK;
 }
 
 int fy_shards_expand(const char *spec, char ***v, size_t *n) {
-  names out = {0};
-  int rc = expand(spec, spec, &out);
-  *v = out.v;
-  *n = out.n;
-  return rc;
+  return fy_shards_expand_max(spec, FY_MAX_SHARDS, v, n);
 }
 
 /* ------------------------------------------------------------ tar */
 
-/* A numeric field: octal digits (spaces and NULs around them), or GNU's
- * base-256 (the first byte's high bit set). -1 when neither. */
+/* A numeric field: octal digits (spaces before them, then a space or a NUL;
+ * what follows a NUL is not read, and an empty field is 0, as Python's
+ * tarfile, webdataset's reader, takes them), or GNU's base-256 (the first
+ * byte's high bit set). -1 when neither. */
 static int64_t tar_number(const uint8_t *f, size_t len) {
   if (f[0] & 0x80) {
     if (f[0] != 0x80) /* negative, or more than 63 bits */
@@ -179,16 +264,15 @@ static int64_t tar_number(const uint8_t *f, size_t len) {
   while (i < len && f[i] == ' ')
     i++;
   uint64_t v = 0;
-  int digits = 0;
-  for (; i < len && f[i] >= '0' && f[i] <= '7'; i++, digits++) {
+  for (; i < len && f[i] >= '0' && f[i] <= '7'; i++) {
     if (v >> 60)
       return -1;
     v = v * 8 + (uint64_t)(f[i] - '0');
   }
-  for (; i < len; i++)
-    if (f[i] != ' ' && f[i] != '\0')
+  for (; i < len && f[i] != '\0'; i++)
+    if (f[i] != ' ')
       return -1;
-  return digits ? (int64_t)v : -1;
+  return (int64_t)v;
 }
 
 int fy_tar_parse_header(const uint8_t b[512], fy_tar_header *h) {
@@ -197,13 +281,18 @@ int fy_tar_parse_header(const uint8_t b[512], fy_tar_header *h) {
     zero = b[i] == 0;
   if (zero)
     return 1;
-  /* the checksum: every byte, its own field counted as spaces */
+  /* the checksum: every byte, its own field counted as spaces; as unsigned
+   * bytes, or signed as some old writers summed them (tar and tarfile take
+   * either) */
   int64_t want = tar_number(b + 148, 8);
-  uint64_t sum = 0;
-  for (int i = 0; i < 512; i++)
-    sum += i >= 148 && i < 156 ? ' ' : b[i];
+  int64_t sum = 0, ssum = 0;
+  for (int i = 0; i < 512; i++) {
+    int c = i >= 148 && i < 156 ? ' ' : b[i];
+    sum += c;
+    ssum += c < 128 ? c : c - 256;
+  }
   int64_t size = tar_number(b + 124, 12);
-  if (want < 0 || (uint64_t)want != sum || size < 0)
+  if (want < 0 || (want != sum && want != ssum) || size < 0)
     return -1;
   h->size = (uint64_t)size;
   h->type = (char)b[156];
@@ -221,30 +310,45 @@ int fy_tar_parse_header(const uint8_t b[512], fy_tar_header *h) {
   return 0;
 }
 
-/* The value of "path" in a pax extended header's records ("LEN key=value\n"),
- * into name; 1 when found. Malformed records end the scan. */
-static int pax_path(const char *p, size_t n, char *name, size_t cap) {
+/* What a pax extended header's records ("LEN key=value\n") say of the next
+ * member: its "path" (into name, *has_name 1) and its "size" (a member of
+ * 8 GiB and more keeps its size there, the header's field then 0). Later
+ * records win; a malformed record ends the scan. */
+static void pax_records(const char *p, size_t n, char *name, size_t cap, int *has_name,
+                        uint64_t *size, int *has_size) {
   size_t at = 0;
   while (at < n) {
     size_t len = 0, i = at;
     while (i < n && isdigit((unsigned char)p[i]) && len < n)
       len = len * 10 + (size_t)(p[i++] - '0');
     if (i >= n || p[i] != ' ' || len == 0 || len > n - at)
-      return 0;
+      return;
     const char *rec = p + i + 1, *end = p + at + len; /* end: just past '\n' */
     if (end[-1] != '\n')
-      return 0;
+      return;
     if ((size_t)(end - rec) > 5 && !memcmp(rec, "path=", 5)) {
       size_t vl = (size_t)(end - 1 - (rec + 5));
-      if (vl >= cap)
-        return 0;
-      memcpy(name, rec + 5, vl);
-      name[vl] = '\0';
-      return 1;
+      if (vl < cap) {
+        memcpy(name, rec + 5, vl);
+        name[vl] = '\0';
+        *has_name = 1;
+      }
+    } else if ((size_t)(end - rec) > 5 && !memcmp(rec, "size=", 5)) {
+      const char *v = rec + 5;
+      uint64_t x = 0;
+      int ok = v < end - 1;
+      for (; ok && v < end - 1; v++)
+        if (!isdigit((unsigned char)*v) || x > (uint64_t)INT64_MAX / 10)
+          ok = 0;
+        else
+          x = x * 10 + (uint64_t)(*v - '0');
+      if (ok && x <= (uint64_t)INT64_MAX) {
+        *size = x;
+        *has_size = 1;
+      }
     }
     at += len;
   }
-  return 0;
 }
 
 /* ------------------------------------------------------------ samples */
@@ -289,7 +393,8 @@ static int label_rank(const char *ext) {
 
 /* An integer label from a label member's text: the whole text (spaces
  * around it allowed), or in JSON the first "label" or "cls" member's
- * integer. -1 when none. */
+ * integer. -1 (unlabelled, as in a list file) is taken as it is; -2 when
+ * there is no integer in -1..FY_MAX_LABEL. */
 static int32_t parse_label(const char *t) {
   const char *keys[] = {"\"label\"", "\"cls\""};
   const char *p = t;
@@ -300,11 +405,11 @@ static int32_t parse_label(const char *t) {
     for (int k = 0; k < 2 && !hit; k++)
       hit = strstr(p, keys[k]) ? strstr(p, keys[k]) + strlen(keys[k]) : NULL;
     if (!hit)
-      return -1;
+      return -2;
     while (isspace((unsigned char)*hit))
       hit++;
     if (*hit++ != ':')
-      return -1;
+      return -2;
     p = hit;
   }
   while (isspace((unsigned char)*p))
@@ -312,12 +417,12 @@ static int32_t parse_label(const char *t) {
   char *end;
   errno = 0;
   long v = strtol(p, &end, 10);
-  if (end == p || errno || v < 0 || v > FY_MAX_LABEL)
-    return -1;
+  if (end == p || errno || v < -1 || v > FY_MAX_LABEL)
+    return -2;
   while (isspace((unsigned char)*end))
     end++;
   if (*end && *end != ',' && *end != '}')
-    return -1;
+    return -2;
   return (int32_t)v;
 }
 
@@ -334,10 +439,14 @@ static int flush(lister *l, pending *p, const char *shard, int32_t shard_id) {
   int rc = fy_source_grow_members(l->src);
   if (rc)
     return rc;
-  char path[4096 + 600];
-  snprintf(path, sizeof path, "%s:%s.%s", shard, p->key, p->image_ext);
+  size_t n = strlen(shard) + strlen(p->key) + strlen(p->image_ext) + 3;
+  char *path = malloc(n);
+  if (!path)
+    return fy_error(FERRY_ENOMEM, "out of memory listing shard members");
+  snprintf(path, n, "%s:%s.%s", shard, p->key, p->image_ext);
   int64_t i = l->src->count;
   rc = fy_source_add(l->src, path, p->label);
+  free(path);
   if (rc)
     return rc;
   l->src->shard[i] = shard_id;
@@ -401,7 +510,7 @@ static int member(lister *l, pending *p, const char *shard, int32_t id, int fd, 
                       errno ? strerror(errno) : "the shard ends early");
     text[len] = '\0';
     int32_t v = parse_label(text);
-    if (v >= 0) {
+    if (v >= -1) {
       p->label_rank = lr;
       p->label = v;
     } else if (lr <= 1) {
@@ -424,7 +533,8 @@ static int list_shard(lister *l, const char *shard, int32_t id) {
   int64_t size = (int64_t)st.st_size, at = 0;
   pending p = {.has_key = 0};
   char longname[4096];
-  int have_long = 0, rc = FERRY_OK;
+  int have_long = 0, have_size = 0, rc = FERRY_OK;
+  uint64_t pax_size = 0;
   uint8_t block[512];
   fy_tar_header h;
   while (rc == FERRY_OK) {
@@ -448,14 +558,20 @@ static int list_shard(lister *l, const char *shard, int32_t id) {
                     (long long)at);
       break;
     }
+    /* 'x' and 'L' describe the next member; 'g' (global pax records) is
+     * passed over, leaving what an 'x' before it said for that member */
+    int meta = h.type == 'x' || h.type == 'L' || h.type == 'g';
+    if (!meta && have_size)
+      h.size = pax_size;
+    const char *name = !meta && have_long ? longname : h.name;
     int64_t data = at + 512;
     if (h.size > (uint64_t)(size - data)) {
-      rc = fy_error(FERRY_ECORRUPT, "%s: member \"%s\" runs past the end of the shard", shard,
-                    h.name);
+      rc =
+          fy_error(FERRY_ECORRUPT, "%s: member \"%s\" runs past the end of the shard", shard, name);
       break;
     }
     int64_t next = data + (int64_t)((h.size + 511) / 512 * 512);
-    if (h.type == 'x' || h.type == 'L') { /* the next member's name */
+    if (h.type == 'x' || h.type == 'L') { /* the next member's name (and size) */
       char *text = h.size < 65536 ? malloc(h.size + 1) : NULL;
       if (text && !read_at(fd, text, h.size, data)) {
         text[h.size] = '\0';
@@ -463,16 +579,15 @@ static int list_shard(lister *l, const char *shard, int32_t id) {
           memcpy(longname, text, h.size + 1);
           have_long = 1;
         } else if (h.type == 'x') {
-          have_long = pax_path(text, h.size, longname, sizeof longname);
+          pax_records(text, h.size, longname, sizeof longname, &have_long, &pax_size, &have_size);
         }
       }
       free(text);
-    } else if (h.type == '0' || h.type == '\0' || h.type == '7') {
-      const char *name = have_long ? longname : h.name;
-      rc = member(l, &p, shard, id, fd, name, data, (int64_t)h.size);
-      have_long = 0;
-    } else {
-      have_long = 0; /* directories, links, global headers: not samples */
+    } else if (!meta) {
+      if (h.type == '0' || h.type == '\0' || h.type == '7')
+        rc = member(l, &p, shard, id, fd, name, data, (int64_t)h.size);
+      /* else directories, links, devices: not samples */
+      have_long = have_size = 0;
     }
     at = next;
   }
@@ -487,12 +602,18 @@ int fy_shards_open(fy_source *s, const char *what, char *const *shards, size_t n
   int rc = FERRY_OK;
   if (n == 0)
     rc = fy_error(FERRY_EINVAL, "%s: names no shard", what);
+  else if (n > FY_MAX_SHARDS)
+    rc = fy_error(FERRY_ETOO_LARGE, "%s: more than %d shards", what, FY_MAX_SHARDS);
   for (size_t i = 0; i < n && rc == FERRY_OK; i++)
-    if (!ends_with(shards[i], ".tar"))
+    if (ends_with(shards[i], ".tar"))
+      continue;
+    else if (fy_shards_spec(shards[i]))
       rc = fy_error(FERRY_EUNSUPPORTED,
                     "%s: a compressed shard: ferry reads samples from uncompressed .tar shards "
                     "(decompress it, e.g. gunzip; JPEG members gain nothing from compression)",
                     shards[i]);
+    else
+      rc = fy_error(FERRY_EUNSUPPORTED, "%s: not a .tar shard", shards[i]);
   if (rc == FERRY_OK) {
     s->shards = calloc(n, sizeof *s->shards);
     if (!s->shards)

@@ -18,11 +18,15 @@
 int fy_shards_spec(const char *spec);
 
 /* Expands "{a..b}" (numbers, zero-padded to the wider bound when either
- * has leading zeros) and "{x,y,z}" in `spec`, left to right, into a
- * NULL-terminated array of strdup'ed names (free with fy_shards_free_names).
- * Errors name the pattern: unbalanced braces, a bad range, more than
- * FY_MAX_SHARDS names. */
+ * has leading zeros) and "{x,y,z}" in `spec`, left to right (the last group
+ * turning fastest), into a NULL-terminated array of malloc'ed names (free
+ * with fy_shards_free_names). Errors name the pattern: unbalanced or nested
+ * braces, a group that is neither a range nor a list, more than
+ * FY_MAX_SHARDS names (counted before any name is made); on an error
+ * *names is NULL and *n 0. */
 int fy_shards_expand(const char *spec, char ***names, size_t *n);
+/* The same with a limit of `max` names (the fuzz target's). */
+int fy_shards_expand_max(const char *spec, size_t max, char ***names, size_t *n);
 void fy_shards_free_names(char **names, size_t n);
 
 /* Lists the samples of `n` shards into src (src zeroed by the caller; on an

@@ -97,3 +97,22 @@ def test_cli_save_refusals(sample, tmp_path):
     assert r.returncode == 1
     assert keep.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.npy"]
+
+
+def test_gpu_paths(sample):
+    """device="cuda": batches made on the cores (small sets, gpu_decode=False)
+    or by the GPU loader (gpu_decode=True) land in one CUDA tensor; the two
+    agree within the engine's rounding."""
+    torch = pytest.importorskip("torch", reason="torch not installed here")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device here (the GPU machine runs this)")
+    got = {}
+    for mode in (None, False, True):
+        with pytest.warns(UserWarning):
+            x, y = ferry.load_tensor(str(sample), size=32, device="cuda", gpu_decode=mode)
+        assert x.is_cuda and y.is_cuda and x.shape == (48, 3, 32, 32)
+        got[mode] = (x.cpu().float(), y.cpu())
+    assert torch.equal(got[None][0], got[False][0])
+    for mode in (False, True):
+        assert torch.equal(got[mode][1], got[None][1])
+    assert (got[True][0] - got[False][0]).abs().mean() < 2.0
