@@ -52,6 +52,7 @@ from ._common import (  # noqa: F401
 from ._loader import (  # noqa: F401
     Batch, decode, Loader, probe, SkippedFileWarning, _Converter, _EpochIterator)
 from ._tensor import load_tensor  # noqa: F401
+from ._augment import ColorJitter  # noqa: F401
 from ._video import (  # noqa: F401
     VideoReader, _int_arg, _seconds_arg, _VIDEO_CROPS, _video_size)
 from ._dedup import (  # noqa: F401

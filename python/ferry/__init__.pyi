@@ -38,10 +38,11 @@ class Loader:
                  cache: Any = None, output: str = 'auto', copy: bool = False,
                  dct_scaling: Optional[bool] = None, stall_timeout: Optional[float] = 60.0,
                  labels: Optional[Sequence[int]] = None, pin_memory: bool = False,
-                 prefetch: Optional[int] = None, crop: str = 'center', crop_ratio: float = 0.875,
-                 scale: Sequence[float] = (0.08, 1.0), ratio: Sequence[float] = (0.75, 1.3333334),
-                 filter: str = 'triangle', layout: str = 'chw', shuffle: bool = True,
-                 seed: int = 0, drop_last: bool = False, on_error: str = 'skip',
+                 augment: Any = None, prefetch: Optional[int] = None, crop: str = 'center',
+                 crop_ratio: float = 0.875, scale: Sequence[float] = (0.08, 1.0),
+                 ratio: Sequence[float] = (0.75, 1.3333334), filter: str = 'triangle',
+                 layout: str = 'chw', shuffle: bool = True, seed: int = 0,
+                 drop_last: bool = False, on_error: str = 'skip',
                  ignore_orientation: bool = False, max_pixels: int = 178956970,
                  hw_decode: bool = True, device_memory: int = 2147483648,
                  exact_decode: bool = False, max_batch_bytes: int = 0, read_timeout_ms: int = 0,
@@ -112,6 +113,13 @@ class VideoReader:
     def close(self) -> None: ...
     def __enter__(self) -> "VideoReader": ...
     def __exit__(self, *exc: Any) -> None: ...
+
+class ColorJitter:
+    def __init__(self, brightness: float = 0.0, contrast: float = 0.0, saturation: float = 0.0,
+                 *, seed: int = 0, mean: Optional[Sequence[float]] = None,
+                 std: Optional[Sequence[float]] = None, layout: str = "chw") -> None: ...
+    def factors(self, indices: Any, epoch: int) -> Any: ...
+    def __call__(self, images: Any, indices: Any, epoch: int) -> Any: ...
 
 def load_tensor(source: Any, size: Union[int, Sequence[int]] = 224, *, device: Any = "cpu",
                 dtype: Any = "uint8", batch_size: int = 256, progress: Optional[bool] = None,

@@ -201,8 +201,9 @@ class Loader(_Closable):
                  cache: Any = None, output: str = "auto", copy: bool = False,
                  dct_scaling: Optional[bool] = None, stall_timeout: Optional[float] = 60.0,
                  labels: Optional[Sequence[int]] = None, pin_memory: bool = False,
-                 **options: Any):
+                 augment: Any = None, **options: Any):
         self._core = None  # so that close() and __del__ work after a failed __init__
+        self._augment = None
         for name in options:
             if name in _PYTHON_NAMES:
                 raise TypeError(f"Loader() takes {_PYTHON_NAMES[name]}=, not {name}=")
@@ -243,6 +244,10 @@ class Loader(_Closable):
             cache_bytes=cache_bytes, stall_timeout_ms=_stall_ms(stall_timeout),
             pin_memory=_pin_device(pin_memory) if dev < 0 else None)
         self._source, self._labels = _source_arg(source, labels)
+        if augment is not None and not callable(augment):
+            raise TypeError("augment must be a callable f(images, indices, epoch) -> images "
+                            f"(e.g. ferry.ColorJitter(...)), not {type(augment).__name__}")
+        self._augment = augment
         self._options = {k: v for k, v in options.items() if v is not None}
         self._output = output
         self._convert_to = _Converter(output, bool(copy), dev >= 0)
@@ -337,6 +342,8 @@ class Loader(_Closable):
         c = self._convert_to
         images = c.images(b.images)
         labels = c.small(b.labels, self._torch_device)
+        if self._augment is not None:
+            images = self._augment(images, c.small(b.indices), b.epoch)
         if not records:
             return images, labels
         return Batch(images, labels, c.small(b.indices), b.epoch, b.index)
