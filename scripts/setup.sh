@@ -22,6 +22,9 @@ pips=(numpy pillow pytest)
 pips+=(setuptools)
 # imagehash's own tests, run against ferry.imagehash, import these
 pips+=(six packaging)
+# WebDataset shards: webdataset is the reference writer and reader of
+# tests/python/test_webdataset.py only (never a runtime need of ferry)
+pips+=(webdataset)
 
 missing_debs=()
 for p in "${debs[@]}"; do
