@@ -909,7 +909,15 @@ void ferry_dupes_free(ferry_dupes *dupes);
  * loader decodes these from memory like files: every crop, size, flip and
  * transform applies as to the original files (crop and crop_ratio are not
  * used when packing). Several times smaller than u8 shards; lossy. */
-enum { FERRY_PACK_U8 = 0, FERRY_PACK_JPEG = 1 };
+enum {
+  FERRY_PACK_U8 = 0,
+  FERRY_PACK_JPEG = 1,
+  /* WebDataset shards (output/shard-NNNNNN.tar): every sample's file as it
+   * is (KEY.EXT, not decoded; size, crop and quality unused) and its label
+   * (KEY.cls), KEY its index in the source; for any WebDataset reader, and
+   * for ferry as a source ("output/shard-{000000..N}.tar"). */
+  FERRY_PACK_WDS = 2
+};
 
 typedef struct ferry_pack_options {
   const char *source;  /* directory or list file, as for the loader */
@@ -924,7 +932,7 @@ typedef struct ferry_pack_options {
   /* Called after each shard with samples done and total (may be NULL). */
   void (*progress)(void *user, int64_t done, int64_t total);
   void *progress_user;
-  int store;   /* FERRY_PACK_U8 (default: u8 HWC tensors) or FERRY_PACK_JPEG */
+  int store;   /* FERRY_PACK_U8 (default: u8 HWC tensors), FERRY_PACK_JPEG, FERRY_PACK_WDS */
   int quality; /* FERRY_PACK_JPEG: JPEG quality 1..100; default 90 */
   /* Called (serialised, from a worker thread) once per bad file left out of
    * the pack; NULL: "skipped <file>: <reason>" to the log (ferry_set_log). */

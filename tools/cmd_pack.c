@@ -25,7 +25,10 @@ static const char help[] =
     "  -o, --output DIR      the pack directory (required)\n"
     "  --size N|WxH          sample size (default 224); jpeg: the short side (N, or\n"
     "                        the smaller of W and H)\n"
-    "  --store u8|jpeg       u8 HWC tensors (default) or re-encoded JPEGs\n"
+    "  --store u8|jpeg|wds   u8 HWC tensors (default), re-encoded JPEGs, or WebDataset\n"
+    "                        shards: DIR/shard-NNNNNN.tar with each file as it is\n"
+    "                        (KEY.jpg, ...) and its label (KEY.cls), for any\n"
+    "                        WebDataset reader and for `ferry load 'DIR/shard-{...}.tar'`\n"
     "  --quality N           --store jpeg: JPEG quality 1..100 (default 90)\n"
     "  --crop center|none    (default center: resize + centre crop, ratio 0.875;\n"
     "                        u8 only: jpeg packs keep the whole image)\n"
@@ -119,9 +122,11 @@ int cmd_pack(int argc, char **argv) {
       o.on_error = optarg[0] == 's' ? FERRY_ON_ERROR_SKIP : FERRY_ON_ERROR_FAIL;
       break;
     case 't':
-      if (strcmp(optarg, "u8") && strcmp(optarg, "jpeg"))
-        return cli_usage_error("pack", "--store must be u8 or jpeg");
-      o.store = optarg[0] == 'j' ? FERRY_PACK_JPEG : FERRY_PACK_U8;
+      if (strcmp(optarg, "u8") && strcmp(optarg, "jpeg") && strcmp(optarg, "wds"))
+        return cli_usage_error("pack", "--store must be u8, jpeg or wds");
+      o.store = optarg[0] == 'j'   ? FERRY_PACK_JPEG
+                : optarg[0] == 'w' ? FERRY_PACK_WDS
+                                   : FERRY_PACK_U8;
       break;
     case 'Q':
       if (cli_int("pack", "--quality", optarg, 1, 100, &o.quality))
@@ -152,7 +157,18 @@ int cmd_pack(int argc, char **argv) {
     fprintf(stderr, "ferry pack: %s\n", ferry_last_error());
     return CLI_FAIL;
   }
-  if (o.store == FERRY_PACK_JPEG)
+  if (o.store == FERRY_PACK_WDS) {
+    char last[32] = "";
+    for (int k = 0;; k++) { /* the shards written: name them as a source */
+      char p[4200];
+      snprintf(p, sizeof p, "%s/shard-%06d.tar", o.output, k);
+      if (access(p, F_OK) != 0)
+        break;
+      snprintf(last, sizeof last, "%06d", k);
+    }
+    printf("%s: packed %s as WebDataset shards: %s/shard-{000000..%s}.tar\n", o.output, o.source,
+           o.output, last);
+  } else if (o.store == FERRY_PACK_JPEG)
     printf("%s: packed %s as JPEGs, short side %d, quality %d\n", o.output, o.source,
            o.width < o.height ? o.width : o.height, o.quality);
   else

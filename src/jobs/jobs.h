@@ -17,4 +17,10 @@ struct fy_source;
 int fy_pack_build_jpeg(const ferry_pack_options *o, uint64_t id, const struct fy_source *src,
                        const int *missing, int nmissing, int64_t done0);
 
+/* `ferry pack --store wds`: the source's samples as WebDataset shards
+ * OUT/shard-NNNNNN.tar of o->shard_size samples (the files' own bytes as
+ * KEY.EXT, labels as KEY.cls), each written whole then renamed
+ * (pack_wds.c). Bad files are left out (skip) or stop the build (fail). */
+int fy_pack_build_wds(const ferry_pack_options *o, const struct fy_source *src);
+
 #endif

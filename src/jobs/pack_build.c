@@ -178,8 +178,9 @@ static int pack_locked(const ferry_pack_options *o);
 int ferry_pack_build(const ferry_pack_options *o) {
   if (!o || !o->source || !o->output || o->shard_size < 1 || o->width < 1 || o->height < 1)
     return fy_error(FERRY_EINVAL, "pack: source, output, size and shard size are required");
-  if (o->store != FERRY_PACK_U8 && o->store != FERRY_PACK_JPEG)
-    return fy_error(FERRY_EINVAL, "pack: store must be FERRY_PACK_U8 or FERRY_PACK_JPEG");
+  if (o->store != FERRY_PACK_U8 && o->store != FERRY_PACK_JPEG && o->store != FERRY_PACK_WDS)
+    return fy_error(FERRY_EINVAL,
+                    "pack: store must be FERRY_PACK_U8, FERRY_PACK_JPEG or FERRY_PACK_WDS");
   if (o->store == FERRY_PACK_JPEG && (o->quality < 1 || o->quality > 100))
     return fy_error(FERRY_EINVAL, "pack: JPEG quality %d out of range (1..100)", o->quality);
   if (o->crop == FERRY_CROP_RANDOM)
@@ -206,6 +207,11 @@ static int pack_locked(const ferry_pack_options *o) {
   int rc = fy_source_open(&src, o->source);
   if (rc)
     return rc;
+  if (o->store == FERRY_PACK_WDS) {
+    rc = fy_pack_build_wds(o, &src);
+    fy_source_free(&src);
+    return rc;
+  }
   int nshards = (int)((src.count + o->shard_size - 1) / o->shard_size);
   uint64_t id = 0;
   rc = check_plan(o, src.count, &id);
