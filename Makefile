@@ -84,8 +84,8 @@ test: build build-asan
 wheel: deps
 	scripts/wheel.sh
 
-# That wheel installed into a clean venv (with its test extra: pytest,
-# Pillow), and tests/python run against it from outside the checkout
+# That wheel installed into a clean venv (with NumPy and pytest only), and
+# tests/python run against it from outside the checkout
 # (scripts/wheel-test.sh); the ferry command and libferry.so come from $(BUILD).
 test-wheel: build wheel
 	BUILD=$(BUILD) scripts/wheel-test.sh

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # wheel-test.sh — `make test-wheel`: installs dist/ferry-*.whl (make wheel)
-# into a clean venv with only its test extra (pytest, Pillow) and numpy beside
-# it, and runs the Python
+# into a clean venv with only NumPy and pytest beside it, and runs the Python
 # tests (tests/python) against that installed package, from outside the
 # checkout, so that the in-place python/ferry cannot be the one imported.
 #
@@ -27,10 +26,11 @@ whl=$root/${wheels[0]}
 start=$(date +%s)
 rm -rf "$venv"
 "$py" -m venv "$venv"
-# the wheel with its test extra (pyproject.toml: pytest, and Pillow, the
-# tests' reference decoder; many tests and the `tiny` fixture need it)
-"$venv/bin/python" -m pip install -q --disable-pip-version-check "$whl[test]" numpy ||
-  { say "pip install $whl[test] numpy failed"; exit 1; }
+# the wheel with NumPy and pytest only (issue 20's acceptance): tests that
+# use Pillow, torch, imagehash, ... as references skip, naming the package
+# (tests/python/conftest.py), or their modules are left out below, saying so
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "$whl" numpy pytest ||
+  { say "pip install $whl numpy pytest failed"; exit 1; }
 say "installed $(basename "$whl") into $venv in $(($(date +%s) - start)) s"
 
 # A directory of its own, away from the checkout; no PYTHONPATH.
