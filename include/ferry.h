@@ -793,6 +793,17 @@ typedef struct ferry_index_options {
   /* 1: also drop the entries outside the roots whose file is gone (as
    * ferry_index_prune); those under the roots are always dropped. */
   int prune;
+  /* A share of a run spread over several processes or machines (default
+   * 0 of 1: every file). With world_size W > 1 this call hashes only the
+   * files whose path relative to its root (the outermost root that holds
+   * it; a root that is a file: its name) falls to `rank` by
+   * ferry_index_rank_of, and the catalog records (rank, W, the canonical
+   * roots) as a partial catalog for ferry_index_merge. The share depends
+   * on the relative path alone: never on the walk's order or the machine.
+   * An existing catalog is updated only by the same share (else
+   * FERRY_EINVAL naming both: a partial catalog is a file of its own). */
+  int rank;
+  int world_size;
 } ferry_index_options;
 
 void ferry_index_options_default(ferry_index_options *options);
@@ -822,6 +833,7 @@ typedef struct ferry_index_stats {
   size_t pruned;        /* entries outside the roots dropped by options->prune */
   size_t inexact;       /* compatible mode: of those hashed, files whose hashes are not
                            bit-exact with imagehash (16-bit PNG: ferry_hash_result.exact 0) */
+  size_t other_ranks;   /* world_size > 1: files under the roots left to the other ranks */
 } ferry_index_stats;
 
 /* Creates or updates the catalog `index_path` for the files under `roots`
@@ -838,6 +850,50 @@ typedef struct ferry_index_stats {
  * failed (see stats->failed). */
 int ferry_index_update(const char *index_path, const char *const *roots, int nroots,
                        const ferry_index_options *options, ferry_index_stats *stats);
+
+/* The rank (0 .. world_size - 1) a file falls to in a sharded run: the
+ * CRC-32 (zlib's crc32) of its path relative to its root, as bytes, modulo
+ * world_size (0 when world_size < 2). */
+int ferry_index_rank_of(const char *relative_path, int world_size);
+
+/* The share a catalog records: 1 for a partial catalog (ferry_index_update
+ * with world_size > 1), with its rank, world size and canonical roots
+ * (sorted; held by the catalog; any out-pointer may be NULL); 0 for a
+ * whole one (rank 0, world size 1, no roots). */
+int ferry_catalog_share(const ferry_catalog *catalog, int *rank, int *world_size,
+                        const char *const **roots, int *nroots);
+
+typedef struct ferry_merge_options {
+  /* 1: a rank of a sharded run missing from the parts is an error
+   * (FERRY_ESTATE naming it; nothing written). 0 (default): said through
+   * on_missing and the rest written. */
+  int strict;
+  /* Called once per missing rank; NULL: "rank R of W missing: its files
+   * are not in OUT" to the log (ferry_set_log). */
+  void (*on_missing)(void *user, int rank, int world_size, const char *message);
+  void *user;
+} ferry_merge_options;
+
+typedef struct ferry_merge_stats {
+  size_t entries;   /* in the merged catalog */
+  size_t conflicts; /* paths in more than one part (the newer mtime kept, then the later part) */
+  int world_size;   /* of the parts (1: whole catalogs) */
+  int missing;      /* ranks 0 .. world_size - 1 no part holds */
+} ferry_merge_stats;
+
+/* Merges the catalogs `parts` into `out_path`: every path once; a path in
+ * several parts keeps the entry with the newer mtime (equal: the later
+ * part). The parts must share their hash settings, and either all be
+ * whole catalogs or all partial ones of one run (the same world size and
+ * roots, each rank at most once): anything else is FERRY_EINVAL naming
+ * the two parts and what differs. The result is a whole catalog (it
+ * records no share; a later ferry_index_update over the roots hashes what
+ * a missing rank left out), written atomically (temporary file, fsync,
+ * rename) under out_path's lock (FERRY_ESTATE while another ferry updates
+ * it); on any error out_path is left as it was. out_path may be one of
+ * the parts. options NULL: not strict, missing ranks to the log. */
+int ferry_index_merge(const char *out_path, const char *const *parts, int nparts,
+                      const ferry_merge_options *options, ferry_merge_stats *stats);
 
 /* ------------------------------------------------------------ duplicates */
 

@@ -66,6 +66,15 @@ static const char help[] =
     "                          failed) as one JSON object on stdout; messages stay\n"
     "                          on stderr\n"
     "  -q, --quiet             no progress line\n"
+    "  --rank R --world-size W  with -o: hash only this process's share of the\n"
+    "                          files, into a partial catalog of its own (one per\n"
+    "                          rank; `ferry index merge` combines them): a file\n"
+    "                          falls to rank crc32(its path under its root) mod\n"
+    "                          W, whatever the machine or the walk's order\n"
+    "  --shard-from-env        R and W from RANK and WORLD_SIZE (torchrun), else\n"
+    "                          SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN and\n"
+    "                          SLURM_ARRAY_TASK_COUNT (a Slurm array); never read\n"
+    "                          without this flag\n"
     "\n"
     "Files that cannot be hashed are reported (\"ferry: FILE: reason\"), kept in\n"
     "the catalog with their error, and never stop the run. A folder that cannot\n"
@@ -79,9 +88,11 @@ typedef struct hash_args {
   const char *out;
   const char **paths;
   int npaths, quiet;
-  int mode_set; /* --mode was given */
-  int json;     /* --json: the summary as a JSON object on stdout */
-  char **lines; /* PATHs read from stdin (`-`) */
+  int mode_set;                      /* --mode was given */
+  int json;                          /* --json: the summary as a JSON object on stdout */
+  int rank_set, world_set, from_env; /* --rank, --world-size, --shard-from-env */
+  const char *share_source;          /* where rank and world size came from */
+  char **lines;                      /* PATHs read from stdin (`-`) */
   size_t nlines;
 } hash_args;
 
@@ -114,6 +125,65 @@ static int cli_hash_kinds(const char *cmd, const char *s, unsigned *kinds) {
     return -1;
   }
   *kinds = k;
+  return 0;
+}
+
+/* An environment variable as a number in lo..hi; -1 when unset, -2 when
+ * not such a number (said). */
+static long env_number(const char *name, long lo, long hi) {
+  const char *v = getenv(name);
+  if (!v || !*v)
+    return -1;
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (*end || n < lo || n > hi) {
+    cli_usage_error("hash", "--shard-from-env: %s='%s' is not a number in %ld..%ld", name, v, lo,
+                    hi);
+    return -2;
+  }
+  return n;
+}
+
+/* --rank, --world-size, --shard-from-env: checked, and where they came from. */
+static int share_args(hash_args *a) {
+  if (a->from_env && (a->rank_set || a->world_set))
+    return cli_usage_error("hash", "--shard-from-env or --rank/--world-size, not both"), -1;
+  if (a->from_env) {
+    long r = env_number("RANK", 0, 1 << 20), w = env_number("WORLD_SIZE", 1, 1 << 20);
+    if (r == -2 || w == -2)
+      return -1;
+    a->share_source = "RANK and WORLD_SIZE";
+    if (r < 0 && w < 0) {
+      long id = env_number("SLURM_ARRAY_TASK_ID", 0, 1L << 30);
+      long min = env_number("SLURM_ARRAY_TASK_MIN", 0, 1L << 30);
+      w = env_number("SLURM_ARRAY_TASK_COUNT", 1, 1 << 20);
+      if (id == -2 || min == -2 || w == -2)
+        return -1;
+      r = id >= 0 ? id - (min > 0 ? min : 0) : -1;
+      a->share_source = "SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT";
+    }
+    if (r < 0 || w < 0)
+      return cli_usage_error("hash", "--shard-from-env: neither RANK and WORLD_SIZE (torchrun) "
+                                     "nor SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT (a "
+                                     "Slurm array) are set"),
+             -1;
+    a->idx.rank = (int)r;
+    a->idx.world_size = (int)w;
+  } else if (a->rank_set != a->world_set) {
+    return cli_usage_error("hash", "--rank and --world-size go together"), -1;
+  } else {
+    a->share_source = "--rank and --world-size";
+  }
+  if (a->idx.rank >= a->idx.world_size)
+    return cli_usage_error("hash", "rank %d of world size %d (from %s): a rank is 0..%d",
+                           a->idx.rank, a->idx.world_size, a->share_source, a->idx.world_size - 1),
+           -1;
+  if (a->idx.world_size > 1 && !a->out)
+    return cli_usage_error("hash",
+                           "a share (rank %d of %d) is hashed into a partial catalog: "
+                           "give -o PART.fidx",
+                           a->idx.rank, a->idx.world_size),
+           -1;
   return 0;
 }
 
@@ -185,6 +255,18 @@ static int parse(int argc, char **argv, hash_args *a) {
       a->idx.retry_failed = 1;
     } else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
       a->quiet = 1;
+    } else if (!strcmp(s, "--rank")) {
+      NEED_VALUE;
+      if (cli_int("hash", s, v, 0, 1 << 20, &a->idx.rank))
+        return -1;
+      a->rank_set = 1;
+    } else if (!strcmp(s, "--world-size")) {
+      NEED_VALUE;
+      if (cli_int("hash", s, v, 1, 1 << 20, &a->idx.world_size))
+        return -1;
+      a->world_set = 1;
+    } else if (!strcmp(s, "--shard-from-env")) {
+      a->from_env = 1;
     } else if (s[0] == '-' && s[1]) {
       return cli_usage_error("hash", "unknown option '%s'", s), -1;
     } else {
@@ -200,6 +282,8 @@ static int parse(int argc, char **argv, hash_args *a) {
     return cli_usage_error("hash", "--json is the summary of a catalog update (-o CATALOG.fidx); "
                                    "without -o, stdout holds the hashes as CSV"),
            -1;
+  if (share_args(a))
+    return -1;
   /* --device cuda alone means compatible mode on the GPU (as before fast
    * mode could use the JPEG engine); --mode fast asks for the engine. */
   if (a->idx.device >= 0 && !a->mode_set)
@@ -473,6 +557,9 @@ static void summary_json(const hash_args *a, const ferry_index_stats *st, const 
   cli_json_int(&j, "unread_kept", (long long)st->unread_kept);
   cli_json_int(&j, "inexact", (long long)st->inexact);
   cli_json_int(&j, "skipped_move_folders", (long long)st->skipped_moves);
+  cli_json_int(&j, "rank", a->idx.rank);
+  cli_json_int(&j, "world_size", a->idx.world_size);
+  cli_json_int(&j, "other_ranks", (long long)st->other_ranks);
   cli_json_num(&j, "seconds", st->seconds);
   cli_json_num(&j, "files_per_s", st->seconds > 0 ? st->hashed / st->seconds : 0.0);
   cli_json_array(&j, "errors");
@@ -495,6 +582,12 @@ static int update_catalog(hash_args *a) {
   a->idx.on_error = report_error;
   a->idx.error_user = &errs;
   ferry_index_stats st;
+  if (a->idx.world_size > 1)
+    fprintf(stderr,
+            "ferry hash: rank %d of %d (from %s): the files whose path under its root has a "
+            "CRC-32 that is %d mod %d, into the partial catalog %s\n",
+            a->idx.rank, a->idx.world_size, a->share_source, a->idx.rank, a->idx.world_size,
+            a->out);
   int rc = ferry_index_update(a->out, a->paths, a->npaths, &a->idx, &st);
   if (rc) {
     fprintf(stderr, "%sferry hash: %s\n", errs.tty && !a->quiet ? "\n" : "", ferry_last_error());
@@ -510,6 +603,9 @@ static int update_catalog(hash_args *a) {
             "%zu removed, %zu kept from other folders) in %.1f s\n",
             a->out, st.files, st.hashed, engine_note, st.reused, st.resumed, st.failed, st.removed,
             st.kept, st.seconds);
+  if (a->idx.world_size > 1 && !a->json)
+    fprintf(stderr, "ferry hash: %zu files left to the other %d ranks\n", st.other_ranks,
+            a->idx.world_size - 1);
   if (!a->quiet && !a->json && (st.moved || st.pruned))
     fprintf(stderr,
             "ferry hash: %zu files moved from another folder kept their hashes; %zu entries of "
@@ -531,7 +627,7 @@ static int update_catalog(hash_args *a) {
             "ferry-moves.csv)\n",
             st.skipped_moves);
   rc = st.failed || st.unread ? CLI_PARTIAL : CLI_OK;
-  if (st.files == 0 && st.kept == 0 && st.unread_kept == 0)
+  if (st.files == 0 && st.kept == 0 && st.unread_kept == 0 && st.other_ranks == 0)
     rc = no_images(a);
   if (a->json)
     summary_json(a, &st, &errs, rc);

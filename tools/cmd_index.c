@@ -1,13 +1,16 @@
 /* cmd_index.c — `ferry index export|info|prune CATALOG`: a catalog as CSV
- * or JSON, a summary of it, or the catalog without its vanished files. */
+ * or JSON, a summary of it, or the catalog without its vanished files;
+ * `ferry index merge OUT PART...`: partial catalogs into one. */
 #include "cli.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char help[] =
     "usage: ferry index export CATALOG.fidx [--format csv|json] [-o OUT]\n"
     "       ferry index info CATALOG.fidx\n"
     "       ferry index prune CATALOG.fidx\n"
+    "       ferry index merge OUT.fidx PART.fidx... [--strict]\n"
     "\n"
     "export: every entry of the catalog (path, size, mtime_ns, width, height,\n"
     "format, status, error and one hex column per hash, as imagehash prints\n"
@@ -18,9 +21,17 @@ static const char help[] =
     "A library moved elsewhere needs no prune: `ferry hash NEW -o CATALOG`\n"
     "takes each moved file's hashes over (same name, size and mtime) and drops\n"
     "its old entry.\n"
+    "merge: the catalogs PART... into OUT, each path once (in several parts: the\n"
+    "entry with the newer mtime, then the later part). Parts of a sharded run\n"
+    "(`ferry hash --rank R --world-size W -o PART`) must be of one run (the\n"
+    "same world size and roots, each rank once) with the same hash settings;\n"
+    "a rank no part holds is named (\"rank 2 of 3 missing: its files are not\n"
+    "in OUT\"), the rest is written and the exit code is 3 (--strict: exit 1,\n"
+    "nothing written). OUT is a whole catalog, replaced atomically; a partial\n"
+    "catalog as OUT is refused unless it is among the parts.\n"
     "\n"
-    "exit codes: 0 success, 1 failure (unreadable or damaged catalog), 2 bad\n"
-    "command line\n";
+    "exit codes: 0 success, 1 failure (unreadable or damaged catalog, parts\n"
+    "that do not go together), 2 bad command line, 3 merged with ranks missing\n";
 
 static int info(const char *path) {
   ferry_catalog *c;
@@ -40,6 +51,14 @@ static int info(const char *path) {
     if (o.kinds & FERRY_HASH_MASK(k))
       printf(" %s", ferry_hash_kind_name((ferry_hash_kind)k));
   putchar('\n');
+  int rank, world, nroots;
+  const char *const *roots;
+  if (ferry_catalog_share(c, &rank, &world, &roots, &nroots)) {
+    printf("partial catalog: rank %d of %d over", rank, world);
+    for (int r = 0; r < nroots; r++)
+      printf("%s %s", r ? "," : "", roots[r]);
+    putchar('\n');
+  }
   ferry_catalog_free(c);
   return CLI_OK;
 }
@@ -54,6 +73,49 @@ static int prune(const char *path) {
   return CLI_OK;
 }
 
+static int merge(int argc, char **argv) {
+  const char *out = NULL;
+  const char **parts = calloc((size_t)argc, sizeof *parts);
+  int nparts = 0;
+  ferry_merge_options mo = {0, NULL, NULL};
+  if (!parts) {
+    fprintf(stderr, "ferry index: out of memory\n");
+    return CLI_FAIL;
+  }
+  for (int k = 2; k < argc; k++) {
+    const char *s = argv[k];
+    if (!strcmp(s, "--strict")) {
+      mo.strict = 1;
+    } else if (s[0] == '-' && s[1]) {
+      free(parts);
+      return cli_usage_error("index", "merge: unknown option '%s' (--strict)", s);
+    } else if (!out) {
+      out = s;
+    } else {
+      parts[nparts++] = s;
+    }
+  }
+  if (!out || !nparts) {
+    free(parts);
+    return cli_usage_error("index", "merge needs OUT.fidx and at least one PART.fidx");
+  }
+  ferry_merge_stats st;
+  int rc = ferry_index_merge(out, parts, nparts, &mo, &st);
+  free(parts);
+  if (rc) {
+    fprintf(stderr, "ferry index: %s\n", ferry_last_error());
+    return CLI_FAIL;
+  }
+  fprintf(stderr,
+          "ferry index: %s: %zu files from %d parts (%zu paths in more than one: the "
+          "newer mtime kept)",
+          out, st.entries, nparts, st.conflicts);
+  if (st.world_size > 1)
+    fprintf(stderr, "; %d of %d ranks", st.world_size - st.missing, st.world_size);
+  fputc('\n', stderr);
+  return st.missing ? CLI_PARTIAL : CLI_OK;
+}
+
 int cmd_index(int argc, char **argv) {
   for (int k = 1; k < argc; k++)
     if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
@@ -61,10 +123,12 @@ int cmd_index(int argc, char **argv) {
       return CLI_OK;
     }
   if (argc < 2)
-    return cli_usage_error("index", "needs a subcommand: export, info or prune");
+    return cli_usage_error("index", "needs a subcommand: export, info, prune or merge");
   const char *sub = argv[1], *catalog = NULL, *format = "csv", *out = NULL;
+  if (!strcmp(sub, "merge"))
+    return merge(argc, argv);
   if (strcmp(sub, "export") && strcmp(sub, "info") && strcmp(sub, "prune"))
-    return cli_usage_error("index", "unknown subcommand '%s' (export, info, prune)", sub);
+    return cli_usage_error("index", "unknown subcommand '%s' (export, info, prune, merge)", sub);
   for (int k = 2; k < argc; k++) {
     const char *s = argv[k];
     if (!strcmp(s, "--format") || !strcmp(s, "-o") || !strcmp(s, "--output")) {

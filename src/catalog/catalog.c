@@ -58,6 +58,7 @@ ferry_catalog *fy_catalog_new(const ferry_hash_options *o) {
   if (!c)
     return NULL;
   c->options = *o;
+  c->share_world = 1;
   atomic_init(&c->unsorted, 0);
   if (pthread_mutex_init(&c->mu, NULL)) {
     free(c);
@@ -256,9 +257,98 @@ const ferry_catalog_entry *ferry_catalog_get(const ferry_catalog *c, size_t i) {
 
 void ferry_catalog_hash_options(const ferry_catalog *c, ferry_hash_options *o) { *o = c->options; }
 
+/* ------------------------------------------------------------ share */
+
+static void share_clear(ferry_catalog *c) {
+  for (int i = 0; i < c->share_nroots; i++)
+    free(c->share_roots[i]);
+  free(c->share_roots);
+  c->share_roots = NULL;
+  c->share_nroots = 0;
+  c->share_rank = 0;
+  c->share_world = 1;
+}
+
+static int by_string(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int fy_catalog_set_share(ferry_catalog *c, int rank, int world, const char *const *roots,
+                         int nroots) {
+  share_clear(c);
+  if (world <= 1)
+    return FERRY_OK;
+  char **v = calloc(nroots > 0 ? (size_t)nroots : 1, sizeof *v);
+  if (!v)
+    return fy_error(FERRY_ENOMEM, "catalog: out of memory");
+  int n = 0;
+  for (int i = 0; i < nroots; i++) {
+    if (!(v[n] = strdup(roots[i]))) {
+      while (n--)
+        free(v[n]);
+      free(v);
+      return fy_error(FERRY_ENOMEM, "catalog: out of memory");
+    }
+    n++;
+  }
+  qsort(v, (size_t)n, sizeof *v, by_string);
+  int kept = 0; /* the same root twice is one root */
+  for (int i = 0; i < n; i++) {
+    if (kept && !strcmp(v[kept - 1], v[i]))
+      free(v[i]);
+    else
+      v[kept++] = v[i];
+  }
+  c->share_roots = v;
+  c->share_nroots = kept;
+  c->share_rank = rank;
+  c->share_world = world;
+  return FERRY_OK;
+}
+
+int fy_share_same(const ferry_catalog *a, const ferry_catalog *b) {
+  if (a->share_world != b->share_world || a->share_nroots != b->share_nroots)
+    return 0;
+  for (int i = 0; i < a->share_nroots; i++)
+    if (strcmp(a->share_roots[i], b->share_roots[i]))
+      return 0;
+  return a->share_world <= 1 || a->share_rank == b->share_rank;
+}
+
+void fy_share_describe(const ferry_catalog *c, char *buf, size_t cap) {
+  if (c->share_world <= 1) {
+    snprintf(buf, cap, "a whole catalog");
+    return;
+  }
+  size_t at = (size_t)snprintf(buf, cap, "rank %d of %d over", c->share_rank, c->share_world);
+  for (int i = 0; i < c->share_nroots && at < cap; i++)
+    at += (size_t)snprintf(buf + at, cap - at, "%s %s", i ? "," : "", c->share_roots[i]);
+}
+
+int ferry_catalog_share(const ferry_catalog *c, int *rank, int *world, const char *const **roots,
+                        int *nroots) {
+  int partial = c && c->share_world > 1;
+  if (rank)
+    *rank = partial ? c->share_rank : 0;
+  if (world)
+    *world = partial ? c->share_world : 1;
+  if (roots)
+    *roots = partial ? (const char *const *)c->share_roots : NULL;
+  if (nroots)
+    *nroots = partial ? c->share_nroots : 0;
+  return partial;
+}
+
+int ferry_index_rank_of(const char *relative_path, int world_size) {
+  if (!relative_path || world_size < 2)
+    return 0;
+  return (int)(fy_crc32(0, relative_path, strlen(relative_path)) % (uint32_t)world_size);
+}
+
 void ferry_catalog_free(ferry_catalog *c) {
   if (!c)
     return;
+  share_clear(c);
   free(c->entries);
   free(c->pathset);
   fy_arena_free(&c->strings);
@@ -273,6 +363,60 @@ static uint64_t le(const uint8_t *p, int n) {
   for (int i = 0; i < n; i++)
     v |= (uint64_t)p[i] << (8 * i);
   return v;
+}
+
+/* The header's blocks past its 40 fixed bytes (d[HEADER .. end)): each a
+ * 4-byte tag, a 4-byte length and that many bytes; unknown tags are
+ * skipped (a later ferry's additions), so are they by older readers, which
+ * start the entries at the header's length. SHRD: a partial catalog's
+ * share: rank, world size, root count (4 bytes each), then each root as a
+ * 4-byte length and its bytes. */
+static int read_blocks(ferry_catalog *c, const uint8_t *d, size_t end) {
+  size_t at = HEADER;
+  while (end - at >= 8) {
+    size_t len = le(d + at + 4, 4);
+    const uint8_t *p = d + at + 8;
+    if (len > end - at - 8)
+      return FERRY_ECORRUPT;
+    if (!memcmp(d + at, "SHRD", 4)) {
+      if (len < 12)
+        return FERRY_ECORRUPT;
+      uint64_t rank = le(p, 4), world = le(p + 4, 4), n = le(p + 8, 4);
+      if (world < 2 || world > INT32_MAX || rank >= world || n > (len - 12) / 4)
+        return FERRY_ECORRUPT;
+      const char **roots = calloc(n ? n : 1, sizeof *roots);
+      size_t *lens = calloc(n ? n : 1, sizeof *lens);
+      size_t q = 12;
+      int rc = roots && lens ? FERRY_OK : FERRY_ENOMEM;
+      for (uint64_t i = 0; i < n && !rc; i++) {
+        if (len - q < 4 || (lens[i] = le(p + q, 4)) > len - q - 4 || !lens[i] ||
+            memchr(p + q + 4, 0, lens[i]))
+          rc = FERRY_ECORRUPT;
+        else
+          roots[i] = (const char *)p + q + 4;
+        q += 4 + (rc ? 0 : lens[i]);
+      }
+      if (!rc && q != len)
+        rc = FERRY_ECORRUPT;
+      char **copies = rc ? NULL : calloc(n ? n : 1, sizeof *copies);
+      if (!rc && !copies)
+        rc = FERRY_ENOMEM;
+      for (uint64_t i = 0; i < n && !rc; i++)
+        if (!(copies[i] = strndup(roots[i], lens[i])))
+          rc = FERRY_ENOMEM;
+      if (!rc)
+        rc = fy_catalog_set_share(c, (int)rank, (int)world, (const char *const *)copies, (int)n);
+      for (uint64_t i = 0; copies && i < n; i++)
+        free(copies[i]);
+      free(copies);
+      free(roots);
+      free(lens);
+      if (rc)
+        return rc == FERRY_ENOMEM ? fy_error(rc, "catalog: out of memory") : rc;
+    }
+    at += 8 + len;
+  }
+  return at == end ? FERRY_OK : FERRY_ECORRUPT;
 }
 
 int ferry_catalog_load(const char *path, ferry_catalog **out) {
@@ -315,6 +459,12 @@ int ferry_catalog_load(const char *path, ferry_catalog **out) {
     return fy_error(FERRY_ENOMEM, "%s: out of memory", path);
   }
   size_t at = le(d + 12, 4);
+  if (at < HEADER || at > (size_t)(tail - d) || (rc = read_blocks(c, d, at)) != FERRY_OK) {
+    ferry_catalog_free(c);
+    fy_buf_free(&buf);
+    return rc == FERRY_ENOMEM ? rc
+                              : fy_error(FERRY_ECORRUPT, "%s: catalog is damaged (header)", path);
+  }
   for (uint64_t i = 0; i < count && rc == FERRY_OK; i++) {
     if (at + 4 > (size_t)(tail - d)) {
       rc = FERRY_ECORRUPT;
@@ -364,18 +514,47 @@ int fy_sync_dir(const char *path) {
 }
 
 /* Writes the whole file to a FILE*, returning the CRC of what was written. */
+static void put32(uint8_t *p, uint64_t v) {
+  for (int i = 0; i < 4; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
 static int write_all(const ferry_catalog *c, FILE *f) {
-  uint8_t head[HEADER];
-  memcpy(head, magic, 8);
-  for (int i = 0; i < 4; i++) {
-    head[8 + i] = (uint8_t)(VERSION >> (8 * i));
-    head[12 + i] = (uint8_t)(HEADER >> (8 * i));
+  /* a partial catalog's share as a SHRD block after the fixed header */
+  size_t block = 0;
+  if (c->share_world > 1) {
+    block = 8 + 12;
+    for (int r = 0; r < c->share_nroots; r++)
+      block += 4 + strlen(c->share_roots[r]);
   }
+  uint8_t *head = malloc(HEADER + block);
+  if (!head)
+    return -1;
+  memcpy(head, magic, 8);
+  put32(head + 8, VERSION);
+  put32(head + 12, HEADER + block);
   fy_options_encode(&c->options, head + 16);
   for (int i = 0; i < 8; i++)
     head[32 + i] = (uint8_t)((uint64_t)c->count >> (8 * i));
-  uint32_t crc = fy_crc32(0, head, HEADER);
-  if (fwrite(head, 1, HEADER, f) != HEADER)
+  if (block) {
+    uint8_t *p = head + HEADER;
+    memcpy(p, "SHRD", 4);
+    put32(p + 4, block - 8);
+    put32(p + 8, (uint64_t)c->share_rank);
+    put32(p + 12, (uint64_t)c->share_world);
+    put32(p + 16, (uint64_t)c->share_nroots);
+    p += 20;
+    for (int r = 0; r < c->share_nroots; r++) {
+      size_t rl = strlen(c->share_roots[r]);
+      put32(p, rl);
+      memcpy(p + 4, c->share_roots[r], rl);
+      p += 4 + rl;
+    }
+  }
+  uint32_t crc = fy_crc32(0, head, HEADER + block);
+  int wrote = fwrite(head, 1, HEADER + block, f) == HEADER + block;
+  free(head);
+  if (!wrote)
     return -1;
   fy_buf rec = {0};
   for (size_t i = 0; i < c->count; i++) {

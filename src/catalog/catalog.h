@@ -44,6 +44,12 @@ struct ferry_catalog {
   size_t pathset_cap;
   atomic_int unsorted;
   pthread_mutex_t mu;
+  /* A partial catalog's share (ferry_index_options.rank/world_size):
+   * share_world > 1, with the canonical roots sorted (malloc'd); whole
+   * catalogs: 0 of 1, no roots. Saved as the header's SHRD block. */
+  int share_rank, share_world;
+  char **share_roots;
+  int share_nroots;
 };
 
 /* An empty catalog with these options. */
@@ -57,6 +63,14 @@ void fy_catalog_sort(ferry_catalog *c);
  * public reader of c->entries calls it first (safe from several threads;
  * not while entries are being added). */
 void fy_catalog_ready(const ferry_catalog *c);
+
+/* Records a share on c (copies and sorts the roots; world <= 1 clears it). */
+int fy_catalog_set_share(ferry_catalog *c, int rank, int world, const char *const *roots,
+                         int nroots);
+/* Whether two catalogs record the same share (roots compared as sorted). */
+int fy_share_same(const ferry_catalog *a, const ferry_catalog *b);
+/* "rank R of W over ROOT, ROOT" or "a whole catalog" into buf. */
+void fy_share_describe(const ferry_catalog *c, char *buf, size_t cap);
 
 /* CRC-32 (IEEE: zlib's crc32) of n bytes, continuing from crc. */
 uint32_t fy_crc32(uint32_t crc, const void *data, size_t n);

@@ -30,6 +30,39 @@ void ferry_index_options_default(ferry_index_options *o) {
   o->recursive = 1;
   o->checkpoint_s = 1.0;
   o->device = -1;
+  o->rank = 0;
+  o->world_size = 1;
+}
+
+/* The root a found file's share is decided by: the outermost of the roots
+ * that holds it (nested roots give every file one key, whatever their
+ * order), and the path relative to it (a root that is the file: its name). */
+static const char *share_key(const char *path, char *const *roots, int nroots) {
+  const char *best = NULL;
+  for (int r = 0; r < nroots; r++)
+    if (fy_path_under(path, roots[r]) && (!best || strlen(roots[r]) < strlen(best)))
+      best = roots[r];
+  const char *rel = best ? path + strlen(best) : path;
+  while (*rel == '/')
+    rel++;
+  if (!*rel) {
+    const char *slash = strrchr(path, '/');
+    rel = slash ? slash + 1 : path;
+  }
+  return rel;
+}
+
+/* Keeps in `l` only the files that fall to `rank`; returns how many left. */
+static size_t keep_share(fy_found_list *l, char *const *roots, int nroots, int rank, int world) {
+  size_t kept = 0, n = l->n;
+  for (size_t i = 0; i < n; i++) {
+    if (ferry_index_rank_of(share_key(l->v[i].path, roots, nroots), world) == rank)
+      l->v[kept++] = l->v[i];
+    else
+      free(l->v[i].path);
+  }
+  l->n = kept;
+  return n - kept;
 }
 
 /* A result handed from a worker to the calling thread. */
@@ -272,6 +305,11 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
   memset(st, 0, sizeof *st);
   if (!index_path || (!roots && nroots) || nroots < 1)
     return fy_error(FERRY_EINVAL, "ferry_index_update: needs an index path and roots");
+  int world = options->world_size < 1 ? 1 : options->world_size;
+  if (options->world_size < 0 || options->rank < 0 || options->rank >= world)
+    return fy_error(FERRY_EINVAL,
+                    "ferry_index_update: rank %d of world size %d (a rank is 0 .. world size - 1)",
+                    options->rank, options->world_size);
   int rc = fy_hash_options_check(&options->hash);
   if (rc)
     return rc;
@@ -305,6 +343,28 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
     rc = fy_scan(roots, nroots, options->recursive, options->all_files, &found, &canon);
   fresh = fy_catalog_new(ho);
   out = fy_catalog_new(ho);
+  if (!rc && out)
+    rc = fy_catalog_set_share(out, options->rank, world, (const char *const *)canon, nroots);
+  if (!rc && out && access(index_path, F_OK) == 0) {
+    /* a partial catalog is updated by its own share only: another share
+     * would drop its files as gone, or mix two runs in one part */
+    ferry_catalog *was = old;
+    if (!was && ferry_catalog_load(index_path, &was) != FERRY_OK)
+      was = NULL; /* unreadable: refused above already, or other settings */
+    if (was && !fy_share_same(was, out)) {
+      char a[1024], b[1024];
+      fy_share_describe(was, a, sizeof a);
+      fy_share_describe(out, b, sizeof b);
+      rc = fy_error(FERRY_EINVAL,
+                    "%s: the catalog is %s; this run is %s: hash into a catalog of its own "
+                    "(partial catalogs are combined by ferry index merge)",
+                    index_path, a, b);
+    }
+    if (was != old)
+      ferry_catalog_free(was);
+  }
+  if (!rc && world > 1)
+    st->other_ranks = keep_share(&found, canon, nroots, options->rank, world);
   todo = malloc((found.n ? found.n : 1) * sizeof *todo);
   if (!rc && (!fresh || !out || !todo))
     rc = fy_error(FERRY_ENOMEM, "out of memory");
