@@ -337,6 +337,31 @@ class BuildExt(build_ext):
                              "not say where libcudart_static.a is")
         return [m.group(1).strip(), "-ldl", "-lrt", "-lpthread", "-lstdc++"]
 
+    def opencl_header(self, odir):
+        """opencl_src.h, as CMakeLists.txt writes it: each src/opencl/NAME.cl
+        as the bytes FY_CL_<NAME>_BYTES (src/opencl/cl_sources.c embeds
+        them); the folder that holds it."""
+        gen = os.path.join(odir, "generated")
+        os.makedirs(gen, exist_ok=True)
+        text = "/* generated from the OpenCL C files in src/opencl by setup.py */\n"
+        for cl in sorted(glob.glob(os.path.join(ROOT, "src", "opencl", "*.cl"))):
+            name = os.path.splitext(os.path.basename(cl))[0].upper()
+            with open(cl, "rb") as f:
+                data = f.read()
+            text += "#define FY_CL_%s_BYTES %s\n" % (name, ",".join("0x%02x" % b for b in data))
+        path = os.path.join(gen, "opencl_src.h")
+        old = None
+        if os.path.exists(path):
+            with open(path) as f:
+                old = f.read()
+        if old != text:  # rewritten only when a kernel changed (cl_sources.o is rebuilt)
+            with open(path, "w") as f:
+                f.write(text)
+            stale = os.path.join(odir, "src", "opencl", "cl_sources.o")
+            if os.path.exists(stale):
+                os.remove(stale)
+        return gen
+
     def library_sources(self, odir):
         """src/**/*.c compiled here (in parallel), CPU only."""
         sources = sorted(glob.glob(os.path.join(ROOT, "src", "**", "*.c"), recursive=True))
@@ -344,7 +369,8 @@ class BuildExt(build_ext):
         for pkg in CODEC_PKGS:
             cflags += pkg_config(["--cflags", pkg])
         args = STRICT + ["-O2", "-D_GNU_SOURCE", "-DFERRY_BUILDING", "-DFERRY_HAVE_HEIF",
-                         "-I" + os.path.join(ROOT, "include"), "-I" + os.path.join(ROOT, "src")]
+                         "-I" + os.path.join(ROOT, "include"), "-I" + os.path.join(ROOT, "src"),
+                         "-I" + self.opencl_header(odir)]
         args += cflags
         newest_header = max(os.path.getmtime(h) for h in
                             glob.glob(os.path.join(ROOT, "src", "**", "*.h"), recursive=True) +

@@ -644,7 +644,8 @@ typedef struct ferry_search_options {
   size_t max_pairs;           /* fail with FERRY_ETOO_LARGE past this; 0 = none */
   int device;                 /* -1 (default): the CPU; N >= 0: all-pairs brute force
                                  on CUDA device N (same pairs, same order; top-k
-                                 with k <= 32; `method` and `threads` ignored) */
+                                 with k <= 32; `method` and `threads` ignored);
+                                 FERRY_DEVICE_OPENCL + N: the same on OpenCL device N */
   int robust;                 /* ferry_dupes_find: 1 (default) also joins entries whose
                                  signatures match turned, mirrored, cropped or letterboxed
                                  (catalogs with FERRY_HASH_SIGNATURE); 0: the hash alone.
@@ -652,6 +653,17 @@ typedef struct ferry_search_options {
 } ferry_search_options;
 
 void ferry_search_options_default(ferry_search_options *options);
+
+/* ferry_search_options.device = FERRY_DEVICE_OPENCL + N (N = 0 .. 65535)
+ * runs the Hamming searches (ferry_hamming_pairs, ferry_hamming_topk,
+ * ferry_dupes_find) on OpenCL device N: the devices of every platform the
+ * OpenCL ICD loader lists, numbered in its order (`ferry doctor` lists
+ * them). The OpenCL library (libOpenCL.so.1) is opened at run time; without
+ * it, a driver or that device the search fails with FERRY_EUNSUPPORTED and
+ * the reason. Values below FERRY_DEVICE_OPENCL keep their meaning (-1 the
+ * CPU, N a CUDA device); the other device fields do not take OpenCL. */
+#define FERRY_DEVICE_OPENCL 0x10000
+#define FERRY_DEVICE_IS_OPENCL(d) ((d) >= FERRY_DEVICE_OPENCL && (d) < 2 * FERRY_DEVICE_OPENCL)
 
 /* Every pair of `n` codes within options->threshold. A code is `words`
  * 64-bit words (1: 64-bit hashes, 4: 256-bit), codes stored one after the
@@ -672,7 +684,8 @@ int ferry_hamming_topk(const uint64_t *codes, size_t n, int words, int k,
 const char *ferry_search_isa(void);
 
 /* The method the calling thread's last ferry_hamming_pairs used: "brute",
- * "mih", "cuda" (options->device >= 0) ("none" before any). */
+ * "mih", "cuda" (options->device a CUDA device), "opencl" (an OpenCL
+ * device) ("none" before any). */
 const char *ferry_search_last_method(void);
 
 /* Union-find over the pairs: group_of[i] is the group of item i (0 ..

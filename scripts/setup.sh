@@ -16,6 +16,12 @@ debs+=(libavformat-dev libavcodec-dev libswscale-dev libavutil-dev ffmpeg)
 # NVDEC (src/video/nvdec.c): the ffnvcodec headers (libcuda and libnvcuvid
 # are loaded at run time; without the headers the GPU video path says so)
 debs+=(libffmpeg-nvenc-dev)
+# OpenCL (src/opencl): PoCL runs the OpenCL kernels on the CPU so that
+# `make test` tests them for real (test_opencl_search, the CLI's dupes
+# --device opencl); ocl-icd-opencl-dev gives the ICD loader libOpenCL.so.1
+# and CL/cl.h, which ferry does not need to build (it opens the loader at
+# run time and declares what it calls in src/opencl/cl_api.h)
+debs+=(pocl-opencl-icd ocl-icd-opencl-dev)
 pips=(numpy pillow pytest)
 # setuptools builds the Python extension (setup.py). torch is never installed
 # here (it is huge): the PyTorch tests skip, saying so, when it is absent.

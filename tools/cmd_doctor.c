@@ -3,6 +3,7 @@
  * and why. */
 #include "cli.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -11,7 +12,9 @@ static const char help[] =
     "\n"
     "Reports the CPU cores, the CUDA driver and runtime, each GPU (compute\n"
     "capability, memory), whether nvJPEG's hardware JPEG engine and NVDEC are\n"
-    "usable, and which backends `ferry load --device` will use and why.\n"
+    "usable, and which backends `ferry load --device` will use and why; the\n"
+    "OpenCL platforms and devices (`ferry dupes --device opencl:N`), or why\n"
+    "there are none.\n"
     "--json: the same findings as one JSON object on stdout.\n"
     "Exit code 0 always: it is a report, not a test.\n";
 
@@ -21,6 +24,51 @@ static const char *version_text(int v, char *out, size_t size) {
     return NULL;
   snprintf(out, size, "%d.%d", v / 1000, (v % 1000) / 10);
   return out;
+}
+
+/* OpenCL platforms and devices (src/opencl/), or why there are none. */
+static void opencl_text(void) {
+  fy_cl_device_info *d = NULL;
+  int n = 0, platforms = 0;
+  if (fy_cl_devices(&d, &n, &platforms) != FERRY_OK) {
+    printf("OpenCL: %s\n", ferry_last_error());
+    return;
+  }
+  printf("OpenCL: %d platform%s, %d device%s (`ferry dupes --device opencl:N`)\n", platforms,
+         platforms == 1 ? "" : "s", n, n == 1 ? "" : "s");
+  for (int i = 0; i < n; i++)
+    printf("opencl:%d: %s (%s; %s), %s, %d compute units, %.1f GiB\n", i, d[i].name,
+           d[i].platform_name, d[i].version,
+           d[i].gpu   ? "GPU"
+           : d[i].cpu ? "CPU"
+                      : "accelerator",
+           d[i].units, d[i].memory / 1073741824.0);
+  free(d);
+}
+
+/* The same in the JSON report. */
+static void opencl_json(cli_json *j) {
+  fy_cl_device_info *d = NULL;
+  int n = 0, platforms = 0;
+  int rc = fy_cl_devices(&d, &n, &platforms);
+  cli_json_int(j, "opencl_platforms", platforms);
+  cli_json_str(j, "opencl_why", rc ? ferry_last_error() : NULL);
+  cli_json_array(j, "opencl_devices");
+  for (int i = 0; i < n; i++) {
+    char v[32];
+    cli_json_object(j, NULL);
+    snprintf(v, sizeof v, "opencl:%d", i);
+    cli_json_str(j, "device", v);
+    cli_json_str(j, "name", d[i].name);
+    cli_json_str(j, "platform", d[i].platform_name);
+    cli_json_str(j, "version", d[i].version);
+    cli_json_str(j, "type", d[i].gpu ? "gpu" : d[i].cpu ? "cpu" : "accelerator");
+    cli_json_int(j, "compute_units", d[i].units);
+    cli_json_num(j, "memory_gib", d[i].memory / 1073741824.0);
+    cli_json_close(j);
+  }
+  cli_json_close(j);
+  free(d);
 }
 
 static int report_json(const fy_gpu_probe *p) {
@@ -63,6 +111,7 @@ static int report_json(const fy_gpu_probe *p) {
   /* where `ferry load` decodes, and why not on a GPU when it cannot */
   cli_json_str(&j, "backend", n ? "gpu" : "cpu");
   cli_json_str(&j, "why_cpu", n ? NULL : p->error[0] ? p->error : "no device");
+  opencl_json(&j);
   cli_json_end(&j);
   return CLI_OK;
 }
@@ -72,6 +121,41 @@ static void version(const char *what, int v) {
     printf("  %s: %d.%d\n", what, v / 1000, (v % 1000) / 10);
   else
     printf("  %s: none\n", what);
+}
+
+static void cuda_text(const fy_gpu_probe *p) {
+  if (!p->built_with_cuda) {
+    printf("GPU: %s; ferry runs on the CPU\n", p->error);
+    return;
+  }
+  version("CUDA driver", p->driver_version);
+  version("CUDA runtime", p->runtime_version);
+  if (p->nvjpeg_version)
+    printf("  nvJPEG: %d.%d.%d\n", p->nvjpeg_version / 1000, (p->nvjpeg_version % 1000) / 10,
+           p->nvjpeg_version % 10);
+  else
+    printf("  nvJPEG: libnvjpeg not found (the CPU decodes; the GPU still resizes)\n");
+  printf("  NVDEC (libnvcuvid): %s\n",
+         p->nvdec ? "loads: `ferry video --device cuda:N` decodes on the video engines "
+                    "(`ferry video --nvdec-caps` lists codecs)"
+                  : "not found: `ferry video --device cuda:N` decodes on the CPU (libavcodec) "
+                    "and converts, resizes and stores on the GPU");
+  if (p->device_count == 0) {
+    printf("GPU: none usable (%s); ferry runs on the CPU\n", p->error[0] ? p->error : "no device");
+    return;
+  }
+  for (int d = 0; d < p->device_count && d < 8; d++) {
+    printf("cuda:%d: %s, compute capability %d.%d, %d SMs, %.1f GiB (%.1f GiB free)\n", d,
+           p->dev[d].name, p->dev[d].major, p->dev[d].minor, p->dev[d].sms,
+           p->dev[d].total_mem / 1073741824.0, p->dev[d].free_mem / 1073741824.0);
+    if (p->dev[d].hw_jpeg)
+      printf("  JPEG: hardware engine usable: `--device cuda:%d` decodes baseline JPEGs on it, "
+             "the CPU workers take the rest (progressive, CMYK, PNG, WebP, rotated)\n",
+             d);
+    else
+      printf("  JPEG: %s: the CPU workers decode, the GPU resizes and normalizes\n",
+             p->dev[d].hw_jpeg_why);
+  }
 }
 
 int cmd_doctor(int argc, char **argv) {
@@ -94,37 +178,7 @@ int cmd_doctor(int argc, char **argv) {
   printf("ferry %s\n", ferry_version());
   printf("CPU: %ld cores online: the CPU path (libjpeg-turbo, libpng, libwebp) is always on\n",
          sysconf(_SC_NPROCESSORS_ONLN));
-  if (!p.built_with_cuda) {
-    printf("GPU: %s; ferry runs on the CPU\n", p.error);
-    return CLI_OK;
-  }
-  version("CUDA driver", p.driver_version);
-  version("CUDA runtime", p.runtime_version);
-  if (p.nvjpeg_version)
-    printf("  nvJPEG: %d.%d.%d\n", p.nvjpeg_version / 1000, (p.nvjpeg_version % 1000) / 10,
-           p.nvjpeg_version % 10);
-  else
-    printf("  nvJPEG: libnvjpeg not found (the CPU decodes; the GPU still resizes)\n");
-  printf("  NVDEC (libnvcuvid): %s\n",
-         p.nvdec ? "loads: `ferry video --device cuda:N` decodes on the video engines "
-                   "(`ferry video --nvdec-caps` lists codecs)"
-                 : "not found: `ferry video --device cuda:N` decodes on the CPU (libavcodec) "
-                   "and converts, resizes and stores on the GPU");
-  if (p.device_count == 0) {
-    printf("GPU: none usable (%s); ferry runs on the CPU\n", p.error[0] ? p.error : "no device");
-    return CLI_OK;
-  }
-  for (int d = 0; d < p.device_count && d < 8; d++) {
-    printf("cuda:%d: %s, compute capability %d.%d, %d SMs, %.1f GiB (%.1f GiB free)\n", d,
-           p.dev[d].name, p.dev[d].major, p.dev[d].minor, p.dev[d].sms,
-           p.dev[d].total_mem / 1073741824.0, p.dev[d].free_mem / 1073741824.0);
-    if (p.dev[d].hw_jpeg)
-      printf("  JPEG: hardware engine usable: `--device cuda:%d` decodes baseline JPEGs on it, "
-             "the CPU workers take the rest (progressive, CMYK, PNG, WebP, rotated)\n",
-             d);
-    else
-      printf("  JPEG: %s: the CPU workers decode, the GPU resizes and normalizes\n",
-             p.dev[d].hw_jpeg_why);
-  }
+  cuda_text(&p);
+  opencl_text();
   return CLI_OK;
 }

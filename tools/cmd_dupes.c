@@ -12,7 +12,7 @@
 
 static const char help[] =
     "usage: ferry dupes CATALOG.fidx [--hash H] [--threshold N]\n"
-    "                   [--format csv|json|html] [-o OUT] [--device cpu|cuda[:N]]\n"
+    "                   [--format csv|json|html] [-o OUT] [--device cpu|cuda[:N]|opencl[:N]]\n"
     "                   [--keep RULES] [--reference DIR]... [--exclude PAT]...\n"
     "                   [--move-dupes-to DIR [--apply]]\n"
     "\n"
@@ -55,8 +55,11 @@ static const char help[] =
     "                          (found from the catalog's signatures, verified)\n"
     "  --method auto|brute|mih search method (default auto: measured per run)\n"
     "  --threads N             search threads (default: one per core)\n"
-    "  --device cpu|cuda[:N]   where the pair search runs (default cpu); cuda:\n"
-    "                          brute force over all pairs on GPU N, same groups\n"
+    "  --device cpu|cuda[:N]|opencl[:N]\n"
+    "                          where the pair search runs (default cpu); cuda:\n"
+    "                          brute force over all pairs on GPU N, same groups;\n"
+    "                          opencl: the same on OpenCL device N (`ferry doctor`\n"
+    "                          lists them; any vendor's GPU, or PoCL on the CPU)\n"
     "  --gpu, --no-gpu         the same as --device cuda and --device cpu\n"
     "  -q, --quiet             no summary line\n"
     "\n"
@@ -125,8 +128,13 @@ static int dupes_main(int argc, char **argv) {
         so.device = 0;
         if (v[4] && cli_int("dupes", "--device cuda:N", v + 5, 0, 255, &so.device))
           return CLI_USAGE;
+      } else if (!strncmp(v, "opencl", 6) && (v[6] == '\0' || v[6] == ':')) {
+        int n = 0;
+        if (v[6] && cli_int("dupes", "--device opencl:N", v + 7, 0, 65535, &n))
+          return CLI_USAGE;
+        so.device = FERRY_DEVICE_OPENCL + n;
       } else {
-        return cli_usage_error("dupes", "--device must be cpu or cuda:N, not '%s'", v);
+        return cli_usage_error("dupes", "--device must be cpu, cuda:N or opencl:N, not '%s'", v);
       }
     } else if (!strcmp(s, "--gpu")) {
       so.device = 0;
@@ -261,7 +269,11 @@ static int dupes_main(int argc, char **argv) {
             "files, %zu more joined by signatures (%s, %.2f s)\n",
             ferry_dupes_group_count(d), members, (unsigned long long)ferry_dupes_pair_count(d),
             so.threshold, ferry_hash_kind_name(kind), ferry_catalog_size(c),
-            ferry_dupes_signature_joins(d), so.device >= 0 ? "GPU" : ferry_search_isa(), dt);
+            ferry_dupes_signature_joins(d),
+            FERRY_DEVICE_IS_OPENCL(so.device) ? "OpenCL"
+            : so.device >= 0                  ? "GPU"
+                                              : ferry_search_isa(),
+            dt);
   }
   if (rc == CLI_OK && move_to)
     rc = apply_list ? cli_move_list(c, d, apply_list, move_to, apply, quiet)

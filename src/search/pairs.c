@@ -8,6 +8,7 @@
  * catalogs are far from uniform (near-duplicates crowd a few buckets), which
  * is why the sample runs on the data itself. */
 #include "cuda/hamming.h"
+#include "opencl/opencl.h"
 #include "search/search.h"
 
 #include <stdatomic.h>
@@ -170,6 +171,11 @@ int fy_hamming_pairs_each(const uint64_t *codes, size_t n, int words,
   int rc = check_args(codes, n, words, &o);
   if (rc || n < 2)
     return rc;
+  if (FERRY_DEVICE_IS_OPENCL(o.device)) { /* src/opencl/hamming_cl.c, chunk by chunk */
+    last_method = "opencl";
+    return fy_cl_hamming_pairs_each(o.device - FERRY_DEVICE_OPENCL, codes, n, words, o.threshold, 0,
+                                    sink, user);
+  }
   if (o.device >= 0) { /* chunk by chunk, never all the pairs at once */
     last_method = "cuda";
     return fy_gpu_hamming_pairs_each(o.device, codes, n, words, o.threshold, 0, sink, user, NULL);
@@ -195,6 +201,11 @@ int ferry_hamming_pairs(const uint64_t *codes, size_t n, int words,
   int rc = check_args(codes, n, words, options);
   if (rc)
     return rc;
+  if (FERRY_DEVICE_IS_OPENCL(options->device)) { /* src/opencl/hamming_cl.c: sorted too */
+    last_method = "opencl";
+    return fy_cl_hamming_pairs(options->device - FERRY_DEVICE_OPENCL, codes, n, words,
+                               options->threshold, options->max_pairs, 0, pairs, count, NULL);
+  }
   if (options->device >= 0) { /* src/cuda/hamming.cu: sorted by (i, j) like below */
     last_method = "cuda";
     return fy_gpu_hamming_pairs(options->device, codes, n, words, options->threshold,

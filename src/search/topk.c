@@ -5,6 +5,7 @@
  * lower index). With FERRY_SEARCH_MIH, each query widens a multi-index
  * search radius until k neighbours are inside it. */
 #include "cuda/hamming.h"
+#include "opencl/opencl.h"
 #include "search/search.h"
 
 #include <stdatomic.h>
@@ -232,6 +233,8 @@ int ferry_hamming_topk(const uint64_t *codes, size_t n, int words, int k,
     return fy_error(FERRY_EINVAL, "ferry_hamming_topk: k must be 1..65536, not %d", k);
   if (n >= UINT32_MAX)
     return fy_error(FERRY_ETOO_LARGE, "ferry_hamming_topk: %zu codes (at most 2^32 - 2)", n);
+  if (FERRY_DEVICE_IS_OPENCL(options->device)) /* src/opencl/hamming_cl.c: k <= 32 */
+    return fy_cl_hamming_topk(options->device - FERRY_DEVICE_OPENCL, codes, n, words, k, out);
   if (options->device >= 0) /* src/cuda/hamming_topk.cu: k <= 32 */
     return fy_gpu_hamming_topk(options->device, codes, n, words, k, out);
   if (n == 0)

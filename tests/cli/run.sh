@@ -137,6 +137,30 @@ check dupes-folder 2 "ferry hash .*/sample -o .*/sample.fidx" -- \
 mkdir -p "$TMP/allbad" && echo junk > "$TMP/allbad/x.jpg"
 "$FERRY" hash "$TMP/allbad" -o "$TMP/allbad.fidx" >/dev/null 2>&1
 check dupes-no-hashes 0 "0 groups, 0 files, 0 pairs" -- "$FERRY" dupes "$TMP/allbad.fidx"
+# --device opencl[:N]: a bad value is a usage error; a device that is not there fails naming why
+check dupes-opencl-usage 2 "--device opencl:N needs an integer" -- \
+  "$FERRY" dupes "$TMP/allbad.fidx" --device opencl:x
+"$FERRY" hash "$SAMPLE/class0" -o "$TMP/class0.fidx" >/dev/null 2>&1
+check dupes-opencl-missing 1 "OpenCL device 999 does not exist|no OpenCL" -- \
+  "$FERRY" dupes "$TMP/class0.fidx" --device opencl:999
+check doctor-opencl 0 "^OpenCL: " -- "$FERRY" doctor
+# on an OpenCL device (PoCL in CI) the groups are the CPU's, byte for byte
+if "$FERRY" doctor 2>/dev/null | grep -q '^opencl:0: '; then
+  mkdir -p "$TMP/twice/a" "$TMP/twice/b"
+  cp "$SAMPLE"/class0/*.jpg "$TMP/twice/a/" && cp "$SAMPLE"/class0/*.jpg "$TMP/twice/b/"
+  "$FERRY" hash "$TMP/twice" -o "$TMP/twice.fidx" >/dev/null 2>&1
+  check dupes-opencl 0 "groups, .* \(OpenCL," -- "$FERRY" dupes "$TMP/twice.fidx" --device opencl \
+    --format csv -o "$TMP/twice-ocl.csv"
+  "$FERRY" dupes "$TMP/twice.fidx" --format csv -o "$TMP/twice-cpu.csv" >/dev/null 2>&1
+  if [ "$(wc -l < "$TMP/twice-cpu.csv")" -gt 2 ] && cmp -s "$TMP/twice-cpu.csv" "$TMP/twice-ocl.csv"; then
+    pass=$((pass+1))
+  else
+    echo "FAIL dupes-opencl-same: the OpenCL groups differ from the CPU's (or none were found)"
+    fail=$((fail+1))
+  fi
+else
+  echo "SKIPPED dupes-opencl: no OpenCL device ($("$FERRY" doctor 2>&1 | grep '^OpenCL'))"
+fi
 check load-bad-stall 2 "--stall-timeout" -- "$FERRY" load "$SAMPLE" --stall-timeout -1
 check load-bad-batch 2 "--batch needs" -- "$FERRY" load "$SAMPLE" --batch 0
 check load-bad-rank 1 "rank 5 not in" -- "$FERRY" load "$SAMPLE" --rank 5 --world-size 2
