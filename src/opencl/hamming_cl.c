@@ -76,9 +76,11 @@ static int search_open(search *s, int device, const uint64_t *codes, size_t n, i
   s->kern = cl->CreateKernel(s->prog, kernel, &st);
   if (!s->kern)
     return fy_cl_fail(&s->c, kernel, st);
+  /* no codes: one zero code (a buffer cannot be empty; codes may be NULL) */
+  static const uint64_t none[4];
   size_t bytes = (n ? n : 1) * (size_t)words * sizeof *codes;
   s->codes = cl->CreateBuffer(s->c.ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
-                              (void *)codes, &st);
+                              (void *)(n ? codes : none), &st);
   if (!s->codes) {
     char what[96];
     snprintf(what, sizeof what, "uploading %zu codes (%zu bytes)", n, bytes);
