@@ -382,7 +382,7 @@ static int read_blocks(ferry_catalog *c, const uint8_t *d, size_t end) {
       if (len < 12)
         return FERRY_ECORRUPT;
       uint64_t rank = le(p, 4), world = le(p + 4, 4), n = le(p + 8, 4);
-      if (world < 2 || world > INT32_MAX || rank >= world || n > (len - 12) / 4)
+      if (world < 2 || world > FY_MAX_WORLD || rank >= world || n > (len - 12) / 4)
         return FERRY_ECORRUPT;
       const char **roots = calloc(n ? n : 1, sizeof *roots);
       size_t *lens = calloc(n ? n : 1, sizeof *lens);

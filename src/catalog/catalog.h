@@ -64,6 +64,10 @@ void fy_catalog_sort(ferry_catalog *c);
  * not while entries are being added). */
 void fy_catalog_ready(const ferry_catalog *c);
 
+/* The largest world size of a sharded run (ferry_index_update refuses more;
+ * a catalog recording more is damaged). */
+#define FY_MAX_WORLD (1 << 20)
+
 /* Records a share on c (copies and sorts the roots; world <= 1 clears it). */
 int fy_catalog_set_share(ferry_catalog *c, int rank, int world, const char *const *roots,
                          int nroots);

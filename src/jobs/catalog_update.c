@@ -306,10 +306,12 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
   if (!index_path || (!roots && nroots) || nroots < 1)
     return fy_error(FERRY_EINVAL, "ferry_index_update: needs an index path and roots");
   int world = options->world_size < 1 ? 1 : options->world_size;
-  if (options->world_size < 0 || options->rank < 0 || options->rank >= world)
+  if (options->world_size < 0 || options->world_size > FY_MAX_WORLD || options->rank < 0 ||
+      options->rank >= world)
     return fy_error(FERRY_EINVAL,
-                    "ferry_index_update: rank %d of world size %d (a rank is 0 .. world size - 1)",
-                    options->rank, options->world_size);
+                    "ferry_index_update: rank %d of world size %d (a rank is 0 .. world size - 1, "
+                    "the world size at most %d)",
+                    options->rank, options->world_size, FY_MAX_WORLD);
   int rc = fy_hash_options_check(&options->hash);
   if (rc)
     return rc;
