@@ -15,7 +15,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 nproc; date -u
 if [ -z "${SKIP_TESTS-}" ]; then
   timeout 400 python3 -m pytest -q -p no:cacheprovider tests/python/test_gpu.py \
-    tests/python/test_torch.py tests/python/test_load_tensor.py tests/python/test_sources.py \
+    tests/python/test_torch.py tests/python/test_load_tensor.py tests/python/test_sources.py tests/python/test_augment.py \
     -rs 2>&1 | tail -12
 fi
 S=/tmp/synth
