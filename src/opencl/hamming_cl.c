@@ -4,26 +4,43 @@
  * The codes are uploaded once. The upper triangle of the pair matrix is
  * cut into chunks of query rows (each a launch of work-groups of query rows
  * by blocks of columns); pairs within the threshold go to a bounded output
- * buffer through one atomic counter that keeps counting past its end, so a
- * chunk that found more pairs than the buffer holds is known exactly and is
- * re-run in halves (rows, then columns, down to one pair): no pair is lost
- * and device memory stays bounded. ferry_hamming_pairs's order is restored
- * by sorting on the host, so the result equals the CPU search's. */
+ * buffer through one atomic counter that goes past its end only when the
+ * buffer overflowed, so such a chunk is known and re-run in halves (rows,
+ * then columns, down to one pair): no pair is lost and device memory stays
+ * bounded. ferry_hamming_pairs's order is restored by sorting on the host,
+ * so the result equals the CPU search's. */
 #include "opencl/opencl.h"
 #include "search/search.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { DEFAULT_BUFFER_PAIRS = 4 << 20 };
 
+/* Contexts and built programs are kept for the process's life, one set
+ * per device (creating a context and compiling costs tens of milliseconds
+ * to seconds, more than many searches): a search holds the cache's lock
+ * for its whole run, so searches on OpenCL take turns. */
+enum { CACHE_DEVICES = 16 };
+typedef struct cached {
+  int open;
+  fy_cl_ctx c;
+  cl_program prog[2][2]; /* [words == 4][filter] */
+} cached;
+static cached cache[CACHE_DEVICES];
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
 typedef struct search {
   fy_cl_ctx c;
+  cached *entry; /* NULL: c and prog are this search's own */
+  int locked;
   cl_program prog;
   cl_kernel kern;
   cl_mem codes, out, count;
   size_t local;  /* work-group size (the program's FY_LOCAL) */
+  size_t rows;   /* query rows per work-item (FY_ROWS) */
   size_t cap;    /* pairs the output buffer holds */
   uint32_t cols; /* columns per work-group */
   int words;
@@ -42,7 +59,7 @@ static void search_close(search *s) {
   if (cl) {
     if (s->kern)
       cl->ReleaseKernel(s->kern);
-    if (s->prog)
+    if (s->prog && !s->entry)
       cl->ReleaseProgram(s->prog);
     if (s->codes)
       cl->ReleaseMemObject(s->codes);
@@ -50,28 +67,54 @@ static void search_close(search *s) {
       cl->ReleaseMemObject(s->out);
     if (s->count)
       cl->ReleaseMemObject(s->count);
+    if (s->c.q && s->entry)
+      cl->Finish(s->c.q);
   }
-  fy_cl_close(&s->c);
+  if (!s->entry)
+    fy_cl_close(&s->c);
+  if (s->locked)
+    pthread_mutex_unlock(&cache_lock);
   free(s->host);
 }
 
 /* Opens the device, builds the kernels for `words`, uploads the codes. */
 static int search_open(search *s, int device, const uint64_t *codes, size_t n, int words,
-                       const char *kernel) {
-  int rc = fy_cl_open(device, &s->c);
-  if (rc)
-    return rc;
+                       int filter, const char *kernel) {
+  int rc;
+  if (device >= 0 && device < CACHE_DEVICES) {
+    pthread_mutex_lock(&cache_lock);
+    s->locked = 1;
+    cached *e = &cache[device];
+    if (!e->open) {
+      rc = fy_cl_open(device, &e->c);
+      if (rc)
+        return rc;
+      e->open = 1;
+    }
+    s->c = e->c;
+    s->entry = e;
+  } else {
+    rc = fy_cl_open(device, &s->c);
+    if (rc)
+      return rc;
+  }
   const fy_cl_api *cl = s->c.cl;
   size_t local = 256;
   while (local > 1 && local > s->c.info.max_wg)
     local /= 2;
   s->local = local;
   s->words = words;
+  s->rows = words == 1 ? 8 : 4; /* registers: 8 or 16 ulongs of queries */
   char opts[96];
-  snprintf(opts, sizeof opts, "-DFY_WORDS=%d -DFY_LOCAL=%zu", words, local);
-  rc = fy_cl_build(&s->c, fy_cl_hamming_src, opts, &s->prog);
-  if (rc)
-    return rc;
+  snprintf(opts, sizeof opts, "-DFY_WORDS=%d -DFY_LOCAL=%zu -DFY_ROWS=%zu -DFY_FILTER=%d", words,
+           local, s->rows, filter);
+  cl_program *slot = s->entry ? &s->entry->prog[words == 4][filter != 0] : &s->prog;
+  if (!*slot) {
+    rc = fy_cl_build(&s->c, fy_cl_hamming_src, opts, slot);
+    if (rc)
+      return rc;
+  }
+  s->prog = *slot;
   cl_int st = CL_SUCCESS;
   s->kern = cl->CreateKernel(s->prog, kernel, &st);
   if (!s->kern)
@@ -127,21 +170,11 @@ static int emit(search *s, const ferry_pair *p, size_t n) {
 }
 
 /* Pairs of rows [i0, i1) with columns [j0, j1): one launch, or halves
- * when the pairs (or the counter's range) could not fit. */
+ * when the pairs could not fit (the kernel's counter stops once past the
+ * buffer, so it cannot wrap). */
 static int run_range(search *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32_t j1) {
   if (i0 >= i1 || j0 >= j1 || j1 <= i0 + 1)
     return FERRY_OK;
-  uint64_t most = (uint64_t)(i1 - i0) * (j1 - j0);
-  if (most > (1ull << 31)) { /* the 32-bit counter could wrap: split first */
-    if (j1 - j0 > 1) {
-      uint32_t mid = j0 + (j1 - j0) / 2;
-      int rc = run_range(s, i0, i1, j0, mid);
-      return rc ? rc : run_range(s, i0, i1, mid, j1);
-    }
-    uint32_t mid = i0 + (i1 - i0) / 2;
-    int rc = run_range(s, i0, mid, j0, j1);
-    return rc ? rc : run_range(s, mid, i1, j0, j1);
-  }
   const fy_cl_api *cl = s->c.cl;
   int rc = set_args(s, i0, i1, j0, j1);
   if (rc)
@@ -151,8 +184,8 @@ static int run_range(search *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32_t 
       cl->EnqueueWriteBuffer(s->c.q, s->count, CL_FALSE, 0, sizeof zero, &zero, 0, NULL, NULL);
   if (st != CL_SUCCESS)
     return fy_cl_fail(&s->c, "clearing the pair counter", st);
-  size_t rows = i1 - i0;
-  size_t global[2] = {(rows + s->local - 1) / s->local * s->local,
+  size_t rows = i1 - i0, per_group = s->local * s->rows;
+  size_t global[2] = {(rows + per_group - 1) / per_group * s->local,
                       (j1 - j0 + s->cols - 1) / s->cols};
   size_t local[2] = {s->local, 1};
   st = cl->EnqueueNDRangeKernel(s->c.q, s->kern, 2, NULL, global, local, 0, NULL, NULL);
@@ -191,7 +224,10 @@ static int pairs_run(search *s, int device, const uint64_t *codes, size_t n, int
     return fy_error(FERRY_ETOO_LARGE, "ferry_hamming_pairs: %zu codes (at most 2^32 - 2)", n);
   if (t < 0 || t > 64 * words)
     return fy_error(FERRY_EINVAL, "ferry_hamming_pairs: threshold %d not in 0..%d", t, 64 * words);
-  int rc = search_open(s, device, codes, n, words, "fy_hamming_pairs");
+  /* the lower bound first where it rarely passes for uniform codes: it is
+   * 24 +- 2.4 bits a word (each bit of lo | hi is set with chance 3/4) */
+  int filter = t <= 20 * words;
+  int rc = search_open(s, device, codes, n, words, filter, "fy_hamming_pairs");
   if (rc || n < 2)
     return rc;
   const fy_cl_api *cl = s->c.cl;
@@ -213,13 +249,14 @@ static int pairs_run(search *s, int device, const uint64_t *codes, size_t n, int
   s->host = malloc(s->cap * sizeof *s->host);
   if (!s->host)
     return fy_error(FERRY_ENOMEM, "ferry_hamming_pairs: out of memory for the pair buffer");
-  /* chunks of rows: about 2^28 pairs looked at per launch (a GPU), 2^25 (a CPU) */
-  double per = s->c.info.gpu ? (double)(1u << 28) : (double)(1u << 25);
+  /* chunks of rows: about 2^34 pairs looked at per launch (a GPU), 2^25 (a CPU) */
+  double per = s->c.info.gpu ? (double)(1ull << 34) : (double)(1u << 25);
+  size_t per_group = s->local * s->rows;
   for (size_t i0 = 0; i0 + 1 < n && !rc;) {
     size_t rows = (size_t)(per / (double)(n - i0));
-    rows = (rows + s->local - 1) / s->local * s->local;
-    if (rows < s->local)
-      rows = s->local;
+    rows = (rows + per_group - 1) / per_group * per_group;
+    if (rows < per_group)
+      rows = per_group;
     size_t i1 = i0 + rows < n ? i0 + rows : n;
     rc = run_range(s, (uint32_t)i0, (uint32_t)i1, (uint32_t)(i0 + 1), (uint32_t)n);
     i0 = i1;
@@ -282,7 +319,7 @@ int fy_cl_hamming_topk(int device, const uint64_t *codes, size_t n, int words, i
     return fy_error(FERRY_EINVAL, "ferry_hamming_topk: NULL argument");
   search s;
   memset(&s, 0, sizeof s);
-  int rc = search_open(&s, device, codes, n, words, "fy_hamming_topk");
+  int rc = search_open(&s, device, codes, n, words, 0, "fy_hamming_topk");
   if (rc || n == 0) {
     search_close(&s);
     return rc;
