@@ -339,12 +339,15 @@ class BuildExt(build_ext):
 
     def opencl_header(self, odir):
         """opencl_src.h, as CMakeLists.txt writes it: each src/opencl/NAME.cl
-        as the bytes FY_CL_<NAME>_BYTES (src/opencl/cl_sources.c embeds
+        (and the shared hash headers src/hash/{fp,dct,haar}_core.h) as the
+        bytes FY_CL_<NAME>_BYTES (src/opencl/cl_sources.c embeds
         them); the folder that holds it."""
         gen = os.path.join(odir, "generated")
         os.makedirs(gen, exist_ok=True)
         text = "/* generated from the OpenCL C files in src/opencl by setup.py */\n"
-        for cl in sorted(glob.glob(os.path.join(ROOT, "src", "opencl", "*.cl"))):
+        shared = [os.path.join(ROOT, "src", "hash", h)
+                  for h in ("fp_core.h", "dct_core.h", "haar_core.h")]
+        for cl in sorted(glob.glob(os.path.join(ROOT, "src", "opencl", "*.cl"))) + shared:
             name = os.path.splitext(os.path.basename(cl))[0].upper()
             with open(cl, "rb") as f:
                 data = f.read()

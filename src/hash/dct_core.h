@@ -8,9 +8,11 @@
 #ifndef FY_HASH_DCT_CORE_H
 #define FY_HASH_DCT_CORE_H
 
+#ifndef __OPENCL_C_VERSION__ /* OpenCL: the program's sources come in order (src/opencl) */
 #include <stddef.h>
 
 #include "hash/fp_core.h"
+#endif
 
 #define FY_DCT_MAX 64 /* pHash of hash size 16: a 64-point DCT */
 

@@ -5,7 +5,9 @@
 #ifndef FY_HASH_HAAR_CORE_H
 #define FY_HASH_HAAR_CORE_H
 
+#ifndef __OPENCL_C_VERSION__ /* OpenCL: the program's sources come in order (src/opencl) */
 #include "hash/fp_core.h"
+#endif
 
 #define FY_HAAR_C 0.7071067811865476
 

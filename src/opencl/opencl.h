@@ -69,6 +69,10 @@ int fy_cl_fail(const fy_cl_ctx *c, const char *what, cl_int status);
 /* Kernel sources embedded at build time (opencl_src.c, from the .cl files
  * in src/opencl/). */
 extern const char fy_cl_hamming_src[];
+/* The source of the hash programs: src/hash/fp_core.h, dct_core.h,
+ * haar_core.h (the arithmetic the CPU and CUDA share, as they are) and
+ * hash_core.cl, in that order (free(); NULL when out of memory). */
+char *fy_cl_hash_source(void);
 
 /* ---------------------------------------------------- Hamming search */
 
