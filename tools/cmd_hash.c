@@ -217,6 +217,13 @@ static int parse(int argc, char **argv, hash_args *a) {
         a->idx.device = 0;
         if (v[4] && cli_int("hash", "--device cuda:N", v + 5, 0, 255, &a->idx.device))
           return -1;
+      } else if (!strncmp(v, "opencl", 6) && (v[6] == '\0' || v[6] == ':')) {
+        /* issue 22: the search runs on OpenCL now, the hash kernels come next */
+        return cli_usage_error("hash",
+                               "--device %s: hashing on OpenCL is not built yet (the duplicate "
+                               "search is: ferry dupes --device %s); use cpu or cuda[:N]",
+                               v, v),
+               -1;
       } else {
         return cli_usage_error("hash", "--device must be cpu or cuda[:N], not '%s'", v), -1;
       }

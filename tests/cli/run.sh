@@ -144,6 +144,8 @@ check dupes-opencl-usage 2 "--device opencl:N needs an integer" -- \
 check dupes-opencl-missing 1 "OpenCL device 999 does not exist|no OpenCL" -- \
   "$FERRY" dupes "$TMP/class0.fidx" --device opencl:999
 check doctor-opencl 0 "^OpenCL: " -- "$FERRY" doctor
+check hash-opencl-not-yet 2 "hashing on OpenCL is not built yet .* ferry dupes --device opencl" -- \
+  "$FERRY" hash "$SAMPLE/class0" --device opencl
 # on an OpenCL device (PoCL in CI) the groups are the CPU's, byte for byte
 if "$FERRY" doctor 2>/dev/null | grep -q '^opencl:0: '; then
   mkdir -p "$TMP/twice/a" "$TMP/twice/b"
