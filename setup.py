@@ -343,23 +343,9 @@ class BuildExt(build_ext):
         bytes FY_CL_<NAME>_BYTES (src/opencl/cl_sources.c embeds
         them); the folder that holds it."""
         gen = os.path.join(odir, "generated")
-        os.makedirs(gen, exist_ok=True)
-        text = "/* generated from the OpenCL C files in src/opencl by setup.py */\n"
-        shared = [os.path.join(ROOT, "src", "hash", h)
-                  for h in ("fp_core.h", "dct_core.h", "haar_core.h")]
-        for cl in sorted(glob.glob(os.path.join(ROOT, "src", "opencl", "*.cl"))) + shared:
-            name = os.path.splitext(os.path.basename(cl))[0].upper()
-            with open(cl, "rb") as f:
-                data = f.read()
-            text += "#define FY_CL_%s_BYTES %s\n" % (name, ",".join("0x%02x" % b for b in data))
-        path = os.path.join(gen, "opencl_src.h")
-        old = None
-        if os.path.exists(path):
-            with open(path) as f:
-                old = f.read()
-        if old != text:  # rewritten only when a kernel changed (cl_sources.o is rebuilt)
-            with open(path, "w") as f:
-                f.write(text)
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+        import gen_opencl_src  # the one writer of opencl_src.h outside CMake
+        if gen_opencl_src.write(gen):  # a kernel changed: cl_sources.o is rebuilt
             stale = os.path.join(odir, "src", "opencl", "cl_sources.o")
             if os.path.exists(stale):
                 os.remove(stale)

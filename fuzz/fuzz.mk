@@ -20,6 +20,7 @@ FUZZ_DEFS    := -DFERRY_HAVE_AV
 endif
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -DFERRY_BUILDING $(FUZZ_DEFS) -Iinclude -Isrc -Ifuzz \
+                -I$(FUZZ_BUILD)/gen \
                 -Wall -Wextra -Werror -Wno-unused-parameter $(FUZZ_SAN) \
                 $(shell pkg-config --cflags $(FUZZ_PKGS) 2>/dev/null)
 FUZZ_LIBS    := $(shell pkg-config --libs $(FUZZ_PKGS) 2>/dev/null) -lpthread -lm
@@ -32,6 +33,14 @@ FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+# the OpenCL C sources embedded by src/opencl/cl_sources.c
+FUZZ_CL_DEPS := $(wildcard src/opencl/*.cl) src/hash/fp_core.h src/hash/dct_core.h \
+                src/hash/haar_core.h scripts/gen_opencl_src.py
+$(FUZZ_BUILD)/gen/opencl_src.h: $(FUZZ_CL_DEPS)
+	python3 scripts/gen_opencl_src.py $(FUZZ_BUILD)/gen >/dev/null
+
+$(FUZZ_BUILD)/obj/src/opencl/cl_sources.o: $(FUZZ_BUILD)/gen/opencl_src.h
 
 $(FUZZ_BUILD)/libferry_fuzz.a: $(FUZZ_LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
