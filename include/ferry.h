@@ -654,7 +654,7 @@ typedef struct ferry_search_options {
 
 void ferry_search_options_default(ferry_search_options *options);
 
-/* ferry_search_options.device = FERRY_DEVICE_OPENCL + N (N = 0 .. 65535)
+/* ferry_search_options.device = FERRY_DEVICE_OPENCL + N (N = 0 .. 65534)
  * runs the Hamming searches (ferry_hamming_pairs, ferry_hamming_topk,
  * ferry_dupes_find) on OpenCL device N: the devices of every platform the
  * OpenCL ICD loader lists, numbered in its order (`ferry doctor` lists
@@ -664,6 +664,9 @@ void ferry_search_options_default(ferry_search_options *options);
  * CPU, N a CUDA device); the other device fields do not take OpenCL. */
 #define FERRY_DEVICE_OPENCL 0x10000
 #define FERRY_DEVICE_IS_OPENCL(d) ((d) >= FERRY_DEVICE_OPENCL && (d) < 2 * FERRY_DEVICE_OPENCL)
+/* The first OpenCL GPU of any platform, else OpenCL device 0 (`--device
+ * opencl` without a number): a CPU driver such as PoCL is often device 0. */
+#define FERRY_DEVICE_OPENCL_ANY (FERRY_DEVICE_OPENCL + 0xFFFF)
 
 /* Every pair of `n` codes within options->threshold. A code is `words`
  * 64-bit words (1: 64-bit hashes, 4: 256-bit), codes stored one after the

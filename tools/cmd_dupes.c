@@ -59,7 +59,8 @@ static const char help[] =
     "                          where the pair search runs (default cpu); cuda:\n"
     "                          brute force over all pairs on GPU N, same groups;\n"
     "                          opencl: the same on OpenCL device N (`ferry doctor`\n"
-    "                          lists them; any vendor's GPU, or PoCL on the CPU)\n"
+    "                          lists them; any vendor's GPU, or PoCL on the CPU);\n"
+    "                          opencl without N: the first GPU, else device 0\n"
     "  --gpu, --no-gpu         the same as --device cuda and --device cpu\n"
     "  -q, --quiet             no summary line\n"
     "\n"
@@ -130,9 +131,9 @@ static int dupes_main(int argc, char **argv) {
           return CLI_USAGE;
       } else if (!strncmp(v, "opencl", 6) && (v[6] == '\0' || v[6] == ':')) {
         int n = 0;
-        if (v[6] && cli_int("dupes", "--device opencl:N", v + 7, 0, 65535, &n))
+        if (v[6] && cli_int("dupes", "--device opencl:N", v + 7, 0, 65534, &n))
           return CLI_USAGE;
-        so.device = FERRY_DEVICE_OPENCL + n;
+        so.device = v[6] ? FERRY_DEVICE_OPENCL + n : FERRY_DEVICE_OPENCL_ANY;
       } else {
         return cli_usage_error("dupes", "--device must be cpu, cuda:N or opencl:N, not '%s'", v);
       }

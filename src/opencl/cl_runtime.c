@@ -211,6 +211,20 @@ static int walk(const fy_cl_api *cl, int want, fy_cl_device_info **list, int *co
   return rc;
 }
 
+int fy_cl_default_device(void) {
+  fy_cl_device_info *all = NULL;
+  int n = 0, np = 0, pick = 0;
+  if (fy_cl_devices(&all, &n, &np) == FERRY_OK)
+    for (int i = 0; i < n; i++)
+      if (all[i].gpu) {
+        pick = i;
+        break;
+      }
+  free(all);
+  fy_error_clear();
+  return pick;
+}
+
 int fy_cl_devices(fy_cl_device_info **out, int *count, int *platforms) {
   *out = NULL;
   *count = 0;

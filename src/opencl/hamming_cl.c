@@ -81,6 +81,8 @@ static void search_close(search *s) {
 static int search_open(search *s, int device, const uint64_t *codes, size_t n, int words,
                        int filter, const char *kernel) {
   int rc;
+  if (device == FY_CL_DEVICE_ANY)
+    device = fy_cl_default_device();
   if (device >= 0 && device < CACHE_DEVICES) {
     pthread_mutex_lock(&cache_lock);
     s->locked = 1;

@@ -39,6 +39,10 @@ typedef struct fy_cl_device_info {
  * number of platforms. FERRY_EUNSUPPORTED with the reason when there is no
  * loader or no platform (*out NULL, counts 0). */
 int fy_cl_devices(fy_cl_device_info **out, int *count, int *platforms);
+/* FERRY_DEVICE_OPENCL_ANY's device: the first GPU of any platform, else
+ * device 0 (a CPU driver such as PoCL is often listed first). */
+#define FY_CL_DEVICE_ANY 0xFFFF
+int fy_cl_default_device(void);
 
 /* A context and an in-order queue on one device. */
 typedef struct fy_cl_ctx {

@@ -198,6 +198,26 @@ int main(void) {
            devs[d].version, devs[d].units);
   CHECK(platforms >= 1);
   CHECK(devs[0].name[0] != 0 && devs[0].max_wg >= 1);
+  { /* FERRY_DEVICE_OPENCL_ANY: the first GPU, else device 0; the CPU's pairs */
+    int want = 0;
+    for (int d = count - 1; d >= 0; d--)
+      if (devs[d].gpu)
+        want = d;
+    CHECK_MSG(fy_cl_default_device() == want, "default device %d, want %d", fy_cl_default_device(),
+              want);
+    uint64_t codes[5] = {0, 1, 3, 0xff, 0};
+    ferry_search_options o;
+    ferry_search_options_default(&o);
+    o.threshold = 2;
+    ferry_pair *cp = NULL, *gp = NULL;
+    size_t nc = 0, ng = 0;
+    CHECK(ferry_hamming_pairs(codes, 5, 1, &o, &cp, &nc) == FERRY_OK);
+    o.device = FERRY_DEVICE_OPENCL_ANY;
+    CHECK(ferry_hamming_pairs(codes, 5, 1, &o, &gp, &ng) == FERRY_OK);
+    CHECK(nc > 0 && same_pairs(cp, nc, gp, ng));
+    ferry_pairs_free(cp);
+    ferry_pairs_free(gp);
+  }
   int dev = 0;
   const char *env = getenv("FERRY_TEST_OPENCL_DEVICE"); /* e.g. the GPU on a machine with both */
   if (env)
