@@ -90,6 +90,8 @@ static int report_json(const fy_gpu_probe *p) {
   } else {
     cli_json_null(&j, "nvjpeg");
   }
+  cli_json_str(&j, "nvjpeg_why",
+               p->built_with_cuda && !p->nvjpeg_version && p->nvjpeg_why[0] ? p->nvjpeg_why : NULL);
   cli_json_bool(&j, "nvdec", p->built_with_cuda && p->nvdec);
   int n = p->built_with_cuda ? (p->device_count < 8 ? p->device_count : 8) : 0;
   cli_json_array(&j, "gpus");
@@ -134,7 +136,8 @@ static void cuda_text(const fy_gpu_probe *p) {
     printf("  nvJPEG: %d.%d.%d\n", p->nvjpeg_version / 1000, (p->nvjpeg_version % 1000) / 10,
            p->nvjpeg_version % 10);
   else
-    printf("  nvJPEG: libnvjpeg not found (the CPU decodes; the GPU still resizes)\n");
+    printf("  nvJPEG: %s (the CPU decodes; the GPU still resizes)\n",
+           p->nvjpeg_why[0] ? p->nvjpeg_why : "libnvjpeg not found");
   printf("  NVDEC (libnvcuvid): %s\n",
          p->nvdec ? "loads: `ferry video --device cuda:N` decodes on the video engines "
                     "(`ferry video --nvdec-caps` lists codecs)"

@@ -183,6 +183,8 @@ extern "C" void fy_gpu_probe_run(fy_gpu_probe *p) {
     nvj.nvjpegGetProperty(MINOR_VERSION, &min);
     nvj.nvjpegGetProperty(PATCH_LEVEL, &pat);
     p->nvjpeg_version = maj * 1000 + min * 10 + pat;
+  } else {
+    nvj_why(p->nvjpeg_why, sizeof p->nvjpeg_why);
   }
   void *cuvid = dlopen("libnvcuvid.so.1", RTLD_LAZY | RTLD_LOCAL);
   p->nvdec = cuvid != NULL;

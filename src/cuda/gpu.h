@@ -17,10 +17,11 @@ typedef struct fy_gpu_probe {
     int major, minor, sms;
     size_t total_mem, free_mem;
     int hw_jpeg; /* nvJPEG's hardware backend can be created */
-    char hw_jpeg_why[128];
+    char hw_jpeg_why[1024];
   } dev[8];
-  int nvjpeg_version; /* major*1000 + minor*10 + patch, 0 if unavailable */
-  int nvdec;          /* libnvcuvid loads */
+  int nvjpeg_version;    /* major*1000 + minor*10 + patch, 0 if unavailable */
+  char nvjpeg_why[1024]; /* when 0: where libnvjpeg was looked for, or what it lacks */
+  int nvdec;             /* libnvcuvid loads */
 } fy_gpu_probe;
 
 /* Fills *p. Never fails: what is missing is said in p. */
