@@ -256,6 +256,10 @@ def test_doctor_json():
     assert d["cpu_cores"] >= 1 and d["backend"] in ("cpu", "gpu")
     assert isinstance(d["gpus"], list)
     assert (d["backend"] == "gpu") == bool(d["gpus"])
+    # without nvJPEG, the whole list of places it was looked for (never cut)
+    if d.get("cuda_runtime") and d["nvjpeg"] is None:
+        assert d["nvjpeg_why"].startswith("libnvjpeg not found (looked for libnvjpeg.so.13")
+        assert d["nvjpeg_why"].endswith(")"), d["nvjpeg_why"]
 
 
 # ------------------------------------------------------- 7: - for stdin
