@@ -28,6 +28,9 @@
 #define LLVMFuzzerTestOneInput fuzz_options_one
 #include "../../fuzz/fuzz_options.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_shards_one
+#include "../../fuzz/fuzz_shards.c"
+#undef LLVMFuzzerTestOneInput
 #include "../../fuzz/fuzz_util.c"
 
 static const struct {
@@ -35,7 +38,8 @@ static const struct {
   int (*one)(const uint8_t *, size_t);
 } targets[] = {{"decode", fuzz_decode_one},   {"probe", fuzz_probe_one},
                {"pack", fuzz_pack_one},       {"list", fuzz_list_one},
-               {"catalog", fuzz_catalog_one}, {"options", fuzz_options_one}};
+               {"catalog", fuzz_catalog_one}, {"options", fuzz_options_one},
+               {"shards", fuzz_shards_one}};
 
 #define slurp(path, n) check_slurp(path, n)
 
