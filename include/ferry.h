@@ -205,6 +205,11 @@ typedef enum ferry_on_error {
   FERRY_ON_ERROR_FAIL      /* stop the epoch with the error */
 } ferry_on_error;
 
+typedef enum ferry_numa {
+  FERRY_NUMA_AUTO = 0, /* GPU mode on a host of several NUMA nodes: threads near the GPU */
+  FERRY_NUMA_OFF       /* threads where the scheduler puts them */
+} ferry_numa;
+
 typedef struct ferry_loader_options {
   const char *source;         /* a directory (ImageFolder), a list file, a pack,
                                * or WebDataset shards (see shuffle_buffer) */
@@ -302,6 +307,15 @@ typedef struct ferry_loader_options {
    * default. Without CUDA (not built in, no device) a warning says the
    * batches stay unpinned; ferry_loader_pinned() tells. */
   int pin_memory;
+  /* GPU mode (device >= 0) on a host of several NUMA nodes with CPUs:
+   * FERRY_NUMA_AUTO (default) runs the loader's threads on the CPUs of the
+   * GPU's node (sysfs), those this process may use, and allocates the
+   * pinned staging there; where several GPUs of the node each have a
+   * process (LOCAL_WORLD_SIZE > 1, torchrun), each takes its own slice of
+   * those CPUs. workers = 0 then counts those CPUs. A host of one node, a
+   * node sysfs does not tell, CPU mode, or FERRY_NUMA_OFF: no placement.
+   * ferry_loader_numa() tells what was done. */
+  ferry_numa numa;
 } ferry_loader_options;
 
 void ferry_loader_options_default(ferry_loader_options *options);
@@ -421,6 +435,11 @@ int ferry_loader_open_paths(const ferry_loader_options *options, const char *con
                             const int32_t *labels, int64_t count, ferry_loader **loader);
 /* 1 when the loader's CPU batches are page-locked (pin_memory took), else 0. */
 int ferry_loader_pinned(const ferry_loader *loader);
+/* Where the loader's threads run (the numa option): the NUMA node of its
+ * GPU when they were placed on that node's CPUs, else -1. `cpus` (NULL, or
+ * cap bytes) gets those CPUs as a cpulist ("16-23,80-87"), or, when not
+ * placed, why not. */
+int ferry_loader_numa(const ferry_loader *loader, char *cpus, size_t cap);
 /* Samples in the whole source, and in this rank's share of an epoch. */
 int64_t ferry_loader_source_size(const ferry_loader *loader);
 int64_t ferry_loader_epoch_size(const ferry_loader *loader);

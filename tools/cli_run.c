@@ -240,6 +240,8 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
     return CLI_FAIL;
   }
   int workers = ferry_loader_num_workers(L);
+  char numa_cpus[512]; /* where the threads run: near the GPU (--numa) */
+  int numa_node = ferry_loader_numa(L, numa_cpus, sizeof numa_cpus);
   cli_json j;
   char device[16];
   if (a->o.device >= 0)
@@ -259,6 +261,8 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
     cli_json_int(&j, "height", a->o.height);
     cli_json_int(&j, "workers", workers);
     cli_json_str(&j, "device", device);
+    cli_json_int(&j, "numa_node", numa_node);
+    cli_json_str(&j, "numa_cpus", numa_node >= 0 ? numa_cpus : NULL);
     cli_json_array(&j, "epochs");
   } else {
     printf("source %s: %lld images, %d classes; this rank: %lld images in %lld batches of %d; "
@@ -266,6 +270,8 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
            name, (long long)ferry_loader_source_size(L), ferry_loader_num_classes(L),
            (long long)ferry_loader_epoch_size(L), (long long)ferry_loader_num_batches(L),
            a->o.batch_size, workers, a->o.device >= 0 ? " + GPU" : "");
+    if (numa_node >= 0)
+      printf("threads on the GPU's NUMA node %d: CPUs %s\n", numa_node, numa_cpus);
   }
   if (a->save_npy && !(a->npy = cli_npy_open(cmd, a->save_npy, &a->o))) {
     ferry_loader_close(L);

@@ -107,6 +107,8 @@ static int report_json(const fy_gpu_probe *p) {
     cli_json_num(&j, "free_gib", p->dev[d].free_mem / 1073741824.0);
     cli_json_bool(&j, "jpeg_engine", p->dev[d].hw_jpeg);
     cli_json_str(&j, "jpeg_engine_why", p->dev[d].hw_jpeg ? NULL : p->dev[d].hw_jpeg_why);
+    cli_json_str(&j, "pci", p->dev[d].pci);
+    cli_json_int(&j, "numa_node", p->dev[d].numa_node);
     cli_json_close(&j);
   }
   cli_json_close(&j);
@@ -158,6 +160,15 @@ static void cuda_text(const fy_gpu_probe *p) {
     else
       printf("  JPEG: %s: the CPU workers decode, the GPU resizes and normalizes\n",
              p->dev[d].hw_jpeg_why);
+    if (p->dev[d].numa_node < 0)
+      printf("  PCI %s, NUMA node unknown: the loader's threads are not placed\n", p->dev[d].pci);
+    else if (p->numa_nodes < 2)
+      printf("  PCI %s, NUMA node %d (the host's only one with CPUs)\n", p->dev[d].pci,
+             p->dev[d].numa_node);
+    else
+      printf("  PCI %s, NUMA node %d of %d: the loader's threads run on its CPUs (--numa "
+             "auto)\n",
+             p->dev[d].pci, p->dev[d].numa_node, p->numa_nodes);
   }
 }
 

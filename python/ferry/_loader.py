@@ -385,6 +385,15 @@ class Loader(_Closable):
         return bool(self._live_core().pinned)
 
     @property
+    def numa(self) -> Tuple[int, str]:
+        """Where the loader's threads run (the numa option): (the GPU's NUMA
+        node, its CPUs as a cpulist such as "16-23,80-87") when they were
+        placed near the GPU on a host of several NUMA nodes, else (-1, why
+        not)."""
+        node, text = self._live_core().numa
+        return int(node), str(text)
+
+    @property
     def dtype(self) -> str:
         return _DTYPE_NAMES[self._core.options["dtype"]]
 

@@ -20,6 +20,7 @@ extern "C" {
 #include "cuda/engine_gate.h"
 #include "cuda/jpeg_mem.h"
 extern "C" {
+#include "core/numa.h"
 #include "cuda/nvjpeg_find.h"
 }
 
@@ -190,14 +191,19 @@ extern "C" void fy_gpu_probe_run(fy_gpu_probe *p) {
   p->nvdec = cuvid != NULL;
   if (cuvid)
     dlclose(cuvid);
+  p->numa_nodes = fy_numa_node_count();
   for (int d = 0; d < p->device_count && d < 8; d++) {
     cudaDeviceProp prop;
+    p->dev[d].numa_node = -1;
     if (cudaGetDeviceProperties(&prop, d) != cudaSuccess)
       continue;
     snprintf(p->dev[d].name, sizeof p->dev[d].name, "%s", prop.name);
     p->dev[d].major = prop.major;
     p->dev[d].minor = prop.minor;
     p->dev[d].sms = prop.multiProcessorCount;
+    snprintf(p->dev[d].pci, sizeof p->dev[d].pci, "%04x:%02x:%02x.0", prop.pciDomainID,
+             prop.pciBusID, prop.pciDeviceID);
+    p->dev[d].numa_node = fy_numa_pci_node(p->dev[d].pci);
     cudaSetDevice(d);
     cudaMemGetInfo(&p->dev[d].free_mem, &p->dev[d].total_mem);
     nvjpegHandle_t h;

@@ -18,7 +18,10 @@ typedef struct fy_gpu_probe {
     size_t total_mem, free_mem;
     int hw_jpeg; /* nvJPEG's hardware backend can be created */
     char hw_jpeg_why[1024];
+    char pci[32];  /* PCI address, as sysfs names it ("0000:3b:00.0") */
+    int numa_node; /* its NUMA node (sysfs), -1 unknown */
   } dev[8];
+  int numa_nodes;        /* NUMA nodes with CPUs on this host (sysfs; 0 unknown) */
   int nvjpeg_version;    /* major*1000 + minor*10 + patch, 0 if unavailable */
   char nvjpeg_why[1024]; /* when 0: where libnvjpeg was looked for, or what it lacks */
   int nvdec;             /* libnvcuvid loads */
@@ -150,6 +153,12 @@ int fy_gpu_yuv_to_rgb(const fy_gpu_yuv *f, uint8_t *dst, int dst_pitch, void *st
 int fy_gpu_download(int device, const void *src, void *dst, size_t n);
 int fy_gpu_upload(int device, const void *src, void *dst, size_t n);
 int fy_gpu_sync(int device);
+/* Visible CUDA devices (0 when none, or without CUDA), and device's PCI
+ * address as CUDA writes it ("0000:3B:00.0"; FERRY_EUNSUPPORTED without
+ * CUDA): where the loader's threads go on a host of several NUMA nodes
+ * (pipeline/place.c). */
+int fy_gpu_count(void);
+int fy_gpu_pci_id(int device, char *buf, int cap);
 /* Page-locks host memory for CUDA (portable), with device's context. */
 int fy_gpu_host_register(int device, void *p, size_t n);
 void fy_gpu_host_unregister(void *p);

@@ -67,3 +67,13 @@ extern "C" int fy_gpu_host_register(int device, void *p, size_t n) {
 }
 
 extern "C" void fy_gpu_host_unregister(void *p) { cudaHostUnregister(p); }
+
+extern "C" int fy_gpu_count(void) {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+extern "C" int fy_gpu_pci_id(int device, char *buf, int cap) {
+  CU(cudaDeviceGetPCIBusId(buf, cap, device), "reading the device's PCI address");
+  return FERRY_OK;
+}

@@ -75,6 +75,12 @@ int fy_gpu_upload(int device, const void *src, void *dst, size_t n) {
   return (void)device, (void)src, (void)dst, (void)n, no_cuda();
 }
 int fy_gpu_sync(int device) { return (void)device, no_cuda(); }
+int fy_gpu_count(void) { return 0; }
+int fy_gpu_pci_id(int device, char *buf, int cap) {
+  if (cap > 0)
+    buf[0] = '\0';
+  return (void)device, no_cuda();
+}
 int fy_gpu_host_register(int device, void *p, size_t n) {
   return (void)device, (void)p, (void)n, no_cuda();
 }

@@ -70,7 +70,8 @@ int fy_dev_open(ferry_loader *L) {
     pthread_mutex_lock(&L->ring.mu);
     L->live++;
     pthread_mutex_unlock(&L->ring.mu);
-    if (pthread_create(&L->gpu_tid[i], NULL, fy_dev_decoder_main, &L->dec_args[i]) != 0) {
+    if (pthread_create(&L->gpu_tid[i], fy_place_attr(L), fy_dev_decoder_main, &L->dec_args[i]) !=
+        0) {
       pthread_mutex_lock(&L->ring.mu);
       L->live--;
       pthread_mutex_unlock(&L->ring.mu);

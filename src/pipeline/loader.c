@@ -147,7 +147,9 @@ static int alloc_slots(ferry_loader *L) {
 static int start_threads(ferry_loader *L) {
   /* On a GPU, 3 decoder threads feed the JPEG engine (device.c) and the
    * consumer needs a core: measured on 16 cores, 12 workers beat 16. */
-  int cores = fy_num_cores(), gpu_auto = cores > 8 ? cores - 4 : cores > 2 ? cores - 1 : cores;
+  /* Placed near the GPU (place.c): the cores of that placement. */
+  int cores = L->numa.placed ? fy_cpus_count(&L->numa.cpus) : fy_num_cores();
+  int gpu_auto = cores > 8 ? cores - 4 : cores > 2 ? cores - 1 : cores;
   L->nworkers = L->o.workers ? L->o.workers : L->gpu && fy_gpu_hw_decode(L->gpu) ? gpu_auto : cores;
   L->threads = calloc((size_t)L->nworkers, sizeof *L->threads);
   L->ws = calloc((size_t)L->nworkers, sizeof *L->ws);
@@ -162,7 +164,7 @@ static int start_threads(ferry_loader *L) {
     pthread_mutex_lock(&L->ring.mu);
     L->live++;
     pthread_mutex_unlock(&L->ring.mu);
-    if (pthread_create(&L->threads[i], NULL, worker_run, a) != 0) {
+    if (pthread_create(&L->threads[i], fy_place_attr(L), worker_run, a) != 0) {
       free(a);
       L->nworkers = i;
       pthread_mutex_lock(&L->ring.mu);
@@ -306,10 +308,13 @@ static int open_loader(const ferry_loader_options *options, fy_source *given, fe
     rc = fy_cache_init(&L->cache, L->src.count,
                        L->o.device >= 0 ? (size_t)3 * L->o.width * L->o.height : L->sample_bytes,
                        L->o.cache_bytes);
+  if (rc == FERRY_OK)
+    fy_place_begin(L); /* near the GPU: its pinned staging and the threads */
   if (rc == FERRY_OK && L->o.device >= 0)
     rc = fy_dev_open(L);
   if (rc == FERRY_OK)
     rc = start_threads(L);
+  fy_place_end(L);
   if (rc) {
     char msg[1024];
     snprintf(msg, sizeof msg, "%s", ferry_last_error());
@@ -523,6 +528,7 @@ void ferry_loader_close(ferry_loader *L) {
   if (L->pinned)
     unpin(L);
   fy_ring_free(&L->ring);
+  fy_place_free(L);
   pthread_mutex_destroy(&L->report_mu);
   free(L);
 }

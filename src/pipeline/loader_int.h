@@ -5,6 +5,7 @@
 #ifndef FY_LOADER_INT_H
 #define FY_LOADER_INT_H
 
+#include "core/numa.h"
 #include "cuda/gpu.h"
 #include "io/source.h"
 #include "pipeline/cache.h"
@@ -13,6 +14,7 @@
 #include "pipeline/ring.h"
 
 #include <pthread.h>
+#include <sched.h>
 
 typedef struct fy_dec_arg {
   struct ferry_loader *L;
@@ -64,12 +66,28 @@ struct ferry_loader {
   size_t *temp_used;  /* per slot */
   int *table_used;    /* per slot */
   int *any_staged;    /* per slot */
+  /* where the threads run (place.c): near the GPU on a host of several NUMA nodes */
+  fy_numa_plan numa;
+  pthread_attr_t place_attr; /* the threads' attributes when numa.placed */
+  int place_attr_init;
+  cpu_set_t caller_cpus; /* the opening thread's own CPUs, while it is bound */
+  int caller_bound;
 };
 
 /* ferry_loader_open over a source already listed (pack building: any
  * bytes in a name survive, no list file in between); takes *src over and
  * clears it, whatever happens. options->source names it in messages. */
 int fy_loader_open_source(const ferry_loader_options *options, fy_source *src, ferry_loader **out);
+
+/* place.c: the threads near the GPU (the numa option). fy_place_begin
+ * decides where (L->numa; CPU mode: nowhere) and binds the calling thread
+ * there until fy_place_end; fy_place_attr: the attributes the loader's
+ * threads are created with (NULL: the defaults); fy_place_free undoes it
+ * all. */
+void fy_place_begin(ferry_loader *L);
+void fy_place_end(ferry_loader *L);
+const pthread_attr_t *fy_place_attr(const ferry_loader *L);
+void fy_place_free(ferry_loader *L);
 
 /* watch.c: the stall watchdog. */
 /* Waits on cv (the ring's mu held) until signalled, or until stall_ms have

@@ -57,6 +57,7 @@ static const char *const dtypes[] = {"u8", "f16", "f32", NULL};
 static const char *const dtype_aliases[] = {"uint8",   "u8",  "float16", "f16", "half", "f16",
                                             "float32", "f32", "float",   "f32", NULL};
 static const char *const on_errors[] = {"skip", "fail", NULL};
+static const char *const numas[] = {"auto", "off", NULL};
 
 const ferry_option fy_loader_option_table[] = {
     {.name = "batch_size",
@@ -252,6 +253,12 @@ const ferry_option fy_loader_option_table[] = {
      .default_value = "-1",
      .help = "CPU batches in page-locked memory registered with CUDA device N, for fast "
              "asynchronous copies to it (default -1: off; no CUDA: a warning, not pinned)"},
+    {.name = "numa",
+     .flag = "--numa",
+     CHOICE(numa, numas, NULL),
+     .default_value = "auto",
+     .help = "GPU on a host of several NUMA nodes: auto runs the threads on the GPU's node's "
+             "CPUs (a slice each where several GPUs there have a process); off: anywhere"},
 };
 
 const int fy_loader_option_table_count =

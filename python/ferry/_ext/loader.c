@@ -391,6 +391,15 @@ LOADER_INT64_GETTER(num_batches, ferry_loader_num_batches)
 LOADER_INT64_GETTER(num_classes, ferry_loader_num_classes)
 LOADER_INT64_GETTER(pinned, ferry_loader_pinned)
 
+/* (NUMA node, CPUs as a cpulist) where the threads were placed near the
+ * GPU (the numa option), else (-1, why not) */
+static PyObject *loader_get_numa(LoaderObject *self, void *c) {
+  if (loader_usable(self) < 0)
+    return NULL;
+  char text[512];
+  int node = ferry_loader_numa(self->L, text, sizeof text);
+  return Py_BuildValue("(is)", node, text);
+}
 static PyObject *loader_get_live(LoaderObject *self, void *c) {
   return PyLong_FromSsize_t(self->live);
 }
@@ -434,6 +443,8 @@ static PyGetSetDef loader_getset[] = {
     {"source_size", (getter)loader_get_source_size, NULL, "Samples in the source.", NULL},
     {"pinned", (getter)loader_get_pinned, NULL, "1: CPU batches are page-locked (pin_memory).",
      NULL},
+    {"numa", (getter)loader_get_numa, NULL,
+     "(node, CPUs) where the threads run near the GPU (numa option), else (-1, why not).", NULL},
     {"epoch_size", (getter)loader_get_epoch_size, NULL, "Samples in this rank's epoch.", NULL},
     {"num_batches", (getter)loader_get_num_batches, NULL, "Batches per epoch (this rank).", NULL},
     {"num_classes", (getter)loader_get_num_classes, NULL, "Classes of an ImageFolder.", NULL},
