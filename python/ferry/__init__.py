@@ -59,6 +59,8 @@ from ._dedup import (  # noqa: F401
     find_duplicates, hash, hash_distance, IMAGE_SUFFIXES, PathLike, _hash_kinds, _Hashers,
     _image_files, _is_pixels, _MODES)
 from ._info import build_info  # noqa: F401
+from ._catalog import (  # noqa: F401
+    index_merge, index_rank_of, index_update, MissingRanksWarning)
 
 __version__ = _ferry.version
 
@@ -72,10 +74,12 @@ __all__ = [
 ]
 __all__ += ["hash_distance", "hash", "find_duplicates"]
 __all__ += ["build_info"]
+__all__ += ["index_update", "index_merge", "index_rank_of", "MissingRanksWarning"]
 
 # The public objects are ferry's (their repr, pickling and help name the
 # package, as when they were defined in this file).
 for _obj in (SkippedFileWarning, Batch, Loader, decode, probe, VideoReader, hash, hash_distance,
-             find_duplicates, build_info):
+             find_duplicates, build_info, index_update, index_merge, index_rank_of,
+             MissingRanksWarning):
     _obj.__module__ = __name__
 del _obj

@@ -193,6 +193,12 @@ PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs);
 PyObject *py_drop_matching(PyObject *mod, PyObject *args);
 PyObject *py_search_isa(PyObject *mod, PyObject *unused);
 
+/* -------------------------------------------------------------- catalog.c */
+
+PyObject *py_index_update(PyObject *mod, PyObject *args, PyObject *kwargs);
+PyObject *py_index_merge(PyObject *mod, PyObject *args, PyObject *kwargs);
+PyObject *py_index_rank_of(PyObject *mod, PyObject *args);
+
 /* ---------------------------------------------------------------- video.c */
 
 extern PyTypeObject VideoReaderType, VideoBatchType;

@@ -159,19 +159,31 @@ static PyMethodDef module_methods[] = {
     {"hash_kind_parse", (PyCFunction)py_hash_kind_parse, METH_O,
      "hash_kind_parse(name)\n--\n\nThe kind number of a hash name (aliases too)."},
     {"hamming_pairs", (PyCFunction)(void (*)(void))py_hamming_pairs, METH_VARARGS | METH_KEYWORDS,
-     "hamming_pairs(codes, words, threshold, threads=0, method=0)\n--\n\nEvery pair of codes "
-     "within the threshold: a uint32 Tensor [npairs, 3] of (i, j, distance)."},
+     "hamming_pairs(codes, words, threshold, threads=0, method=0, devices=None)\n--\n\nEvery "
+     "pair of codes within the threshold: a uint32 Tensor [npairs, 3] of (i, j, distance); "
+     "devices: CUDA device numbers to search on (several: shared among them)."},
     {"group_pairs", (PyCFunction)py_group_pairs, METH_VARARGS,
      "group_pairs(n, pairs)\n--\n\n(group of each item, number of groups)."},
     {"drop_matching", (PyCFunction)py_drop_matching, METH_VARARGS,
      "drop_matching(paths, patterns): the paths no pattern matches (ferry dupes --exclude)"},
     {"find_groups", (PyCFunction)(void (*)(void))py_find_groups, METH_VARARGS | METH_KEYWORDS,
      "find_groups(paths, items, kind, threshold, *, mode=0, hash_size=8, colorhash_bits=3, "
-     "threads=0)\n--\n\nDuplicate groups of hash_files' items, found by the C library "
-     "(ferry_dupes_find over an in-memory catalog): a list of groups in order of their first "
-     "path, each a list of (path, width, height, distance to the keeper), keeper first."},
+     "threads=0, keep=None, reference=None, robust=True, devices=None)\n--\n\nDuplicate "
+     "groups of hash_files' items, found by the C library (ferry_dupes_find over an in-memory "
+     "catalog): a list of groups in order of their first path, each a list of (path, width, "
+     "height, distance to the keeper), keeper first; devices: CUDA device numbers to search on."},
     {"search_isa", (PyCFunction)py_search_isa, METH_NOARGS,
      "search_isa()\n--\n\nThe popcount kernel in use."},
+    {"index_update", (PyCFunction)(void (*)(void))py_index_update, METH_VARARGS | METH_KEYWORDS,
+     "index_update(index, roots, *, mode=-1, hash_size=0, kinds=0, threads=0, device=-1, rank=0, "
+     "world_size=1, recursive=True, all_files=False, retry_failed=False, prune=False)\n--\n\n"
+     "ferry_index_update: (stats dict, [(path, status, message)] of the files that failed)."},
+    {"index_merge", (PyCFunction)(void (*)(void))py_index_merge, METH_VARARGS | METH_KEYWORDS,
+     "index_merge(out, parts, strict=False)\n--\n\nferry_index_merge: (entries, conflicts, "
+     "world_size, [(rank, message)] of the ranks missing)."},
+    {"index_rank_of", (PyCFunction)py_index_rank_of, METH_VARARGS,
+     "index_rank_of(relative_path, world_size)\n--\n\nThe rank a file falls to in a sharded "
+     "catalog run (ferry_index_rank_of)."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module_def = {
