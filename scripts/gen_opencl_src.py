@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes opencl_src.h into DIR: each src/opencl/NAME.cl and the hash headers
-the CPU and CUDA share (src/hash/{fp,dct,haar}_core.h) as the bytes
+the CPU and CUDA share (src/hash/{fp,dct,haar}_core.h, hash_jobs.h) as the bytes
 FY_CL_<NAME>_BYTES that src/opencl/cl_sources.c embeds, so the .cl files stay
 real OpenCL C files. setup.py and fuzz/fuzz.mk call this; CMakeLists.txt
 writes the same header with file(READ ... HEX) (no Python at configure time).
@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def header_text():
     text = "/* generated from the OpenCL C files in src/opencl by scripts/gen_opencl_src.py */\n"
     shared = [os.path.join(ROOT, "src", "hash", h) for h in ("fp_core.h", "dct_core.h",
-                                                               "haar_core.h")]
+                                                               "haar_core.h", "hash_jobs.h")]
     for path in sorted(glob.glob(os.path.join(ROOT, "src", "opencl", "*.cl"))) + shared:
         name = os.path.splitext(os.path.basename(path))[0].upper()
         with open(path, "rb") as f:

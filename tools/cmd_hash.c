@@ -43,7 +43,8 @@ static const char help[] =
     "                          best) or 64-bit ones (8, imagehash's default)\n"
     "  --colorhash-bits N      colorhash's binbits, 1..18 (default 3)\n"
     "  --threads N             hashing threads (default: one per core)\n"
-    "  --device cpu|cuda[:N]   where the hashes are computed (default cpu);\n"
+    "  --device cpu|cuda[:N]|opencl[:N]\n"
+    "                          where the hashes are computed (default cpu);\n"
     "                          cuda: files are decoded on the CPU threads and\n"
     "                          hashed in batches on GPU N, with compatible\n"
     "                          mode's bits (implies --mode compatible: a\n"
@@ -55,7 +56,10 @@ static const char help[] =
     "                          two paths agree to a few bits, see\n"
     "                          docs/DEDUP.md); a job the cores finish in\n"
     "                          under FERRY_HASH_ENGINE_MIN_S seconds (2.5)\n"
-    "                          stays on the cores\n"
+    "                          stays on the cores;\n"
+    "                          opencl: as cuda in compatible mode, on OpenCL\n"
+    "                          device N (`ferry doctor` lists them; without N\n"
+    "                          the first GPU, else device 0)\n"
     "  --gpu, --no-gpu         the same as --device cuda and --device cpu\n"
     "  --no-recursive          only the files directly inside each directory\n"
     "  --all-files             every regular file, judged by content\n"
@@ -218,14 +222,13 @@ static int parse(int argc, char **argv, hash_args *a) {
         if (v[4] && cli_int("hash", "--device cuda:N", v + 5, 0, 255, &a->idx.device))
           return -1;
       } else if (!strncmp(v, "opencl", 6) && (v[6] == '\0' || v[6] == ':')) {
-        /* issue 22: the search runs on OpenCL now, the hash kernels come next */
-        return cli_usage_error("hash",
-                               "--device %s: hashing on OpenCL is not built yet (the duplicate "
-                               "search is: ferry dupes --device %s); use cpu or cuda[:N]",
-                               v, v),
-               -1;
+        int n = 0;
+        if (v[6] && cli_int("hash", "--device opencl:N", v + 7, 0, 65534, &n))
+          return -1;
+        a->idx.device = v[6] ? FERRY_DEVICE_OPENCL + n : FERRY_DEVICE_OPENCL_ANY;
       } else {
-        return cli_usage_error("hash", "--device must be cpu or cuda[:N], not '%s'", v), -1;
+        return cli_usage_error("hash", "--device must be cpu, cuda[:N] or opencl[:N], not '%s'", v),
+               -1;
       }
     } else if (!strcmp(s, "--gpu")) {
       a->idx.device = 0;
@@ -292,7 +295,12 @@ static int parse(int argc, char **argv, hash_args *a) {
   if (share_args(a))
     return -1;
   /* --device cuda alone means compatible mode on the GPU (as before fast
-   * mode could use the JPEG engine); --mode fast asks for the engine. */
+   * mode could use the JPEG engine); --mode fast asks for the engine,
+   * which OpenCL has not. */
+  if (FERRY_DEVICE_IS_OPENCL(a->idx.device) && a->mode_set && a->idx.hash.mode == FERRY_HASH_FAST)
+    return cli_usage_error("hash", "--device opencl hashes in compatible mode only (fast mode's "
+                                   "GPU part is nvJPEG's JPEG engine: --device cuda)"),
+           -1;
   if (a->idx.device >= 0 && !a->mode_set)
     a->idx.hash.mode = FERRY_HASH_COMPATIBLE;
   return 0;
@@ -543,8 +551,12 @@ static void summary_json(const hash_args *a, const ferry_index_stats *st, const 
   cli_json_str(&j, "command", "hash");
   cli_json_str(&j, "catalog", a->out);
   cli_json_str(&j, "mode", a->idx.hash.mode == FERRY_HASH_COMPATIBLE ? "compatible" : "fast");
-  char device[16];
-  if (a->idx.device >= 0)
+  char device[24];
+  if (a->idx.device == FERRY_DEVICE_OPENCL_ANY)
+    snprintf(device, sizeof device, "opencl");
+  else if (FERRY_DEVICE_IS_OPENCL(a->idx.device))
+    snprintf(device, sizeof device, "opencl:%d", a->idx.device - FERRY_DEVICE_OPENCL);
+  else if (a->idx.device >= 0)
     snprintf(device, sizeof device, "cuda:%d", a->idx.device);
   else
     snprintf(device, sizeof device, "cpu");

@@ -62,9 +62,9 @@ __device__ __forceinline__ uint8_t clip8(int acc) {
 
 /* The job of item t: a binary search for the first item of a thread, then
  * a walk forward (a thread's items only grow, by the grid's size). */
-__device__ __forceinline__ int find_job(const long long *begin, int n, size_t stride, long long t,
+__device__ __forceinline__ int find_job(const fy_i64 *begin, int n, size_t stride, long long t,
                                         int prev) {
-#define BEGIN(j) (*(const long long *)((const char *)begin + (size_t)(j)*stride))
+#define BEGIN(j) (*(const fy_i64 *)((const char *)begin + (size_t)(j)*stride))
   if (prev >= 0) {
     while (prev + 1 < n && BEGIN(prev + 1) <= t)
       prev++;
@@ -509,8 +509,8 @@ extern "C" void fy_gpu_hasher_free(fy_gpu_hasher *g) {
   cudaSetDevice(g->device);
   if (g->st)
     cudaStreamSynchronize(g->st);
-  dbuf *dev[] = {&g->u8,    &g->dbl,   &g->tabs,  &g->jobs,
-                 &g->out,   &g->input, &g->plans, &g->sjobs, &g->grids};
+  dbuf *dev[] = {&g->u8,    &g->dbl,   &g->tabs,  &g->jobs, &g->out,
+                 &g->input, &g->plans, &g->sjobs, &g->grids};
   for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
     cudaFree(dev[i]->p);
   dbuf *pin[] = {&g->hjobs, &g->hout, &g->stage};
@@ -593,7 +593,7 @@ extern "C" int fy_gpu_hasher_grids(fy_gpu_hasher *g, const fy_gpu_hash_image *im
                                        cudaMemcpyHostToDevice, g->st);
   if (!rc && e == cudaSuccess) {
     grid_kernel<<<dim3(grid, n), 128, 0, g->st>>>((const sjob *)g->sjobs.p, grid,
-                                                    (float *)g->grids.p);
+                                                  (float *)g->grids.p);
     e = cudaGetLastError();
   }
   if (!rc && e == cudaSuccess)

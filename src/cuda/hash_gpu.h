@@ -109,7 +109,9 @@ int fy_gpu_color_counts(fy_gpu_colorer *c, const fy_gpu_hash_image *images, int 
 
 /* ------------------------------------------------------- batching queue */
 
-/* Many decoding threads, one GPU: producers submit decoded host images
+/* Many decoding threads, one GPU: a CUDA device, or OpenCL device N as
+ * device = FERRY_DEVICE_OPENCL + N (FERRY_DEVICE_OPENCL_ANY: the first GPU,
+ * opencl/hash_cl.c). Producers submit decoded host images
  * (copied at once into pinned staging, so the caller's buffer is free when
  * submit returns); the queue's own thread uploads and hashes a batch when it
  * holds `batch` images, when a producer waits for room, or when every

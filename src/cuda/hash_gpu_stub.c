@@ -94,28 +94,6 @@ int fy_gpu_hash_pinned_grow(int device, void **p, size_t *cap, size_t n) {
 }
 
 void fy_gpu_hash_pinned_free(void *p) { (void)p; }
-
-int fy_gpu_hash_queue_new(int device, unsigned kinds, int hash_size, int batch, int producers,
-                          fy_gpu_hash_done done, void *user, fy_gpu_hash_queue **out) {
-  (void)device, (void)kinds, (void)hash_size, (void)batch, (void)producers, (void)done, (void)user;
-  if (out)
-    *out = NULL;
-  return no_cuda();
-}
-
-int fy_gpu_hash_queue_submit(fy_gpu_hash_queue *q, size_t id, const fy_gpu_hash_image *im) {
-  (void)q, (void)id, (void)im;
-  return no_cuda();
-}
-
-void fy_gpu_hash_queue_producer_done(fy_gpu_hash_queue *q) { (void)q; }
-
-int fy_gpu_hash_queue_finish(fy_gpu_hash_queue *q, fy_gpu_hash_stats *stats) {
-  (void)q;
-  if (stats)
-    stats->batches = stats->images = 0, stats->gpu_s = 0;
-  return FERRY_OK;
-}
 #else
 typedef int fy_hash_gpu_stub_unused; /* ISO C: no empty translation unit */
 #endif

@@ -7,51 +7,16 @@
  * A round is planned twice: first with the arena bases at 0 (sizing), then,
  * once the caller has device memory of those sizes, with the real bases:
  * job addresses are base + offset, so the two plans differ only by the
- * bases. Addresses are device addresses held as uint64_t. */
+ * bases. Addresses are device addresses held as uint64_t (CUDA), or
+ * offsets into the round's buffers with the bases at the arenas' offsets
+ * (OpenCL: opencl/hash_cl.c). */
 #ifndef FY_CUDA_HASH_PLAN_H
 #define FY_CUDA_HASH_PLAN_H
 
 #include "core/internal.h"
 #include "cuda/hash_gpu.h"
 
-#define FY_HP_NGRID 5 /* ahash, dhash, dhash_v, phash, whash */
-#define FY_HP_PREC 22 /* Pillow's fixed point (image/resample.h) */
-
-/* One resampling pass: out(line, i) = clip8(bias + sum_t src(line,
- * start[i] - shift + t) * k[i][t]), src(line, pos) = src[line * sl + pos *
- * sp], out(line, i) = dst[line * dl + i * dp]. */
-typedef struct fy_hp_pass {
-  uint64_t src, dst, start, k; /* device addresses */
-  long long sl, sp, dl, dp;
-  int lines, out, taps, shift;
-  int warp;      /* one warp per output (long windows) */
-  int line_fast; /* consecutive threads take consecutive lines (vertical) */
-  long long begin;
-} fy_hp_pass;
-
-/* RGB -> L of one image. */
-typedef struct fy_hp_gray {
-  uint64_t src, dst;
-  long long pitch;
-  int w, h;
-} fy_hp_gray;
-
-/* One Haar step of one image (wavelet.c): type 0 analysis keeping the
- * detail bands, 1 synthesis, 2 analysis of the approximation only. h: the
- * half size (analysis output / synthesis input is h x h). */
-typedef struct fy_hp_haar {
-  int type, h, zero, from_u8;
-  uint64_t in, out, bands;
-  long long begin;
-} fy_hp_haar;
-
-/* The thresholds of one image. */
-typedef struct fy_hp_hash {
-  uint64_t grid[FY_HP_NGRID]; /* u8 grids, row-major, packed */
-  uint64_t wlow;              /* wHash: s x s doubles */
-  int s;
-  unsigned kinds;
-} fy_hp_hash;
+#include "hash/hash_jobs.h" /* the job structs (shared with the kernels) */
 
 /* A table of one axis (fy_resize_axis_table), in -> out pixels; in == -out:
  * the identity (a copy). v: start[out], then k[out * taps]. */

@@ -1,20 +1,20 @@
 /* hash_queue.c — the GPU hashes' batching queue (fy_gpu_hash_queue, see
  * hash_gpu.h): many decoding threads, one GPU. Producers copy decoded
- * images into one of two pinned staging buffers; the queue's thread takes
- * the full buffer (producers go on in the other), uploads it in one
- * transfer and hashes it (fy_gpu_hasher_run_pinned), and answers every
- * image through `done`.
+ * images into one of two staging buffers; the queue's thread takes the
+ * full buffer (producers go on in the other), uploads it in one transfer
+ * and hashes it, and answers every image through `done`.
  *
- * Plain C with pthreads: it reaches the GPU only through hash_gpu.h's
- * C-callable functions. Built with CUDA only (hash_gpu_stub.c answers for
- * a build without). */
-#ifdef FERRY_HAVE_CUDA
+ * Plain C with pthreads, for either backend: a CUDA device (pinned
+ * staging, fy_gpu_hasher_run_pinned; without CUDA hash_gpu_stub.c says
+ * "built without CUDA") or an OpenCL one, device FERRY_DEVICE_OPENCL + N
+ * (staging in ordinary memory, fy_cl_hasher_run_packed). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda/hash_gpu.h"
 #include "cuda/hash_plan.h"
+#include "opencl/opencl.h"
 
 #define STAGE_BYTES ((size_t)256 << 20)
 
@@ -32,8 +32,9 @@ typedef struct stage_buf {
 } stage_buf;
 
 struct fy_gpu_hash_queue {
-  fy_gpu_hasher *g;
-  int device;
+  fy_gpu_hasher *g; /* CUDA, or */
+  fy_cl_hasher *cl; /* OpenCL */
+  int device;       /* the CUDA device (cl: unused) */
   unsigned kinds;
   int s, batch, producers, done_producers, blocked;
   fy_gpu_hash_done done;
@@ -48,6 +49,36 @@ struct fy_gpu_hash_queue {
   ferry_hash_result *res;
   fy_gpu_hash_stats stats;
 };
+
+/* ------------------------------------------------- the two backends */
+
+static int stage_grow(fy_gpu_hash_queue *q, void **p, size_t *cap, size_t n) {
+  if (!q->cl)
+    return fy_gpu_hash_pinned_grow(q->device, p, cap, n);
+  if (n <= *cap)
+    return FERRY_OK;
+  free(*p);
+  *cap = 0;
+  if (!(*p = malloc(n)))
+    return fy_error(FERRY_ENOMEM, "OpenCL hash: out of memory for %zu bytes of staging", n);
+  *cap = n;
+  return FERRY_OK;
+}
+
+static void stage_free(fy_gpu_hash_queue *q, void *p) {
+  if (q->cl)
+    free(p);
+  else
+    fy_gpu_hash_pinned_free(p);
+}
+
+static int run_batch(fy_gpu_hash_queue *q, const stage_buf *b, int n) {
+  if (q->cl)
+    return fy_cl_hasher_run_packed(q->cl, b->mem, b->used, q->im, n, q->kinds, q->s, q->res);
+  return fy_gpu_hasher_run_pinned(q->g, b->mem, b->used, q->im, n, q->kinds, q->s, q->res);
+}
+
+/* --------------------------------------------------------------- queue */
 
 static int ready(const fy_gpu_hash_queue *q) {
   const stage_buf *b = &q->buf[q->cur];
@@ -80,7 +111,7 @@ static void *queue_thread(void *arg) {
       q->im[i] = (fy_gpu_hash_image){(const uint8_t *)b->mem + it->off, it->w, it->h, it->ch,
                                      (size_t)it->w * it->ch};
     }
-    int rc = fy_gpu_hasher_run_pinned(q->g, b->mem, b->used, q->im, n, q->kinds, q->s, q->res);
+    int rc = run_batch(q, b, n);
     const char *msg = rc ? ferry_last_error() : NULL;
     for (int i = 0; i < n; i++)
       q->done(q->user, b->items[i].id, rc, &q->res[i], msg);
@@ -100,12 +131,13 @@ static void *queue_thread(void *arg) {
 
 static void queue_free(fy_gpu_hash_queue *q) {
   for (int k = 0; k < 2; k++) {
-    fy_gpu_hash_pinned_free(q->buf[k].mem);
+    stage_free(q, q->buf[k].mem);
     free(q->buf[k].items);
   }
   free(q->im);
   free(q->res);
   fy_gpu_hasher_free(q->g);
+  fy_cl_hasher_free(q->cl);
   free(q);
 }
 
@@ -121,9 +153,10 @@ int fy_gpu_hash_queue_new(int device, unsigned kinds, int hash_size, int batch, 
     return fy_error(FERRY_ENOMEM, "GPU hash: out of memory");
   q->device = device;
   q->batch = batch > 0 ? batch : 32;
-  int rc = fy_gpu_hasher_new(device, &q->g);
-  for (int k = 0; k < 2 && !rc; k++)
-    rc = fy_gpu_hash_pinned_grow(device, &q->buf[k].mem, &q->buf[k].cap, STAGE_BYTES);
+  int rc = FERRY_DEVICE_IS_OPENCL(device) ? fy_cl_hasher_new(device - FERRY_DEVICE_OPENCL, &q->cl)
+                                          : fy_gpu_hasher_new(device, &q->g);
+  for (int k = 0; k < 2 && !rc; k++) /* OpenCL: a block and its scratch are one buffer */
+    rc = stage_grow(q, &q->buf[k].mem, &q->buf[k].cap, q->cl ? STAGE_BYTES / 4 : STAGE_BYTES);
   if (!rc) {
     q->buf[0].items = malloc((size_t)q->batch * sizeof(staged));
     q->buf[1].items = malloc((size_t)q->batch * sizeof(staged));
@@ -166,7 +199,7 @@ int fy_gpu_hash_queue_submit(fy_gpu_hash_queue *q, size_t id, const fy_gpu_hash_
     if (b->n < q->batch && b->used + len <= b->cap)
       break;
     if (!b->n && !b->copying) { /* larger than a whole buffer: grow it */
-      int rc = fy_gpu_hash_pinned_grow(q->device, &b->mem, &b->cap, len);
+      int rc = stage_grow(q, &b->mem, &b->cap, len);
       if (rc) {
         pthread_mutex_unlock(&q->mu);
         return rc;
@@ -217,6 +250,3 @@ int fy_gpu_hash_queue_finish(fy_gpu_hash_queue *q, fy_gpu_hash_stats *st) {
   queue_free(q);
   return rc;
 }
-#else
-typedef int fy_hash_queue_unused; /* ISO C: no empty translation unit */
-#endif

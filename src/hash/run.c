@@ -11,6 +11,7 @@
 #include "cuda/hash_gpu.h"
 #include "hash/engine.h"
 #include "hash/hash.h"
+#include "opencl/opencl.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -225,6 +226,55 @@ static void *engine_starter(void *arg) {
   return NULL;
 }
 
+/* ------------------------------------------------------------ devices */
+
+const char *fy_hash_device_name(int device, char buf[24]) {
+  if (device == FERRY_DEVICE_OPENCL_ANY)
+    snprintf(buf, 24, "opencl");
+  else if (FERRY_DEVICE_IS_OPENCL(device))
+    snprintf(buf, 24, "opencl:%d", device - FERRY_DEVICE_OPENCL);
+  else
+    snprintf(buf, 24, "cuda:%d", device);
+  return buf;
+}
+
+int fy_hash_device_check(int device, ferry_hash_mode mode) {
+  char name[24];
+  fy_hash_device_name(device, name);
+  if (FERRY_DEVICE_IS_OPENCL(device)) {
+    if (mode != FERRY_HASH_COMPATIBLE)
+      return fy_error(FERRY_EUNSUPPORTED,
+                      "cannot hash on %s: fast mode's GPU part is nvJPEG's JPEG engine (CUDA); "
+                      "OpenCL hashes in compatible mode",
+                      name);
+    fy_cl_device_info *d = NULL;
+    int count = 0, platforms = 0;
+    int rc = fy_cl_devices(&d, &count, &platforms);
+    free(d);
+    if (rc == FERRY_OK && device != FERRY_DEVICE_OPENCL_ANY &&
+        device - FERRY_DEVICE_OPENCL >= count)
+      rc = fy_error(FERRY_EUNSUPPORTED,
+                    "OpenCL device %d does not exist (%d found; `ferry doctor` "
+                    "lists them)",
+                    device - FERRY_DEVICE_OPENCL, count);
+    if (rc) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", ferry_last_error());
+      return fy_error(rc, "cannot hash on %s: %s", name, why);
+    }
+    return FERRY_OK;
+  }
+  if (mode != FERRY_HASH_COMPATIBLE)
+    return FERRY_OK; /* fast mode: the engine beside the cores, or the cores with a note */
+  int rc = fy_gpu_hash_available(device);
+  if (rc) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", ferry_last_error());
+    return fy_error(rc, "cannot hash on GPU %s: %s", name, why);
+  }
+  return FERRY_OK;
+}
+
 /* ---------------------------------------------------------------- run */
 
 static void run_free(fy_hash_run *r) {
@@ -258,6 +308,11 @@ int fy_hash_run_start(const ferry_hash_options *o, size_t n, int threads, int de
   }
   unsigned gpu_kinds = o->kinds & FY_GPU_HASH_KINDS;
   int compat = o->mode == FERRY_HASH_COMPATIBLE;
+  if (FERRY_DEVICE_IS_OPENCL(device) && !compat) {
+    int rc = fy_hash_device_check(device, o->mode);
+    run_free(r);
+    return rc;
+  }
   if (device >= 0 && compat && gpu_kinds && n) { /* colorhash alone: the CPU path is the same */
     r->part = calloc(n, sizeof *r->part);
     int rc = r->part ? fy_gpu_hash_queue_new(device, gpu_kinds, o->hash_size, 32, threads, gpu_done,
@@ -267,7 +322,8 @@ int fy_hash_run_start(const ferry_hash_options *o, size_t n, int threads, int de
       char why[512];
       snprintf(why, sizeof why, "%s", ferry_last_error());
       run_free(r);
-      return fy_error(rc, "cannot hash on GPU cuda:%d: %s", device, why);
+      char name[24];
+      return fy_error(rc, "cannot hash on GPU %s: %s", fy_hash_device_name(device, name), why);
     }
   }
   /* fast mode on a GPU: the cores start at once, the engine joins them

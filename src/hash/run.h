@@ -21,8 +21,20 @@ typedef struct fy_hash_sink {
 
 typedef struct fy_hash_run fy_hash_run;
 
+/* A hashing device's name for messages: "cuda:N", "opencl:N", or "opencl"
+ * (FERRY_DEVICE_OPENCL_ANY). */
+const char *fy_hash_device_name(int device, char buf[24]);
+
+/* FERRY_OK when `device` (>= 0: a CUDA device, or FERRY_DEVICE_OPENCL + N)
+ * can hash in `mode`, else the reason ("cannot hash on GPU cuda:N: ...").
+ * Compatible mode runs on either; fast mode's GPU part is nvJPEG's engine,
+ * so an OpenCL device is refused there. Starts CUDA, not OpenCL (an
+ * OpenCL device is only looked up in the loader's list). */
+int fy_hash_device_check(int device, ferry_hash_mode mode);
+
 /* Starts hashing n items with `threads` CPU threads (<= 0: one per core)
- * on `device` (-1: the CPU). Errors (nothing started, nothing answered):
+ * on `device` (-1: the CPU; N: CUDA device N; FERRY_DEVICE_OPENCL + N:
+ * OpenCL device N, compatible mode only). Errors (nothing started, nothing answered):
  * FERRY_ENOMEM, or the GPU's queue refused ("cannot hash on GPU cuda:N:
  * why"). When no thread can start, the items are hashed in this thread
  * before it returns. */

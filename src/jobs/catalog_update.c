@@ -264,18 +264,6 @@ static const ferry_catalog_entry *lookup(const ferry_catalog *c, const char *p) 
   return NULL;
 }
 
-/* A compatible-mode GPU run needs a device that answers (fast mode uses
- * the JPEG engine beside the CPU, or the CPU alone with a note). */
-static int gpu_check(const ferry_index_options *o) {
-  int rc = fy_gpu_hash_available(o->device);
-  if (rc) {
-    char why[512];
-    snprintf(why, sizeof why, "%s", ferry_last_error());
-    return fy_error(rc, "cannot hash on GPU cuda:%d: %s", o->device, why);
-  }
-  return FERRY_OK;
-}
-
 /* Whether path is among the files found (sorted). */
 static int in_found(const fy_found_list *l, const char *path) {
   size_t lo = 0, hi = l->n;
@@ -315,8 +303,8 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
   int rc = fy_hash_options_check(&options->hash);
   if (rc)
     return rc;
-  if (options->device >= 0 && options->hash.mode == FERRY_HASH_COMPATIBLE &&
-      (rc = gpu_check(options)) != FERRY_OK)
+  /* a GPU that cannot do the job is said before anything is read */
+  if (options->device >= 0 && (rc = fy_hash_device_check(options->device, options->hash.mode)))
     return rc;
   double t0 = fy_now();
   const ferry_hash_options *ho = &options->hash;

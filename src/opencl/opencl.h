@@ -74,9 +74,34 @@ int fy_cl_fail(const fy_cl_ctx *c, const char *what, cl_int status);
  * in src/opencl/). */
 extern const char fy_cl_hamming_src[];
 /* The source of the hash programs: src/hash/fp_core.h, dct_core.h,
- * haar_core.h (the arithmetic the CPU and CUDA share, as they are) and
- * hash_core.cl, in that order (free(); NULL when out of memory). */
+ * haar_core.h, hash_jobs.h (the arithmetic and the job layout the CPU and
+ * CUDA share, as they are), hash_core.cl and hash.cl, in that order
+ * (free(); NULL when out of memory). */
 char *fy_cl_hash_source(void);
+
+/* ------------------------------------------------------------- hashing */
+
+/* Compatible-mode aHash, dHash, vertical dHash, pHash and wHash of decoded
+ * images on one OpenCL device (hash_cl.c, kernels hash.cl): what
+ * fy_gpu_hasher (cuda/hash_gpu.h) does on CUDA, bit for bit the CPU's. Not
+ * thread-safe: one thread drives a hasher. */
+typedef struct fy_cl_hasher fy_cl_hasher;
+struct fy_gpu_hash_image;
+
+/* device: a global index, or FY_CL_DEVICE_ANY. FERRY_EUNSUPPORTED when
+ * there is no OpenCL, no such device, or the device lacks what the kernels
+ * need (work-groups of 64, about 40 KB of local memory). */
+int fy_cl_hasher_new(int device, fy_cl_hasher **out);
+void fy_cl_hasher_free(fy_cl_hasher *h);
+/* Hashes n images in host memory (kinds & FY_GPU_HASH_KINDS, hash size 8
+ * or 16): out[i] as fy_gpu_hasher_run_host gives it. */
+int fy_cl_hasher_run(fy_cl_hasher *h, const struct fy_gpu_hash_image *images, int n, unsigned kinds,
+                     int hash_size, ferry_hash_result *out);
+/* The same for images inside one host block [base, base + bytes),
+ * uploaded as it is (the batching queue's way, cuda/hash_queue.c). */
+int fy_cl_hasher_run_packed(fy_cl_hasher *h, const void *base, size_t bytes,
+                            const struct fy_gpu_hash_image *images, int n, unsigned kinds,
+                            int hash_size, ferry_hash_result *out);
 
 /* ---------------------------------------------------- Hamming search */
 

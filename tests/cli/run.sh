@@ -144,8 +144,12 @@ check dupes-opencl-usage 2 "--device opencl:N needs an integer" -- \
 check dupes-opencl-missing 1 "OpenCL device 999 does not exist|no OpenCL" -- \
   "$FERRY" dupes "$TMP/class0.fidx" --device opencl:999
 check doctor-opencl 0 "^OpenCL: " -- "$FERRY" doctor
-check hash-opencl-not-yet 2 "hashing on OpenCL is not built yet .* ferry dupes --device opencl" -- \
-  "$FERRY" hash "$SAMPLE/class0" --device opencl
+check hash-opencl-usage 2 "--device opencl:N needs an integer" -- \
+  "$FERRY" hash "$SAMPLE/class0" --device opencl:x
+check hash-opencl-fast 2 "--device opencl hashes in compatible mode only" -- \
+  "$FERRY" hash "$SAMPLE/class0" --device opencl --mode fast
+check hash-opencl-missing 1 "cannot hash on opencl:999: .*(OpenCL device 999 does not exist|no OpenCL)" -- \
+  "$FERRY" hash "$SAMPLE/class0" --device opencl:999 -o "$TMP/ocl999.fidx"
 # on an OpenCL device (PoCL in CI) the groups are the CPU's, byte for byte
 if "$FERRY" doctor 2>/dev/null | grep -q '^opencl:0: '; then
   mkdir -p "$TMP/twice/a" "$TMP/twice/b"
@@ -158,6 +162,15 @@ if "$FERRY" doctor 2>/dev/null | grep -q '^opencl:0: '; then
     pass=$((pass+1))
   else
     echo "FAIL dupes-opencl-same: the OpenCL groups differ from the CPU's (or none were found)"
+    fail=$((fail+1))
+  fi
+  # the hashes on OpenCL are compatible mode's, byte for byte
+  "$FERRY" hash "$SAMPLE" --device opencl > "$TMP/hash-ocl.csv" 2>/dev/null
+  "$FERRY" hash "$SAMPLE" --mode compatible > "$TMP/hash-cpu.csv" 2>/dev/null
+  if [ "$(wc -l < "$TMP/hash-cpu.csv")" -gt 40 ] && cmp -s "$TMP/hash-cpu.csv" "$TMP/hash-ocl.csv"; then
+    pass=$((pass+1))
+  else
+    echo "FAIL hash-opencl-same: ferry hash --device opencl differs from --mode compatible"
     fail=$((fail+1))
   fi
 else

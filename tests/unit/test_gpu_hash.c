@@ -3,8 +3,8 @@
  * mode), bit for bit, for aHash, dHash, vertical dHash, pHash and wHash at
  * hash sizes 8 and 16:
  *
- *  - every JPEG of ../shared/corpus/photos and hires (data/sample when the
- *    corpus is absent), decoded on the CPU to RGB and hashed on the GPU in
+ *  - every image of ../shared/corpus/photos, hires and dupes (JPEG, PNG,
+ *    WebP; data/sample's JPEGs when the corpus is absent), decoded on the CPU to RGB and hashed on the GPU in
  *    batches of mixed sizes, against ferry_hash_file;
  *  - the same images as Pillow's L (1 channel), from device memory through
  *    fy_gpu_hash_batch;
@@ -20,7 +20,14 @@
  *    the same directory hashes nothing.
  *
  * Without CUDA or a GPU: "SKIPPED test_gpu_hash: <reason>", exit code 0
- * (after checking that a GPU catalog is refused cleanly). */
+ * (after checking that a GPU catalog is refused cleanly).
+ *
+ * test_opencl_hash.c runs this same file on an OpenCL device (the OpenCL
+ * kernels, src/opencl/hash.cl) with FY_TEST_OPENCL defined: the backend's
+ * few calls are the macros below; images "in device memory" become L
+ * images from the host there (OpenCL buffers have no addresses), the CLI
+ * runs `ferry hash --device opencl:N` and the catalog device
+ * FERRY_DEVICE_OPENCL + N. */
 #define _POSIX_C_SOURCE 200809L
 #include "catalog_check.h"
 #include "check.h"
@@ -41,6 +48,27 @@
 #define GPU_KINDS FY_GPU_HASH_KINDS
 #define BATCH 12
 
+/* ------------------------------------------------------------ backend */
+
+#ifdef FY_TEST_OPENCL
+#include "opencl/opencl.h"
+#define TEST_NAME "test_opencl_hash"
+typedef fy_cl_hasher hasher;
+static int
+    cl_device; /* the OpenCL device under test (FERRY_TEST_OPENCL_DEVICE, else the default) */
+#define TEST_DEVICE (FERRY_DEVICE_OPENCL + cl_device)
+#define hasher_new(g) fy_cl_hasher_new(cl_device, (g))
+#define hasher_free fy_cl_hasher_free
+#define hasher_run_host fy_cl_hasher_run
+#else
+#define TEST_NAME "test_gpu_hash"
+typedef fy_gpu_hasher hasher;
+#define TEST_DEVICE 0
+#define hasher_new(g) fy_gpu_hasher_new(0, (g))
+#define hasher_free fy_gpu_hasher_free
+#define hasher_run_host fy_gpu_hasher_run_host
+#endif
+
 static long compared, identical, different; /* hashes */
 static int refused;                         /* files the CPU cannot hash either */
 
@@ -49,6 +77,12 @@ static int refused;                         /* files the CPU cannot hash either 
 static int is_jpeg_name(const char *name) {
   const char *dot = strrchr(name, '.');
   return dot && (!strcasecmp(dot, ".jpg") || !strcasecmp(dot, ".jpeg"));
+}
+
+/* The corpus's images: JPEG, PNG and WebP (dupes/ has all three). */
+static int is_image_name(const char *name) {
+  const char *dot = strrchr(name, '.');
+  return is_jpeg_name(name) || (dot && (!strcasecmp(dot, ".png") || !strcasecmp(dot, ".webp")));
 }
 
 /* ----------------------------------------------------------- compare */
@@ -105,7 +139,7 @@ static ferry_hasher *cpu_hasher(int s) {
 /* Files [i0, i1): decoded to RGB on the CPU, hashed on the GPU from host
  * memory (one batch), against ferry_hash_file; then their L images from
  * device memory. Returns the files that matched everywhere. */
-static int corpus_batch(fy_gpu_hasher *g, ferry_hasher *cpu[2], char **files, int n) {
+static int corpus_batch(hasher *g, ferry_hasher *cpu[2], char **files, int n) {
   ferry_image img[BATCH], gray[BATCH];
   fy_gpu_hash_image rgb[BATCH], dev[BATCH];
   ferry_hash_result ref[2][BATCH], got[BATCH];
@@ -143,26 +177,37 @@ static int corpus_batch(fy_gpu_hasher *g, ferry_hasher *cpu[2], char **files, in
   for (int si = 0; si < 2; si++) {
     int s = si ? 16 : 8;
     memset(got, 0, sizeof got);
-    int rc = fy_gpu_hasher_run_host(g, rgb, m, GPU_KINDS, s, got);
+    int rc = hasher_run_host(g, rgb, m, GPU_KINDS, s, got);
     CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
     for (int i = 0; i < m && rc == FERRY_OK; i++)
       ok[i] &= same_hashes(name[i], s, &ref[si][i], &got[i]);
   }
-  /* Pillow's L decoded on the CPU, from device memory */
+  /* Pillow's L decoded on the CPU, from device memory (OpenCL: from the host) */
   for (int i = 0; i < m; i++) {
     size_t bytes = gray[i].stride * gray[i].height;
     dmem[i] = NULL;
+#ifdef FY_TEST_OPENCL
+    (void)bytes, (void)dmem;
+    dev[i] = (fy_gpu_hash_image){gray[i].data, gray[i].width, gray[i].height, 1, gray[i].stride};
+#else
     CHECK(fy_gpu_hash_device_alloc(0, bytes, &dmem[i]) == FERRY_OK);
     CHECK(fy_gpu_hash_device_upload(0, dmem[i], gray[i].data, bytes) == FERRY_OK);
     dev[i] = (fy_gpu_hash_image){dmem[i], gray[i].width, gray[i].height, 1, gray[i].stride};
+#endif
   }
   memset(got, 0, sizeof got);
+#ifdef FY_TEST_OPENCL
+  int rc = hasher_run_host(g, dev, m, GPU_KINDS, 8, got);
+#else
   int rc = fy_gpu_hash_batch(0, dev, m, GPU_KINDS, 8, got);
+#endif
   CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
   for (int i = 0; i < m && rc == FERRY_OK; i++)
     ok[i] &= same_hashes(name[i], 8, &ref[0][i], &got[i]);
   for (int i = 0; i < m; i++) {
+#ifndef FY_TEST_OPENCL
     fy_gpu_hash_device_free(0, dmem[i]);
+#endif
     ferry_image_free(&img[i]);
     free(gray[i].data);
     good += ok[i];
@@ -170,16 +215,16 @@ static int corpus_batch(fy_gpu_hasher *g, ferry_hasher *cpu[2], char **files, in
   return good;
 }
 
-static void test_corpus(fy_gpu_hasher *g) {
+static void test_corpus(hasher *g) {
   const char *corpus = getenv("FERRY_CORPUS");
   list files = {0};
   char dir[4096];
-  const char *subs[] = {"photos", "hires"};
-  for (int k = 0; corpus && k < 2; k++) {
+  const char *subs[] = {"photos", "hires", "dupes"};
+  for (int k = 0; corpus && k < 3; k++) {
     snprintf(dir, sizeof dir, "%s/%s", corpus, subs[k]);
-    list_walk(dir, is_jpeg_name, &files);
+    list_walk(dir, is_image_name, &files);
   }
-  const char *from = "../shared/corpus/photos + hires";
+  const char *from = "../shared/corpus/photos + hires + dupes";
   if (!files.n) {
     const char *sample = getenv("FERRY_SAMPLE");
     snprintf(dir, sizeof dir, "%s", sample ? sample : "data/sample");
@@ -196,7 +241,7 @@ static void test_corpus(fy_gpu_hasher *g) {
     int n = files.n - i < BATCH ? (int)(files.n - i) : BATCH;
     good += corpus_batch(g, cpu, files.v + i, n);
   }
-  printf("  JPEGs of %s: %zu files (%d refused by the CPU too), %d identical in every hash "
+  printf("  images of %s: %zu files (%d refused by the CPU too), %d identical in every hash "
          "(sizes 8, 16; RGB and L input), %ld hashes differ (%.1f s)\n",
          from, files.n, refused, good, different - before, fy_now() - t0);
   CHECK(good + refused == (int)files.n);
@@ -249,7 +294,7 @@ static ferry_image make_image(int w, int h, int c, int pattern) {
  * compute-sanitizer racecheck (slow on the shared-memory reductions) */
 static int quick;
 
-static void test_synthetic(fy_gpu_hasher *g) {
+static void test_synthetic(hasher *g) {
   static const int sizes[][2] = {{1, 1},     {7, 3},      {3, 7},       {2, 2},      {4097, 5},
                                  {5, 4097},  {8, 8},      {9, 8},       {8, 9},      {16, 16},
                                  {17, 16},   {16, 17},    {32, 32},     {33, 31},    {64, 64},
@@ -282,7 +327,7 @@ static void test_synthetic(fy_gpu_hasher *g) {
             n++;
           }
       memset(got, 0, sizeof got);
-      int rc = fy_gpu_hasher_run_host(g, gi, n, GPU_KINDS, s, got);
+      int rc = hasher_run_host(g, gi, n, GPU_KINDS, s, got);
       CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
       for (int i = 0; i < n; i++) {
         good += rc == FERRY_OK && same_hashes(what[i], s, &ref[i], &got[i]);
@@ -332,10 +377,15 @@ static void test_cli(void) {
   const char *bin = getenv("FERRY_BIN"), *corpus = getenv("FERRY_CORPUS");
   const char *sample = getenv("FERRY_SAMPLE");
   if (!bin) {
-    SKIP("ferry hash --device cuda: FERRY_BIN not set");
+    SKIP("ferry hash --device: FERRY_BIN not set");
     return;
   }
-  char dir[4096], cmd[8192];
+  char dir[4096], cmd[8192], dev[32];
+#ifdef FY_TEST_OPENCL
+  snprintf(dev, sizeof dev, "opencl:%d", cl_device);
+#else
+  snprintf(dev, sizeof dev, "cuda");
+#endif
   snprintf(dir, sizeof dir, "%s/photos", corpus ? corpus : "");
   struct stat st;
   if (!corpus || stat(dir, &st))
@@ -344,7 +394,7 @@ static void test_cli(void) {
     snprintf(cmd, sizeof cmd, "'%s' hash --mode compatible --hash-size %d '%s' 2>/dev/null", bin, s,
              dir);
     char *cpu = run_capture(cmd);
-    snprintf(cmd, sizeof cmd, "'%s' hash --device cuda --hash-size %d '%s' 2>/dev/null", bin, s,
+    snprintf(cmd, sizeof cmd, "'%s' hash --device %s --hash-size %d '%s' 2>/dev/null", bin, dev, s,
              dir);
     double t0 = fy_now();
     char *gpu = run_capture(cmd);
@@ -353,9 +403,9 @@ static void test_cli(void) {
     for (const char *c = cpu ? cpu : ""; *c; c++)
       lines += *c == '\n';
     int same = cpu && gpu && !strcmp(cpu, gpu);
-    printf("  ferry hash --device cuda --hash-size %d %s: %zu CSV lines, %s the CPU's "
+    printf("  ferry hash --device %s --hash-size %d %s: %zu CSV lines, %s the CPU's "
            "compatible mode (%.1f s)\n",
-           s, dir, lines, same ? "identical to" : "DIFFERENT from", dt);
+           dev, s, dir, lines, same ? "identical to" : "DIFFERENT from", dt);
     CHECK(same && lines > 1);
     if (!same && cpu && gpu)
       first_difference(cpu, gpu);
@@ -374,8 +424,8 @@ static void test_catalog_refused(const char *why) {
   snprintf(idx, sizeof idx, "%s/gpu.fidx", tmp);
   const char *sample = getenv("FERRY_SAMPLE");
   ferry_index_stats st;
-  int rc = index_dir(idx, sample ? sample : "data/sample", 0, FERRY_HASH_COMPATIBLE, FERRY_HASH_ALL,
-                     &st);
+  int rc = index_dir(idx, sample ? sample : "data/sample", TEST_DEVICE, FERRY_HASH_COMPATIBLE,
+                     FERRY_HASH_ALL, &st);
   CHECK_MSG(rc == FERRY_EUNSUPPORTED && strstr(ferry_last_error(), why), "%d %s", rc,
             ferry_last_error());
   CHECK(access(idx, F_OK) != 0);
@@ -402,13 +452,13 @@ static void test_catalog(void) {
   /* with the signatures (a catalog's default): computed by the decoding
    * threads from the same pixels, so equal to the CPU's byte for byte */
   const unsigned kinds = FERRY_HASH_ALL | FERRY_HASH_SIGNATURE;
-  CHECK_MSG(index_dir(gpu, dir, 0, FERRY_HASH_COMPATIBLE, kinds, &gs) == FERRY_OK, "%s",
+  CHECK_MSG(index_dir(gpu, dir, TEST_DEVICE, FERRY_HASH_COMPATIBLE, kinds, &gs) == FERRY_OK, "%s",
             ferry_last_error());
   double tg = fy_now() - t0;
   CHECK_MSG(index_dir(cpu, dir, -1, FERRY_HASH_COMPATIBLE, kinds, &cs) == FERRY_OK, "%s",
             ferry_last_error());
-  CHECK_MSG(index_dir(gpu, dir, 0, FERRY_HASH_COMPATIBLE, kinds, &again) == FERRY_OK, "%s",
-            ferry_last_error());
+  CHECK_MSG(index_dir(gpu, dir, TEST_DEVICE, FERRY_HASH_COMPATIBLE, kinds, &again) == FERRY_OK,
+            "%s", ferry_last_error());
   ferry_catalog *gc = NULL, *cc = NULL;
   size_t ok = 0, sig_same = 0;
   if (ferry_catalog_load(gpu, &gc) == FERRY_OK && ferry_catalog_load(cpu, &cc) == FERRY_OK &&
@@ -443,33 +493,67 @@ static void test_catalog(void) {
   rmdir(tmp);
 }
 
+#ifdef FY_TEST_OPENCL
+/* The OpenCL device to test, or -1 (skipped, reason printed). */
+static int pick_device(char *why, size_t n) {
+  fy_cl_device_info *devs = NULL;
+  int count = 0, platforms = 0;
+  if (fy_cl_devices(&devs, &count, &platforms) != FERRY_OK || count == 0) {
+    snprintf(why, n, "no OpenCL device (%s)", count ? "" : ferry_last_error());
+    free(devs);
+    return -1;
+  }
+  const char *env = getenv("FERRY_TEST_OPENCL_DEVICE"); /* e.g. the GPU on a machine with both */
+  int dev = env ? atoi(env) : fy_cl_default_device();
+  if (dev < 0 || dev >= count)
+    dev = 0;
+  printf("testing opencl:%d (%s)\n", dev, devs[dev].name);
+  free(devs);
+  return dev;
+}
+#endif
+
 int main(void) {
-  if (fy_gpu_hash_available(0) != FERRY_OK) {
-    char why[512];
-    snprintf(why, sizeof why, "%s", ferry_last_error());
-    printf("SKIPPED test_gpu_hash: %s\n", why);
+  char why[512];
+#ifdef FY_TEST_OPENCL
+  cl_device = pick_device(why, sizeof why);
+  int usable = cl_device >= 0;
+  if (!usable) {
+    cl_device = 0;
+    printf("SKIPPED " TEST_NAME ": %s\n", why);
     /* the refusal is a clean error */
-    fy_gpu_hasher *g = (fy_gpu_hasher *)1;
-    CHECK(fy_gpu_hasher_new(0, &g) == FERRY_EUNSUPPORTED && g == NULL);
+    hasher *g = (hasher *)1;
+    CHECK(fy_cl_hasher_new(0, &g) == FERRY_EUNSUPPORTED && g == NULL);
+    test_catalog_refused("OpenCL");
+    return check_done();
+  }
+#else
+  if (fy_gpu_hash_available(0) != FERRY_OK) {
+    snprintf(why, sizeof why, "%s", ferry_last_error());
+    printf("SKIPPED " TEST_NAME ": %s\n", why);
+    /* the refusal is a clean error */
+    hasher *g = (hasher *)1;
+    CHECK(hasher_new(&g) == FERRY_EUNSUPPORTED && g == NULL);
     test_catalog_refused(why);
     return check_done();
   }
-  fy_gpu_hasher *g = NULL;
-  CHECK_MSG(fy_gpu_hasher_new(0, &g) == FERRY_OK, "%s", ferry_last_error());
+#endif
+  hasher *g = NULL;
+  CHECK_MSG(hasher_new(&g) == FERRY_OK, "%s", ferry_last_error());
   if (!g)
     return check_done();
-  printf("test_gpu_hash: GPU compatible-mode hashes against the CPU's\n");
+  printf(TEST_NAME ": GPU compatible-mode hashes against the CPU's\n");
   quick = getenv("FERRY_TEST_QUICK") != NULL;
   test_synthetic(g);
   if (quick)
     printf("FERRY_TEST_QUICK: synthetic images up to ~1 MP only; corpus and CLI left out\n");
   else
     test_corpus(g);
-  fy_gpu_hasher_free(g);
+  hasher_free(g);
   if (!quick)
     test_cli();
   test_catalog();
-  printf("test_gpu_hash: %ld hashes compared, %ld identical, %ld different\n", compared, identical,
+  printf(TEST_NAME ": %ld hashes compared, %ld identical, %ld different\n", compared, identical,
          different);
   return check_done();
 }
