@@ -656,6 +656,8 @@ typedef enum ferry_search_method {
   FERRY_SEARCH_MIH       /* multi-index hashing: exact, sub-quadratic */
 } ferry_search_method;
 
+#define FERRY_MAX_SEARCH_DEVICES 8 /* ferry_search_options.devices */
+
 typedef struct ferry_search_options {
   int threshold;              /* pairs with distance <= threshold; default 8 */
   int threads;                /* 0 (default) = one per core */
@@ -669,6 +671,18 @@ typedef struct ferry_search_options {
                                  signatures match turned, mirrored, cropped or letterboxed
                                  (catalogs with FERRY_HASH_SIGNATURE); 0: the hash alone.
                                  The other searches ignore it. */
+  /* Several CUDA devices for one search: ndevices >= 1 shares the all-pairs
+   * search (ferry_hamming_pairs, ferry_dupes_find) among devices[0 ..
+   * ndevices - 1], each driven by a thread of its own that takes chunks of
+   * the pair matrix's rows as it finishes the last, and merges their pairs:
+   * the same pairs in the same order as one GPU or the CPU, max_pairs
+   * counted over all. ferry_hamming_topk shares out the query rows. A
+   * device may be listed twice (two threads on one GPU). `device` is then
+   * ignored; 0 (default): `device` alone. CUDA device numbers only;
+   * FERRY_EINVAL past FERRY_MAX_SEARCH_DEVICES or for a negative number; a
+   * failure on one device stops the others and names it ("cuda:1: ..."). */
+  int ndevices;
+  int devices[FERRY_MAX_SEARCH_DEVICES];
 } ferry_search_options;
 
 void ferry_search_options_default(ferry_search_options *options);

@@ -294,7 +294,7 @@ int fy_dupes_robust(const ferry_dupes *d, const uint32_t *urep, size_t nu,
   /* the codes: on the CPU the queries (8 turns of each whole) then the
    * targets (each whole upright and its crops), searched across; on a GPU
    * one pool of the 8 turns and the crops, searched all against all */
-  int across = options->device < 0;
+  int across = options->device < 0 && !options->ndevices;
   size_t np = 0, nq = 0;
   for (int block = 0; block < (across ? 2 : 1) && !rc; block++) {
     for (size_t u = 0; u < nu; u++) {

@@ -152,24 +152,23 @@ static int use_filter(int words, int t) {
   return 1.0 - pow(1.0 - p, 32.0 * r) < 0.25;
 }
 
-/* One search: device buffers, pinned staging, the pairs gathered so far. */
-typedef struct search {
-  int words, t, filter;
-  const uint64_t *codes;       /* device */
+/* A search held open on one device (hamming.h): device buffers, pinned
+ * staging, the sink of the rows being searched. */
+struct fy_gpu_pairs {
+  int device, words, t, filter;
+  size_t n, cap;
+  uint64_t *codes;             /* device */
   uint32_t *out;               /* device: cap triplets */
   unsigned long long *counter; /* device */
   unsigned long long *count_h; /* pinned */
   uint32_t *stage;             /* pinned: cap triplets */
-  size_t cap, max_pairs;
   cudaStream_t stream;
-  ferry_pair *pairs; /* host, grown as chunks finish (no sink) */
-  size_t npairs, pairs_cap;
-  void (*sink)(const ferry_pair *, size_t, void *); /* else: each chunk's pairs to it */
+  fy_gpu_pairs_sink sink; /* of the rows call under way */
   void *user;
-  fy_gpu_hamming_stats *st;
-} search;
+  fy_gpu_hamming_stats st;
+};
 
-static int launch(search *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32_t j1) {
+static int launch(fy_gpu_pairs *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32_t j1) {
   int b = s->words == 1 ? HT * tile_shape<1>::R : HT * tile_shape<4>::R;
   dim3 grid((unsigned)(((uint64_t)j1 - j0 + b - 1) / b),
             (unsigned)(((uint64_t)i1 - i0 + b - 1) / b));
@@ -190,13 +189,13 @@ static int launch(search *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32_t j1)
   CU(cudaMemcpyAsync(s->count_h, s->counter, sizeof *s->count_h, cudaMemcpyDeviceToHost, s->stream),
      "reading the pair count");
   CU(cudaStreamSynchronize(s->stream), "running the pair kernel");
-  s->st->launches++;
+  s->st.launches++;
   return FERRY_OK;
 }
 
-/* Appends the pairs of one range to s->pairs; re-runs it in halves when
- * its pairs do not fit in the device buffer. */
-static int run_range(search *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32_t j1) {
+/* Hands the pairs of one range to the sink; re-runs it in halves when its
+ * pairs do not fit in the device buffer. */
+static int run_range(fy_gpu_pairs *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32_t j1) {
   if (i0 >= i1 || j0 >= j1 || (uint64_t)j1 - 1 <= i0)
     return FERRY_OK;
   int rc = launch(s, i0, i1, j0, j1);
@@ -204,7 +203,7 @@ static int run_range(search *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32_t 
     return rc;
   size_t found = (size_t)*s->count_h;
   if (found > s->cap) { /* overflow: the halves hold fewer pairs each */
-    s->st->reruns++;
+    s->st.reruns++;
     if (i1 - i0 > 1) {
       uint32_t mid = i0 + (i1 - i0) / 2;
       rc = run_range(s, i0, mid, j0, j1);
@@ -216,54 +215,34 @@ static int run_range(search *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32_t 
   }
   if (!found)
     return FERRY_OK;
-  if (s->max_pairs && s->npairs + found > s->max_pairs)
-    return fy_error(FERRY_ETOO_LARGE, "search: more than %zu pairs within distance %d",
-                    s->max_pairs, s->t);
   CU(cudaMemcpyAsync(s->stage, s->out, found * 3 * sizeof(uint32_t), cudaMemcpyDeviceToHost,
                      s->stream),
      "copying pairs to the host");
   CU(cudaStreamSynchronize(s->stream), "copying pairs to the host");
   static_assert(sizeof(ferry_pair) == 3 * sizeof(uint32_t), "ferry_pair is three uint32");
-  if (s->sink) {
-    s->sink((const ferry_pair *)s->stage, found, s->user);
-    s->npairs += found;
-    return FERRY_OK;
-  }
-  if (s->npairs + found > s->pairs_cap) {
-    size_t cap = s->pairs_cap ? s->pairs_cap : 1024;
-    while (cap < s->npairs + found)
-      cap *= 2;
-    ferry_pair *p = (ferry_pair *)realloc(s->pairs, cap * sizeof *p);
-    if (!p)
-      return fy_error(FERRY_ENOMEM, "search: out of memory for %zu pairs", s->npairs + found);
-    s->pairs = p;
-    s->pairs_cap = cap;
-  }
-  memcpy(s->pairs + s->npairs, s->stage, found * sizeof(ferry_pair));
-  s->npairs += found;
-  return FERRY_OK;
+  return s->sink((const ferry_pair *)s->stage, found, s->user);
 }
 
-/* The whole upper triangle, in chunks of query rows of about CHUNK_PAIRS
- * pairs each (a launch long enough that the host's wait between chunks is
- * noise). */
-static int run_all(search *s, size_t n) {
+/* Rows [i, iend) of the upper triangle, in chunks of query rows of about
+ * CHUNK_PAIRS pairs each (a launch long enough that the host's wait
+ * between chunks is noise). */
+static int run_rows(fy_gpu_pairs *s, size_t i, size_t iend) {
   const size_t b = s->words == 1 ? HT * tile_shape<1>::R : HT * tile_shape<4>::R;
+  const size_t n = s->n;
   double chunk = CHUNK_PAIRS / (s->words == 1 ? 1 : 4);
-  size_t i = 0;
-  while (i + 1 < n) {
+  while (i < iend && i + 1 < n) {
     size_t rows = (size_t)(chunk / (double)(n - i));
     rows = (rows + b - 1) / b * b;
     if (rows < b)
       rows = b;
     if (rows > (size_t)60000 * b) /* grid.y limit */
       rows = (size_t)60000 * b;
-    size_t end = i + rows < n ? i + rows : n;
-    size_t before = s->st->reruns;
+    size_t end = i + rows < iend ? i + rows : iend;
+    size_t before = s->st.reruns;
     int rc = run_range(s, (uint32_t)i, (uint32_t)end, (uint32_t)i, (uint32_t)n);
     if (rc)
       return rc;
-    if (s->st->reruns > before && chunk > 2.0 * b * b) /* dense pairs: smaller chunks */
+    if (s->st.reruns > before && chunk > 2.0 * b * b) /* dense pairs: smaller chunks */
       chunk /= 2;
     i = end;
   }
@@ -279,26 +258,29 @@ static int cmp_pair(const void *a, const void *b) {
 
 extern "C" int fy_gpu_hamming_available(int device) { return fy_cuda_device_check(device); }
 
-/* Both entry points: the pairs into *pairs (sorted) or to sink. */
-static int search_pairs(int device, const uint64_t *codes, size_t n, int words, int t,
-                        size_t max_pairs, size_t buffer_pairs,
-                        void (*sink)(const ferry_pair *, size_t, void *), void *user,
-                        ferry_pair **pairs, size_t *count, fy_gpu_hamming_stats *stats) {
-  fy_gpu_hamming_stats dummy;
-  search s;
+/* Frees what open made (device `s->device` current). */
+static void release(fy_gpu_pairs *s) {
+  if (s->stream)
+    cudaStreamSynchronize(s->stream); /* nothing in flight before the frees */
+  cudaFree(s->codes);
+  cudaFree(s->out);
+  cudaFree(s->counter);
+  cudaFreeHost(s->count_h);
+  cudaFreeHost(s->stage);
+  if (s->stream)
+    cudaStreamDestroy(s->stream);
+  free(s);
+}
+
+extern "C" int fy_gpu_pairs_open(int device, const uint64_t *codes, size_t n, int words, int t,
+                                 size_t buffer_pairs, fy_gpu_pairs **out) {
   int rc, prev = -1;
+  fy_gpu_pairs *s = NULL;
+  size_t bytes;
   double t0;
-  uint64_t *codes_d = NULL;
-  size_t bytes = 0;
-  if (!stats)
-    stats = &dummy;
-  memset(stats, 0, sizeof *stats);
-  if ((!sink && (!pairs || !count)) || (!codes && n))
-    return fy_error(FERRY_EINVAL, "fy_gpu_hamming_pairs: NULL argument");
-  if (pairs)
-    *pairs = NULL;
-  if (count)
-    *count = 0;
+  if (!out || (!codes && n))
+    return fy_error(FERRY_EINVAL, "fy_gpu_pairs_open: NULL argument");
+  *out = NULL;
   if (words != 1 && words != 4)
     return fy_error(FERRY_EINVAL, "GPU Hamming search: words must be 1 or 4, not %d", words);
   if (n >= UINT32_MAX)
@@ -307,76 +289,190 @@ static int search_pairs(int device, const uint64_t *codes, size_t n, int words, 
     return fy_error(FERRY_EINVAL, "GPU Hamming search: threshold %d not in 0..%d", t, 64 * words);
   if ((rc = fy_gpu_hamming_available(device)))
     return rc;
-  if (n < 2)
-    return FERRY_OK;
-
-  memset(&s, 0, sizeof s);
-  s.words = words;
-  s.t = t;
-  s.filter = use_filter(words, t);
-  s.max_pairs = max_pairs;
-  s.sink = sink;
-  s.user = user;
-  s.cap = buffer_pairs ? buffer_pairs : DEFAULT_BUFFER_PAIRS;
-  s.st = stats;
-  stats->buffer_pairs = s.cap;
-  stats->filter = s.filter;
-  bytes = n * (size_t)words * sizeof(uint64_t);
+  if (!(s = (fy_gpu_pairs *)calloc(1, sizeof *s)))
+    return fy_error(FERRY_ENOMEM, "GPU Hamming search: out of memory");
+  s->device = device;
+  s->words = words;
+  s->t = t;
+  s->n = n;
+  s->filter = use_filter(words, t);
+  s->cap = buffer_pairs ? buffer_pairs : DEFAULT_BUFFER_PAIRS;
+  s->st.buffer_pairs = s->cap;
+  s->st.filter = s->filter;
+  bytes = (n ? n : 1) * (size_t)words * sizeof(uint64_t);
   cudaGetDevice(&prev);
 
   CK(cudaSetDevice(device), "selecting the device");
-  CK(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "creating a stream");
+  CK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "creating a stream");
   t0 = fy_now();
-  CK(cudaMalloc((void **)&codes_d, bytes), "allocating the codes");
-  CK(cudaMalloc((void **)&s.out, s.cap * 3 * sizeof(uint32_t)), "allocating the pair buffer");
-  CK(cudaMalloc((void **)&s.counter, sizeof *s.counter), "allocating the counter");
-  CK(cudaMallocHost((void **)&s.count_h, sizeof *s.count_h), "allocating pinned memory");
-  CK(cudaMallocHost((void **)&s.stage, s.cap * 3 * sizeof(uint32_t)), "allocating pinned memory");
-  CK(cudaMemcpyAsync(codes_d, codes, bytes, cudaMemcpyHostToDevice, s.stream),
-     "uploading the codes");
-  CK(cudaStreamSynchronize(s.stream), "uploading the codes");
-  s.codes = codes_d;
-  stats->upload_s = fy_now() - t0;
-  t0 = fy_now();
-  rc = run_all(&s, n);
-  stats->search_s = fy_now() - t0;
-  if (rc == FERRY_OK && s.pairs)
-    qsort(s.pairs, s.npairs, sizeof *s.pairs, cmp_pair);
+  CK(cudaMalloc((void **)&s->codes, bytes), "allocating the codes");
+  CK(cudaMalloc((void **)&s->out, s->cap * 3 * sizeof(uint32_t)), "allocating the pair buffer");
+  CK(cudaMalloc((void **)&s->counter, sizeof *s->counter), "allocating the counter");
+  CK(cudaMallocHost((void **)&s->count_h, sizeof *s->count_h), "allocating pinned memory");
+  CK(cudaMallocHost((void **)&s->stage, s->cap * 3 * sizeof(uint32_t)), "allocating pinned memory");
+  if (n)
+    CK(cudaMemcpyAsync(s->codes, codes, n * (size_t)words * sizeof(uint64_t),
+                       cudaMemcpyHostToDevice, s->stream),
+       "uploading the codes");
+  CK(cudaStreamSynchronize(s->stream), "uploading the codes");
+  s->st.upload_s = fy_now() - t0;
 done:
-  if (s.stream)
-    cudaStreamSynchronize(s.stream); /* nothing in flight before the frees */
-  cudaFree(codes_d);
-  cudaFree(s.out);
-  cudaFree(s.counter);
-  cudaFreeHost(s.count_h);
-  cudaFreeHost(s.stage);
-  if (s.stream)
-    cudaStreamDestroy(s.stream);
+  if (rc) {
+    if (device >= 0) /* the failure may have been the selection itself */
+      cudaSetDevice(device);
+    release(s);
+  } else {
+    *out = s;
+  }
   if (prev >= 0)
     cudaSetDevice(prev);
-  if (rc) {
-    free(s.pairs);
-    return rc;
+  return rc;
+}
+
+extern "C" int fy_gpu_pairs_rows(fy_gpu_pairs *s, size_t i0, size_t i1, fy_gpu_pairs_sink sink,
+                                 void *user) {
+  int prev = -1, rc;
+  if (!s || !sink)
+    return fy_error(FERRY_EINVAL, "fy_gpu_pairs_rows: NULL argument");
+  if (i1 > s->n)
+    i1 = s->n;
+  if (i0 >= i1)
+    return FERRY_OK;
+  cudaGetDevice(&prev);
+  cudaError_t e = cudaSetDevice(s->device);
+  if (e != cudaSuccess)
+    return fy_cuda_fail(e, "selecting the device");
+  s->sink = sink;
+  s->user = user;
+  double t0 = fy_now();
+  rc = run_rows(s, i0, i1);
+  s->st.search_s += fy_now() - t0;
+  if (prev >= 0)
+    cudaSetDevice(prev);
+  return rc;
+}
+
+extern "C" void fy_gpu_pairs_close(fy_gpu_pairs *s, fy_gpu_hamming_stats *stats) {
+  if (!s)
+    return;
+  if (stats) {
+    stats->upload_s = s->st.upload_s;
+    stats->search_s += s->st.search_s;
+    stats->launches += s->st.launches;
+    stats->reruns += s->st.reruns;
+    stats->buffer_pairs = s->st.buffer_pairs;
+    stats->filter = s->st.filter;
   }
-  if (pairs)
-    *pairs = s.pairs;
-  if (count)
-    *count = s.npairs;
+  int prev = -1;
+  cudaGetDevice(&prev);
+  cudaSetDevice(s->device);
+  release(s);
+  if (prev >= 0)
+    cudaSetDevice(prev);
+}
+
+/* The pairs gathered on the host by fy_gpu_hamming_pairs. */
+typedef struct gathered {
+  ferry_pair *p;
+  size_t n, cap, max_pairs;
+  int t;
+} gathered;
+
+static int gather(const ferry_pair *pairs, size_t found, void *user) {
+  gathered *g = (gathered *)user;
+  if (g->max_pairs && g->n + found > g->max_pairs)
+    return fy_error(FERRY_ETOO_LARGE, "search: more than %zu pairs within distance %d",
+                    g->max_pairs, g->t);
+  if (g->n + found > g->cap) {
+    size_t cap = g->cap ? g->cap : 1024;
+    while (cap < g->n + found)
+      cap *= 2;
+    ferry_pair *p = (ferry_pair *)realloc(g->p, cap * sizeof *p);
+    if (!p)
+      return fy_error(FERRY_ENOMEM, "search: out of memory for %zu pairs", g->n + found);
+    g->p = p;
+    g->cap = cap;
+  }
+  memcpy(g->p + g->n, pairs, found * sizeof *pairs);
+  g->n += found;
   return FERRY_OK;
+}
+
+/* The caller's sink of fy_gpu_hamming_pairs_each, which cannot stop. */
+typedef struct handed {
+  void (*sink)(const ferry_pair *, size_t, void *);
+  void *user;
+} handed;
+
+static int hand_on(const ferry_pair *pairs, size_t found, void *user) {
+  handed *h = (handed *)user;
+  h->sink(pairs, found, h->user);
+  return FERRY_OK;
+}
+
+/* Both entry points: the whole triangle on one device, to sink. */
+static int search_pairs(int device, const uint64_t *codes, size_t n, int words, int t,
+                        size_t buffer_pairs, fy_gpu_pairs_sink sink, void *user,
+                        fy_gpu_hamming_stats *stats) {
+  fy_gpu_pairs *s = NULL;
+  int rc = fy_gpu_pairs_open(device, codes, n, words, t, buffer_pairs, &s);
+  if (rc)
+    return rc;
+  rc = fy_gpu_pairs_rows(s, 0, n, sink, user);
+  fy_gpu_pairs_close(s, stats);
+  return rc;
+}
+
+/* The checks of fy_gpu_pairs_open, and the device's, before n < 2 returns
+ * early with nothing (as the search always did). */
+static int check_search(int device, const uint64_t *codes, size_t n, int words, int t) {
+  if (!codes && n)
+    return fy_error(FERRY_EINVAL, "fy_gpu_hamming_pairs: NULL argument");
+  if (words != 1 && words != 4)
+    return fy_error(FERRY_EINVAL, "GPU Hamming search: words must be 1 or 4, not %d", words);
+  if (n >= UINT32_MAX)
+    return fy_error(FERRY_ETOO_LARGE, "GPU Hamming search: %zu codes (at most 2^32 - 2)", n);
+  if (t < 0 || t > 64 * words)
+    return fy_error(FERRY_EINVAL, "GPU Hamming search: threshold %d not in 0..%d", t, 64 * words);
+  return fy_gpu_hamming_available(device);
 }
 
 extern "C" int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n, int words, int t,
                                     size_t max_pairs, size_t buffer_pairs, ferry_pair **pairs,
                                     size_t *count, fy_gpu_hamming_stats *stats) {
-  return search_pairs(device, codes, n, words, t, max_pairs, buffer_pairs, NULL, NULL, pairs,
-                      count, stats);
+  if (stats)
+    memset(stats, 0, sizeof *stats);
+  if (!pairs || !count)
+    return fy_error(FERRY_EINVAL, "fy_gpu_hamming_pairs: NULL argument");
+  *pairs = NULL;
+  *count = 0;
+  int rc = check_search(device, codes, n, words, t);
+  if (rc || n < 2)
+    return rc;
+  gathered g = {NULL, 0, 0, max_pairs, t};
+  rc = search_pairs(device, codes, n, words, t, buffer_pairs, gather, &g, stats);
+  if (rc) {
+    free(g.p);
+    return rc;
+  }
+  if (g.p)
+    qsort(g.p, g.n, sizeof *g.p, cmp_pair);
+  *pairs = g.p;
+  *count = g.n;
+  return FERRY_OK;
 }
 
 extern "C" int fy_gpu_hamming_pairs_each(int device, const uint64_t *codes, size_t n, int words,
                                          int t, size_t buffer_pairs,
                                          void (*sink)(const ferry_pair *, size_t, void *),
                                          void *user, fy_gpu_hamming_stats *stats) {
+  if (stats)
+    memset(stats, 0, sizeof *stats);
   if (!sink)
     return fy_error(FERRY_EINVAL, "fy_gpu_hamming_pairs_each: NULL sink");
-  return search_pairs(device, codes, n, words, t, 0, buffer_pairs, sink, user, NULL, NULL, stats);
+  int rc = check_search(device, codes, n, words, t);
+  if (rc || n < 2)
+    return rc;
+  handed h = {sink, user};
+  return search_pairs(device, codes, n, words, t, buffer_pairs, hand_on, &h, stats);
 }

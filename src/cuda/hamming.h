@@ -15,7 +15,9 @@
  * counting past the buffer's end, so a chunk that found more pairs than the
  * buffer holds is known exactly and re-run in halves (rows, then columns,
  * down to a single pair if need be): no pair is ever lost and device memory
- * stays bounded however many pairs there are. */
+ * stays bounded however many pairs there are. Over several devices
+ * (hamming_multi.c), each holds such a search open (fy_gpu_pairs_*) and
+ * its host thread takes chunks of rows until none is left. */
 #ifndef FY_CUDA_HAMMING_H
 #define FY_CUDA_HAMMING_H
 
@@ -60,5 +62,88 @@ int fy_gpu_hamming_topk(int device, const uint64_t *codes, size_t n, int words, 
 /* Whether device `device` can run the search; FERRY_OK or the reason as a
  * ferry error (ferry_last_error()). */
 int fy_gpu_hamming_available(int device);
+
+/* ---- one device's share of a search over several (hamming_multi.c) ---- */
+
+/* A search held open on one device: the codes uploaded, the buffers made,
+ * rows searched on demand. Every call on it from one thread at a time (any
+ * thread: each call selects the device and puts the thread's back). */
+typedef struct fy_gpu_pairs fy_gpu_pairs;
+/* Where fy_gpu_pairs_rows hands the pairs it finds (at most buffer_pairs
+ * at a time, in no order); a nonzero return (a ferry status, its message
+ * set) stops the search, which returns it. */
+typedef int (*fy_gpu_pairs_sink)(const ferry_pair *pairs, size_t n, void *user);
+
+/* Uploads the n codes (words 1 or 4) and makes the buffers for searches
+ * within t on CUDA device `device`; buffer_pairs as above (0: default).
+ * Errors as fy_gpu_hamming_pairs. */
+int fy_gpu_pairs_open(int device, const uint64_t *codes, size_t n, int words, int t,
+                      size_t buffer_pairs, fy_gpu_pairs **out);
+/* Every pair (i, j) with i in rows [i0, i1), i < j < n, within t, to sink. */
+int fy_gpu_pairs_rows(fy_gpu_pairs *s, size_t i0, size_t i1, fy_gpu_pairs_sink sink, void *user);
+/* Frees what open made; adds the search's launches and re-runs to *stats
+ * (may be NULL) and sets its upload time, buffer and kernel choice. NULL:
+ * nothing. */
+void fy_gpu_pairs_close(fy_gpu_pairs *s, fy_gpu_hamming_stats *stats);
+
+/* The top-k of queries [q0, q1) only (among all n codes) into out[q * k
+ * ...] for q in that range (out holds n * k); *stop (may be NULL), read
+ * between chunks of queries, nonzero: return FERRY_OK at once, unfinished. */
+int fy_gpu_hamming_topk_rows(int device, const uint64_t *codes, size_t n, int words, int k,
+                             size_t q0, size_t q1, ferry_neighbor *out, const int *stop);
+
+/* ---- several devices (hamming_multi.c; plain C, pthreads) ---- */
+
+/* A row range [begin, end) of the pair matrix. */
+typedef struct fy_row_range {
+  size_t begin, end;
+} fy_row_range;
+
+/* Cuts rows [0, n) of the upper triangle (row i holds the n - 1 - i pairs
+ * (i, j > i)) into at most `parts` consecutive non-empty ranges of about
+ * equal pairs, every boundary a multiple of `align` rows (>= 1) but the
+ * last, n: one range may hold up to align * (n - 1) pairs more or less than
+ * its share. Writes them to out[] and returns how many (0 for n < 2). */
+size_t fy_pair_split(size_t n, size_t parts, size_t align, fy_row_range *out);
+
+/* The chunks a search over `ndevices` devices cuts its rows into: a few
+ * per device (their threads take the next as they finish one, so faster
+ * or less loaded devices take more), and no chunk of more than about
+ * 2^37 / words pairs (one kernel grid). */
+size_t fy_pair_split_count(size_t n, int words, int ndevices);
+
+/* fy_gpu_hamming_pairs and _each over devices[0 .. ndevices - 1] (1 ..
+ * FERRY_MAX_SEARCH_DEVICES; a device may come twice): the same pairs in
+ * the same order as one device. The sink is called from the devices'
+ * threads, one call at a time. stats (may be NULL): launches and re-runs
+ * summed over the devices, upload_s the slowest upload, search_s the
+ * whole search's time. An error on one device stops the others (each at
+ * the end of its chunk) and is returned naming it: "cuda:N: ...". */
+int fy_gpu_hamming_pairs_multi(const int *devices, int ndevices, const uint64_t *codes, size_t n,
+                               int words, int t, size_t max_pairs, size_t buffer_pairs,
+                               ferry_pair **pairs, size_t *count, fy_gpu_hamming_stats *stats);
+int fy_gpu_hamming_pairs_each_multi(const int *devices, int ndevices, const uint64_t *codes,
+                                    size_t n, int words, int t, size_t buffer_pairs,
+                                    void (*sink)(const ferry_pair *pairs, size_t n, void *user),
+                                    void *user, fy_gpu_hamming_stats *stats);
+/* What the driver calls on each device, so that a test can put a fake
+ * device under it (a CPU search, failures on demand): CUDA's is
+ * fy_gpu_pairs_open/_rows/_close. */
+typedef struct fy_pairs_backend {
+  int (*open)(int device, const uint64_t *codes, size_t n, int words, int t, size_t buffer_pairs,
+              void **state);
+  int (*rows)(void *state, size_t i0, size_t i1, fy_gpu_pairs_sink sink, void *user);
+  void (*close)(void *state, fy_gpu_hamming_stats *stats); /* state not NULL */
+} fy_pairs_backend;
+/* The driver itself, over backend b, always with threads (even for one
+ * device): with sink, streamed (max_pairs unused), else listed. */
+int fy_pairs_multi_run(const fy_pairs_backend *b, const int *devices, int ndevices,
+                       const uint64_t *codes, size_t n, int words, int t, size_t max_pairs,
+                       size_t buffer_pairs, void (*sink)(const ferry_pair *, size_t, void *),
+                       void *user, ferry_pair **pairs, size_t *count, fy_gpu_hamming_stats *stats);
+/* fy_gpu_hamming_topk with the queries shared out among the devices in
+ * consecutive ranges of equal size. */
+int fy_gpu_hamming_topk_multi(const int *devices, int ndevices, const uint64_t *codes, size_t n,
+                              int words, int k, ferry_neighbor *out);
 
 #endif

@@ -40,6 +40,27 @@ int fy_gpu_hamming_topk(int device, const uint64_t *codes, size_t n, int words, 
   (void)codes, (void)n, (void)words, (void)k, (void)out;
   return fy_gpu_hamming_available(device);
 }
+
+int fy_gpu_pairs_open(int device, const uint64_t *codes, size_t n, int words, int t,
+                      size_t buffer_pairs, fy_gpu_pairs **out) {
+  (void)codes, (void)n, (void)words, (void)t, (void)buffer_pairs;
+  if (out)
+    *out = NULL;
+  return fy_gpu_hamming_available(device);
+}
+
+int fy_gpu_pairs_rows(fy_gpu_pairs *s, size_t i0, size_t i1, fy_gpu_pairs_sink sink, void *user) {
+  (void)s, (void)i0, (void)i1, (void)sink, (void)user;
+  return fy_gpu_hamming_available(0);
+}
+
+void fy_gpu_pairs_close(fy_gpu_pairs *s, fy_gpu_hamming_stats *stats) { (void)s, (void)stats; }
+
+int fy_gpu_hamming_topk_rows(int device, const uint64_t *codes, size_t n, int words, int k,
+                             size_t q0, size_t q1, ferry_neighbor *out, const int *stop) {
+  (void)codes, (void)n, (void)words, (void)k, (void)q0, (void)q1, (void)out, (void)stop;
+  return fy_gpu_hamming_available(device);
+}
 #else
 typedef int fy_hamming_stub_unused; /* ISO C: no empty translation unit */
 #endif

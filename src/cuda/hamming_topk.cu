@@ -72,8 +72,9 @@ __global__ void __launch_bounds__(TK_THREADS)
     }
 }
 
-extern "C" int fy_gpu_hamming_topk(int device, const uint64_t *codes, size_t n, int words, int k,
-                                   ferry_neighbor *out) {
+extern "C" int fy_gpu_hamming_topk_rows(int device, const uint64_t *codes, size_t n, int words,
+                                        int k, size_t q0, size_t q1, ferry_neighbor *out,
+                                        const int *stop) {
   int rc, prev = -1;
   uint64_t *codes_d = NULL;
   uint32_t *out_d = NULL;
@@ -87,15 +88,17 @@ extern "C" int fy_gpu_hamming_topk(int device, const uint64_t *codes, size_t n, 
     return fy_error(FERRY_EUNSUPPORTED, "GPU Hamming top-k: k must be 1..%d, not %d", TK_MAX_K, k);
   if (n >= UINT32_MAX)
     return fy_error(FERRY_ETOO_LARGE, "GPU Hamming top-k: %zu codes (at most 2^32 - 2)", n);
+  if (q0 > q1 || q1 > n)
+    return fy_error(FERRY_EINVAL, "GPU Hamming top-k: queries %zu..%zu of %zu codes", q0, q1, n);
   if ((rc = fy_gpu_hamming_available(device)))
     return rc;
-  if (n == 0)
+  if (q0 == q1)
     return FERRY_OK;
   static_assert(sizeof(ferry_neighbor) == 2 * sizeof(uint32_t), "ferry_neighbor is two uint32");
   chunk = TK_CHUNK_BYTES / ((size_t)k * sizeof(ferry_neighbor));
   chunk = chunk / TK_THREADS * TK_THREADS;
-  if (chunk > n)
-    chunk = n;
+  if (chunk > q1 - q0)
+    chunk = q1 - q0;
   cudaGetDevice(&prev);
 
   CK(cudaSetDevice(device), "selecting the device");
@@ -105,17 +108,17 @@ extern "C" int fy_gpu_hamming_topk(int device, const uint64_t *codes, size_t n, 
   CK(cudaMemcpyAsync(codes_d, codes, n * (size_t)words * sizeof(uint64_t), cudaMemcpyHostToDevice,
                      stream),
      "uploading the codes");
-  for (size_t q0 = 0; q0 < n; q0 += chunk) {
-    const size_t q1 = q0 + chunk < n ? q0 + chunk : n;
-    const unsigned blocks = (unsigned)((q1 - q0 + TK_THREADS - 1) / TK_THREADS);
+  for (size_t a = q0; a < q1 && !(stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE)); a += chunk) {
+    const size_t b = a + chunk < q1 ? a + chunk : q1;
+    const unsigned blocks = (unsigned)((b - a + TK_THREADS - 1) / TK_THREADS);
     if (words == 1)
-      topk_kernel<1><<<blocks, TK_THREADS, 0, stream>>>(codes_d, (uint32_t)n, (uint32_t)q0,
-                                                        (uint32_t)q1, k, out_d);
+      topk_kernel<1><<<blocks, TK_THREADS, 0, stream>>>(codes_d, (uint32_t)n, (uint32_t)a,
+                                                        (uint32_t)b, k, out_d);
     else
-      topk_kernel<4><<<blocks, TK_THREADS, 0, stream>>>(codes_d, (uint32_t)n, (uint32_t)q0,
-                                                        (uint32_t)q1, k, out_d);
+      topk_kernel<4><<<blocks, TK_THREADS, 0, stream>>>(codes_d, (uint32_t)n, (uint32_t)a,
+                                                        (uint32_t)b, k, out_d);
     CK(cudaGetLastError(), "launching the top-k kernel");
-    CK(cudaMemcpyAsync(out + q0 * k, out_d, (q1 - q0) * k * sizeof(ferry_neighbor),
+    CK(cudaMemcpyAsync(out + a * k, out_d, (b - a) * k * sizeof(ferry_neighbor),
                        cudaMemcpyDeviceToHost, stream),
        "copying neighbours to the host");
     CK(cudaStreamSynchronize(stream), "running the top-k kernel");
@@ -130,4 +133,9 @@ done:
   if (prev >= 0)
     cudaSetDevice(prev);
   return rc;
+}
+
+extern "C" int fy_gpu_hamming_topk(int device, const uint64_t *codes, size_t n, int words, int k,
+                                   ferry_neighbor *out) {
+  return fy_gpu_hamming_topk_rows(device, codes, n, words, k, 0, n, out, NULL);
 }

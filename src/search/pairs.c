@@ -24,6 +24,7 @@ void ferry_search_options_default(ferry_search_options *o) {
   o->method = FERRY_SEARCH_AUTO;
   o->device = -1;
   o->robust = 1;
+  o->ndevices = 0; /* `device` alone */
 }
 
 void ferry_pairs_free(ferry_pair *pairs) { free(pairs); }
@@ -171,6 +172,11 @@ int fy_hamming_pairs_each(const uint64_t *codes, size_t n, int words,
   int rc = check_args(codes, n, words, &o);
   if (rc || n < 2)
     return rc;
+  if (o.ndevices) { /* src/cuda/hamming_multi.c: each device chunk by chunk */
+    last_method = "cuda";
+    return fy_gpu_hamming_pairs_each_multi(o.devices, o.ndevices, codes, n, words, o.threshold, 0,
+                                           sink, user, NULL);
+  }
   if (FERRY_DEVICE_IS_OPENCL(o.device)) { /* src/opencl/hamming_cl.c, chunk by chunk */
     last_method = "opencl";
     return fy_cl_hamming_pairs_each(o.device - FERRY_DEVICE_OPENCL, codes, n, words, o.threshold, 0,
@@ -201,6 +207,12 @@ int ferry_hamming_pairs(const uint64_t *codes, size_t n, int words,
   int rc = check_args(codes, n, words, options);
   if (rc)
     return rc;
+  if (options->ndevices) { /* src/cuda/hamming_multi.c: merged, sorted by (i, j) */
+    last_method = "cuda";
+    return fy_gpu_hamming_pairs_multi(options->devices, options->ndevices, codes, n, words,
+                                      options->threshold, options->max_pairs, 0, pairs, count,
+                                      NULL);
+  }
   if (FERRY_DEVICE_IS_OPENCL(options->device)) { /* src/opencl/hamming_cl.c: sorted too */
     last_method = "opencl";
     return fy_cl_hamming_pairs(options->device - FERRY_DEVICE_OPENCL, codes, n, words,

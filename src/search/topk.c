@@ -233,6 +233,8 @@ int ferry_hamming_topk(const uint64_t *codes, size_t n, int words, int k,
     return fy_error(FERRY_EINVAL, "ferry_hamming_topk: k must be 1..65536, not %d", k);
   if (n >= UINT32_MAX)
     return fy_error(FERRY_ETOO_LARGE, "ferry_hamming_topk: %zu codes (at most 2^32 - 2)", n);
+  if (options->ndevices) /* src/cuda/hamming_multi.c: the queries shared out */
+    return fy_gpu_hamming_topk_multi(options->devices, options->ndevices, codes, n, words, k, out);
   if (FERRY_DEVICE_IS_OPENCL(options->device)) /* src/opencl/hamming_cl.c: k <= 32 */
     return fy_cl_hamming_topk(options->device - FERRY_DEVICE_OPENCL, codes, n, words, k, out);
   if (options->device >= 0) /* src/cuda/hamming_topk.cu: k <= 32 */

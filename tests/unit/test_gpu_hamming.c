@@ -4,8 +4,9 @@
  * sides of real distances, with both GPU kernels (lower-bound filter and
  * exact); output-buffer overflow (more pairs than the buffer holds, down to
  * a one-pair buffer) without loss; max_pairs; the public API with
- * options.device; top-k against the CPU's. Without CUDA or a GPU every part is SKIPPED with the
- * reason. */
+ * options.device; top-k against the CPU's; several devices (device 0 listed
+ * twice or more: host threads sharing the GPU) against the CPU. Without
+ * CUDA or a GPU every part is SKIPPED with the reason. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "check.h"
 #include "cuda/hamming.h"
@@ -275,6 +276,120 @@ static void test_topk(void) {
   CHECK(ferry_hamming_topk(c, 2, 1, 33, &o, nb) == FERRY_EUNSUPPORTED); /* k <= 32 on a GPU */
 }
 
+/* Several devices (hamming_multi.c): device 0 listed twice, two host
+ * threads sharing the one GPU, splits and merges for real; {0} alone goes
+ * the one-device way. The same pairs in the same order as the CPU, through
+ * overflowing buffers, with max_pairs over all, streamed; the same top-k;
+ * a device that is not there named, the others stopped. */
+static void test_multi(void) {
+  static const int lists[][9] = {{1, 0}, {2, 0, 0}, {3, 0, 0, 0}, {8, 0, 0, 0, 0, 0, 0, 0, 0}};
+  static const struct {
+    int words;
+    size_t n, clusters;
+    int spread, t;
+    size_t buffer;
+  } cases[] = {
+      {1, 40000, 0, 0, 12, 0},     /* uniform: ~20 chunks, few pairs */
+      {1, 30011, 600, 8, 6, 1000}, /* clustered: ~750,000 pairs through 1,000 */
+      {4, 9000, 300, 40, 72, 7},   /* 256-bit, a buffer of 7 pairs */
+  };
+  for (size_t x = 0; x < sizeof cases / sizeof *cases; x++) {
+    size_t n = quick ? 3000 : cases[x].n;
+    int words = cases[x].words, t = cases[x].t;
+    uint64_t *c = make_codes(n, words, cases[x].clusters, cases[x].spread);
+    ferry_pair *ref = NULL;
+    size_t nref = 0;
+    CHECK(cpu_pairs(c, n, words, t, &ref, &nref) == FERRY_OK);
+    for (size_t l = 0; l < sizeof lists / sizeof *lists; l++) {
+      int nd = lists[l][0];
+      const int *dev = &lists[l][1];
+      ferry_pair *got = NULL;
+      size_t ngot = 0;
+      fy_gpu_hamming_stats st;
+      int rc =
+          fy_gpu_hamming_pairs_multi(dev, nd, c, n, words, t, 0, cases[x].buffer, &got, &ngot, &st);
+      CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
+      int ok = ngot == nref && (!nref || !memcmp(got, ref, nref * sizeof *ref));
+      CHECK_MSG(ok, "%d-bit n=%zu t=%d on %d devices: %zu pairs, CPU %zu", 64 * words, n, t, nd,
+                ngot, nref);
+      printf("  %d-bit n=%-6zu t=%-3d devices %d x cuda:0, buffer %-7zu %8zu pairs, %zu launches, "
+             "%zu re-runs: %s\n",
+             64 * words, n, t, nd, st.buffer_pairs, ngot, st.launches, st.reruns,
+             ok ? "same" : "DIFFERENT");
+      free(got);
+    }
+    /* max_pairs through the public API: past the total refused, at it taken */
+    ferry_search_options o;
+    ferry_search_options_default(&o);
+    o.threshold = t;
+    o.ndevices = 2;
+    o.devices[0] = o.devices[1] = 0;
+    o.device = 5; /* ignored with a list */
+    ferry_pair *got = NULL;
+    size_t ngot = 0;
+    if (nref > 1) {
+      o.max_pairs = nref - 1;
+      CHECK_MSG(ferry_hamming_pairs(c, n, words, &o, &got, &ngot) == FERRY_ETOO_LARGE && !got, "%s",
+                ferry_last_error());
+    }
+    o.max_pairs = nref;
+    CHECK_MSG(ferry_hamming_pairs(c, n, words, &o, &got, &ngot) == FERRY_OK, "%s",
+              ferry_last_error());
+    CHECK(ngot == nref && (!nref || !memcmp(got, ref, nref * sizeof *ref)));
+    CHECK(!strcmp(ferry_search_last_method(), "cuda"));
+    ferry_pairs_free(got);
+    /* streamed over three threads, a small buffer */
+    collected each = {0};
+    int three[3] = {0, 0, 0};
+    CHECK(fy_gpu_hamming_pairs_each_multi(three, 3, c, n, words, t, 5000, collect, &each, NULL) ==
+          FERRY_OK);
+    if (each.n)
+      qsort(each.p, each.n, sizeof *each.p, by_pair);
+    CHECK_MSG(each.n == nref && (!nref || !memcmp(each.p, ref, nref * sizeof *ref)),
+              "streamed: %zu pairs, CPU %zu", each.n, nref);
+    CHECK(each.most <= 5000);
+    free(each.p);
+    ferry_pairs_free(ref);
+    free(c);
+  }
+
+  /* top-k over {0, 0} and three threads against the CPU */
+  size_t n = quick ? 1000 : 20011;
+  uint64_t *c = make_codes(n, 1, n / 10, 6);
+  ferry_neighbor *ref = malloc(n * 8 * sizeof *ref), *got = malloc(n * 8 * sizeof *got);
+  ferry_search_options o;
+  ferry_search_options_default(&o);
+  CHECK(ferry_hamming_topk(c, n, 1, 8, &o, ref) == FERRY_OK);
+  for (int nd = 2; nd <= 3; nd++) {
+    o.ndevices = nd;
+    o.devices[0] = o.devices[1] = o.devices[2] = 0;
+    memset(got, 0xAB, n * 8 * sizeof *got);
+    int rc = ferry_hamming_topk(c, n, 1, 8, &o, got);
+    CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
+    int ok = rc == FERRY_OK && !memcmp(got, ref, n * 8 * sizeof *ref);
+    CHECK_MSG(ok, "top-k on %d devices", nd);
+    printf("  top-k 64-bit n=%zu k=8 on %d x cuda:0: %s\n", n, nd, ok ? "same" : "DIFFERENT");
+  }
+  free(ref);
+  free(got);
+
+  /* a device that is not there: named; the one that is stops, nothing leaks */
+  int bad[2] = {0, 4095};
+  ferry_pair *p = NULL;
+  size_t np = 0;
+  int rc = fy_gpu_hamming_pairs_multi(bad, 2, c, n, 1, 8, 0, 0, &p, &np, NULL);
+  CHECK_MSG(rc == FERRY_EUNSUPPORTED && !p && !np &&
+                !strncmp(ferry_last_error(), "cuda:4095: ", 11),
+            "%d %s", rc, ferry_last_error());
+  printf("  devices {0, 4095}: \"%s\"\n", ferry_last_error());
+  ferry_neighbor *nb = malloc(n * 4 * sizeof *nb);
+  rc = fy_gpu_hamming_topk_multi(bad, 2, c, n, 1, 4, nb);
+  CHECK_MSG(rc == FERRY_EUNSUPPORTED && strstr(ferry_last_error(), "cuda:4095: "), "%d %s", rc,
+            ferry_last_error());
+  free(nb);
+  free(c);
+}
+
 int main(void) {
   if (fy_gpu_hamming_available(0) != FERRY_OK) {
     SKIP("GPU Hamming search: %s", ferry_last_error());
@@ -286,6 +401,10 @@ int main(void) {
     ferry_pair *p = NULL;
     size_t n = 0;
     CHECK(ferry_hamming_pairs(c, 4, 1, &o, &p, &n) == FERRY_EUNSUPPORTED && !p && !n);
+    o.ndevices = 2; /* a device list too, naming the device */
+    o.devices[0] = o.devices[1] = 0;
+    CHECK(ferry_hamming_pairs(c, 4, 1, &o, &p, &n) == FERRY_EUNSUPPORTED && !p && !n);
+    CHECK_MSG(!strncmp(ferry_last_error(), "cuda:0: ", 8), "%s", ferry_last_error());
     return check_done();
   }
   const char *q = getenv("FERRY_TEST_QUICK");
@@ -300,5 +419,6 @@ int main(void) {
   if (!quick)
     test_api();
   test_topk();
+  test_multi();
   return check_done();
 }
