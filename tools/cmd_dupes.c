@@ -12,7 +12,8 @@
 
 static const char help[] =
     "usage: ferry dupes CATALOG.fidx [--hash H] [--threshold N]\n"
-    "                   [--format csv|json|html] [-o OUT] [--device cpu|cuda[:N]|opencl[:N]]\n"
+    "                   [--format csv|json|html] [-o OUT]\n"
+    "                   [--device cpu|cuda[:N[,N...]]|opencl[:N]]\n"
     "                   [--keep RULES] [--reference DIR]... [--exclude PAT]...\n"
     "                   [--move-dupes-to DIR [--apply]]\n"
     "\n"
@@ -55,9 +56,11 @@ static const char help[] =
     "                          (found from the catalog's signatures, verified)\n"
     "  --method auto|brute|mih search method (default auto: measured per run)\n"
     "  --threads N             search threads (default: one per core)\n"
-    "  --device cpu|cuda[:N]|opencl[:N]\n"
+    "  --device cpu|cuda[:N[,N...]]|opencl[:N]\n"
     "                          where the pair search runs (default cpu); cuda:\n"
     "                          brute force over all pairs on GPU N, same groups;\n"
+    "                          cuda:0,1: shared among GPUs 0 and 1 (up to 8; one\n"
+    "                          listed twice: two threads on it), same groups;\n"
     "                          opencl: the same on OpenCL device N (`ferry doctor`\n"
     "                          lists them; any vendor's GPU, or PoCL on the CPU);\n"
     "                          opencl without N: the first GPU, else device 0\n"
@@ -72,6 +75,39 @@ static char *refs[MAX_REFERENCE]; /* --reference folders, canonical */
 static size_t nref;
 static const char *excl[MAX_REFERENCE]; /* --exclude patterns */
 static size_t nexcl;
+
+/* --device cuda:LIST: one device number (so->device) or several, comma-
+ * separated, the same one more than once allowed (so->devices: the search
+ * shared among them). */
+static int parse_cuda(const char *list, ferry_search_options *so) {
+  int devices[FERRY_MAX_SEARCH_DEVICES], nd = 0;
+  for (const char *p = list;; p++) {
+    size_t len = strcspn(p, ",");
+    char *end = NULL;
+    long d = len && len < 4 && p[0] >= '0' && p[0] <= '9' ? strtol(p, &end, 10) : -1;
+    if (!len)
+      return cli_usage_error("dupes",
+                             "--device cuda:%s: an empty device number; cuda:N, or "
+                             "several as cuda:0,1",
+                             list);
+    if (d < 0 || d > 255 || end != p + len)
+      return cli_usage_error("dupes",
+                             "--device cuda:%s: '%.*s' is not a device number (0..255); "
+                             "cuda:N, or several as cuda:0,1",
+                             list, (int)len, p);
+    if (nd == FERRY_MAX_SEARCH_DEVICES)
+      return cli_usage_error("dupes", "--device cuda:%s: at most %d devices", list,
+                             FERRY_MAX_SEARCH_DEVICES);
+    devices[nd++] = (int)d;
+    p += len;
+    if (!*p)
+      break;
+  }
+  so->device = devices[0];
+  so->ndevices = nd > 1 ? nd : 0; /* one: `device` alone, as before */
+  memcpy(so->devices, devices, (size_t)nd * sizeof *devices);
+  return 0;
+}
 
 static int dupes_main(int argc, char **argv) {
   for (int k = 1; k < argc; k++)
@@ -127,7 +163,7 @@ static int dupes_main(int argc, char **argv) {
         so.device = -1;
       } else if (!strncmp(v, "cuda", 4) && (v[4] == '\0' || v[4] == ':')) {
         so.device = 0;
-        if (v[4] && cli_int("dupes", "--device cuda:N", v + 5, 0, 255, &so.device))
+        if (v[4] && parse_cuda(v + 5, &so))
           return CLI_USAGE;
       } else if (!strncmp(v, "opencl", 6) && (v[6] == '\0' || v[6] == ':')) {
         int n = 0;
@@ -272,6 +308,7 @@ static int dupes_main(int argc, char **argv) {
             so.threshold, ferry_hash_kind_name(kind), ferry_catalog_size(c),
             ferry_dupes_signature_joins(d),
             FERRY_DEVICE_IS_OPENCL(so.device) ? "OpenCL"
+            : so.ndevices > 1                 ? "GPUs"
             : so.device >= 0                  ? "GPU"
                                               : ferry_search_isa(),
             dt);

@@ -176,6 +176,30 @@ if "$FERRY" doctor 2>/dev/null | grep -q '^opencl:0: '; then
 else
   echo "SKIPPED dupes-opencl: no OpenCL device ($("$FERRY" doctor 2>&1 | grep '^OpenCL'))"
 fi
+# --device cuda:LIST (the search shared among GPUs): a bad part is named; on a GPU, device 0
+# listed twice (two threads on it) writes the CPU's groups byte for byte
+check dupes-cuda-list-usage 2 "--device cuda:0,x: 'x' is not a device number \(0..255\)" -- \
+  "$FERRY" dupes "$TMP/class0.fidx" --device cuda:0,x
+check dupes-cuda-list-empty 2 "--device cuda:0,,1: an empty device number" -- \
+  "$FERRY" dupes "$TMP/class0.fidx" --device cuda:0,,1
+check dupes-cuda-list-long 2 "--device cuda:0,0,0,0,0,0,0,0,0: at most 8 devices" -- \
+  "$FERRY" dupes "$TMP/class0.fidx" --device cuda:0,0,0,0,0,0,0,0,0
+if "$FERRY" doctor 2>/dev/null | grep -q '^cuda:0: '; then
+  mkdir -p "$TMP/twice2/a" "$TMP/twice2/b"
+  cp "$SAMPLE"/class0/*.jpg "$TMP/twice2/a/" && cp "$SAMPLE"/class0/*.jpg "$TMP/twice2/b/"
+  "$FERRY" hash "$TMP/twice2" -o "$TMP/twice2.fidx" >/dev/null 2>&1
+  check dupes-cuda-list 0 "groups, .* \(GPUs," -- "$FERRY" dupes "$TMP/twice2.fidx" \
+    --device cuda:0,0 --format csv -o "$TMP/twice2-gpus.csv"
+  "$FERRY" dupes "$TMP/twice2.fidx" --format csv -o "$TMP/twice2-cpu.csv" >/dev/null 2>&1
+  if [ "$(wc -l < "$TMP/twice2-cpu.csv")" -gt 2 ] && cmp -s "$TMP/twice2-cpu.csv" "$TMP/twice2-gpus.csv"; then
+    pass=$((pass+1))
+  else
+    echo "FAIL dupes-cuda-list-same: the groups of cuda:0,0 differ from the CPU's (or none were found)"
+    fail=$((fail+1))
+  fi
+else
+  echo "SKIPPED dupes-cuda-list: no CUDA device ($("$FERRY" doctor 2>&1 | grep -m1 'CUDA driver' | sed 's/^ *//'))"
+fi
 check load-bad-stall 2 "--stall-timeout" -- "$FERRY" load "$SAMPLE" --stall-timeout -1
 check load-bad-batch 2 "--batch needs" -- "$FERRY" load "$SAMPLE" --batch 0
 check load-bad-rank 1 "rank 5 not in" -- "$FERRY" load "$SAMPLE" --rank 5 --world-size 2
