@@ -190,6 +190,34 @@ def _image_files(roots: Sequence[PathLike], recursive: bool) -> List[str]:
     return files
 
 
+def _search_devices(device: Any) -> Optional[List[int]]:
+    """The CUDA devices of a search: None for the CPU, else their numbers
+    (ferry_search_options.devices, at most 8)."""
+    if device is None or (isinstance(device, str) and device.strip().lower() == "cpu"):
+        return None
+    if isinstance(device, str) and "," in device:
+        text = device.strip().lower()
+        if not text.startswith("cuda:"):
+            raise InvalidArgument(f'search_device: a list is "cuda:0,1", not {device!r}')
+        parts = text[5:].split(",")
+        bad = [p for p in parts if not p.strip().isdigit() or int(p) > 255]
+        if bad:
+            raise InvalidArgument(f"search_device {device!r}: {bad[0]!r} is not a device "
+                                  "number (0..255)")
+        devices = [int(p) for p in parts]
+    elif isinstance(device, (list, tuple)):
+        devices = [_device_index(d) for d in device]
+        if not devices or min(devices) < 0:
+            raise InvalidArgument(f"search_device: {device!r} names no CUDA device")
+    else:
+        devices = [_device_index(device)]
+        if devices[0] < 0:
+            return None
+    if len(devices) > 8:
+        raise InvalidArgument(f"search_device: at most 8 devices, not {len(devices)}")
+    return devices
+
+
 def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "phash",
                     threshold: int = 8, *, mode: str = "fast", hash_size: int = 8,
                     workers: Optional[int] = None, recursive: bool = True,
@@ -198,7 +226,7 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
                     keep: Optional[str] = None,
                     reference: Optional[Sequence[PathLike]] = None,
                     exclude: Optional[Sequence[str]] = None,
-                    robust: bool = True) -> List[Any]:
+                    robust: bool = True, search_device: Any = None) -> List[Any]:
     """Groups of near-duplicate images: files whose `kind` hashes are within
     `threshold` bits of each other, transitively (union-find over the pairs).
 
@@ -226,8 +254,13 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
       signature and verified (docs/DEDUP.md, as `ferry dupes`); False: the
       hash alone.
     device: where the files are hashed, as for ferry.hash (None: the cores).
+    search_device: where the pairs are searched for (as `ferry dupes --device`): None or
+      "cpu" (the cores), "cuda" / "cuda:N" / N (a CUDA GPU), "cuda:0,1" or [0, 1] (the
+      search shared among those GPUs; one listed twice runs two threads on it). The
+      groups are the same wherever it runs.
     progress: called as progress(done, total) while the files are hashed.
     """
+    devices = _search_devices(search_device)
     refs = []
     for r in reference or []:
         if not os.path.isdir(r):
@@ -260,5 +293,5 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     groups = _ferry.find_groups(files, items, kind_name, int(threshold),
                                 mode=_choice(_MODES, mode, "mode"), hash_size=int(hash_size),
                                 threads=0 if workers is None else int(workers), keep=keep,
-                                reference=refs, robust=bool(robust))
+                                reference=refs, robust=bool(robust), devices=devices)
     return groups if details else [[row[0] for row in g] for g in groups]

@@ -296,3 +296,40 @@ def test_hamming_primitives():
     assert n == 1 and np.asarray(group_of).tolist() == [0, 0, 0, 0xFFFFFFFF]
     with pytest.raises(ferry.InvalidArgument):
         _ferry.hamming_pairs(b"123", 1, 2)
+
+
+def test_search_device(photos, tmp_path):
+    """find_duplicates(search_device=...) and hamming_pairs(devices=...): the
+    search on a CUDA GPU, or shared among several (device 0 listed twice:
+    two threads on it), gives the CPU's pairs and groups; without a GPU the
+    refusal names the device; bad lists are refused naming the bad part."""
+    from ferry._dedup import _search_devices
+    assert _search_devices(None) is None and _search_devices("cpu") is None
+    assert _search_devices("cuda:0,1") == [0, 1] and _search_devices([0, 0]) == [0, 0]
+    assert _search_devices("cuda:2") == [2] and _search_devices(3) == [3]
+    for bad, why in [("cuda:0,x", "'x' is not a device number"), ("opencl:0,1", "a list is"),
+                     ([], "names no CUDA device"), ("cuda:" + ",".join("0" * 9), "at most 8")]:
+        with pytest.raises(ferry.InvalidArgument, match=why):
+            ferry.find_duplicates(photos[:2], search_device=bad)
+    with pytest.raises(ferry.InvalidArgument, match="at most 8"):
+        _ferry.hamming_pairs(b"\0" * 16, 1, 2, devices=[0] * 9)
+    with pytest.raises(ferry.InvalidArgument, match="-1 is not a CUDA device"):
+        _ferry.hamming_pairs(b"\0" * 16, 1, 2, devices=[0, -1])
+    rng = np.random.default_rng(7)
+    base = rng.integers(0, 2**63, 200, dtype=np.uint64)
+    codes = base[rng.integers(0, 200, 20000)] ^ (np.uint64(1) << rng.integers(0, 64, 20000,
+                                                                                 dtype=np.uint64))
+    cpu = np.asarray(_ferry.hamming_pairs(codes.tobytes(), 1, 4))
+    try:
+        gpu = np.asarray(_ferry.hamming_pairs(codes.tobytes(), 1, 4, devices=[0, 0]))
+    except ferry.UnsupportedError as e:
+        assert str(e).startswith("cuda:0: "), e
+        return  # no GPU here: the rest needs one
+    assert gpu.tolist() == cpu.tolist() and len(cpu) > 10000
+    for i, src in enumerate(photos[:3]):
+        shutil.copy(src, tmp_path / f"a{i}.jpg")
+        shutil.copy(src, tmp_path / f"b{i}.jpg")
+    want = ferry.find_duplicates(tmp_path, threshold=8, workers=2)
+    assert len(want) == 3
+    for dev in ("cuda:0", "cuda:0,0", [0, 0, 0]):
+        assert ferry.find_duplicates(tmp_path, threshold=8, workers=2, search_device=dev) == want

@@ -429,9 +429,45 @@ static int group_item(group_input *in, Py_ssize_t i, PyObject *item, ferry_hash_
   return 0;
 }
 
+/* devices=None (the CPU) or a sequence of CUDA device numbers into the
+ * search options: one is options.device, several share the search
+ * (options.devices; one may come twice). -1 with an exception set. */
+static int search_devices(PyObject *devices, ferry_search_options *so) {
+  if (!devices || devices == Py_None)
+    return 0;
+  PyObject *seq = PySequence_Fast(devices, "devices must be a sequence of CUDA device numbers");
+  if (!seq)
+    return -1;
+  Py_ssize_t nd = PySequence_Fast_GET_SIZE(seq);
+  if (nd > FERRY_MAX_SEARCH_DEVICES) {
+    PyErr_Format(InvalidArgument, "devices: at most %d, not %zd", FERRY_MAX_SEARCH_DEVICES, nd);
+    Py_DECREF(seq);
+    return -1;
+  }
+  for (Py_ssize_t k = 0; k < nd; k++) {
+    long d = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, k));
+    if (d == -1 && PyErr_Occurred()) {
+      Py_DECREF(seq);
+      return -1;
+    }
+    if (d < 0 || d > 255) {
+      PyErr_Format(InvalidArgument, "devices: %ld is not a CUDA device number (0..255)", d);
+      Py_DECREF(seq);
+      return -1;
+    }
+    so->devices[k] = (int)d;
+  }
+  Py_DECREF(seq);
+  if (nd >= 1)
+    so->device = so->devices[0];
+  so->ndevices = nd > 1 ? (int)nd : 0;
+  return 0;
+}
+
 PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"paths",          "items",   "kind", "threshold", "mode",   "hash_size",
-                           "colorhash_bits", "threads", "keep", "reference", "robust", NULL};
+  static char *kwlist[] = {"paths",     "items",          "kind",    "threshold", "mode",
+                           "hash_size", "colorhash_bits", "threads", "keep",      "reference",
+                           "robust",    "devices",        NULL};
   ferry_hash_options o;
   ferry_hash_options_default(&o);
   ferry_search_options so;
@@ -439,10 +475,12 @@ PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs) {
   int mode = o.mode;
   const char *kind_name;
   const char *keep = NULL;
-  PyObject *paths, *items, *reference = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOsi|$iiiizOp:find_groups", kwlist, &paths,
+  PyObject *paths, *items, *reference = NULL, *devices = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOsi|$iiiizOpO:find_groups", kwlist, &paths,
                                    &items, &kind_name, &so.threshold, &mode, &o.hash_size,
-                                   &o.colorhash_bits, &so.threads, &keep, &reference, &so.robust))
+                                   &o.colorhash_bits, &so.threads, &keep, &reference, &so.robust,
+                                   &devices) ||
+      search_devices(devices, &so) < 0)
     return NULL;
   ferry_hash_kind kind;
   if (ferry_hash_kind_parse(kind_name, &kind) != FERRY_OK)
@@ -543,18 +581,24 @@ done:
 
 static void free_pairs(void *p) { ferry_pairs_free(p); }
 
-/* hamming_pairs(codes, words, threshold, threads=0, method=0): codes is a
- * C-contiguous buffer of n * words uint64. Returns a uint32 Tensor
+/* hamming_pairs(codes, words, threshold, threads=0, method=0, devices=None):
+ * codes is a C-contiguous buffer of n * words uint64; devices, CUDA device
+ * numbers to search on (search_devices). Returns a uint32 Tensor
  * [npairs, 3] of (i, j, distance), i < j, sorted. */
 PyObject *py_hamming_pairs(PyObject *mod, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"codes", "words", "threshold", "threads", "method", NULL};
+  static char *kwlist[] = {"codes", "words", "threshold", "threads", "method", "devices", NULL};
   Py_buffer v;
   int words, method = FERRY_SEARCH_AUTO;
+  PyObject *devices = NULL;
   ferry_search_options o;
   ferry_search_options_default(&o);
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*ii|ii:hamming_pairs", kwlist, &v, &words,
-                                   &o.threshold, &o.threads, &method))
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*ii|iiO:hamming_pairs", kwlist, &v, &words,
+                                   &o.threshold, &o.threads, &method, &devices))
     return NULL;
+  if (search_devices(devices, &o) < 0) {
+    PyBuffer_Release(&v);
+    return NULL;
+  }
   o.method = (ferry_search_method)method;
   PyObject *ret = NULL;
   if (words < 1 || v.len % (8 * (Py_ssize_t)words)) {
