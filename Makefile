@@ -8,7 +8,7 @@ BUILD_NOVIDEO ?= build-novideo
 # the tests that run threads, under ThreadSanitizer in `make test`
 # (test_opencl_search: PoCL's threads beside ferry's cache of OpenCL contexts; clean under TSan)
 TSAN_TESTS ?= test_loader test_pack test_hash_api test_watchdog test_engine_gate test_catalog \
-              test_opencl_search
+              test_opencl_search test_hamming_multi
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 

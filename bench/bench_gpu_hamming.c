@@ -13,17 +13,25 @@
  *      sort (target: under two minutes). --cpu-10m also runs the CPU on them
  *      (slow) and compares.
  *
+ * --multi LIST (alone: nothing else runs): several devices (issue 21's
+ * search on several GPUs): --multi-n random 64-bit codes (default
+ * 20,000,000), all pairs within 8 bits, end to end through
+ * ferry_hamming_pairs on the list's first device alone, then on the list
+ * (ferry_search_options.devices; "0,0": two threads on one GPU, "0,1,2,3"
+ * four GPUs): pairs/s of each, whether the pairs are identical, the
+ * speed-up. Exit 1 when they differ.
+ *
  * usage: bench_gpu_hamming [--n N] [--big N] [--cpu-10m] [--skip-cpu]
+ *        bench_gpu_hamming --multi 0,1[,...] [--multi-n N]
  * Needs a CUDA build and a GPU; prints why not otherwise (exit 0). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 
-#include <ferry.h>
 #include "bench_rng.h"
 #include "tools_tier.h"
+#include <ferry.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
 
 static uint64_t *random_codes(size_t n, int words) {
   uint64_t *c = malloc(n * words * sizeof *c);
@@ -75,8 +83,7 @@ static int cpu(const char *label, const uint64_t *c, size_t n, int words, int t,
     return rc;
   }
   printf("%-34s n=%-9zu t=%-3d %8.3f s total: %9.3e pairs/s  [%s, %s, all cores] %zu pairs\n",
-         label, n, t, dt, all_pairs(n) / dt, ferry_search_last_method(), ferry_search_isa(),
-         *np);
+         label, n, t, dt, all_pairs(n) / dt, ferry_search_last_method(), ferry_search_isa(), *np);
   return 0;
 }
 
@@ -84,9 +91,94 @@ static int same(const ferry_pair *a, size_t na, const ferry_pair *b, size_t nb) 
   return na == nb && (!na || !memcmp(a, b, na * sizeof *a));
 }
 
+/* "0,1,..." into devices[]; the count, or -1 naming the bad part. */
+static int parse_list(const char *s, int *devices) {
+  int nd = 0;
+  for (const char *p = s;; p++) {
+    char *end;
+    long d = strtol(p, &end, 10);
+    if (end == p || d < 0 || d > 255 || (*end && *end != ',') || nd == FERRY_MAX_SEARCH_DEVICES) {
+      fprintf(stderr, "--multi: '%s' is not a list of 1..%d device numbers\n", s,
+              FERRY_MAX_SEARCH_DEVICES);
+      return -1;
+    }
+    devices[nd++] = (int)d;
+    if (!*end)
+      return nd;
+    p = end;
+  }
+}
+
+/* One end-to-end search of the multi-device comparison. */
+static int multi_run(const char *label, const uint64_t *codes, size_t n, const int *devices, int nd,
+                     ferry_pair **p, size_t *np, double *seconds) {
+  ferry_search_options o;
+  ferry_search_options_default(&o);
+  o.threshold = 8;
+  o.ndevices = nd;
+  memcpy(o.devices, devices, (size_t)nd * sizeof *devices);
+  double t0 = fy_now();
+  int rc = ferry_hamming_pairs(codes, n, 1, &o, p, np);
+  *seconds = fy_now() - t0;
+  if (rc) {
+    printf("%-28s FAILED: %s\n", label, ferry_last_error());
+    return rc;
+  }
+  printf("%-28s %8.2f s end to end: %9.3e pairs/s, %zu pairs\n", label, *seconds,
+         all_pairs(n) / *seconds, *np);
+  return 0;
+}
+
+/* --multi: the first device alone against the whole list. */
+static int multi(const char *list, size_t n) {
+  int devices[FERRY_MAX_SEARCH_DEVICES], nd = parse_list(list, devices);
+  if (nd < 0)
+    return 2;
+  for (int d = 0; d < nd; d++)
+    if (fy_gpu_hamming_available(devices[d]) != FERRY_OK) {
+      printf("SKIPPED: GPU Hamming benchmark on cuda:%d: %s\n", devices[d], ferry_last_error());
+      return 0;
+    }
+  { /* warm-up: each device's context and module load */
+    uint64_t *w = random_codes(4096, 1);
+    for (int d = 0; d < nd; d++) {
+      ferry_pair *g = NULL;
+      size_t ng = 0;
+      if (fy_gpu_hamming_pairs(devices[d], w, 4096, 1, 8, 0, 0, &g, &ng, NULL)) {
+        printf("GPU warm-up on cuda:%d failed: %s\n", devices[d], ferry_last_error());
+        return 1;
+      }
+      free(g);
+    }
+    free(w);
+  }
+  printf("== %zu random 64-bit codes, all pairs within 8 bits (%.3e pairs): cuda:%d alone, "
+         "then devices %s\n",
+         n, all_pairs(n), devices[0], list);
+  uint64_t *codes = random_codes(n, 1);
+  ferry_pair *one = NULL, *many = NULL;
+  size_t none = 0, nmany = 0;
+  double s1 = 0, s2 = 0;
+  char label[64];
+  snprintf(label, sizeof label, "1 device (cuda:%d)", devices[0]);
+  int bad = multi_run(label, codes, n, devices, 1, &one, &none, &s1);
+  snprintf(label, sizeof label, "%d devices (%s)", nd, list);
+  bad |= multi_run(label, codes, n, devices, nd, &many, &nmany, &s2);
+  if (!bad) {
+    int ok = same(one, none, many, nmany);
+    printf("same pairs, 1 device and %d: %s; speed-up %.2fx\n", nd, ok ? "yes" : "NO", s1 / s2);
+    bad = !ok;
+  }
+  ferry_pairs_free(one);
+  ferry_pairs_free(many);
+  free(codes);
+  return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
-  size_t n = (size_t)1 << 20, big = 10000000;
+  size_t n = (size_t)1 << 20, big = 10000000, multi_n = 20000000;
   int cpu_big = 0, skip_cpu = 0;
+  const char *multi_list = NULL;
   for (int k = 1; k < argc; k++) {
     if (!strcmp(argv[k], "--n") && k + 1 < argc)
       n = strtoull(argv[++k], NULL, 10);
@@ -96,11 +188,18 @@ int main(int argc, char **argv) {
       cpu_big = 1;
     else if (!strcmp(argv[k], "--skip-cpu"))
       skip_cpu = 1;
+    else if (!strcmp(argv[k], "--multi") && k + 1 < argc)
+      multi_list = argv[++k];
+    else if (!strcmp(argv[k], "--multi-n") && k + 1 < argc)
+      multi_n = strtoull(argv[++k], NULL, 10);
     else {
-      fprintf(stderr, "usage: bench_gpu_hamming [--n N] [--big N] [--cpu-10m] [--skip-cpu]\n");
+      fprintf(stderr, "usage: bench_gpu_hamming [--n N] [--big N] [--cpu-10m] [--skip-cpu]\n"
+                      "       bench_gpu_hamming --multi 0,1[,...] [--multi-n N]\n");
       return 2;
     }
   }
+  if (multi_list)
+    return multi(multi_list, multi_n);
   if (fy_gpu_hamming_available(0) != FERRY_OK) {
     printf("SKIPPED: GPU Hamming benchmark: %s\n", ferry_last_error());
     return 0;
