@@ -71,13 +71,20 @@ static int pack_seeds(const char *corpus, const char *tmp) {
   return rc;
 }
 
+/* Catalogs: seed-0 (one entry), seed-1 (three, one failed), and seed-2, a
+ * partial catalog (rank 1 of 3 over two roots: the header's SHRD block),
+ * also as seed-2-fixed with mode 1 (the checksum recomputed over what the
+ * fuzzer changed, so that mutations reach the SHRD block's reader). */
 static int catalog_seeds(const char *corpus, const char *tmp) {
   ferry_hash_options o;
   ferry_hash_options_default(&o);
   int rc = 0;
-  for (int v = 0; v < 2; v++) {
+  for (int v = 0; v < 3; v++) {
     ferry_catalog *c = fy_catalog_new(&o);
-    for (int i = 0; c && i < 1 + 2 * v; i++) {
+    const char *roots[] = {"/data", "/srv/more"};
+    if (c && v == 2 && fy_catalog_set_share(c, 1, 3, roots, 2))
+      rc = 1;
+    for (int i = 0; c && i < (v ? 3 : 1); i++) {
       ferry_catalog_entry e;
       memset(&e, 0, sizeof e);
       char path[64];
@@ -103,6 +110,10 @@ static int catalog_seeds(const char *corpus, const char *tmp) {
     } else {
       snprintf(to, sizeof to, "%s/catalog/seed-%d", corpus, v);
       rc |= prefixed(from, to, 0);
+      if (v == 2) {
+        snprintf(to, sizeof to, "%s/catalog/seed-%d-fixed", corpus, v);
+        rc |= prefixed(from, to, 1);
+      }
     }
     ferry_catalog_free(c);
     unlink(from);
