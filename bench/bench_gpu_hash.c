@@ -6,16 +6,19 @@
  *     Pillow's L (pinned staging + upload included), every GPU hash (aHash,
  *     dHash, dHash_v, pHash, wHash) and pHash alone, hash sizes 8 and 16;
  *     against ferry_hash_pixels on one CPU core;
- *  2. end to end: `ferry hash --device cuda DIR` against `ferry hash --mode
- *     compatible DIR` (every core), same CSV checked. DIR: the first
+ *     the same from host memory on the first OpenCL GPU (src/opencl/hash.cl,
+ *     NVIDIA's OpenCL driver on the GPU machine), hashes checked equal;
+ *  2. end to end: `ferry hash --device cuda DIR` and `--device opencl`
+ *     against `ferry hash --mode compatible DIR` (every core), same CSV
+ *     checked. DIR: the first
  *     argument, else 48 synthesized 12 MP JPEGs in a temporary directory.
  *
  * usage: bench_gpu_hash [DIR] [--ferry PATH] [--images N] [--rounds N]
  * (FERRY_BIN or ./ferry is the command otherwise). */
 #define _POSIX_C_SOURCE 200809L
 
-#include <ferry.h>
 #include "tools_tier.h"
+#include <ferry.h>
 #include <stdio.h> /* before jpeglib.h, which uses FILE */
 #include <stdlib.h>
 
@@ -94,6 +97,31 @@ static void timed(const char *what, fy_gpu_hasher *g, const fy_gpu_hash_image *i
     printf("  %-52s size %2d: %8.1f photos/s  (%.2f ms/photo, batch %d)\n", what, s,
            n * rounds / dt, 1e3 * dt / (n * rounds), n);
   free(r);
+}
+
+/* The same from host memory on an OpenCL hasher; *same: the hashes equal
+ * ref's (the CUDA hasher's). */
+static void timed_cl(const char *what, fy_cl_hasher *c, const fy_gpu_hash_image *im, int n,
+                     unsigned kinds, int s, int rounds, fy_gpu_hasher *ref) {
+  ferry_hash_result *r = calloc((size_t)n, sizeof *r), *q = calloc((size_t)n, sizeof *q);
+  int rc = fy_cl_hasher_run(c, im, n, kinds, s, r); /* warm-up: allocations */
+  int same = rc == FERRY_OK && fy_gpu_hasher_run_host(ref, im, n, kinds, s, q) == FERRY_OK;
+  for (int i = 0; i < n && same; i++)
+    for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
+      if (kinds & FERRY_HASH_MASK(k))
+        same &= !memcmp(r[i].hash[k].w, q[i].hash[k].w, sizeof r[i].hash[k].w);
+  double t0 = fy_now();
+  for (int k = 0; k < rounds && rc == FERRY_OK; k++)
+    rc = fy_cl_hasher_run(c, im, n, kinds, s, r);
+  double dt = fy_now() - t0;
+  if (rc)
+    printf("  %-52s size %2d: FAILED: %s\n", what, s, ferry_last_error());
+  else
+    printf("  %-52s size %2d: %8.1f photos/s  (%.2f ms/photo, batch %d; %s CUDA's hashes)\n", what,
+           s, n * rounds / dt, 1e3 * dt / (n * rounds), n,
+           same ? "identical to" : "DIFFERENT from");
+  free(r);
+  free(q);
 }
 
 static double run_cmd(const char *cmd) {
@@ -180,6 +208,24 @@ int main(int argc, char **argv) {
     timed("host memory, RGB (staging + upload + kernels)", g, hrgb, images, all, s, 1, rounds);
     timed("host memory, L (what ferry hash --device sends)", g, hgray, images, all, s, 1, rounds);
   }
+  /* OpenCL: the first GPU of any platform (NVIDIA's driver on the GPU machine) */
+  fy_cl_hasher *cl = NULL;
+  int cl_dev = fy_cl_default_device();
+  fy_cl_device_info *devs = NULL;
+  int ndev = 0, nplat = 0;
+  if (fy_cl_devices(&devs, &ndev, &nplat) != FERRY_OK || cl_dev < 0 || cl_dev >= ndev ||
+      !devs[cl_dev].gpu || fy_cl_hasher_new(cl_dev, &cl) != FERRY_OK) {
+    printf("OpenCL: no GPU to hash on (%s)\n", ndev ? ferry_last_error() : "no OpenCL device");
+  } else {
+    printf("already decoded, OpenCL GPU opencl:%d (%s, %s):\n", cl_dev, devs[cl_dev].name,
+           devs[cl_dev].version);
+    for (int s = 8; s <= 16; s += 8) {
+      timed_cl("OpenCL, host memory, RGB (upload + kernels)", cl, hrgb, images, all, s, rounds, g);
+      timed_cl("OpenCL, host memory, L", cl, hgray, images, all, s, rounds, g);
+    }
+    fy_cl_hasher_free(cl);
+  }
+  free(devs);
   /* the CPU on one core, same pixels */
   ferry_hash_options o;
   ferry_hash_options_default(&o);
@@ -256,6 +302,16 @@ int main(int argc, char **argv) {
            "--device cuda %.2f s (%.1f photos/s), x%.2f, CSV %s\n",
            s, files, cores, tc, files / tc, tg, files / tg, tc / tg,
            same_files(out_cpu, out_gpu) ? "identical" : "DIFFERENT");
+    snprintf(cmd, sizeof cmd, "'%s' hash --device opencl --hashes all --hash-size %d '%s' > '%s'",
+             bin, s, dir, out_gpu);
+    double to = run_cmd(cmd);
+    if (to < 0)
+      printf("  size %2d: --device opencl failed\n", s);
+    else
+      printf("  size %2d, %ld files: --device opencl %.2f s (%.1f photos/s), x%.2f of the CPU, "
+             "CSV %s\n",
+             s, files, to, files / to, tc / to,
+             same_files(out_cpu, out_gpu) ? "identical" : "DIFFERENT");
     unlink(out_cpu);
     unlink(out_gpu);
   }

@@ -17,7 +17,8 @@
 #include "cuda/gpu.h"         /* fy_gpu_probe (doctor), GPU batches copied back, --consume-ms */
 #include "image/image.h"      /* fy_f16_to_f32: batches back to pixels */
 #include "io/walk.h"          /* FY_IMAGE_EXTENSIONS: what the walks take, for messages */
-#include "opencl/opencl.h"    /* fy_cl_devices: doctor lists the OpenCL devices */
+#include "opencl/opencl.h"    /* fy_cl_devices: doctor lists the OpenCL devices (bench/:
+                                 fy_cl_hasher, the OpenCL hashes timed beside CUDA's) */
 #include "video/video.h"      /* fy_nvdec_probe: doctor, ferry video --caps */
 
 /* bench/ only: the GPU kernels timed on their own */

@@ -34,15 +34,17 @@ static void opencl_text(void) {
     printf("OpenCL: %s\n", ferry_last_error());
     return;
   }
-  printf("OpenCL: %d platform%s, %d device%s (`ferry dupes --device opencl:N`)\n", platforms,
-         platforms == 1 ? "" : "s", n, n == 1 ? "" : "s");
+  printf("OpenCL: %d platform%s, %d device%s (`ferry dupes --device opencl:N`, `ferry hash "
+         "--device opencl:N`)\n",
+         platforms, platforms == 1 ? "" : "s", n, n == 1 ? "" : "s");
   for (int i = 0; i < n; i++)
-    printf("opencl:%d: %s (%s; %s), %s, %d compute units, %.1f GiB\n", i, d[i].name,
+    printf("opencl:%d: %s (%s; %s), %s, %d compute units, %.1f GiB%s\n", i, d[i].name,
            d[i].platform_name, d[i].version,
            d[i].gpu   ? "GPU"
            : d[i].cpu ? "CPU"
                       : "accelerator",
-           d[i].units, d[i].memory / 1073741824.0);
+           d[i].units, d[i].memory / 1073741824.0,
+           d[i].fp64 ? "" : " (no double precision: cannot hash, can search)");
   free(d);
 }
 
@@ -65,6 +67,7 @@ static void opencl_json(cli_json *j) {
     cli_json_str(j, "type", d[i].gpu ? "gpu" : d[i].cpu ? "cpu" : "accelerator");
     cli_json_int(j, "compute_units", d[i].units);
     cli_json_num(j, "memory_gib", d[i].memory / 1073741824.0);
+    cli_json_bool(j, "can_hash", d[i].fp64);
     cli_json_close(j);
   }
   cli_json_close(j);

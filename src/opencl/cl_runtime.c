@@ -141,6 +141,10 @@ static void describe(const fy_cl_api *cl, cl_platform_id p, cl_device_id d, fy_c
   cl->GetDeviceInfo(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof mem, &mem, NULL);
   cl->GetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof alloc, &alloc, NULL);
   cl->GetDeviceInfo(d, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local, &local, NULL);
+  cl_ulong fp64 = 0; /* a cl_device_fp_config: 0 without double precision */
+  if (cl->GetDeviceInfo(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL) != CL_SUCCESS)
+    fp64 = 0;
+  o->fp64 = fp64 != 0;
   o->gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
   o->cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
   o->units = (int)units;

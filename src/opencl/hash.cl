@@ -12,6 +12,9 @@
  * upload: tables at 0, then the job arrays at the offsets passed in). */
 
 #define FY_PREC FY_HP_PREC
+#ifndef FY_LOCAL_PASS /* the pass kernel's work-group (hash_cl.c sets it) */
+#define FY_LOCAL_PASS 256
+#endif
 
 static uchar fy_clip8(int acc) {
   acc = acc < 0 ? 0 : acc;

@@ -89,6 +89,14 @@ int fy_cl_hasher_new(int device, fy_cl_hasher **out) {
   }
   h->open = 1;
   const fy_cl_device_info *d = &h->c.info;
+  if (!d->fp64) {
+    rc = fy_error(FERRY_EUNSUPPORTED,
+                  "OpenCL device %d (%s) cannot hash: it has no double precision (cl_khr_fp64), "
+                  "which the hashes' bit-exact DCT and wavelet need",
+                  device, d->name);
+    fy_cl_hasher_free(h);
+    return rc;
+  }
   if (d->max_wg < 64 || d->local_mem < BITS_LOCAL_BYTES) {
     rc = fy_error(FERRY_EUNSUPPORTED,
                   "OpenCL device %d (%s) cannot hash: it needs work-groups of 64 and %d bytes of "

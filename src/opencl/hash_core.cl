@@ -2,8 +2,8 @@
  * share (src/hash/fp_core.h, dct_core.h, haar_core.h: the program is built
  * from those headers followed by this file, so there is no third copy of
  * the DCT or the Haar steps). These run each step on its own, for tests
- * that compare them bit for bit with the CPU; the hash kernels (aHash,
- * dHash, pHash, wHash) are the next part of issue 22. */
+ * that compare them bit for bit with the CPU (test_opencl_hash_core.c); the
+ * hash kernels themselves are hash.cl's. */
 
 /* rows[r * n .. r * n + n - 1] = the DCT-II of that row (scipy's), one
  * work-item per row; n = plan->n <= FY_DCT_MAX. */

@@ -30,6 +30,7 @@ typedef struct fy_cl_device_info {
   char version[96]; /* "OpenCL 3.0 PoCL ..." */
   char driver[64];
   int gpu, cpu;  /* CL_DEVICE_TYPE bits */
+  int fp64;      /* double precision (cl_khr_fp64): the hash kernels need it */
   int units;     /* compute units */
   size_t max_wg; /* largest work-group */
   uint64_t memory, max_alloc, local_mem;
