@@ -14,7 +14,7 @@ from typing import Any, Dict, Optional, Sequence, Union
 
 from . import _ferry
 from ._ferry import InvalidArgument
-from ._common import _choice, _default_workers, _device_index
+from ._common import _choice, _compute_device, _default_workers
 from ._dedup import _MODES
 
 PathLike = Union[str, bytes, "os.PathLike[str]"]
@@ -55,7 +55,8 @@ def index_update(index: PathLike, roots: Union[PathLike, Sequence[PathLike]], *,
     mode: "fast" (default) or "compatible"; hash_size: 16 (default) or 8.
     threads: default every core this process may use, shared between the
       processes of this node under torchrun (LOCAL_WORLD_SIZE).
-    device: None (the CPU), or "cuda" / "cuda:N" / N.
+    device: None (the CPU), or "cuda" / "cuda:N" / N, or "opencl" / "opencl:N"
+      (compatible mode: the same bits as the CPU's).
 
     Returns the run's counts (files, hashed, reused, failed, removed, ...,
     other_ranks: files left to the other ranks) and "errors": (path,
@@ -71,7 +72,7 @@ def index_update(index: PathLike, roots: Union[PathLike, Sequence[PathLike]], *,
     stats, errors = _ferry.index_update(
         index, _paths(roots, "roots"), mode=_choice(_MODES, mode, "mode"),
         hash_size=int(hash_size), threads=_default_workers() if threads is None else int(threads),
-        device=_device_index(device), rank=0 if rank is None else rank,
+        device=_compute_device(device), rank=0 if rank is None else rank,
         world_size=1 if world_size is None else world_size, recursive=bool(recursive),
         all_files=bool(all_files), retry_failed=bool(retry_failed), prune=bool(prune))
     stats["errors"] = [(path, message) for path, _status, message in errors]

@@ -103,6 +103,27 @@ def _device_index(device: Any) -> int:
     return int(m.group(1))
 
 
+def _compute_device(device: Any, what: str = "device") -> int:
+    """Where hashes or a search run: -1 the CPU, N CUDA device N, or OpenCL
+    device N as DEVICE_OPENCL + N ("opencl" alone: DEVICE_OPENCL_ANY, the
+    first GPU of any platform, else device 0), as include/ferry.h numbers
+    them."""
+    text = device.strip().lower() if isinstance(device, str) else None
+    if text is not None and (text == "opencl" or text.startswith("opencl:")):
+        if text == "opencl":
+            return _ferry.DEVICE_OPENCL_ANY
+        m = re.fullmatch(r"opencl:(\d+)", text)
+        if not m or int(m.group(1)) > 65534:
+            raise InvalidArgument(f'{what}: "opencl:N" takes a device number 0..65534 '
+                                  f"(ferry doctor lists them), not {device!r}")
+        return _ferry.DEVICE_OPENCL + int(m.group(1))
+    try:
+        return _device_index(device)
+    except InvalidArgument:
+        raise InvalidArgument(f'{what} must be "cpu", "cuda", "cuda:N", "opencl" or '
+                              f'"opencl:N", not {device!r}') from None
+
+
 def _default_workers() -> int:
     """Every core this process may run on, shared between the processes of
     this node under torchrun (LOCAL_WORLD_SIZE)."""

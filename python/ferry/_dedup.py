@@ -10,7 +10,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from . import _ferry
 from ._ferry import Error, InvalidArgument
-from ._common import _choice, _default_workers, _device_index
+from ._common import _choice, _compute_device, _default_workers, _device_index
 
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".tif", ".tiff",
@@ -73,7 +73,8 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
       list for a file that cannot be hashed).
     device: None or "cpu" (default), or "cuda" / "cuda:N" / N for a list of
       paths: in compatible mode the GPU hashes what the cores decode (the
-      same bits); in fast mode the GPU's JPEG engine decodes part of the
+      same bits; "opencl" / "opencl:N" does the same on an OpenCL device,
+      compatible mode only, see docs/DEDUP.md); in fast mode the GPU's JPEG engine decodes part of the
       JPEGs beside the cores (hashes within a few bits of the CPU's, see
       docs/DEDUP.md). Without a usable GPU, compatible mode raises and fast
       mode runs on the cores with a warning.
@@ -125,7 +126,7 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
                 return None
             raise
 
-    dev = _device_index(device)
+    dev = _compute_device(device)
     all_paths = isinstance(source, (list, tuple)) and all(
         isinstance(x, (str, os.PathLike)) for x in source)
     if dev >= 0 and not all_paths:
@@ -191,10 +192,15 @@ def _image_files(roots: Sequence[PathLike], recursive: bool) -> List[str]:
 
 
 def _search_devices(device: Any) -> Optional[List[int]]:
-    """The CUDA devices of a search: None for the CPU, else their numbers
-    (ferry_search_options.devices, at most 8)."""
+    """The devices of a search: None for the CPU, else their numbers
+    (CUDA device numbers, ferry_search_options.devices, at most 8; or one
+    OpenCL device as DEVICE_OPENCL + N)."""
     if device is None or (isinstance(device, str) and device.strip().lower() == "cpu"):
         return None
+    if isinstance(device, str) and device.strip().lower().startswith("opencl"):
+        if "," in device:
+            raise InvalidArgument(f"search_device {device!r}: one OpenCL device at a time")
+        return [_compute_device(device, "search_device")]
     if isinstance(device, str) and "," in device:
         text = device.strip().lower()
         if not text.startswith("cuda:"):
@@ -256,8 +262,8 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     device: where the files are hashed, as for ferry.hash (None: the cores).
     search_device: where the pairs are searched for (as `ferry dupes --device`): None or
       "cpu" (the cores), "cuda" / "cuda:N" / N (a CUDA GPU), "cuda:0,1" or [0, 1] (the
-      search shared among those GPUs; one listed twice runs two threads on it). The
-      groups are the same wherever it runs.
+      search shared among those GPUs; one listed twice runs two threads on it), or
+      "opencl" / "opencl:N" (an OpenCL device). The groups are the same wherever it runs.
     progress: called as progress(done, total) while the files are hashed.
     """
     devices = _search_devices(search_device)
@@ -285,7 +291,7 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     if files:  # one C call: every core (and the GPU with device), the GIL released
         items, _engine, note = _ferry.hash_files(
             files, mode=_choice(_MODES, mode, "mode"), kinds=mask, hash_size=int(hash_size),
-            threads=threads, device=_device_index(device), progress=progress)
+            threads=threads, device=_compute_device(device), progress=progress)
         if note:
             warnings.warn(f"ferry.find_duplicates: {note}: hashing on the CPU", RuntimeWarning,
                           stacklevel=2)

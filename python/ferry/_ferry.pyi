@@ -37,6 +37,8 @@ ON_ERROR_FAIL: int
 HASH_FAST: int
 HASH_COMPATIBLE: int
 HASH_KIND_COUNT: int
+DEVICE_OPENCL: int
+DEVICE_OPENCL_ANY: int
 
 class Error(Exception):
     status: Optional[int]

@@ -307,7 +307,8 @@ def test_search_device(photos, tmp_path):
     assert _search_devices(None) is None and _search_devices("cpu") is None
     assert _search_devices("cuda:0,1") == [0, 1] and _search_devices([0, 0]) == [0, 0]
     assert _search_devices("cuda:2") == [2] and _search_devices(3) == [3]
-    for bad, why in [("cuda:0,x", "'x' is not a device number"), ("opencl:0,1", "a list is"),
+    assert _search_devices("opencl:1") == [_ferry.DEVICE_OPENCL + 1]
+    for bad, why in [("cuda:0,x", "'x' is not a device number"), ("opencl:0,1", "one OpenCL device at a time"),
                      ([], "names no CUDA device"), ("cuda:" + ",".join("0" * 9), "at most 8")]:
         with pytest.raises(ferry.InvalidArgument, match=why):
             ferry.find_duplicates(photos[:2], search_device=bad)

@@ -450,8 +450,11 @@ static int search_devices(PyObject *devices, ferry_search_options *so) {
       Py_DECREF(seq);
       return -1;
     }
-    if (d < 0 || d > 255) {
-      PyErr_Format(InvalidArgument, "devices: %ld is not a CUDA device number (0..255)", d);
+    if ((d < 0 || d > 255) && !(nd == 1 && FERRY_DEVICE_IS_OPENCL(d))) {
+      PyErr_Format(InvalidArgument,
+                   "devices: %ld is not a CUDA device number (0..255) (an OpenCL device, "
+                   "DEVICE_OPENCL + N, only alone)",
+                   d);
       Py_DECREF(seq);
       return -1;
     }

@@ -282,7 +282,9 @@ PyMODINIT_FUNC PyInit__ferry(void) {
   if (PyModule_AddObject(m, "Hasher", (PyObject *)&HasherType) < 0 ||
       add_int(m, "HASH_FAST", FERRY_HASH_FAST) < 0 ||
       add_int(m, "HASH_COMPATIBLE", FERRY_HASH_COMPATIBLE) < 0 ||
-      add_int(m, "HASH_KIND_COUNT", FERRY_HASH_KIND_COUNT) < 0)
+      add_int(m, "HASH_KIND_COUNT", FERRY_HASH_KIND_COUNT) < 0 ||
+      add_int(m, "DEVICE_OPENCL", FERRY_DEVICE_OPENCL) < 0 ||
+      add_int(m, "DEVICE_OPENCL_ANY", FERRY_DEVICE_OPENCL_ANY) < 0)
     goto fail;
   if (PyModule_AddStringConstant(m, "version", ferry_version()) < 0 ||
       add_int(m, "HELD_ACROSS_EPOCHS", HELD_ACROSS_EPOCHS) < 0 || add_int(m, "OK", FERRY_OK) < 0 ||
