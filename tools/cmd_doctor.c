@@ -32,6 +32,11 @@ static void opencl_text(void) {
   int n = 0, platforms = 0;
   if (fy_cl_devices(&d, &n, &platforms) != FERRY_OK) {
     printf("OpenCL: %s\n", ferry_last_error());
+    char lib[512];
+    if (fy_cl_nvidia_unlisted(lib, sizeof lib))
+      printf("OpenCL: NVIDIA's OpenCL driver is installed (%s) but not registered: "
+             "OCL_ICD_FILENAMES=%s\n",
+             lib, lib);
     return;
   }
   printf("OpenCL: %d platform%s, %d device%s (`ferry dupes --device opencl:N`, `ferry hash "
@@ -46,6 +51,12 @@ static void opencl_text(void) {
            d[i].units, d[i].memory / 1073741824.0,
            d[i].fp64 ? "" : " (no double precision: cannot hash, can search)");
   free(d);
+  char lib[512];
+  if (fy_cl_nvidia_unlisted(lib, sizeof lib))
+    printf("OpenCL: NVIDIA's OpenCL driver is installed (%s) but not registered with the ICD "
+           "loader (no /etc/OpenCL/vendors/nvidia.icd): add that file with the library's name "
+           "in it, or run with OCL_ICD_FILENAMES=%s\n",
+           lib, lib);
 }
 
 /* The same in the JSON report. */
@@ -72,6 +83,9 @@ static void opencl_json(cli_json *j) {
   }
   cli_json_close(j);
   free(d);
+  char lib[512];
+  cli_json_str(j, "opencl_nvidia_unregistered",
+               fy_cl_nvidia_unlisted(lib, sizeof lib) ? lib : NULL);
 }
 
 static int report_json(const fy_gpu_probe *p) {

@@ -328,3 +328,29 @@ int fy_cl_build(fy_cl_ctx *c, const char *source, const char *options, cl_progra
   *out = p;
   return FERRY_OK;
 }
+
+int fy_cl_nvidia_unlisted(char *path, size_t n) {
+  if (n)
+    path[0] = 0;
+  fy_cl_device_info *d = NULL;
+  int count = 0, platforms = 0;
+  int rc = fy_cl_devices(&d, &count, &platforms);
+  for (int i = 0; rc == FERRY_OK && i < count; i++)
+    if (!strncmp(d[i].platform_name, "NVIDIA", 6)) {
+      free(d);
+      return 0; /* listed */
+    }
+  free(d);
+  /* the driver's ICD library, as nvidia.icd names it */
+  void *h = dlopen("libnvidia-opencl.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!h)
+    return 0;
+  void *sym = dlsym(h, "clIcdGetPlatformIDsKHR");
+  Dl_info info;
+  int found = sym != NULL;
+  if (found && n)
+    snprintf(path, n, "%s",
+             dladdr(sym, &info) && info.dli_fname ? info.dli_fname : "libnvidia-opencl.so.1");
+  dlclose(h);
+  return found;
+}

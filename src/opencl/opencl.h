@@ -45,6 +45,12 @@ int fy_cl_devices(fy_cl_device_info **out, int *count, int *platforms);
 #define FY_CL_DEVICE_ANY 0xFFFF
 int fy_cl_default_device(void);
 
+/* 1 when NVIDIA's OpenCL driver (libnvidia-opencl.so.1) is installed but
+ * the ICD loader lists no NVIDIA platform: no /etc/OpenCL/vendors/nvidia.icd
+ * (container images often lack it). *path gets the library's path, for
+ * OCL_ICD_FILENAMES. `ferry doctor` says so. */
+int fy_cl_nvidia_unlisted(char *path, size_t n);
+
 /* A context and an in-order queue on one device. */
 typedef struct fy_cl_ctx {
   const fy_cl_api *cl;

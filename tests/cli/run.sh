@@ -144,6 +144,17 @@ check dupes-opencl-usage 2 "--device opencl:N needs an integer" -- \
 check dupes-opencl-missing 1 "OpenCL device 999 does not exist|no OpenCL" -- \
   "$FERRY" dupes "$TMP/class0.fidx" --device opencl:999
 check doctor-opencl 0 "^OpenCL: " -- "$FERRY" doctor
+# NVIDIA's OpenCL installed but not registered with the ICD loader: doctor says how to name it
+# (a stand-in library with the driver's ICD entry point)
+if command -v cc > /dev/null; then
+  mkdir -p "$TMP/fakecl"
+  echo 'int clIcdGetPlatformIDsKHR(unsigned n, void **p, unsigned *k) { (void)n, (void)p; if (k) *k = 0; return -1001; }' > "$TMP/fakecl/icd.c"
+  cc -shared -fPIC -o "$TMP/fakecl/libnvidia-opencl.so.1" "$TMP/fakecl/icd.c"
+  check doctor-opencl-unregistered 0 "NVIDIA's OpenCL driver is installed \(.*fakecl/libnvidia-opencl.so.1\) but not registered.*OCL_ICD_FILENAMES=" -- \
+    env LD_LIBRARY_PATH="$TMP/fakecl${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$FERRY" doctor
+else
+  echo "SKIPPED doctor-opencl-unregistered: no C compiler to build the stand-in library"
+fi
 check hash-opencl-usage 2 "--device opencl:N needs an integer" -- \
   "$FERRY" hash "$SAMPLE/class0" --device opencl:x
 check hash-opencl-fast 2 "--device opencl hashes in compatible mode only" -- \
