@@ -1,0 +1,304 @@
+#!/usr/bin/env bash
+# Issue 21's acceptance figures ("Past one GPU") in one device call on a machine of several GPUs
+# (nvidia-h200-x2), from the device bundle (bench/device_bundle.sh makes .device/, named in the
+# call's carry; FERRY_DEVICE_DIR names another). Builds nothing:
+#   bash bench/gpu_x2_checks.sh [NGPU]
+# NGPU: the GPUs used (default: every GPU nvidia-smi lists). A JPEG set is made first
+# (.device/synth_imagenet.py, as bench/train_step.sh does), then three parts:
+#   load    bench/dist_load.py under torchrun, 1 rank then NGPU ranks, each on its own GPU with
+#           its share of the cores (LOCAL_WORLD_SIZE) and its GPU's JPEG engine: images/s, and
+#           NGPU ranks / 1 rank (acceptance on 2 GPUs: >= 1.8)
+#   train   examples/train_imagenet.py, ResNet-50: --loader ferry on 1 GPU and on NGPU under
+#           torchrun (DDP), --loader torch (the DataLoader) on NGPU: images/s, ferry NGPU /
+#           ferry 1 (>= 1.9) and ferry NGPU / torch NGPU (>= 2.5)
+#   search  bench/gpu_multi_checks.sh: SEARCH_N random 64-bit codes, all pairs within 8 bits,
+#           NGPU GPUs against one (>= 1.8), identical pairs; its tests and CLI check
+# On a machine of one GPU (or NGPU=1) it says so and runs the mechanics only, NOT the
+# acceptance figures: the loader with 1 rank and with 2 ranks both on cuda:0, training with one
+# process (ferry and the DataLoader), the search on cuda:0,0.
+# Every run has a timeout (the whole script: BUDGET seconds), every failure is reported; nothing
+# it started is left running. Knobs (environment; the defaults fit one 10-minute call there):
+#   SET_IMAGES=10000 distinct JPEGs, SET_REPEAT=4 names for each (hard links: a larger epoch,
+#   the same files), SET_DIR=/tmp/x2set; BATCH=256 per GPU; LOAD_BATCHES=200 LOAD_WARMUP=20 (per
+#   rank), LOAD_ARGS (more dist_load.py options: --no-hw-decode); TRAIN_STEPS=120
+#   TRAIN_WARMUP=20; SEARCH_N=20000000 (0: the search's tests only); PARTS="load train search";
+#   BUDGET=570.
+# Out: $OUT/summary.txt (also printed last), load.log, train.log, search.log. Exit 0: every run
+# ran (and, on several GPUs, every figure met its threshold); 1: a run failed or was not run;
+# 3: all ran, a figure below its threshold.
+set -u
+D=${FERRY_DEVICE_DIR:-.device}
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+SUM=$OUT/summary.txt
+: > "$SUM"
+BUDGET=${BUDGET:-570} SET_IMAGES=${SET_IMAGES:-10000} SET_REPEAT=${SET_REPEAT:-4}
+SET=${SET_DIR:-/tmp/x2set} BATCH=${BATCH:-256}
+LOAD_BATCHES=${LOAD_BATCHES:-200} LOAD_WARMUP=${LOAD_WARMUP:-20} LOAD_ARGS=${LOAD_ARGS:-}
+TRAIN_STEPS=${TRAIN_STEPS:-120} TRAIN_WARMUP=${TRAIN_WARMUP:-20}
+SEARCH_N=${SEARCH_N:-20000000} PARTS=${PARTS:-load train search}
+export LD_LIBRARY_PATH=$PWD/$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PYTHONPATH=$PWD/$D/py PYTHONUNBUFFERED=1
+# NVLink multicast stays off on the shared hosts (the device tool's KINDS.md)
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+t_start=$(date +%s)
+tmp=$(mktemp -d)
+token=x2-$$-$t_start # in the environment of every run, to find what a run left behind
+bad=0 below=0
+
+say() { echo "$*" | tee -a "$SUM"; }
+# limit CAP: seconds for the next run: CAP, or what the budget has left less 15
+limit() {
+  local l=$((BUDGET - ($(date +%s) - t_start) - 15))
+  if [ "$l" -lt "$1" ]; then echo "$l"; else echo "$1"; fi
+}
+# leftovers LOG: processes of the last run still alive (their environment holds the token):
+# named in LOG, killed by their ids
+leftovers() {
+  local f p pids=""
+  for f in /proc/[0-9]*/environ; do
+    p=${f#/proc/}
+    p=${p%/environ}
+    if grep -qxzF "FERRY_X2_TOKEN=$token" "$f" 2>/dev/null; then
+      pids="$pids $p"
+    fi
+  done
+  if [ -n "$pids" ]; then
+    echo "left running after the run:$pids: killed" | tee -a "$1"
+    for p in $pids; do kill -9 "$p" 2>/dev/null; done
+    sleep 2
+  fi
+}
+# trun LOG SECONDS NPROC SCRIPT ARGS...: SCRIPT under torchrun with NPROC processes, killed after
+# SECONDS; its output appended to LOG; the last JSON line it printed (rank 0's) in $last
+trun() {
+  local log=$1 t=$2 np=$3 rc
+  shift 3
+  last=""
+  echo "\$ torchrun --standalone --nproc-per-node $np $* (timeout ${t} s)" >> "$log"
+  if [ "$t" -lt 20 ]; then
+    echo "not run: the budget is spent" | tee -a "$log"
+    return 124
+  fi
+  env FERRY_X2_TOKEN="$token" timeout -k 20 "$t" python3 -m torch.distributed.run --standalone \
+    --nproc-per-node "$np" "$@" > "$tmp/run.txt" 2>&1
+  rc=$?
+  cat "$tmp/run.txt" >> "$log"
+  last=$(grep '^{' "$tmp/run.txt" | tail -1)
+  [ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "timed out after $t s" | tee -a "$log"
+  echo "exit $rc" >> "$log"
+  leftovers "$log"
+  return "$rc"
+}
+# jget JSON KEY: a field of a JSON line ('' when absent or null)
+jget() {
+  python3 -c 'import json, sys
+try:
+    v = json.loads(sys.argv[1]).get(sys.argv[2])
+except Exception:
+    v = None
+print("" if v is None else v)' "$1" "$2"
+}
+# ratio A B: A / B to two decimals ('' when either is missing)
+ratio() {
+  python3 -c 'import sys
+a, b = sys.argv[1:3]
+print(f"{float(a) / float(b):.2f}" if a and b and float(b) > 0 else "")' "$1" "$2"
+}
+# verdict RATIO THRESHOLD: $vtext, PASS or BELOW (counted in $below)
+verdict() {
+  if [ -z "$1" ]; then
+    vtext="not measured"
+  elif python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) >= float(sys.argv[2]) else 1)' \
+    "$1" "$2"; then
+    vtext="PASS (>= $2)"
+  else
+    below=1
+    vtext="BELOW ($2 asked)"
+  fi
+}
+# rate NAME JSON RC: $val, NAME's images/s; '' with a failure said and counted in $bad
+rate() {
+  val=$(jget "$2" images_per_s)
+  if [ "$3" != 0 ] || [ -z "$val" ]; then
+    bad=1
+    val=""
+    say "  $1: FAILED (exit $3)$([ -n "$2" ] && echo ": $(jget "$2" errors)")"
+  fi
+}
+# ranks JSON: dist_load.py's line, rank by rank
+ranks() {
+  python3 - "$1" <<'EOF'
+import json, sys
+d = json.loads(sys.argv[1])
+print(f"{d['world_size']} rank(s): {d['images_per_s']} images/s in all")
+for r in d["ranks"]:
+    print(f"    rank {r['rank']} on {r['device']}: {r.get('images_per_s')} images/s, "
+          f"{r.get('workers')} workers, {r.get('gpu_decoded')} images on the engine, "
+          f"decode {r.get('decode_s')} s, idle {r.get('idle_s')} s, numa {r.get('numa')}")
+EOF
+}
+
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+n=${1:-$ngpu}
+if ! [ "$n" -ge 1 ] 2>/dev/null || [ "$n" -gt "$ngpu" ]; then
+  say "gpu_x2_checks: NGPU '$n' asked for, $ngpu GPU(s) here: FAILED"
+  exit 1
+fi
+multi=1
+[ "$n" -ge 2 ] || multi=0
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+say "== gpu_x2_checks: $n of $ngpu GPU(s) ($gpu_name), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')"
+say "   commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), torch $(python3 -c \
+  'import torch; print(torch.__version__)' 2>&1 | tail -1), budget $BUDGET s"
+if [ "$multi" = 0 ]; then
+  say "   ONE GPU: mechanics only (2 ranks on cuda:0, one training process, search on cuda:0,0);"
+  say "   NOT issue 21's acceptance figures, which need a machine of 2 GPUs (nvidia-h200-x2)"
+fi
+
+# the JPEG set: SET_IMAGES distinct files, each under SET_REPEAT names
+if [ ! -d "$SET" ]; then
+  t=$(limit 120)
+  rm -rf "$SET.tmp"
+  if timeout -k 5 "$t" python3 "$D/synth_imagenet.py" "$D/photos" "$SET.tmp" "$SET_IMAGES" \
+    --classes 100 > "$tmp/synth.txt" 2>&1; then
+    for k in $(seq 2 "$SET_REPEAT"); do
+      for d in "$SET.tmp"/class_???; do cp -al "$d" "${d}_r$k"; done
+    done
+    mv "$SET.tmp" "$SET"
+  else
+    say "set: synth_imagenet.py failed or timed out: FAILED"
+    tail -5 "$tmp/synth.txt" | tee -a "$SUM"
+    exit 1
+  fi
+fi
+files=$(find "$SET" -name '*.jpg' | wc -l)
+say "set: $SET, $files JPEGs ($SET_IMAGES distinct x $SET_REPEAT names), $(du -sh "$SET" |
+  cut -f1); made in $(($(date +%s) - t_start)) s"
+
+part_load() {
+  local log=$OUT/load.log rc j1 jn r1 rn q t a=()
+  read -ra a <<< "$LOAD_ARGS"
+  a=(bench/dist_load.py "$SET" --batch-size "$BATCH" --batches "$LOAD_BATCHES"
+    --warmup "$LOAD_WARMUP" "${a[@]}")
+  say "load: dist_load.py, batch $BATCH, $LOAD_WARMUP + $LOAD_BATCHES batches per rank, the JPEG engine on"
+  t=$(limit 150)
+  trun "$log" "$t" 1 "${a[@]}" --timeout $((t - 10)) --label "1 rank"
+  rc=$?
+  j1=$last
+  rate "1 rank" "$j1" "$rc"
+  r1=$val
+  [ -n "$r1" ] && ranks "$j1" | sed 's/^/  /' | tee -a "$SUM"
+  t=$(limit 150)
+  if [ "$multi" = 1 ]; then
+    trun "$log" "$t" "$n" "${a[@]}" --timeout $((t - 10)) --label "$n ranks"
+    rc=$?
+    rate "$n ranks" "$last" "$rc"
+  else
+    trun "$log" "$t" 2 "${a[@]}" --one-gpu --timeout $((t - 10)) --label "2 ranks on cuda:0"
+    rc=$?
+    rate "2 ranks on cuda:0" "$last" "$rc"
+  fi
+  jn=$last
+  rn=$val
+  [ -n "$rn" ] && ranks "$jn" | sed 's/^/  /' | tee -a "$SUM"
+  q=$(ratio "$rn" "$r1")
+  if [ "$multi" = 1 ]; then
+    verdict "$q" 1.8
+    say "  LOAD $n ranks / 1 rank: ${q:-?}x: $vtext"
+  else
+    say "  load 2 ranks on ONE GPU / 1 rank: ${q:-?}x (mechanics check, not the acceptance)"
+  fi
+}
+
+part_train() {
+  local log=$OUT/train.log rc f1 fn tn qs qt a=() np=$n
+  a=(examples/train_imagenet.py "$SET" --arch resnet50 --batch-size "$BATCH" --steps
+    "$TRAIN_STEPS" --warmup "$TRAIN_WARMUP" --epochs 1000 --log-every 0)
+  say "train: ResNet-50, AMP fp16, batch $BATCH per GPU, $TRAIN_STEPS steps ($TRAIN_WARMUP untimed)"
+  trun "$log" "$(limit 150)" 1 "${a[@]}" --loader ferry
+  rc=$?
+  rate "ferry, 1 GPU" "$last" "$rc"
+  f1=$val
+  [ -n "$f1" ] && say "  ferry, 1 GPU: $f1 images/s (GPU busy $(jget "$last" gpu_util_mean) %)"
+  if [ "$multi" = 1 ]; then
+    trun "$log" "$(limit 150)" "$n" "${a[@]}" --loader ferry
+    rc=$?
+    rate "ferry, $n GPUs" "$last" "$rc"
+    fn=$val
+    [ -n "$fn" ] && say "  ferry, $n GPUs (DDP): $fn images/s (rank 0's GPU busy $(jget "$last" gpu_util_mean) %)"
+  else
+    np=1
+    fn=$f1
+  fi
+  trun "$log" "$(limit 180)" "$np" "${a[@]}" --loader torch
+  rc=$?
+  rate "DataLoader, $np GPU(s)" "$last" "$rc"
+  tn=$val
+  [ -n "$tn" ] && say "  DataLoader, $np GPU(s): $tn images/s (rank 0's GPU busy $(jget "$last" gpu_util_mean) %)"
+  qt=$(ratio "$fn" "$tn")
+  if [ "$multi" = 1 ]; then
+    qs=$(ratio "$fn" "$f1")
+    verdict "$qs" 1.9
+    say "  TRAIN ferry $n GPUs / ferry 1 GPU: ${qs:-?}x: $vtext"
+    verdict "$qt" 2.5
+    say "  TRAIN ferry $n GPUs / DataLoader $n GPUs: ${qt:-?}x: $vtext"
+  else
+    say "  train ferry / DataLoader on ONE GPU: ${qt:-?}x (mechanics check, not the acceptance)"
+  fi
+}
+
+part_search() {
+  local log=$OUT/search.log rc devs t q f
+  if [ "$multi" = 1 ]; then devs=$(seq -s, 0 $((n - 1))); else devs=0,0; fi
+  say "search: bench/gpu_multi_checks.sh $devs $SEARCH_N"
+  t=$(limit 400)
+  if [ "$t" -lt 20 ]; then
+    bad=1
+    say "  not run: the budget is spent"
+    return
+  fi
+  mkdir -p "$tmp/search"
+  env FERRY_X2_TOKEN="$token" OUT="$tmp/search" timeout -k 10 "$t" \
+    bash bench/gpu_multi_checks.sh "$devs" "$SEARCH_N" > "$tmp/search.txt" 2>&1
+  rc=$?
+  { cat "$tmp/search.txt"
+    for f in "$tmp"/search/*; do [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; }; done
+    echo "exit $rc"; } >> "$log"
+  leftovers "$log"
+  grep -E '^(== [0-9]|1 device|[0-9]+ devices|same pairs|SKIPPED|gpu_multi_checks:)' \
+    "$tmp/search.txt" | sed 's/^/  /' | tee -a "$SUM"
+  if [ "$rc" != 0 ]; then
+    bad=1
+    say "  search: FAILED (exit $rc$([ "$rc" = 124 ] && echo ": timed out after $t s"))"
+  fi
+  if [ "$SEARCH_N" != 0 ]; then
+    q=$(sed -n 's/.*; speed-up \([0-9.]*\)x.*/\1/p' "$tmp/search.txt" | tail -1)
+    if [ "$multi" = 1 ]; then
+      verdict "$q" 1.8
+      say "  SEARCH $n GPUs / 1 GPU: ${q:-?}x: $vtext"
+    else
+      say "  search cuda:0,0 / cuda:0: ${q:-?}x (mechanics check, not the acceptance)"
+    fi
+  fi
+}
+
+for p in $PARTS; do
+  case $p in
+    load) part_load ;;
+    train) part_train ;;
+    search) part_search ;;
+    *) say "unknown part '$p': FAILED"; bad=1 ;;
+  esac
+done
+rm -rf "$tmp"
+status=ok
+[ "$below" = 1 ] && status="ran; a figure BELOW its threshold"
+[ "$bad" = 1 ] && status=FAILED
+[ "$multi" = 0 ] && [ "$bad" = 0 ] && status="ok (mechanics on one GPU; NOT the acceptance)"
+say "gpu_x2_checks: $status, $(($(date +%s) - t_start)) s"
+echo "--- summary ($SUM)"
+cat "$SUM"
+[ "$bad" = 1 ] && exit 1
+[ "$below" = 1 ] && exit 3
+exit 0
