@@ -266,7 +266,7 @@ part_search() {
     for f in "$tmp"/search/*; do [ -f "$f" ] && { echo "== $(basename "$f")"; cat "$f"; }; done
     echo "exit $rc"; } >> "$log"
   leftovers "$log"
-  grep -E '^(== [0-9]|1 device|[0-9]+ devices|same pairs|SKIPPED|gpu_multi_checks:)' \
+  grep -E '^(== [0-9]|1 device|[0-9]+ devices|same pairs|SKIPPED|test_[a-z_]+: exit|cli:|python:|gpu_multi_checks:)' \
     "$tmp/search.txt" | sed 's/^/  /' | tee -a "$SUM"
   if [ "$rc" != 0 ]; then
     bad=1
