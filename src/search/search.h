@@ -131,8 +131,8 @@ int fy_pairs_brute(const fy_codes *c, int t, int threads, size_t max_pairs, fy_p
 /* ferry_hamming_pairs streamed: every pair handed to sink (from several
  * threads at once, in no order) instead of listed, so memory stays
  * bounded however many pairs there are; options->max_pairs is ignored. On
- * a GPU (options->device >= 0) the pairs are found at once and then
- * handed on. */
+ * a GPU (CUDA, a list of CUDA devices, or OpenCL) each chunk's pairs are
+ * handed on as the chunk finishes (one sink call at a time). */
 int fy_hamming_pairs_each(const uint64_t *codes, size_t n, int words,
                           const ferry_search_options *options, fy_pair_sink sink, void *user);
 
