@@ -39,13 +39,22 @@ class SearchOptions(ctypes.Structure):
     writes the whole struct, so a missing field is a write past this one."""
     _fields_ = [("threshold", ctypes.c_int), ("threads", ctypes.c_int), ("method", ctypes.c_int),
                 ("max_pairs", ctypes.c_size_t), ("device", ctypes.c_int),
-                ("robust", ctypes.c_int)]
+                ("robust", ctypes.c_int), ("ndevices", ctypes.c_int),
+                ("devices", ctypes.c_int * 8)]  # FERRY_MAX_SEARCH_DEVICES
 
     @classmethod
     def default(cls):
-        o = cls()
-        lib().ferry_search_options_default(ctypes.byref(o))
-        assert (o.threshold, o.max_pairs, o.device) == (8, 0, -1), \
+        # filled in a larger buffer whose tail must stay untouched: a field
+        # the header gained and this mirror lacks is caught, not written
+        # over whatever follows
+        size = ctypes.sizeof(cls)
+        buf = (ctypes.c_uint8 * (size + 256))()
+        ctypes.memset(buf, 0xA5, ctypes.sizeof(buf))
+        lib().ferry_search_options_default(buf)
+        assert bytes(buf[size:]) == b"\xa5" * 256, \
+            "ferry_search_options grew past tests/python/hashlib_ferry.py's SearchOptions"
+        o = cls.from_buffer_copy(bytes(buf[:size]))
+        assert (o.threshold, o.max_pairs, o.device, o.ndevices) == (8, 0, -1, 0), \
             "tests/python/hashlib_ferry.py SearchOptions is out of date with include/ferry.h"
         return o
 
