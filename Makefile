@@ -6,9 +6,11 @@ BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
 BUILD_NOVIDEO ?= build-novideo
 # the tests that run threads, under ThreadSanitizer in `make test`
-# (test_opencl_search: PoCL's threads beside ferry's cache of OpenCL contexts; clean under TSan)
+# (test_opencl_search: PoCL's threads beside ferry's cache of OpenCL contexts; clean under TSan;
+# test_opencl_hash: the GPU hashes' batching queue, its producers and its thread, on PoCL,
+# quick there: FERRY_TEST_QUICK, set by CMakeLists.txt for TSan builds)
 TSAN_TESTS ?= test_loader test_pack test_hash_api test_watchdog test_engine_gate test_catalog \
-              test_opencl_search test_hamming_multi
+              test_opencl_search test_hamming_multi test_opencl_hash
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
