@@ -440,22 +440,7 @@ static int run_round(fy_gpu_hasher *g, const fy_gpu_hash_image *im, int n, unsig
      "downloading hashes");
   CU(cudaEventRecord(g->done, g->st), "running the hash kernels");
   CU(cudaEventSynchronize(g->done), "running the hash kernels");
-  const unsigned long long *w = (const unsigned long long *)g->hout.p;
-  for (int i = 0; i < n; i++) {
-    ferry_hash_result *r = &out[i];
-    r->width = im[i].width;
-    r->height = im[i].height;
-    r->kinds = kinds;
-    r->exact = 1;
-    for (int k = 0; k < NGRID; k++) {
-      memset(&r->hash[k], 0, sizeof r->hash[k]);
-      if (!(kinds & FERRY_HASH_MASK(k)))
-        continue;
-      r->hash[k].bits = s * s;
-      for (int q = 0; q < 4; q++)
-        r->hash[k].w[q] = w[((size_t)i * NGRID + k) * 4 + q];
-    }
-  }
+  fy_hash_plan_results(im, n, kinds, s, (const uint64_t *)g->hout.p, out);
   fy_hash_plan_reset(P);
   return FERRY_OK;
 }

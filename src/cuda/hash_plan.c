@@ -414,6 +414,25 @@ void fy_hash_plan_write(const fy_hash_plan *P, void *dst) {
     memcpy(hp + P->off_h, P->hash, P->nhash * sizeof(fy_hp_hash));
 }
 
+void fy_hash_plan_results(const fy_gpu_hash_image *im, int n, unsigned kinds, int s,
+                          const uint64_t *words, ferry_hash_result *out) {
+  for (int i = 0; i < n; i++) {
+    ferry_hash_result *r = &out[i];
+    r->width = im[i].width;
+    r->height = im[i].height;
+    r->kinds = kinds;
+    r->exact = 1;
+    for (int k = 0; k < FY_HP_NGRID; k++) {
+      memset(&r->hash[k], 0, sizeof r->hash[k]);
+      if (!(kinds & FERRY_HASH_MASK(k)))
+        continue;
+      r->hash[k].bits = s * s;
+      for (int q = 0; q < 4; q++)
+        r->hash[k].w[q] = words[((size_t)i * FY_HP_NGRID + k) * 4 + q];
+    }
+  }
+}
+
 int fy_hash_plan_check_images(const fy_gpu_hash_image *im, int n, int s) {
   if (s != 8 && s != 16)
     return fy_error(FERRY_EINVAL, "GPU hash: hash size must be 8 or 16, not %d", s);

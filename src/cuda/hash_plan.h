@@ -86,6 +86,13 @@ int fy_hash_plan_layout(fy_hash_plan *P);
 /* Writes the upload (P->bytes) to dst. */
 void fy_hash_plan_write(const fy_hash_plan *P, void *dst);
 
+/* The hashes of images [0, n) from the kernels' output (words: image i,
+ * grid k at (i * FY_HP_NGRID + k) * 4, four 64-bit words each): out[i]
+ * as ferry_hash_pixels gives them in compatible mode (width, height,
+ * kinds, exact = 1; format left as it is). CUDA and OpenCL alike. */
+void fy_hash_plan_results(const fy_gpu_hash_image *im, int n, unsigned kinds, int s,
+                          const uint64_t *words, ferry_hash_result *out);
+
 /* 256-byte alignment of arena and upload offsets. */
 static inline size_t fy_hp_align256(size_t n) { return (n + 255) & ~(size_t)255; }
 /* Bytes of an image's rows as the staging packs them (pitch kept). */

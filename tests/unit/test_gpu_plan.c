@@ -357,7 +357,31 @@ static void test_rounds(void) {
   fy_hash_plan_free(&P);
 }
 
+/* The kernels' output words into results: only the kinds asked for, in
+ * grid order, four words each, at the hash size's bit count. */
+static void test_results(void) {
+  fy_gpu_hash_image im[2] = {{(const uint8_t *)1, 7, 3, 1, 7}, {(const uint8_t *)1, 5, 9, 3, 15}};
+  uint64_t words[2 * FY_HP_NGRID * 4];
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+    words[i] = 0x1000 * i + 7;
+  ferry_hash_result out[2];
+  memset(out, 0xEE, sizeof out);
+  const unsigned kinds = FERRY_HASH_MASK(FERRY_HASH_AHASH) | FERRY_HASH_MASK(FERRY_HASH_PHASH);
+  fy_hash_plan_results(im, 2, kinds, 16, words, out);
+  for (int i = 0; i < 2; i++) {
+    CHECK(out[i].width == im[i].width && out[i].height == im[i].height);
+    CHECK(out[i].kinds == kinds && out[i].exact == 1);
+    for (int k = 0; k < FY_HP_NGRID; k++) {
+      const int want = (kinds >> k) & 1;
+      CHECK(out[i].hash[k].bits == (want ? 256 : 0));
+      for (int q = 0; q < 4; q++)
+        CHECK(out[i].hash[k].w[q] == (want ? words[((size_t)i * FY_HP_NGRID + k) * 4 + q] : 0));
+    }
+  }
+}
+
 int main(void) {
+  test_results();
   test_copy();
   test_horizontal_first();
   test_vertical_first();
