@@ -341,8 +341,15 @@ int fy_cl_nvidia_unlisted(char *path, size_t n) {
       return 0; /* listed */
     }
   free(d);
-  /* the driver's ICD library, as nvidia.icd names it */
-  void *h = dlopen("libnvidia-opencl.so.1", RTLD_LAZY | RTLD_LOCAL);
+  /* the driver's ICD library, as nvidia.icd names it: on the library path,
+   * else where drivers put it (containers mount it under /usr/local/nvidia) */
+  static const char *const where[] = {
+      "libnvidia-opencl.so.1", "/usr/local/nvidia/lib64/libnvidia-opencl.so.1",
+      "/usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1", "/usr/lib64/libnvidia-opencl.so.1",
+      "/usr/lib/aarch64-linux-gnu/libnvidia-opencl.so.1"};
+  void *h = NULL;
+  for (size_t i = 0; !h && i < sizeof where / sizeof *where; i++)
+    h = dlopen(where[i], RTLD_LAZY | RTLD_LOCAL);
   if (!h)
     return 0;
   void *sym = dlsym(h, "clIcdGetPlatformIDsKHR");
