@@ -4,8 +4,8 @@
  * hash sizes 8 and 16:
  *
  *  - every image of ../shared/corpus/photos, hires and dupes (JPEG, PNG,
- *    WebP; data/sample's JPEGs when the corpus is absent), decoded on the CPU to RGB and hashed on the GPU in
- *    batches of mixed sizes, against ferry_hash_file;
+ *    WebP; data/sample's JPEGs when the corpus is absent), decoded on the CPU to RGB and hashed on
+ * the GPU in batches of mixed sizes, against ferry_hash_file;
  *  - the same images as Pillow's L (1 channel), from device memory through
  *    fy_gpu_hash_batch;
  *  - synthetic images of odd sizes (1x1, 7x3, 4097x5, tall ones that take
@@ -224,12 +224,13 @@ static void test_corpus(hasher *g) {
     snprintf(dir, sizeof dir, "%s/%s", corpus, subs[k]);
     list_walk(dir, is_image_name, &files);
   }
-  const char *from = "../shared/corpus/photos + hires + dupes";
+  char from[4200];
+  snprintf(from, sizeof from, "%s/{photos,hires,dupes}", corpus ? corpus : "");
   if (!files.n) {
     const char *sample = getenv("FERRY_SAMPLE");
     snprintf(dir, sizeof dir, "%s", sample ? sample : "data/sample");
     list_walk(dir, is_jpeg_name, &files);
-    from = dir;
+    snprintf(from, sizeof from, "%s", dir);
     printf("  corpus not found (FERRY_CORPUS=%s): using %s\n", corpus ? corpus : "unset", dir);
   }
   list_sort(&files);
