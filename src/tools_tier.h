@@ -15,6 +15,7 @@
 #include "core/out_file.h"    /* fy_out_open/close: PPM outputs, devices written into as PNG's
                                  and JPEG's are */
 #include "cuda/gpu.h"         /* fy_gpu_probe (doctor), GPU batches copied back, --consume-ms */
+#include "hash/run.h"         /* fy_hash_device_name: --device values as reports name them */
 #include "image/image.h"      /* fy_f16_to_f32: batches back to pixels */
 #include "io/walk.h"          /* FY_IMAGE_EXTENSIONS: what the walks take, for messages */
 #include "opencl/opencl.h"    /* fy_cl_devices: doctor lists the OpenCL devices (bench/:

@@ -45,6 +45,10 @@ int cli_layout(const char *cmd, const char *s, ferry_layout *out);
 int cli_crop(const char *cmd, const char *s, ferry_crop *out);
 int cli_filter(const char *cmd, const char *s, ferry_filter *out);
 int cli_floats3(const char *cmd, const char *opt, const char *s, float out[3]);
+/* --device of the hashing and search commands: cpu (-1), cuda (0), cuda:N,
+ * opencl (FERRY_DEVICE_OPENCL_ANY) or opencl:N (FERRY_DEVICE_OPENCL + N);
+ * fy_hash_device_name (tools_tier.h) names such a value back. */
+int cli_device(const char *cmd, const char *s, int *device);
 
 /* The loader's options as flags, from the library's registry
  * (ferry_loader_option*; cli_options.c). */

@@ -243,11 +243,8 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
   char numa_cpus[512]; /* where the threads run: near the GPU (--numa) */
   int numa_node = ferry_loader_numa(L, numa_cpus, sizeof numa_cpus);
   cli_json j;
-  char device[16];
-  if (a->o.device >= 0)
-    snprintf(device, sizeof device, "cuda:%d", a->o.device);
-  else
-    snprintf(device, sizeof device, "cpu");
+  char device[24];
+  fy_hash_device_name(a->o.device, device);
   if (a->json) {
     cli_json_begin(&j, stdout);
     cli_json_str(&j, "command", cmd);

@@ -40,6 +40,26 @@ int cli_int(const char *cmd, const char *opt, const char *s, long lo, long hi, i
   return 0;
 }
 
+int cli_device(const char *cmd, const char *s, int *device) {
+  if (!strcmp(s, "cpu")) {
+    *device = -1;
+    return 0;
+  }
+  if (!strncmp(s, "cuda", 4) && (s[4] == '\0' || s[4] == ':')) {
+    *device = 0;
+    return s[4] ? cli_int(cmd, "--device cuda:N", s + 5, 0, 255, device) : 0;
+  }
+  if (!strncmp(s, "opencl", 6) && (s[6] == '\0' || s[6] == ':')) {
+    int n = 0;
+    if (s[6] && cli_int(cmd, "--device opencl:N", s + 7, 0, 65534, &n))
+      return -1;
+    *device = s[6] ? FERRY_DEVICE_OPENCL + n : FERRY_DEVICE_OPENCL_ANY;
+    return 0;
+  }
+  cli_usage_error(cmd, "--device must be cpu, cuda[:N] or opencl[:N], not '%s'", s);
+  return -1;
+}
+
 int cli_float(const char *cmd, const char *opt, const char *s, double lo, double hi, float *out) {
   char *end;
   errno = 0;

@@ -159,19 +159,11 @@ static int dupes_main(int argc, char **argv) {
       if (cli_int("dupes", s, v, 1, 1024, &so.threads))
         return CLI_USAGE;
     } else if (!strcmp(s, "--device")) {
-      if (!strcmp(v, "cpu")) {
-        so.device = -1;
-      } else if (!strncmp(v, "cuda", 4) && (v[4] == '\0' || v[4] == ':')) {
-        so.device = 0;
-        if (v[4] && parse_cuda(v + 5, &so))
+      if (!strncmp(v, "cuda:", 5) && strchr(v, ',')) { /* several: the search shared */
+        if (parse_cuda(v + 5, &so))
           return CLI_USAGE;
-      } else if (!strncmp(v, "opencl", 6) && (v[6] == '\0' || v[6] == ':')) {
-        int n = 0;
-        if (v[6] && cli_int("dupes", "--device opencl:N", v + 7, 0, 65534, &n))
-          return CLI_USAGE;
-        so.device = v[6] ? FERRY_DEVICE_OPENCL + n : FERRY_DEVICE_OPENCL_ANY;
-      } else {
-        return cli_usage_error("dupes", "--device must be cpu, cuda:N or opencl:N, not '%s'", v);
+      } else if (cli_device("dupes", v, &so.device)) {
+        return CLI_USAGE;
       }
     } else if (!strcmp(s, "--gpu")) {
       so.device = 0;

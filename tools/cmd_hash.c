@@ -215,21 +215,8 @@ static int parse(int argc, char **argv, hash_args *a) {
       a->mode_set = 1;
     } else if (!strcmp(s, "--device")) {
       NEED_VALUE;
-      if (!strcmp(v, "cpu")) {
-        a->idx.device = -1;
-      } else if (!strncmp(v, "cuda", 4) && (v[4] == '\0' || v[4] == ':')) {
-        a->idx.device = 0;
-        if (v[4] && cli_int("hash", "--device cuda:N", v + 5, 0, 255, &a->idx.device))
-          return -1;
-      } else if (!strncmp(v, "opencl", 6) && (v[6] == '\0' || v[6] == ':')) {
-        int n = 0;
-        if (v[6] && cli_int("hash", "--device opencl:N", v + 7, 0, 65534, &n))
-          return -1;
-        a->idx.device = v[6] ? FERRY_DEVICE_OPENCL + n : FERRY_DEVICE_OPENCL_ANY;
-      } else {
-        return cli_usage_error("hash", "--device must be cpu, cuda[:N] or opencl[:N], not '%s'", v),
-               -1;
-      }
+      if (cli_device("hash", v, &a->idx.device))
+        return -1;
     } else if (!strcmp(s, "--gpu")) {
       a->idx.device = 0;
     } else if (!strcmp(s, "--no-gpu")) {
@@ -552,15 +539,7 @@ static void summary_json(const hash_args *a, const ferry_index_stats *st, const 
   cli_json_str(&j, "catalog", a->out);
   cli_json_str(&j, "mode", a->idx.hash.mode == FERRY_HASH_COMPATIBLE ? "compatible" : "fast");
   char device[24];
-  if (a->idx.device == FERRY_DEVICE_OPENCL_ANY)
-    snprintf(device, sizeof device, "opencl");
-  else if (FERRY_DEVICE_IS_OPENCL(a->idx.device))
-    snprintf(device, sizeof device, "opencl:%d", a->idx.device - FERRY_DEVICE_OPENCL);
-  else if (a->idx.device >= 0)
-    snprintf(device, sizeof device, "cuda:%d", a->idx.device);
-  else
-    snprintf(device, sizeof device, "cpu");
-  cli_json_str(&j, "device", device);
+  cli_json_str(&j, "device", fy_hash_device_name(a->idx.device, device));
   cli_json_int(&j, "files", (long long)st->files);
   cli_json_int(&j, "hashed", (long long)st->hashed);
   if (a->idx.device >= 0 && a->idx.hash.mode == FERRY_HASH_FAST)

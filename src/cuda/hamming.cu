@@ -278,16 +278,10 @@ extern "C" int fy_gpu_pairs_open(int device, const uint64_t *codes, size_t n, in
   fy_gpu_pairs *s = NULL;
   size_t bytes;
   double t0;
-  if (!out || (!codes && n))
+  if (!out)
     return fy_error(FERRY_EINVAL, "fy_gpu_pairs_open: NULL argument");
   *out = NULL;
-  if (words != 1 && words != 4)
-    return fy_error(FERRY_EINVAL, "GPU Hamming search: words must be 1 or 4, not %d", words);
-  if (n >= UINT32_MAX)
-    return fy_error(FERRY_ETOO_LARGE, "GPU Hamming search: %zu codes (at most 2^32 - 2)", n);
-  if (t < 0 || t > 64 * words)
-    return fy_error(FERRY_EINVAL, "GPU Hamming search: threshold %d not in 0..%d", t, 64 * words);
-  if ((rc = fy_gpu_hamming_available(device)))
+  if ((rc = fy_gpu_pairs_check(codes, n, words, t)) || (rc = fy_gpu_hamming_available(device)))
     return rc;
   if (!(s = (fy_gpu_pairs *)calloc(1, sizeof *s)))
     return fy_error(FERRY_ENOMEM, "GPU Hamming search: out of memory");
@@ -426,15 +420,8 @@ static int search_pairs(int device, const uint64_t *codes, size_t n, int words, 
 /* The checks of fy_gpu_pairs_open, and the device's, before n < 2 returns
  * early with nothing (as the search always did). */
 static int check_search(int device, const uint64_t *codes, size_t n, int words, int t) {
-  if (!codes && n)
-    return fy_error(FERRY_EINVAL, "fy_gpu_hamming_pairs: NULL argument");
-  if (words != 1 && words != 4)
-    return fy_error(FERRY_EINVAL, "GPU Hamming search: words must be 1 or 4, not %d", words);
-  if (n >= UINT32_MAX)
-    return fy_error(FERRY_ETOO_LARGE, "GPU Hamming search: %zu codes (at most 2^32 - 2)", n);
-  if (t < 0 || t > 64 * words)
-    return fy_error(FERRY_EINVAL, "GPU Hamming search: threshold %d not in 0..%d", t, 64 * words);
-  return fy_gpu_hamming_available(device);
+  int rc = fy_gpu_pairs_check(codes, n, words, t);
+  return rc ? rc : fy_gpu_hamming_available(device);
 }
 
 extern "C" int fy_gpu_hamming_pairs(int device, const uint64_t *codes, size_t n, int words, int t,

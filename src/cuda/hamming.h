@@ -74,6 +74,12 @@ typedef struct fy_gpu_pairs fy_gpu_pairs;
  * set) stops the search, which returns it. */
 typedef int (*fy_gpu_pairs_sink)(const ferry_pair *pairs, size_t n, void *user);
 
+/* The arguments of a GPU pair search: FERRY_OK, or FERRY_EINVAL /
+ * FERRY_ETOO_LARGE with the reason (codes NULL with n > 0, words not 1 or
+ * 4, 2^32 - 1 codes or more, t outside 0..64 * words). Plain C
+ * (hamming_multi.c): one rule for one device, several, and without CUDA. */
+int fy_gpu_pairs_check(const uint64_t *codes, size_t n, int words, int t);
+
 /* Uploads the n codes (words 1 or 4) and makes the buffers for searches
  * within t on CUDA device `device`; buffer_pairs as above (0: default).
  * Errors as fy_gpu_hamming_pairs. */

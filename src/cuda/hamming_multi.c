@@ -211,12 +211,7 @@ static int check_devices(const int *devices, int ndevices) {
   return FERRY_OK;
 }
 
-/* The checks of one device's search, before any thread. */
-static int check_pairs(const int *devices, int ndevices, const uint64_t *codes, size_t n, int words,
-                       int t) {
-  int rc = check_devices(devices, ndevices);
-  if (rc)
-    return rc;
+int fy_gpu_pairs_check(const uint64_t *codes, size_t n, int words, int t) {
   if (!codes && n)
     return fy_error(FERRY_EINVAL, "GPU Hamming search: NULL argument");
   if (words != 1 && words != 4)
@@ -226,6 +221,13 @@ static int check_pairs(const int *devices, int ndevices, const uint64_t *codes, 
   if (t < 0 || t > 64 * words)
     return fy_error(FERRY_EINVAL, "GPU Hamming search: threshold %d not in 0..%d", t, 64 * words);
   return FERRY_OK;
+}
+
+/* The checks of one device's search, before any thread. */
+static int check_pairs(const int *devices, int ndevices, const uint64_t *codes, size_t n, int words,
+                       int t) {
+  int rc = check_devices(devices, ndevices);
+  return rc ? rc : fy_gpu_pairs_check(codes, n, words, t);
 }
 
 /* Starts one thread per device; returns once all are joined. */

@@ -229,7 +229,9 @@ static void *engine_starter(void *arg) {
 /* ------------------------------------------------------------ devices */
 
 const char *fy_hash_device_name(int device, char buf[24]) {
-  if (device == FERRY_DEVICE_OPENCL_ANY)
+  if (device < 0)
+    snprintf(buf, 24, "cpu");
+  else if (device == FERRY_DEVICE_OPENCL_ANY)
     snprintf(buf, 24, "opencl");
   else if (FERRY_DEVICE_IS_OPENCL(device))
     snprintf(buf, 24, "opencl:%d", device - FERRY_DEVICE_OPENCL);

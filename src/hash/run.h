@@ -21,8 +21,8 @@ typedef struct fy_hash_sink {
 
 typedef struct fy_hash_run fy_hash_run;
 
-/* A hashing device's name for messages: "cuda:N", "opencl:N", or "opencl"
- * (FERRY_DEVICE_OPENCL_ANY). */
+/* A device's name for messages and reports: "cpu" (-1), "cuda:N",
+ * "opencl:N", or "opencl" (FERRY_DEVICE_OPENCL_ANY); the CLI's too. */
 const char *fy_hash_device_name(int device, char buf[24]);
 
 /* FERRY_OK when `device` (>= 0: a CUDA device, or FERRY_DEVICE_OPENCL + N)
