@@ -84,6 +84,7 @@ typedef struct fy_cl_api {
   cl_context (*CreateContext)(const cl_context_properties *, cl_uint, const cl_device_id *,
                               void (*)(const char *, const void *, size_t, void *), void *,
                               cl_int *);
+  cl_int (*RetainContext)(cl_context);
   cl_int (*ReleaseContext)(cl_context);
   cl_command_queue (*CreateCommandQueue)(cl_context, cl_device_id, cl_command_queue_properties,
                                          cl_int *);
@@ -94,6 +95,7 @@ typedef struct fy_cl_api {
                          void (*)(cl_program, void *), void *);
   cl_int (*GetProgramBuildInfo)(cl_program, cl_device_id, cl_program_build_info, size_t, void *,
                                 size_t *);
+  cl_int (*RetainProgram)(cl_program);
   cl_int (*ReleaseProgram)(cl_program);
   cl_kernel (*CreateKernel)(cl_program, const char *, cl_int *);
   cl_int (*ReleaseKernel)(cl_kernel);

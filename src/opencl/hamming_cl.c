@@ -8,34 +8,22 @@
  * buffer overflowed, so such a chunk is known and re-run in halves (rows,
  * then columns, down to one pair): no pair is lost and device memory stays
  * bounded. ferry_hamming_pairs's order is restored by sorting on the host,
- * so the result equals the CPU search's. */
-#include "opencl/opencl.h"
+ * so the result equals the CPU search's.
+ *
+ * The context and the built programs are the process's, shared
+ * (cl_program_cache.c); the queue, kernel and buffers are the search's, so
+ * searches on OpenCL run at once. */
+#include "opencl/cl_program_cache.h"
 #include "search/search.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { DEFAULT_BUFFER_PAIRS = 4 << 20 };
 
-/* Contexts and built programs are kept for the process's life, one set
- * per device (creating a context and compiling costs tens of milliseconds
- * to seconds, more than many searches): a search holds the cache's lock
- * for its whole run, so searches on OpenCL take turns. */
-enum { CACHE_DEVICES = 16 };
-typedef struct cached {
-  int open;
-  fy_cl_ctx c;
-  cl_program prog[2][2]; /* [words == 4][filter] */
-} cached;
-static cached cache[CACHE_DEVICES];
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-
 typedef struct search {
   fy_cl_ctx c;
-  cached *entry; /* NULL: c and prog are this search's own */
-  int locked;
   cl_program prog;
   cl_kernel kern;
   cl_mem codes, out, count;
@@ -59,7 +47,7 @@ static void search_close(search *s) {
   if (cl) {
     if (s->kern)
       cl->ReleaseKernel(s->kern);
-    if (s->prog && !s->entry)
+    if (s->prog)
       cl->ReleaseProgram(s->prog);
     if (s->codes)
       cl->ReleaseMemObject(s->codes);
@@ -67,13 +55,8 @@ static void search_close(search *s) {
       cl->ReleaseMemObject(s->out);
     if (s->count)
       cl->ReleaseMemObject(s->count);
-    if (s->c.q && s->entry)
-      cl->Finish(s->c.q);
   }
-  if (!s->entry)
-    fy_cl_close(&s->c);
-  if (s->locked)
-    pthread_mutex_unlock(&cache_lock);
+  fy_cl_close(&s->c);
   free(s->host);
 }
 
@@ -83,23 +66,9 @@ static int search_open(search *s, int device, const uint64_t *codes, size_t n, i
   int rc;
   if (device == FY_CL_DEVICE_ANY)
     device = fy_cl_default_device();
-  if (device >= 0 && device < CACHE_DEVICES) {
-    pthread_mutex_lock(&cache_lock);
-    s->locked = 1;
-    cached *e = &cache[device];
-    if (!e->open) {
-      rc = fy_cl_open(device, &e->c);
-      if (rc)
-        return rc;
-      e->open = 1;
-    }
-    s->c = e->c;
-    s->entry = e;
-  } else {
-    rc = fy_cl_open(device, &s->c);
-    if (rc)
-      return rc;
-  }
+  rc = fy_cl_cache_open(device, &s->c);
+  if (rc)
+    return rc;
   const fy_cl_api *cl = s->c.cl;
   size_t local = 256;
   while (local > 1 && local > s->c.info.max_wg)
@@ -110,13 +79,9 @@ static int search_open(search *s, int device, const uint64_t *codes, size_t n, i
   char opts[96];
   snprintf(opts, sizeof opts, "-DFY_WORDS=%d -DFY_LOCAL=%zu -DFY_ROWS=%zu -DFY_FILTER=%d", words,
            local, s->rows, filter);
-  cl_program *slot = s->entry ? &s->entry->prog[words == 4][filter != 0] : &s->prog;
-  if (!*slot) {
-    rc = fy_cl_build(&s->c, fy_cl_hamming_src, opts, slot);
-    if (rc)
-      return rc;
-  }
-  s->prog = *slot;
+  rc = fy_cl_cache_program(&s->c, FY_CL_PROG_HAMMING, opts, &s->prog);
+  if (rc)
+    return rc;
   cl_int st = CL_SUCCESS;
   s->kern = cl->CreateKernel(s->prog, kernel, &st);
   if (!s->kern)

@@ -8,8 +8,10 @@
  *
  * A job's addresses are offsets into `data` (the tables' into `up`); each
  * kernel gets the buffer and the offset of its jobs. One in-order queue:
- * upload, the kernels, the hashes read back, one wait per round. */
-#include "opencl/opencl.h"
+ * upload, the kernels, the hashes read back, one wait per round. The
+ * context and the built program are the process's, shared
+ * (cl_program_cache.c); the queue, kernels and buffers are the hasher's. */
+#include "opencl/cl_program_cache.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +84,7 @@ int fy_cl_hasher_new(int device, fy_cl_hasher **out) {
     return fy_error(FERRY_ENOMEM, "OpenCL hash: out of memory");
   if (device == FY_CL_DEVICE_ANY)
     device = fy_cl_default_device();
-  int rc = fy_cl_open(device, &h->c);
+  int rc = fy_cl_cache_open(device, &h->c);
   if (rc) {
     free(h);
     return rc;
@@ -110,12 +112,9 @@ int fy_cl_hasher_new(int device, fy_cl_hasher **out) {
     h->pass_local /= 2; /* >= 64: still whole groups of 32 items */
   h->bits_local = d->max_wg < 256 ? d->max_wg : 256;
   h->budget = d->max_alloc / 2 < MAX_BUDGET ? (size_t)(d->max_alloc / 2) : MAX_BUDGET;
-  char *src = fy_cl_hash_source();
   char opts[64];
   snprintf(opts, sizeof opts, "-DFY_LOCAL_PASS=%zu", h->pass_local);
-  rc = src ? fy_cl_build(&h->c, src, opts, &h->prog)
-           : fy_error(FERRY_ENOMEM, "OpenCL hash: out of memory");
-  free(src);
+  rc = fy_cl_cache_program(&h->c, FY_CL_PROG_HASH, opts, &h->prog);
   if (!rc)
     rc = kernel(h, "fy_hash_gray", &h->k_gray);
   if (!rc)
