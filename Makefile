@@ -8,9 +8,10 @@ BUILD_NOVIDEO ?= build-novideo
 # the tests that run threads, under ThreadSanitizer in `make test`
 # (test_opencl_search: PoCL's threads beside ferry's cache of OpenCL contexts; clean under TSan;
 # test_opencl_hash: the GPU hashes' batching queue, its producers and its thread, on PoCL,
-# quick there: FERRY_TEST_QUICK, set by CMakeLists.txt for TSan builds)
+# quick there: FERRY_TEST_QUICK, set by CMakeLists.txt for TSan builds;
+# test_opencl_cache: hashers and searches on several threads sharing the OpenCL programs)
 TSAN_TESTS ?= test_loader test_pack test_hash_api test_watchdog test_engine_gate test_catalog \
-              test_opencl_search test_hamming_multi test_opencl_hash
+              test_opencl_search test_hamming_multi test_opencl_hash test_opencl_cache
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
