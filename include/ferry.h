@@ -676,8 +676,9 @@ typedef struct ferry_search_options {
    * ndevices - 1], each driven by a thread of its own that takes chunks of
    * the pair matrix's rows as it finishes the last, and merges their pairs:
    * the same pairs in the same order as one GPU or the CPU, max_pairs
-   * counted over all. ferry_hamming_topk shares out the query rows. A
-   * device may be listed twice (two threads on one GPU). `device` is then
+   * counted over all. ferry_hamming_topk hands out blocks of query rows
+   * the same way (the same neighbours as one GPU). A device may be listed
+   * twice (two threads on one GPU). `device` is then
    * ignored; 0 (default): `device` alone. CUDA device numbers only;
    * FERRY_EINVAL past FERRY_MAX_SEARCH_DEVICES or for a negative number; a
    * failure on one device stops the others and names it ("cuda:1: ..."). */

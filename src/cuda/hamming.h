@@ -16,8 +16,9 @@
  * buffer holds is known exactly and re-run in halves (rows, then columns,
  * down to a single pair if need be): no pair is ever lost and device memory
  * stays bounded however many pairs there are. Over several devices
- * (hamming_multi.c), each holds such a search open (fy_gpu_pairs_*) and
- * its host thread takes chunks of rows until none is left. */
+ * (hamming_multi.c), each holds such a search open (fy_gpu_pairs_*, top-k:
+ * fy_gpu_topk_*) and its host thread takes chunks of rows (query blocks)
+ * until none is left (device_pool.c). */
 #ifndef FY_CUDA_HAMMING_H
 #define FY_CUDA_HAMMING_H
 
@@ -92,11 +93,23 @@ int fy_gpu_pairs_rows(fy_gpu_pairs *s, size_t i0, size_t i1, fy_gpu_pairs_sink s
  * nothing. */
 void fy_gpu_pairs_close(fy_gpu_pairs *s, fy_gpu_hamming_stats *stats);
 
-/* The top-k of queries [q0, q1) only (among all n codes) into out[q * k
- * ...] for q in that range (out holds n * k); *stop (may be NULL), read
- * between chunks of queries, nonzero: return FERRY_OK at once, unfinished. */
-int fy_gpu_hamming_topk_rows(int device, const uint64_t *codes, size_t n, int words, int k,
-                             size_t q0, size_t q1, ferry_neighbor *out, const int *stop);
+/* A top-k held open on one device: the codes uploaded, the neighbours of
+ * query rows found on demand; calls from one thread at a time, as above. */
+typedef struct fy_gpu_topk fy_gpu_topk;
+/* hamming_topk.cu's bound on k */
+#define FY_GPU_TOPK_MAX_K 32
+/* The arguments of a GPU top-k: fy_gpu_pairs_check's, and k in
+ * 1..FY_GPU_TOPK_MAX_K (else FERRY_EUNSUPPORTED). Plain C, as that one. */
+int fy_gpu_topk_check(const uint64_t *codes, size_t n, int words, int k);
+/* Uploads the n codes for the k nearest on CUDA device `device`. Errors as
+ * fy_gpu_hamming_topk. */
+int fy_gpu_topk_open(int device, const uint64_t *codes, size_t n, int words, int k,
+                     fy_gpu_topk **out);
+/* The top-k of queries [q0, q1) (among all n codes) into out[q * k ...] for
+ * q in that range only (out holds n * k). */
+int fy_gpu_topk_rows(fy_gpu_topk *s, size_t q0, size_t q1, ferry_neighbor *out);
+/* Frees what open made; NULL: nothing. */
+void fy_gpu_topk_close(fy_gpu_topk *s);
 
 /* ---- several devices (hamming_multi.c; plain C, pthreads) ---- */
 
@@ -147,8 +160,28 @@ int fy_pairs_multi_run(const fy_pairs_backend *b, const int *devices, int ndevic
                        const uint64_t *codes, size_t n, int words, int t, size_t max_pairs,
                        size_t buffer_pairs, void (*sink)(const ferry_pair *, size_t, void *),
                        void *user, ferry_pair **pairs, size_t *count, fy_gpu_hamming_stats *stats);
-/* fy_gpu_hamming_topk with the queries shared out among the devices in
- * consecutive ranges of equal size. */
+/* The query blocks of a top-k over `ndevices` devices: about 16 per
+ * device, a multiple of 128 queries, and at least 65536 (fewer leave a
+ * large GPU idle). */
+size_t fy_topk_block(size_t n, int ndevices);
+/* What the top-k driver calls on each device (a test's fake, or CUDA's:
+ * fy_gpu_topk_backend, fy_gpu_topk_open/_rows/_close). */
+typedef struct fy_topk_backend {
+  int (*open)(int device, const uint64_t *codes, size_t n, int words, int k, void **state);
+  int (*rows)(void *state, size_t q0, size_t q1, ferry_neighbor *out);
+  void (*close)(void *state); /* state not NULL */
+} fy_topk_backend;
+extern const fy_topk_backend fy_gpu_topk_backend;
+/* The top-k driver itself, over backend b, always with threads (even for
+ * one device): queries cut into blocks of `block` (0: fy_topk_block's),
+ * each device's thread taking the next block as it finishes one; out[n *
+ * k] as on one device. An error stops the others before their next block
+ * and is returned naming the device: "cuda:N: ...". */
+int fy_topk_multi_run(const fy_topk_backend *b, const int *devices, int ndevices,
+                      const uint64_t *codes, size_t n, int words, int k, size_t block,
+                      ferry_neighbor *out);
+/* fy_gpu_hamming_topk over devices[0 .. ndevices - 1] (a device may come
+ * twice): fy_topk_multi_run on CUDA; one device without a thread. */
 int fy_gpu_hamming_topk_multi(const int *devices, int ndevices, const uint64_t *codes, size_t n,
                               int words, int k, ferry_neighbor *out);
 

@@ -1,7 +1,8 @@
 /* hamming_multi.c — the GPU Hamming search over several CUDA devices
  * (ferry_search_options.devices): plain C, one host thread per listed
  * device, each with its own search held open on its device (hamming.cu's
- * fy_gpu_pairs_*, or a test's backend).
+ * fy_gpu_pairs_*, hamming_topk.cu's fy_gpu_topk_*, or a test's backend),
+ * taking work from device_pool.c's shared cursor.
  *
  *  - The rows of the pair matrix's upper triangle are cut into consecutive
  *    chunks of about equal pairs (fy_pair_split: row i holds n - 1 - i
@@ -13,15 +14,19 @@
  *    to end in chunk order they are sorted by (i, j), the CPU's order.
  *    max_pairs is counted over all devices. Streamed: the caller's sink is
  *    called under a mutex, one call at a time.
+ *  - Top-k: the queries are cut into blocks of equal size (fy_topk_block:
+ *    about 16 per device, none too small to fill a GPU), handed out the
+ *    same way; each block's neighbours are written in place, so the output
+ *    is one device's.
  *  - The first error (with the device named: "cuda:N: ...") is kept, the
- *    other threads stop at the end of their chunk, every thread is joined
- *    and every search closed before the call returns.
- *  - Top-k: consecutive query ranges of equal size, one per device. */
+ *    other threads stop at the end of their chunk or block, every thread
+ *    is joined and every search closed before the call returns. */
 #include "cuda/hamming.h"
+
+#include "cuda/device_pool.h"
 
 #include <math.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,33 +75,6 @@ size_t fy_pair_split_count(size_t n, int words, int ndevices) {
   return parts;
 }
 
-/* The first error of a group of threads, and the flag that stops the
- * others (read with __atomic_load_n: hamming_topk.cu reads it too). */
-typedef struct failure {
-  pthread_mutex_t mu;
-  int stop;
-  int rc;
-  char msg[1024];
-} failure;
-
-/* Keeps rc and the calling thread's message, prefixed with the device when
- * device >= 0, unless an error came first; stops the other threads. */
-static void fail(failure *f, int rc, int device) {
-  const char *why = ferry_last_error();
-  pthread_mutex_lock(&f->mu);
-  if (!f->rc) {
-    f->rc = rc;
-    if (device >= 0)
-      snprintf(f->msg, sizeof f->msg, "cuda:%d: %s", device, why);
-    else
-      snprintf(f->msg, sizeof f->msg, "%s", why);
-  }
-  __atomic_store_n(&f->stop, 1, __ATOMIC_RELEASE);
-  pthread_mutex_unlock(&f->mu);
-}
-
-static int stopped(failure *f) { return __atomic_load_n(&f->stop, __ATOMIC_ACQUIRE); }
-
 /* ---------------------------------------------------------------- pairs */
 
 /* One chunk's pairs, listed (sorted by the thread that found them). */
@@ -111,23 +89,14 @@ typedef struct search {
   size_t n;
   int words, t;
   size_t buffer_pairs, max_pairs;
-  const fy_row_range *chunks;
-  size_t nchunks;
-  atomic_size_t next;                               /* the next chunk to take */
-  chunk_pairs *listed;                              /* nchunks of them; NULL when streamed */
-  size_t total;                                     /* pairs listed so far (f.mu) */
-  void (*sink)(const ferry_pair *, size_t, void *); /* streamed: the caller's (f.mu) */
+  const fy_row_range *chunks;                       /* the pool's items */
+  chunk_pairs *listed;                              /* one per chunk; NULL when streamed */
+  size_t total;                                     /* pairs listed so far (pool.mu) */
+  void (*sink)(const ferry_pair *, size_t, void *); /* streamed: the caller's (pool.mu) */
   void *user;
-  failure f;
+  fy_gpu_hamming_stats st[FERRY_MAX_SEARCH_DEVICES]; /* each device's, from its close */
+  fy_pool pool;
 } search;
-
-typedef struct worker {
-  search *s;
-  int device;
-  size_t chunk; /* the chunk being searched */
-  fy_gpu_hamming_stats st;
-  pthread_t thread;
-} worker;
 
 static int pair_cmp(const void *a, const void *b) {
   const ferry_pair *x = a, *y = b;
@@ -136,36 +105,37 @@ static int pair_cmp(const void *a, const void *b) {
   return (x->j > y->j) - (x->j < y->j);
 }
 
-/* The sink of every device's search (from its thread). */
+/* The sink of every device's search (from its thread; user: its worker). */
 static int take(const ferry_pair *pairs, size_t n, void *user) {
-  worker *w = user;
-  search *s = w->s;
+  fy_pool_worker *w = user;
+  search *s = w->pool->job;
   if (!s->listed) { /* streamed: one call at a time */
-    pthread_mutex_lock(&s->f.mu);
+    pthread_mutex_lock(&s->pool.mu);
     s->sink(pairs, n, s->user);
-    pthread_mutex_unlock(&s->f.mu);
+    pthread_mutex_unlock(&s->pool.mu);
     return FERRY_OK;
   }
-  pthread_mutex_lock(&s->f.mu);
+  pthread_mutex_lock(&s->pool.mu);
   int over = s->max_pairs && s->total + n > s->max_pairs;
   if (!over)
     s->total += n;
-  pthread_mutex_unlock(&s->f.mu);
+  pthread_mutex_unlock(&s->pool.mu);
   if (over) { /* the whole search's pairs, as on one device */
-    fail(&s->f,
-         fy_error(FERRY_ETOO_LARGE, "search: more than %zu pairs within distance %d", s->max_pairs,
-                  s->t),
-         -1);
+    fy_pool_fail(&s->pool,
+                 fy_error(FERRY_ETOO_LARGE, "search: more than %zu pairs within distance %d",
+                          s->max_pairs, s->t),
+                 -1);
     return FERRY_ETOO_LARGE;
   }
-  chunk_pairs *c = &s->listed[w->chunk];
+  chunk_pairs *c = &s->listed[w->item];
   if (c->n + n > c->cap) {
     size_t cap = c->cap ? c->cap : 1024;
     while (cap < c->n + n)
       cap *= 2;
     ferry_pair *p = realloc(c->p, cap * sizeof *p);
     if (!p) {
-      fail(&s->f, fy_error(FERRY_ENOMEM, "search: out of memory for %zu more pairs", n), -1);
+      fy_pool_fail(&s->pool, fy_error(FERRY_ENOMEM, "search: out of memory for %zu more pairs", n),
+                   -1);
       return FERRY_ENOMEM;
     }
     c->p = p;
@@ -176,25 +146,22 @@ static int take(const ferry_pair *pairs, size_t n, void *user) {
   return FERRY_OK;
 }
 
-static void *pairs_thread(void *arg) {
-  worker *w = arg;
-  search *s = w->s;
-  void *state = NULL;
-  int rc = s->b->open(w->device, s->codes, s->n, s->words, s->t, s->buffer_pairs, &state);
-  while (!rc && !stopped(&s->f)) {
-    size_t k = atomic_fetch_add(&s->next, 1);
-    if (k >= s->nchunks)
-      break;
-    w->chunk = k;
-    rc = s->b->rows(state, s->chunks[k].begin, s->chunks[k].end, take, w);
-    if (!rc && s->listed && s->listed[k].n > 1)
-      qsort(s->listed[k].p, s->listed[k].n, sizeof(ferry_pair), pair_cmp);
-  }
-  if (state)
-    s->b->close(state, &w->st);
-  if (rc)
-    fail(&s->f, rc, w->device); /* a sink's own failure came first: kept as it was */
-  return NULL;
+static int pairs_open(fy_pool_worker *w) {
+  search *s = w->pool->job;
+  return s->b->open(w->device, s->codes, s->n, s->words, s->t, s->buffer_pairs, &w->state);
+}
+
+static int pairs_work(fy_pool_worker *w, size_t k) {
+  search *s = w->pool->job;
+  int rc = s->b->rows(w->state, s->chunks[k].begin, s->chunks[k].end, take, w);
+  if (!rc && s->listed && s->listed[k].n > 1)
+    qsort(s->listed[k].p, s->listed[k].n, sizeof(ferry_pair), pair_cmp);
+  return rc;
+}
+
+static void pairs_close(fy_pool_worker *w) {
+  search *s = w->pool->job;
+  s->b->close(w->state, &s->st[w->index]);
 }
 
 /* The device list: 1..FERRY_MAX_SEARCH_DEVICES CUDA device numbers. */
@@ -230,33 +197,16 @@ static int check_pairs(const int *devices, int ndevices, const uint64_t *codes, 
   return rc ? rc : fy_gpu_pairs_check(codes, n, words, t);
 }
 
-/* Starts one thread per device; returns once all are joined. */
-static void run_workers(search *s, const int *devices, int ndevices, worker *w,
-                        fy_gpu_hamming_stats *stats) {
-  int started = 0;
-  double t0 = fy_now();
-  for (; started < ndevices; started++) {
-    w[started] = (worker){.s = s, .device = devices[started]};
-    if (pthread_create(&w[started].thread, NULL, pairs_thread, &w[started])) {
-      fail(&s->f,
-           fy_error(FERRY_ENOMEM, "GPU Hamming search: cannot start a thread for cuda:%d",
-                    devices[started]),
-           -1);
-      break;
-    }
-  }
-  for (int d = 0; d < started; d++)
-    pthread_join(w[d].thread, NULL);
-  if (!stats)
-    return;
-  stats->search_s = fy_now() - t0;
-  for (int d = 0; d < started; d++) {
-    stats->launches += w[d].st.launches;
-    stats->reruns += w[d].st.reruns;
-    if (w[d].st.upload_s > stats->upload_s)
-      stats->upload_s = w[d].st.upload_s;
-    if (w[d].st.buffer_pairs)
-      stats->buffer_pairs = w[d].st.buffer_pairs, stats->filter = w[d].st.filter;
+/* The devices' stats as one search's. */
+static void sum_stats(const search *s, int ndevices, double seconds, fy_gpu_hamming_stats *stats) {
+  stats->search_s = seconds;
+  for (int d = 0; d < ndevices; d++) {
+    stats->launches += s->st[d].launches;
+    stats->reruns += s->st[d].reruns;
+    if (s->st[d].upload_s > stats->upload_s)
+      stats->upload_s = s->st[d].upload_s;
+    if (s->st[d].buffer_pairs)
+      stats->buffer_pairs = s->st[d].buffer_pairs, stats->filter = s->st[d].filter;
   }
 }
 
@@ -276,6 +226,9 @@ int fy_pairs_multi_run(const fy_pairs_backend *b, const int *devices, int ndevic
   if (rc || n < 2)
     return rc;
   size_t parts = fy_pair_split_count(n, words, ndevices);
+  fy_row_range *chunks = malloc(parts * sizeof *chunks);
+  if (!chunks)
+    return fy_error(FERRY_ENOMEM, "GPU Hamming search: out of memory");
   search s = {.b = b,
               .codes = codes,
               .n = n,
@@ -283,26 +236,20 @@ int fy_pairs_multi_run(const fy_pairs_backend *b, const int *devices, int ndevic
               .t = t,
               .buffer_pairs = buffer_pairs,
               .max_pairs = sink ? 0 : max_pairs,
+              .chunks = chunks,
               .sink = sink,
-              .user = user};
-  fy_row_range *chunks = malloc(parts * sizeof *chunks);
-  worker *w = calloc((size_t)ndevices, sizeof *w);
-  if (chunks)
-    s.nchunks = fy_pair_split(n, parts, TILE_ROWS(words), chunks);
-  s.chunks = chunks;
-  if (!sink && chunks)
-    s.listed = calloc(s.nchunks, sizeof *s.listed);
-  if (!chunks || !w || (!sink && !s.listed)) {
+              .user = user,
+              .pool = {.open = pairs_open, .work = pairs_work, .close = pairs_close}};
+  s.pool.job = &s;
+  s.pool.items = fy_pair_split(n, parts, TILE_ROWS(words), chunks);
+  if (!sink && !(s.listed = calloc(s.pool.items, sizeof *s.listed))) {
     free(chunks);
-    free(w);
-    free(s.listed);
     return fy_error(FERRY_ENOMEM, "GPU Hamming search: out of memory");
   }
-  atomic_init(&s.next, 0);
-  pthread_mutex_init(&s.f.mu, NULL);
-  run_workers(&s, devices, ndevices, w, stats);
-  pthread_mutex_destroy(&s.f.mu);
-  rc = s.f.rc;
+  double t0 = fy_now();
+  rc = fy_pool_run(&s.pool, devices, ndevices); /* its message: the device's */
+  if (stats)
+    sum_stats(&s, ndevices, fy_now() - t0, stats);
   ferry_pair *out = NULL;
   if (!rc && s.listed && s.total) {
     out = malloc(s.total * sizeof *out);
@@ -310,7 +257,7 @@ int fy_pairs_multi_run(const fy_pairs_backend *b, const int *devices, int ndevic
       rc = fy_error(FERRY_ENOMEM, "search: out of memory for %zu pairs", s.total);
   }
   size_t at = 0;
-  for (size_t k = 0; s.listed && k < s.nchunks; k++) {
+  for (size_t k = 0; s.listed && k < s.pool.items; k++) { /* in chunk order: the CPU's */
     if (out && s.listed[k].n)
       memcpy(out + at, s.listed[k].p, s.listed[k].n * sizeof *out);
     at += s.listed[k].n;
@@ -318,9 +265,6 @@ int fy_pairs_multi_run(const fy_pairs_backend *b, const int *devices, int ndevic
   }
   free(s.listed);
   free(chunks);
-  free(w);
-  if (s.f.rc)
-    return fy_error(s.f.rc, "%s", s.f.msg); /* this thread's message: the device's */
   if (rc)
     return rc;
   if (pairs) {
@@ -382,63 +326,92 @@ int fy_gpu_hamming_pairs_each_multi(const int *devices, int ndevices, const uint
 
 /* ---------------------------------------------------------------- top-k */
 
-typedef struct topk_part {
-  failure *f;
-  int device, words, k;
-  const uint64_t *codes;
-  size_t n, q0, q1;
-  ferry_neighbor *out;
-  pthread_t thread;
-} topk_part;
+/* Query blocks: a few per device, and no fewer queries than keep a large
+ * GPU busy (hamming_topk.cu runs one thread per query: 512 blocks of 128
+ * threads, about 4 per SM of an H100), on its block boundaries. */
+#define TOPK_BLOCKS_PER_DEVICE 16
+#define TOPK_MIN_BLOCK ((size_t)1 << 16)
+#define TOPK_ALIGN ((size_t)128)
 
-static void *topk_thread(void *arg) {
-  topk_part *p = arg;
-  int rc = fy_gpu_hamming_topk_rows(p->device, p->codes, p->n, p->words, p->k, p->q0, p->q1, p->out,
-                                    &p->f->stop);
-  if (rc)
-    fail(p->f, rc, p->device);
-  return NULL;
+size_t fy_topk_block(size_t n, int ndevices) {
+  size_t parts = (size_t)(ndevices > 0 ? ndevices : 1) * TOPK_BLOCKS_PER_DEVICE;
+  size_t b = (n + parts - 1) / parts;
+  b = (b + TOPK_ALIGN - 1) / TOPK_ALIGN * TOPK_ALIGN;
+  return b < TOPK_MIN_BLOCK ? TOPK_MIN_BLOCK : b;
 }
+
+int fy_gpu_topk_check(const uint64_t *codes, size_t n, int words, int k) {
+  int rc = fy_gpu_pairs_check(codes, n, words, 0);
+  if (!rc && (k < 1 || k > FY_GPU_TOPK_MAX_K))
+    rc = fy_error(FERRY_EUNSUPPORTED, "GPU Hamming top-k: k must be 1..%d, not %d",
+                  FY_GPU_TOPK_MAX_K, k);
+  return rc;
+}
+
+typedef struct topk_job {
+  const fy_topk_backend *b;
+  const uint64_t *codes;
+  size_t n, block;
+  int words, k;
+  ferry_neighbor *out; /* n * k: each block's rows written in place */
+} topk_job;
+
+static int topk_open(fy_pool_worker *w) {
+  topk_job *j = w->pool->job;
+  return j->b->open(w->device, j->codes, j->n, j->words, j->k, &w->state);
+}
+
+static int topk_work(fy_pool_worker *w, size_t item) {
+  topk_job *j = w->pool->job;
+  size_t q0 = item * j->block, q1 = j->n - q0 < j->block ? j->n : q0 + j->block;
+  return j->b->rows(w->state, q0, q1, j->out);
+}
+
+static void topk_close(fy_pool_worker *w) {
+  topk_job *j = w->pool->job;
+  j->b->close(w->state);
+}
+
+int fy_topk_multi_run(const fy_topk_backend *b, const int *devices, int ndevices,
+                      const uint64_t *codes, size_t n, int words, int k, size_t block,
+                      ferry_neighbor *out) {
+  if (!b || !out)
+    return fy_error(FERRY_EINVAL, "GPU Hamming top-k: NULL argument");
+  int rc = check_devices(devices, ndevices);
+  if (rc || (rc = fy_gpu_topk_check(codes, n, words, k))) /* before any thread */
+    return rc;
+  topk_job j = {b, codes, n, block ? block : fy_topk_block(n, ndevices), words, k, out};
+  fy_pool pool = {.job = &j,
+                  .items = (n + j.block - 1) / j.block,
+                  .open = topk_open,
+                  .work = topk_work,
+                  .close = topk_close};
+  return fy_pool_run(&pool, devices, ndevices); /* its message: the device's */
+}
+
+/* hamming_topk.cu's top-k as the backend */
+static int cuda_topk_open(int device, const uint64_t *codes, size_t n, int words, int k,
+                          void **state) {
+  fy_gpu_topk *s = NULL;
+  int rc = fy_gpu_topk_open(device, codes, n, words, k, &s);
+  *state = s;
+  return rc;
+}
+
+static int cuda_topk_rows(void *state, size_t q0, size_t q1, ferry_neighbor *out) {
+  return fy_gpu_topk_rows(state, q0, q1, out);
+}
+
+static void cuda_topk_close(void *state) { fy_gpu_topk_close(state); }
+
+const fy_topk_backend fy_gpu_topk_backend = {cuda_topk_open, cuda_topk_rows, cuda_topk_close};
 
 int fy_gpu_hamming_topk_multi(const int *devices, int ndevices, const uint64_t *codes, size_t n,
                               int words, int k, ferry_neighbor *out) {
   int rc = check_devices(devices, ndevices);
   if (rc)
     return rc;
-  if (ndevices == 1)
+  if (ndevices == 1) /* one device: no thread */
     return fy_gpu_hamming_topk(devices[0], codes, n, words, k, out);
-  if (!out)
-    return fy_error(FERRY_EINVAL, "GPU Hamming top-k: NULL argument");
-  rc = check_pairs(devices, ndevices, codes, n, words, 0);
-  if (rc)
-    return rc;
-  if (k < 1 || k > 32) /* hamming_topk.cu's bound, refused before any thread */
-    return fy_error(FERRY_EUNSUPPORTED, "GPU Hamming top-k: k must be 1..32, not %d", k);
-  topk_part parts[FERRY_MAX_SEARCH_DEVICES];
-  failure f = {.rc = FERRY_OK};
-  pthread_mutex_init(&f.mu, NULL);
-  int started = 0;
-  for (; started < ndevices; started++) {
-    topk_part *p = &parts[started];
-    *p = (topk_part){.f = &f,
-                     .device = devices[started],
-                     .words = words,
-                     .k = k,
-                     .codes = codes,
-                     .n = n,
-                     .out = out,
-                     .q0 = n * (size_t)started / (size_t)ndevices,
-                     .q1 = n * (size_t)(started + 1) / (size_t)ndevices};
-    if (pthread_create(&p->thread, NULL, topk_thread, p)) {
-      fail(&f,
-           fy_error(FERRY_ENOMEM, "GPU Hamming top-k: cannot start a thread for cuda:%d",
-                    devices[started]),
-           -1);
-      break;
-    }
-  }
-  for (int d = 0; d < started; d++)
-    pthread_join(parts[d].thread, NULL);
-  pthread_mutex_destroy(&f.mu);
-  return f.rc ? fy_error(f.rc, "%s", f.msg) : FERRY_OK;
+  return fy_topk_multi_run(&fy_gpu_topk_backend, devices, ndevices, codes, n, words, k, 0, out);
 }

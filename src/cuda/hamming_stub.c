@@ -56,11 +56,20 @@ int fy_gpu_pairs_rows(fy_gpu_pairs *s, size_t i0, size_t i1, fy_gpu_pairs_sink s
 
 void fy_gpu_pairs_close(fy_gpu_pairs *s, fy_gpu_hamming_stats *stats) { (void)s, (void)stats; }
 
-int fy_gpu_hamming_topk_rows(int device, const uint64_t *codes, size_t n, int words, int k,
-                             size_t q0, size_t q1, ferry_neighbor *out, const int *stop) {
-  (void)codes, (void)n, (void)words, (void)k, (void)q0, (void)q1, (void)out, (void)stop;
+int fy_gpu_topk_open(int device, const uint64_t *codes, size_t n, int words, int k,
+                     fy_gpu_topk **out) {
+  (void)codes, (void)n, (void)words, (void)k;
+  if (out)
+    *out = NULL;
   return fy_gpu_hamming_available(device);
 }
+
+int fy_gpu_topk_rows(fy_gpu_topk *s, size_t q0, size_t q1, ferry_neighbor *out) {
+  (void)s, (void)q0, (void)q1, (void)out;
+  return fy_gpu_hamming_available(0);
+}
+
+void fy_gpu_topk_close(fy_gpu_topk *s) { (void)s; }
 #else
 typedef int fy_hamming_stub_unused; /* ISO C: no empty translation unit */
 #endif

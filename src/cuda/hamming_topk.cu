@@ -6,9 +6,13 @@
  * 32 | index: smaller is better, ties go to the lower index) while every
  * target streams past through shared memory; a target enters only when its
  * key beats the current k-th, which is rare once the list is full. Queries
- * run in chunks whose results (8 bytes x k each) fit a bounded buffer. */
+ * run in chunks whose results (8 bytes x k each) fit a bounded buffer. The
+ * codes stay on the device while it is open (fy_gpu_topk_*), so that the
+ * search over several devices (hamming_multi.c) uploads them once per
+ * device however many query blocks it takes. */
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern "C" {
@@ -72,70 +76,134 @@ __global__ void __launch_bounds__(TK_THREADS)
     }
 }
 
-extern "C" int fy_gpu_hamming_topk_rows(int device, const uint64_t *codes, size_t n, int words,
-                                        int k, size_t q0, size_t q1, ferry_neighbor *out,
-                                        const int *stop) {
+/* A top-k held open on one device (hamming.h). */
+struct fy_gpu_topk {
+  int device, words, k;
+  size_t n, cap;       /* cap: queries the result buffer holds */
+  uint64_t *codes;     /* device */
+  uint32_t *out;       /* device: cap * k neighbours */
+  cudaStream_t stream; /* all of its work */
+};
+
+/* Frees what open and rows made (device `s->device` current). */
+static void release(fy_gpu_topk *s) {
+  if (s->stream)
+    cudaStreamSynchronize(s->stream); /* nothing in flight before the frees */
+  cudaFree(s->codes);
+  cudaFree(s->out);
+  if (s->stream)
+    cudaStreamDestroy(s->stream);
+  free(s);
+}
+
+extern "C" int fy_gpu_topk_open(int device, const uint64_t *codes, size_t n, int words, int k,
+                                fy_gpu_topk **out) {
   int rc, prev = -1;
-  uint64_t *codes_d = NULL;
-  uint32_t *out_d = NULL;
-  cudaStream_t stream = NULL;
-  size_t chunk = 0;
-  if (!out || (!codes && n))
-    return fy_error(FERRY_EINVAL, "fy_gpu_hamming_topk: NULL argument");
-  if (words != 1 && words != 4)
-    return fy_error(FERRY_EINVAL, "GPU Hamming top-k: words must be 1 or 4, not %d", words);
-  if (k < 1 || k > TK_MAX_K)
-    return fy_error(FERRY_EUNSUPPORTED, "GPU Hamming top-k: k must be 1..%d, not %d", TK_MAX_K, k);
-  if (n >= UINT32_MAX)
-    return fy_error(FERRY_ETOO_LARGE, "GPU Hamming top-k: %zu codes (at most 2^32 - 2)", n);
-  if (q0 > q1 || q1 > n)
-    return fy_error(FERRY_EINVAL, "GPU Hamming top-k: queries %zu..%zu of %zu codes", q0, q1, n);
-  if ((rc = fy_gpu_hamming_available(device)))
+  fy_gpu_topk *s = NULL;
+  if (!out)
+    return fy_error(FERRY_EINVAL, "fy_gpu_topk_open: NULL argument");
+  *out = NULL;
+  if ((rc = fy_gpu_topk_check(codes, n, words, k)) || (rc = fy_gpu_hamming_available(device)))
     return rc;
-  if (q0 == q1)
-    return FERRY_OK;
-  static_assert(sizeof(ferry_neighbor) == 2 * sizeof(uint32_t), "ferry_neighbor is two uint32");
-  chunk = TK_CHUNK_BYTES / ((size_t)k * sizeof(ferry_neighbor));
-  chunk = chunk / TK_THREADS * TK_THREADS;
-  if (chunk > q1 - q0)
-    chunk = q1 - q0;
+  static_assert(FY_GPU_TOPK_MAX_K == TK_MAX_K, "hamming.h's bound is the kernel's");
+  if (!(s = (fy_gpu_topk *)calloc(1, sizeof *s)))
+    return fy_error(FERRY_ENOMEM, "GPU Hamming top-k: out of memory");
+  s->device = device;
+  s->words = words;
+  s->k = k;
+  s->n = n;
   cudaGetDevice(&prev);
 
   CK(cudaSetDevice(device), "selecting the device");
-  CK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "creating a stream");
-  CK(cudaMalloc((void **)&codes_d, n * (size_t)words * sizeof(uint64_t)), "allocating the codes");
-  CK(cudaMalloc((void **)&out_d, chunk * k * sizeof(ferry_neighbor)), "allocating the results");
-  CK(cudaMemcpyAsync(codes_d, codes, n * (size_t)words * sizeof(uint64_t), cudaMemcpyHostToDevice,
-                     stream),
-     "uploading the codes");
-  for (size_t a = q0; a < q1 && !(stop && __atomic_load_n(stop, __ATOMIC_ACQUIRE)); a += chunk) {
-    const size_t b = a + chunk < q1 ? a + chunk : q1;
-    const unsigned blocks = (unsigned)((b - a + TK_THREADS - 1) / TK_THREADS);
-    if (words == 1)
-      topk_kernel<1><<<blocks, TK_THREADS, 0, stream>>>(codes_d, (uint32_t)n, (uint32_t)a,
-                                                        (uint32_t)b, k, out_d);
-    else
-      topk_kernel<4><<<blocks, TK_THREADS, 0, stream>>>(codes_d, (uint32_t)n, (uint32_t)a,
-                                                        (uint32_t)b, k, out_d);
-    CK(cudaGetLastError(), "launching the top-k kernel");
-    CK(cudaMemcpyAsync(out + a * k, out_d, (b - a) * k * sizeof(ferry_neighbor),
-                       cudaMemcpyDeviceToHost, stream),
-       "copying neighbours to the host");
-    CK(cudaStreamSynchronize(stream), "running the top-k kernel");
-  }
+  CK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "creating a stream");
+  CK(cudaMalloc((void **)&s->codes, (n ? n : 1) * (size_t)words * sizeof(uint64_t)),
+     "allocating the codes");
+  if (n)
+    CK(cudaMemcpyAsync(s->codes, codes, n * (size_t)words * sizeof(uint64_t),
+                       cudaMemcpyHostToDevice, s->stream),
+       "uploading the codes");
+  CK(cudaStreamSynchronize(s->stream), "uploading the codes");
 done:
-  if (stream) {
-    cudaStreamSynchronize(stream);
-    cudaStreamDestroy(stream);
+  if (rc) {
+    if (device >= 0) /* the failure may have been the selection itself */
+      cudaSetDevice(device);
+    release(s);
+  } else {
+    *out = s;
   }
-  cudaFree(codes_d);
-  cudaFree(out_d);
   if (prev >= 0)
     cudaSetDevice(prev);
   return rc;
 }
 
+extern "C" int fy_gpu_topk_rows(fy_gpu_topk *s, size_t q0, size_t q1, ferry_neighbor *out) {
+  int rc = FERRY_OK, prev = -1;
+  size_t chunk;
+  if (!s || !out)
+    return fy_error(FERRY_EINVAL, "fy_gpu_topk_rows: NULL argument");
+  if (q0 > q1 || q1 > s->n)
+    return fy_error(FERRY_EINVAL, "GPU Hamming top-k: queries %zu..%zu of %zu codes", q0, q1, s->n);
+  if (q0 == q1)
+    return FERRY_OK;
+  static_assert(sizeof(ferry_neighbor) == 2 * sizeof(uint32_t), "ferry_neighbor is two uint32");
+  chunk = TK_CHUNK_BYTES / ((size_t)s->k * sizeof(ferry_neighbor));
+  chunk = chunk / TK_THREADS * TK_THREADS;
+  if (chunk > q1 - q0)
+    chunk = q1 - q0;
+  cudaGetDevice(&prev);
+
+  CK(cudaSetDevice(s->device), "selecting the device");
+  if (chunk > s->cap) { /* the first rows, or larger ones than before */
+    cudaFree(s->out);
+    s->out = NULL;
+    s->cap = 0;
+    CK(cudaMalloc((void **)&s->out, chunk * s->k * sizeof(ferry_neighbor)),
+       "allocating the results");
+    s->cap = chunk;
+  }
+  for (size_t a = q0; a < q1; a += chunk) {
+    const size_t b = a + chunk < q1 ? a + chunk : q1;
+    const unsigned blocks = (unsigned)((b - a + TK_THREADS - 1) / TK_THREADS);
+    if (s->words == 1)
+      topk_kernel<1><<<blocks, TK_THREADS, 0, s->stream>>>(s->codes, (uint32_t)s->n, (uint32_t)a,
+                                                           (uint32_t)b, s->k, s->out);
+    else
+      topk_kernel<4><<<blocks, TK_THREADS, 0, s->stream>>>(s->codes, (uint32_t)s->n, (uint32_t)a,
+                                                           (uint32_t)b, s->k, s->out);
+    CK(cudaGetLastError(), "launching the top-k kernel");
+    CK(cudaMemcpyAsync(out + a * s->k, s->out, (b - a) * s->k * sizeof(ferry_neighbor),
+                       cudaMemcpyDeviceToHost, s->stream),
+       "copying neighbours to the host");
+    CK(cudaStreamSynchronize(s->stream), "running the top-k kernel");
+  }
+done:
+  if (rc) /* nothing left writing into out */
+    cudaStreamSynchronize(s->stream);
+  if (prev >= 0)
+    cudaSetDevice(prev);
+  return rc;
+}
+
+extern "C" void fy_gpu_topk_close(fy_gpu_topk *s) {
+  if (!s)
+    return;
+  int prev = -1;
+  cudaGetDevice(&prev);
+  cudaSetDevice(s->device);
+  release(s);
+  if (prev >= 0)
+    cudaSetDevice(prev);
+}
+
 extern "C" int fy_gpu_hamming_topk(int device, const uint64_t *codes, size_t n, int words, int k,
                                    ferry_neighbor *out) {
-  return fy_gpu_hamming_topk_rows(device, codes, n, words, k, 0, n, out, NULL);
+  fy_gpu_topk *s = NULL;
+  if (!out)
+    return fy_error(FERRY_EINVAL, "fy_gpu_hamming_topk: NULL argument");
+  int rc = fy_gpu_topk_open(device, codes, n, words, k, &s);
+  if (rc)
+    return rc;
+  rc = fy_gpu_topk_rows(s, 0, n, out);
+  fy_gpu_topk_close(s);
+  return rc;
 }
