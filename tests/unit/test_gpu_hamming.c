@@ -10,50 +10,12 @@
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "check.h"
 #include "cuda/hamming.h"
+#include "hamming_testutil.h"
 
 #include <ferry.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t rng = 0x9E3779B97F4A7C15ull;
-static uint64_t next64(void) { /* splitmix64 */
-  uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-/* n codes of `words` words: `clusters` > 0 makes near-duplicates (a base
- * code with 0..spread random bit flips), so that many pairs lie at every
- * distance near the thresholds tested; 0 gives uniform codes. */
-static uint64_t *make_codes(size_t n, int words, size_t clusters, int spread) {
-  uint64_t *c = malloc(n * words * sizeof *c);
-  uint64_t *base = malloc((clusters ? clusters : 1) * words * sizeof *base);
-  for (size_t k = 0; k < (clusters ? clusters : 1) * words; k++)
-    base[k] = next64();
-  for (size_t i = 0; i < n; i++) {
-    for (int w = 0; w < words; w++)
-      c[i * words + w] = clusters ? base[(next64() % clusters) * words + w] : next64();
-    if (clusters) {
-      int flips = (int)(next64() % (spread + 1));
-      for (int f = 0; f < flips; f++) {
-        unsigned bit = (unsigned)(next64() % (64u * words));
-        c[i * words + bit / 64] ^= 1ull << (bit % 64);
-      }
-    }
-  }
-  free(base);
-  return c;
-}
-
-static int cpu_pairs(const uint64_t *c, size_t n, int words, int t, ferry_pair **p, size_t *np) {
-  ferry_search_options o;
-  ferry_search_options_default(&o);
-  o.threshold = t;
-  o.method = FERRY_SEARCH_BRUTE;
-  return ferry_hamming_pairs(c, n, words, &o, p, np);
-}
 
 /* GPU with a given buffer against the CPU; returns 1 when identical. */
 static int compare(const char *what, const uint64_t *c, size_t n, int words, int t, size_t buffer,
@@ -61,22 +23,12 @@ static int compare(const char *what, const uint64_t *c, size_t n, int words, int
   ferry_pair *ref = NULL, *got = NULL;
   size_t nref = 0, ngot = 0;
   int ok = 0;
-  if (cpu_pairs(c, n, words, t, &ref, &nref) != FERRY_OK) {
+  if (ht_cpu_pairs(c, n, words, t, FERRY_SEARCH_BRUTE, &ref, &nref) != FERRY_OK)
     fprintf(stderr, "%s: CPU: %s\n", what, ferry_last_error());
-  } else if (fy_gpu_hamming_pairs(0, c, n, words, t, 0, buffer, &got, &ngot, st) != FERRY_OK) {
+  else if (fy_gpu_hamming_pairs(0, c, n, words, t, 0, buffer, &got, &ngot, st) != FERRY_OK)
     fprintf(stderr, "%s: GPU: %s\n", what, ferry_last_error());
-  } else if (ngot != nref) {
-    fprintf(stderr, "%s: GPU %zu pairs, CPU %zu\n", what, ngot, nref);
-  } else if (nref && memcmp(got, ref, nref * sizeof *ref)) {
-    for (size_t k = 0; k < nref; k++)
-      if (memcmp(&got[k], &ref[k], sizeof *ref)) {
-        fprintf(stderr, "%s: pair %zu: GPU (%u,%u,%u) CPU (%u,%u,%u)\n", what, k, got[k].i,
-                got[k].j, got[k].distance, ref[k].i, ref[k].j, ref[k].distance);
-        break;
-      }
-  } else {
-    ok = 1;
-  }
+  else
+    ok = ht_same_pairs(what, got, ngot, ref, nref); /* GPU against CPU */
   printf("  %-44s n=%-6zu t=%-3d pairs=%-8zu %s\n", what, n, t, nref, ok ? "same" : "DIFFERENT");
   ferry_pairs_free(ref);
   free(got);
@@ -104,7 +56,7 @@ static void test_identical(void) {
     if (quick > 1 && cases[k].clusters) /* tiny: the uniform cases only */
       continue;
     size_t n = quick > 1 ? 300 : quick ? 700 : cases[k].n; /* quick: one partial tile */
-    uint64_t *c = make_codes(n, cases[k].words, cases[k].clusters, cases[k].spread);
+    uint64_t *c = ht_codes(n, cases[k].words, cases[k].clusters, cases[k].spread);
     for (int x = quick; x < 6 && cases[k].t[x] >= 0 && (!quick || x == 1); x++)
       for (int filter = quick ? 0 : -1; filter <= 1; filter++) { /* -1: the automatic choice */
         char what[96];
@@ -130,7 +82,7 @@ static void test_overflow(void) {
   /* 40 clusters of ~100 near-identical codes: ~200,000 pairs within 6 bits,
    * through buffers of 1,000 and 7 pairs: re-run in halves, nothing lost */
   size_t n = quick > 1 ? 300 : quick ? 700 : 4000;
-  uint64_t *c = make_codes(n, 1, quick > 1 ? 3 : quick ? 7 : 40, 3);
+  uint64_t *c = ht_codes(n, 1, quick > 1 ? 3 : quick ? 7 : 40, 3);
   size_t buffers[] = {1000, 7};
   for (int b = 0; b < (quick ? 1 : 2); b++) {
     fy_gpu_hamming_stats st;
@@ -154,28 +106,6 @@ static void test_overflow(void) {
 
 /* fy_gpu_hamming_pairs_each: the pairs reach the sink chunk by chunk, never
  * more than the device buffer at once, and are the sorted search's pairs. */
-typedef struct collected {
-  ferry_pair *p;
-  size_t n, cap, calls, most;
-} collected;
-
-static void collect(const ferry_pair *p, size_t n, void *user) {
-  collected *c = user;
-  c->calls++;
-  c->most = n > c->most ? n : c->most;
-  if (c->n + n > c->cap) {
-    c->cap = (c->n + n) * 2;
-    c->p = realloc(c->p, c->cap * sizeof *c->p);
-  }
-  memcpy(c->p + c->n, p, n * sizeof *p);
-  c->n += n;
-}
-
-static int by_pair(const void *a, const void *b) {
-  const ferry_pair *x = a, *y = b;
-  return x->i != y->i ? (x->i < y->i ? -1 : 1) : (x->j > y->j) - (x->j < y->j);
-}
-
 static void test_each(void) {
   /* a clique of 1,500 codes, each within 2 bits of one base (every pair
    * within 4): 1,124,250 pairs through a buffer of 50,000 */
@@ -183,16 +113,15 @@ static void test_each(void) {
   uint64_t *c = malloc(n * sizeof *c);
   for (size_t i = 0; i < n; i++)
     c[i] = 0xF0F0F0F0F0F0F0F0ull ^ (1ull << (i % 64)) ^ (i >= 64 ? 1ull << ((i / 64) % 64) : 0);
-  collected got = {0};
+  ht_collected got = {0};
   fy_gpu_hamming_stats st;
-  int rc = fy_gpu_hamming_pairs_each(0, c, n, 1, 8, 50000, collect, &got, &st);
+  int rc = fy_gpu_hamming_pairs_each(0, c, n, 1, 8, 50000, ht_collect, &got, &st);
   CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
   ferry_pair *ref = NULL;
   size_t nref = 0;
   CHECK(fy_gpu_hamming_pairs(0, c, n, 1, 8, 0, 50000, &ref, &nref, NULL) == FERRY_OK);
-  if (got.n)
-    qsort(got.p, got.n, sizeof *got.p, by_pair);
-  CHECK_MSG(got.n == nref && nref == want && (!nref || !memcmp(got.p, ref, nref * sizeof *ref)),
+  ht_collected_sort(&got);
+  CHECK_MSG(nref == want && ht_same_pairs("each", got.p, got.n, ref, nref),
             "each: %zu pairs, sorted search %zu", got.n, nref);
   CHECK_MSG(got.most <= 50000 && (quick || got.calls > 1), "%zu calls, at most %zu pairs",
             got.calls, got.most);
@@ -205,7 +134,7 @@ static void test_each(void) {
 }
 
 static void test_api(void) {
-  uint64_t *c = make_codes(3000, 1, 100, 10);
+  uint64_t *c = ht_codes(3000, 1, 100, 10);
   ferry_search_options o;
   ferry_search_options_default(&o);
   CHECK(o.device == -1);
@@ -215,8 +144,8 @@ static void test_api(void) {
   size_t ngot = 0, nref = 0;
   CHECK_MSG(ferry_hamming_pairs(c, 3000, 1, &o, &got, &ngot) == FERRY_OK, "%s", ferry_last_error());
   CHECK(!strcmp(ferry_search_last_method(), "cuda"));
-  CHECK(cpu_pairs(c, 3000, 1, 7, &ref, &nref) == FERRY_OK);
-  CHECK(ngot == nref && (!nref || !memcmp(got, ref, nref * sizeof *ref)));
+  CHECK(ht_cpu_pairs(c, 3000, 1, 7, FERRY_SEARCH_BRUTE, &ref, &nref) == FERRY_OK);
+  CHECK(ht_same_pairs("API", got, ngot, ref, nref));
   ferry_pairs_free(got);
   /* max_pairs: refused past the bound, as on the CPU */
   o.max_pairs = nref > 1 ? nref - 1 : 1;
@@ -253,15 +182,15 @@ static void test_topk(void) {
     size_t cap = quick > 1 ? 100 : 300;
     size_t n = quick && cases[x].n > cap ? cap : cases[x].n;
     int k = cases[x].k, words = cases[x].words;
-    uint64_t *c = make_codes(n, words, n / 10 + 1, 6);
+    uint64_t *c = ht_codes(n, words, n / 10 + 1, 6);
     ferry_neighbor *ref = malloc(n * k * sizeof *ref), *got = malloc(n * k * sizeof *got);
     ferry_search_options o;
     ferry_search_options_default(&o);
-    CHECK(ferry_hamming_topk(c, n, words, k, &o, ref) == FERRY_OK);
+    CHECK(ht_cpu_topk(c, n, words, k, ref) == FERRY_OK);
     o.device = 0;
     int rc = ferry_hamming_topk(c, n, words, k, &o, got);
     CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
-    int ok = rc == FERRY_OK && !memcmp(got, ref, n * k * sizeof *ref);
+    int ok = rc == FERRY_OK && ht_same_topk("top-k", got, ref, n, k);
     CHECK_MSG(ok, "top-k %d-bit n=%zu k=%d", 64 * words, n, k);
     printf("  top-k %d-bit n=%zu k=%d: %s\n", 64 * words, n, k, ok ? "same" : "DIFFERENT");
     free(ref);
@@ -279,8 +208,9 @@ static void test_topk(void) {
 /* Several devices (hamming_multi.c): device 0 listed twice, two host
  * threads sharing the one GPU, splits and merges for real; {0} alone goes
  * the one-device way. The same pairs in the same order as the CPU, through
- * overflowing buffers, with max_pairs over all, streamed; the same top-k;
- * a device that is not there named, the others stopped. */
+ * overflowing buffers, with max_pairs over all, streamed; the same top-k,
+ * its query blocks shared among the threads; a device that is not there
+ * named, the others stopped. */
 static void test_multi(void) {
   static const int lists[][9] = {{1, 0}, {2, 0, 0}, {3, 0, 0, 0}, {8, 0, 0, 0, 0, 0, 0, 0, 0}};
   static const struct {
@@ -296,10 +226,10 @@ static void test_multi(void) {
   for (size_t x = 0; x < sizeof cases / sizeof *cases; x++) {
     size_t n = quick ? 3000 : cases[x].n;
     int words = cases[x].words, t = cases[x].t;
-    uint64_t *c = make_codes(n, words, cases[x].clusters, cases[x].spread);
+    uint64_t *c = ht_codes(n, words, cases[x].clusters, cases[x].spread);
     ferry_pair *ref = NULL;
     size_t nref = 0;
-    CHECK(cpu_pairs(c, n, words, t, &ref, &nref) == FERRY_OK);
+    CHECK(ht_cpu_pairs(c, n, words, t, FERRY_SEARCH_BRUTE, &ref, &nref) == FERRY_OK);
     for (size_t l = 0; l < sizeof lists / sizeof *lists; l++) {
       int nd = lists[l][0];
       const int *dev = &lists[l][1];
@@ -309,7 +239,7 @@ static void test_multi(void) {
       int rc =
           fy_gpu_hamming_pairs_multi(dev, nd, c, n, words, t, 0, cases[x].buffer, &got, &ngot, &st);
       CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
-      int ok = ngot == nref && (!nref || !memcmp(got, ref, nref * sizeof *ref));
+      int ok = ht_same_pairs("several devices", got, ngot, ref, nref);
       CHECK_MSG(ok, "%d-bit n=%zu t=%d on %d devices: %zu pairs, CPU %zu", 64 * words, n, t, nd,
                 ngot, nref);
       printf("  %d-bit n=%-6zu t=%-3d devices %d x cuda:0, buffer %-7zu %8zu pairs, %zu launches, "
@@ -335,45 +265,67 @@ static void test_multi(void) {
     o.max_pairs = nref;
     CHECK_MSG(ferry_hamming_pairs(c, n, words, &o, &got, &ngot) == FERRY_OK, "%s",
               ferry_last_error());
-    CHECK(ngot == nref && (!nref || !memcmp(got, ref, nref * sizeof *ref)));
+    CHECK(ht_same_pairs("API", got, ngot, ref, nref));
     CHECK(!strcmp(ferry_search_last_method(), "cuda"));
     ferry_pairs_free(got);
     /* streamed over three threads, a small buffer */
-    collected each = {0};
+    ht_collected each = {0};
     int three[3] = {0, 0, 0};
-    CHECK(fy_gpu_hamming_pairs_each_multi(three, 3, c, n, words, t, 5000, collect, &each, NULL) ==
-          FERRY_OK);
-    if (each.n)
-      qsort(each.p, each.n, sizeof *each.p, by_pair);
-    CHECK_MSG(each.n == nref && (!nref || !memcmp(each.p, ref, nref * sizeof *ref)),
-              "streamed: %zu pairs, CPU %zu", each.n, nref);
+    CHECK(fy_gpu_hamming_pairs_each_multi(three, 3, c, n, words, t, 5000, ht_collect, &each,
+                                          NULL) == FERRY_OK);
+    ht_collected_sort(&each);
+    CHECK_MSG(ht_same_pairs("streamed", each.p, each.n, ref, nref), "streamed: %zu pairs, CPU %zu",
+              each.n, nref);
     CHECK(each.most <= 5000);
     free(each.p);
     ferry_pairs_free(ref);
     free(c);
   }
 
-  /* top-k over {0, 0} and three threads against the CPU */
-  size_t n = quick ? 1000 : 20011;
-  uint64_t *c = make_codes(n, 1, n / 10, 6);
-  ferry_neighbor *ref = malloc(n * 8 * sizeof *ref), *got = malloc(n * 8 * sizeof *got);
-  ferry_search_options o;
-  ferry_search_options_default(&o);
-  CHECK(ferry_hamming_topk(c, n, 1, 8, &o, ref) == FERRY_OK);
-  for (int nd = 2; nd <= 3; nd++) {
-    o.ndevices = nd;
-    o.devices[0] = o.devices[1] = o.devices[2] = 0;
-    memset(got, 0xAB, n * 8 * sizeof *got);
-    int rc = ferry_hamming_topk(c, n, 1, 8, &o, got);
-    CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
-    int ok = rc == FERRY_OK && !memcmp(got, ref, n * 8 * sizeof *ref);
-    CHECK_MSG(ok, "top-k on %d devices", nd);
-    printf("  top-k 64-bit n=%zu k=8 on %d x cuda:0: %s\n", n, nd, ok ? "same" : "DIFFERENT");
+  /* top-k over 2, 3 and 8 threads on cuda:0 against the CPU: the public API
+   * (fy_topk_block's blocks: one below 65,536 codes), then the driver with
+   * small blocks (n not a multiple of them), so that the threads share many */
+  static const struct {
+    int words;
+    size_t n;
+    int k;
+  } tk[] = {{1, 20011, 8}, {4, 6007, 32}};
+  static const size_t blocks[] = {1000, 129};
+  for (size_t x = 0; x < sizeof tk / sizeof *tk; x++) {
+    size_t n = quick ? 1000 : tk[x].n;
+    int words = tk[x].words, k = tk[x].k;
+    uint64_t *c = ht_codes(n, words, n / 10, 6);
+    ferry_neighbor *ref = malloc(n * k * sizeof *ref), *got = malloc(n * k * sizeof *got);
+    CHECK(ht_cpu_topk(c, n, words, k, ref) == FERRY_OK);
+    for (size_t l = 1; l < sizeof lists / sizeof *lists; l++) {
+      int nd = lists[l][0];
+      const int *dev = &lists[l][1];
+      ferry_search_options o;
+      ferry_search_options_default(&o);
+      o.ndevices = nd;
+      memcpy(o.devices, dev, (size_t)nd * sizeof *dev);
+      memset(got, 0xAB, n * k * sizeof *got);
+      int rc = ferry_hamming_topk(c, n, words, k, &o, got);
+      CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
+      int ok = rc == FERRY_OK && ht_same_topk("top-k, several devices", got, ref, n, k);
+      for (size_t b = 0; b < sizeof blocks / sizeof *blocks; b++) {
+        memset(got, 0xAB, n * k * sizeof *got);
+        rc = fy_topk_multi_run(&fy_gpu_topk_backend, dev, nd, c, n, words, k, blocks[b], got);
+        CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
+        ok &= rc == FERRY_OK && ht_same_topk("top-k, small blocks", got, ref, n, k);
+      }
+      CHECK_MSG(ok, "top-k %d-bit n=%zu k=%d on %d devices", 64 * words, n, k, nd);
+      printf("  top-k %d-bit n=%zu k=%d on %d x cuda:0 (blocks of %zu, 1000, 129): %s\n",
+             64 * words, n, k, nd, fy_topk_block(n, nd), ok ? "same" : "DIFFERENT");
+    }
+    free(ref);
+    free(got);
+    free(c);
   }
-  free(ref);
-  free(got);
 
   /* a device that is not there: named; the one that is stops, nothing leaks */
+  size_t n = quick ? 1000 : 20011;
+  uint64_t *c = ht_codes(n, 1, n / 10, 6);
   int bad[2] = {0, 4095};
   ferry_pair *p = NULL;
   size_t np = 0;
@@ -391,6 +343,7 @@ static void test_multi(void) {
 }
 
 int main(void) {
+  ht_seed(0x9E3779B97F4A7C15ull);
   if (fy_gpu_hamming_available(0) != FERRY_OK) {
     SKIP("GPU Hamming search: %s", ferry_last_error());
     /* the refusal is a clean error, through the public API too */

@@ -8,6 +8,7 @@
  * SKIPPED with the reason (under PoCL, `make test` runs it all). */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
+#include "hamming_testutil.h"
 #include "opencl/opencl.h"
 
 #include <ferry.h>
@@ -15,64 +16,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t rng = 0x0123456789ABCDEFull;
-static uint64_t next64(void) { /* splitmix64 */
-  uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-/* n codes; clusters > 0: near-duplicates of a few bases (0..spread bit
- * flips), so that many pairs lie near every threshold. */
-static uint64_t *make_codes(size_t n, int words, size_t clusters, int spread) {
-  uint64_t *c = malloc(n * words * sizeof *c);
-  uint64_t *base = malloc((clusters ? clusters : 1) * words * sizeof *base);
-  for (size_t k = 0; k < (clusters ? clusters : 1) * words; k++)
-    base[k] = next64();
-  for (size_t i = 0; i < n; i++) {
-    for (int w = 0; w < words; w++)
-      c[i * words + w] = clusters ? base[(next64() % clusters) * words + w] : next64();
-    if (clusters) {
-      int flips = (int)(next64() % (uint64_t)(spread + 1));
-      for (int f = 0; f < flips; f++) {
-        unsigned bit = (unsigned)(next64() % (64u * words));
-        c[i * words + bit / 64] ^= 1ull << (bit % 64);
-      }
-    }
-  }
-  free(base);
-  return c;
-}
-
-static int same_pairs(const ferry_pair *a, size_t na, const ferry_pair *b, size_t nb) {
-  if (na != nb)
-    return 0;
-  for (size_t k = 0; k < na; k++)
-    if (a[k].i != b[k].i || a[k].j != b[k].j || a[k].distance != b[k].distance)
-      return 0;
-  return 1;
-}
-
 static void cpu_pairs(const uint64_t *codes, size_t n, int words, int t, ferry_pair **p,
                       size_t *np) {
-  ferry_search_options o;
-  ferry_search_options_default(&o);
-  o.threshold = t;
-  CHECK(ferry_hamming_pairs(codes, n, words, &o, p, np) == FERRY_OK);
+  CHECK(ht_cpu_pairs(codes, n, words, t, FERRY_SEARCH_AUTO, p, np) == FERRY_OK);
 }
 
 /* One configuration: the OpenCL pairs (internal call with a given buffer,
  * and the public API) equal the CPU's. */
 static void compare(int device, size_t n, int words, size_t clusters, int spread, int t,
                     size_t buffer) {
-  uint64_t *codes = make_codes(n, words, clusters, spread);
+  uint64_t *codes = ht_codes(n, words, clusters, spread);
   ferry_pair *cp = NULL, *gp = NULL;
   size_t nc = 0, ng = 0, reruns = 0;
   cpu_pairs(codes, n, words, t, &cp, &nc);
   int rc = fy_cl_hamming_pairs(device, codes, n, words, t, 0, buffer, &gp, &ng, &reruns);
   CHECK_MSG(rc == FERRY_OK, "n %zu words %d t %d: %s", n, words, t, ferry_last_error());
-  CHECK_MSG(same_pairs(cp, nc, gp, ng),
+  CHECK_MSG(ht_same_pairs("OpenCL", gp, ng, cp, nc),
             "n %zu words %d clusters %zu t %d buffer %zu: CPU %zu pairs, OpenCL %zu", n, words,
             clusters, t, buffer, nc, ng);
   if (buffer && nc > buffer)
@@ -86,46 +45,24 @@ static void compare(int device, size_t n, int words, size_t clusters, int spread
   gp = NULL;
   ng = 0;
   CHECK(ferry_hamming_pairs(codes, n, words, &o, &gp, &ng) == FERRY_OK);
-  CHECK(same_pairs(cp, nc, gp, ng));
+  CHECK(ht_same_pairs("OpenCL, the public API", gp, ng, cp, nc));
   CHECK(!strcmp(ferry_search_last_method(), "opencl"));
   ferry_pairs_free(gp);
   ferry_pairs_free(cp);
   free(codes);
 }
 
-typedef struct collect {
-  ferry_pair *p;
-  size_t n, cap;
-} collect;
-
-static void sink(const ferry_pair *p, size_t n, void *user) {
-  collect *c = user;
-  if (c->n + n > c->cap) {
-    c->cap = (c->n + n) * 2;
-    c->p = realloc(c->p, c->cap * sizeof *c->p);
-  }
-  memcpy(c->p + c->n, p, n * sizeof *p);
-  c->n += n;
-}
-
-static int cmp_pair(const void *a, const void *b) {
-  const ferry_pair *x = a, *y = b;
-  if (x->i != y->i)
-    return x->i < y->i ? -1 : 1;
-  return (x->j > y->j) - (x->j < y->j);
-}
-
 static void streamed(int device) {
   size_t n = 3000;
-  uint64_t *codes = make_codes(n, 1, 40, 10);
+  uint64_t *codes = ht_codes(n, 1, 40, 10);
   ferry_pair *cp = NULL;
   size_t nc = 0;
   cpu_pairs(codes, n, 1, 6, &cp, &nc);
-  collect c = {0};
-  CHECK(fy_cl_hamming_pairs_each(device, codes, n, 1, 6, 1000, sink, &c) == FERRY_OK);
-  if (c.n)
-    qsort(c.p, c.n, sizeof *c.p, cmp_pair);
-  CHECK_MSG(same_pairs(cp, nc, c.p, c.n), "streamed: CPU %zu pairs, OpenCL %zu", nc, c.n);
+  ht_collected c = {0};
+  CHECK(fy_cl_hamming_pairs_each(device, codes, n, 1, 6, 1000, ht_collect, &c) == FERRY_OK);
+  ht_collected_sort(&c);
+  CHECK_MSG(ht_same_pairs("streamed", c.p, c.n, cp, nc), "streamed: CPU %zu pairs, OpenCL %zu", nc,
+            c.n);
   CHECK(nc > 1000); /* the buffer overflowed: re-runs took part */
   free(c.p);
   ferry_pairs_free(cp);
@@ -134,7 +71,7 @@ static void streamed(int device) {
 
 static void max_pairs(int device) {
   size_t n = 500;
-  uint64_t *codes = make_codes(n, 1, 5, 4);
+  uint64_t *codes = ht_codes(n, 1, 5, 4);
   ferry_pair *p = NULL;
   size_t np = 0;
   int rc = fy_cl_hamming_pairs(device, codes, n, 1, 8, 100, 0, &p, &np, NULL);
@@ -144,15 +81,16 @@ static void max_pairs(int device) {
 }
 
 static void topk(int device, size_t n, int words, int k) {
-  uint64_t *codes = make_codes(n, words, n / 20, 12);
+  uint64_t *codes = ht_codes(n, words, n / 20, 12);
   ferry_neighbor *a = calloc(n * k, sizeof *a), *b = calloc(n * k, sizeof *b);
   ferry_search_options o;
   ferry_search_options_default(&o);
-  CHECK(ferry_hamming_topk(codes, n, words, k, &o, a) == FERRY_OK);
+  CHECK(ht_cpu_topk(codes, n, words, k, a) == FERRY_OK);
   o.device = FERRY_DEVICE_OPENCL + device;
   int rc = ferry_hamming_topk(codes, n, words, k, &o, b);
   CHECK_MSG(rc == FERRY_OK, "topk: %s", ferry_last_error());
-  CHECK_MSG(!memcmp(a, b, n * k * sizeof *a), "top-%d of %zu %d-word codes differ", k, n, words);
+  CHECK_MSG(ht_same_topk("OpenCL top-k", b, a, n, k), "top-%d of %zu %d-word codes differ", k, n,
+            words);
   o.device = FERRY_DEVICE_OPENCL + device;
   CHECK(ferry_hamming_topk(codes, n, words, 33, &o, b) == FERRY_EUNSUPPORTED);
   free(a);
@@ -176,6 +114,7 @@ static void bad_device(int count) {
 }
 
 int main(void) {
+  ht_seed(0x0123456789ABCDEFull);
   fy_cl_device_info *devs = NULL;
   int count = 0, platforms = 0;
   int rc = fy_cl_devices(&devs, &count, &platforms);
@@ -214,7 +153,7 @@ int main(void) {
     CHECK(ferry_hamming_pairs(codes, 5, 1, &o, &cp, &nc) == FERRY_OK);
     o.device = FERRY_DEVICE_OPENCL_ANY;
     CHECK(ferry_hamming_pairs(codes, 5, 1, &o, &gp, &ng) == FERRY_OK);
-    CHECK(nc > 0 && same_pairs(cp, nc, gp, ng));
+    CHECK(nc > 0 && ht_same_pairs("FERRY_DEVICE_OPENCL_ANY", gp, ng, cp, nc));
     ferry_pairs_free(cp);
     ferry_pairs_free(gp);
   }
