@@ -19,10 +19,13 @@
  * ferry_hamming_pairs on the list's first device alone, then on the list
  * (ferry_search_options.devices; "0,0": two threads on one GPU, "0,1,2,3"
  * four GPUs): pairs/s of each, whether the pairs are identical, the
- * speed-up. Exit 1 when they differ.
+ * speed-up; then the top-k (k = 8) of --multi-topk-n random 64-bit codes
+ * (default 2^20) the same way: distances/s, whether the neighbours are
+ * identical, the speed-up. N = 0 leaves either out. Exit 1 when they
+ * differ.
  *
  * usage: bench_gpu_hamming [--n N] [--big N] [--cpu-10m] [--skip-cpu]
- *        bench_gpu_hamming --multi 0,1[,...] [--multi-n N]
+ *        bench_gpu_hamming --multi 0,1[,...] [--multi-n N] [--multi-topk-n N]
  * Needs a CUDA build and a GPU; prints why not otherwise (exit 0). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 
@@ -130,7 +133,55 @@ static int multi_run(const char *label, const uint64_t *codes, size_t n, const i
 }
 
 /* --multi: the first device alone against the whole list. */
-static int multi(const char *list, size_t n) {
+/* One top-k (k = 8) of the multi-device comparison. */
+static int multi_topk_run(const char *label, const uint64_t *codes, size_t n, const int *devices,
+                          int nd, ferry_neighbor *out, double *seconds) {
+  ferry_search_options o;
+  ferry_search_options_default(&o);
+  o.ndevices = nd;
+  memcpy(o.devices, devices, (size_t)nd * sizeof *devices);
+  double t0 = fy_now();
+  int rc = ferry_hamming_topk(codes, n, 1, 8, &o, out);
+  *seconds = fy_now() - t0;
+  if (rc) {
+    printf("%-28s FAILED: %s\n", label, ferry_last_error());
+    return rc;
+  }
+  printf("%-28s %8.2f s end to end: %9.3e distances/s\n", label, *seconds,
+         (double)n * (double)n / *seconds);
+  return 0;
+}
+
+/* --multi's top-k: the first device alone against the whole list. */
+static int multi_topk(const char *list, const int *devices, int nd, size_t n) {
+  printf("== top-k (k = 8) of %zu random 64-bit codes (%.3e distances): cuda:%d alone, then "
+         "devices %s (blocks of %zu queries)\n",
+         n, (double)n * (double)n, devices[0], list, fy_topk_block(n, nd));
+  uint64_t *codes = random_codes(n, 1);
+  ferry_neighbor *one = malloc(n * 8 * sizeof *one), *many = malloc(n * 8 * sizeof *many);
+  if (!one || !many) {
+    fprintf(stderr, "out of memory\n");
+    exit(1);
+  }
+  double s1 = 0, s2 = 0;
+  char label[64];
+  snprintf(label, sizeof label, "top-k, 1 device (cuda:%d)", devices[0]);
+  int bad = multi_topk_run(label, codes, n, devices, 1, one, &s1);
+  snprintf(label, sizeof label, "top-k, %d devices (%s)", nd, list);
+  bad |= multi_topk_run(label, codes, n, devices, nd, many, &s2);
+  if (!bad) {
+    int ok = !memcmp(one, many, n * 8 * sizeof *one);
+    printf("same neighbours, 1 device and %d: %s; speed-up %.2fx\n", nd, ok ? "yes" : "NO",
+           s1 / s2);
+    bad = !ok;
+  }
+  free(one);
+  free(many);
+  free(codes);
+  return bad;
+}
+
+static int multi(const char *list, size_t n, size_t topk_n) {
   int devices[FERRY_MAX_SEARCH_DEVICES], nd = parse_list(list, devices);
   if (nd < 0)
     return 2;
@@ -139,19 +190,25 @@ static int multi(const char *list, size_t n) {
       printf("SKIPPED: GPU Hamming benchmark on cuda:%d: %s\n", devices[d], ferry_last_error());
       return 0;
     }
-  { /* warm-up: each device's context and module load */
+  { /* warm-up: each device's context and module load (both kernels) */
     uint64_t *w = random_codes(4096, 1);
+    ferry_neighbor *nb = malloc(4096 * 8 * sizeof *nb);
     for (int d = 0; d < nd; d++) {
       ferry_pair *g = NULL;
       size_t ng = 0;
-      if (fy_gpu_hamming_pairs(devices[d], w, 4096, 1, 8, 0, 0, &g, &ng, NULL)) {
+      if (fy_gpu_hamming_pairs(devices[d], w, 4096, 1, 8, 0, 0, &g, &ng, NULL) ||
+          fy_gpu_hamming_topk(devices[d], w, 4096, 1, 8, nb)) {
         printf("GPU warm-up on cuda:%d failed: %s\n", devices[d], ferry_last_error());
         return 1;
       }
       free(g);
     }
+    free(nb);
     free(w);
   }
+  int bad = topk_n ? multi_topk(list, devices, nd, topk_n) : 0;
+  if (!n)
+    return bad ? 1 : 0;
   printf("== %zu random 64-bit codes, all pairs within 8 bits (%.3e pairs): cuda:%d alone, "
          "then devices %s\n",
          n, all_pairs(n), devices[0], list);
@@ -161,14 +218,15 @@ static int multi(const char *list, size_t n) {
   double s1 = 0, s2 = 0;
   char label[64];
   snprintf(label, sizeof label, "1 device (cuda:%d)", devices[0]);
-  int bad = multi_run(label, codes, n, devices, 1, &one, &none, &s1);
+  int pbad = multi_run(label, codes, n, devices, 1, &one, &none, &s1);
   snprintf(label, sizeof label, "%d devices (%s)", nd, list);
-  bad |= multi_run(label, codes, n, devices, nd, &many, &nmany, &s2);
-  if (!bad) {
+  pbad |= multi_run(label, codes, n, devices, nd, &many, &nmany, &s2);
+  if (!pbad) {
     int ok = same(one, none, many, nmany);
     printf("same pairs, 1 device and %d: %s; speed-up %.2fx\n", nd, ok ? "yes" : "NO", s1 / s2);
-    bad = !ok;
+    pbad = !ok;
   }
+  bad |= pbad;
   ferry_pairs_free(one);
   ferry_pairs_free(many);
   free(codes);
@@ -176,7 +234,7 @@ static int multi(const char *list, size_t n) {
 }
 
 int main(int argc, char **argv) {
-  size_t n = (size_t)1 << 20, big = 10000000, multi_n = 20000000;
+  size_t n = (size_t)1 << 20, big = 10000000, multi_n = 20000000, multi_topk_n = (size_t)1 << 20;
   int cpu_big = 0, skip_cpu = 0;
   const char *multi_list = NULL;
   for (int k = 1; k < argc; k++) {
@@ -192,14 +250,17 @@ int main(int argc, char **argv) {
       multi_list = argv[++k];
     else if (!strcmp(argv[k], "--multi-n") && k + 1 < argc)
       multi_n = strtoull(argv[++k], NULL, 10);
+    else if (!strcmp(argv[k], "--multi-topk-n") && k + 1 < argc)
+      multi_topk_n = strtoull(argv[++k], NULL, 10);
     else {
       fprintf(stderr, "usage: bench_gpu_hamming [--n N] [--big N] [--cpu-10m] [--skip-cpu]\n"
-                      "       bench_gpu_hamming --multi 0,1[,...] [--multi-n N]\n");
+                      "       bench_gpu_hamming --multi 0,1[,...] [--multi-n N] "
+                      "[--multi-topk-n N]\n");
       return 2;
     }
   }
   if (multi_list)
-    return multi(multi_list, multi_n);
+    return multi(multi_list, multi_n, multi_topk_n);
   if (fy_gpu_hamming_available(0) != FERRY_OK) {
     printf("SKIPPED: GPU Hamming benchmark: %s\n", ferry_last_error());
     return 0;

@@ -2,12 +2,15 @@
 # The search on several GPUs (issue 21: ferry_search_options.devices, `ferry dupes --device
 # cuda:0,1`) on the GPU machine, from the device bundle (bench/device_bundle.sh makes .device/,
 # named in the call's carry; FERRY_DEVICE_DIR names another). Builds nothing:
-#   bash bench/gpu_multi_checks.sh [DEVICES] [N]
+#   bash bench/gpu_multi_checks.sh [DEVICES] [N] [TOPK_N]
 # DEVICES: the list compared with its first device alone (default: every GPU nvidia-smi lists,
 # or 0,0 on a machine of one GPU: two threads on it). N: random 64-bit codes of the benchmark,
-# all pairs within 8 bits (default 20000000; 0 leaves it out). Runs test_hamming_multi and
-# test_gpu_hamming, `ferry dupes --device cuda:DEVICES` against the CPU's groups, the Python
-# test (with the bundle's package), then bench_gpu_hamming --multi DEVICES --multi-n N.
+# all pairs within 8 bits (default 20000000; 0 leaves it out). TOPK_N: random 64-bit codes of
+# the top-k benchmark, k = 8 (default 1048576; 0 leaves it out). Runs test_hamming_multi and
+# test_gpu_hamming (top-k on several threads of cuda:0 included), `ferry dupes --device
+# cuda:DEVICES` against the CPU's groups, the Python test (with the bundle's package), then
+# bench_gpu_hamming --multi DEVICES --multi-n N --multi-topk-n TOPK_N (top-k first: the
+# neighbours on DEVICES against its first device alone).
 # Logs under $OUT; exit 1 if anything failed.
 set -u
 D=${FERRY_DEVICE_DIR:-.device}
@@ -18,15 +21,15 @@ export FERRY_BIN=$PWD/$D/ferry FERRY_SAMPLE=$PWD/data/sample PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 if [ "$ngpu" -gt 1 ]; then auto=$(seq -s, 0 $((ngpu - 1))); else auto=0,0; fi
-devices=${1:-$auto} n=${2:-20000000}
-echo "devices $devices, benchmark on $n codes; $(nproc) cores; $(date -u)"
+devices=${1:-$auto} n=${2:-20000000} topk_n=${3:-1048576}
+echo "devices $devices, benchmark on $n codes, top-k on $topk_n; $(nproc) cores; $(date -u)"
 bad=0
 
 for t in test_hamming_multi test_gpu_hamming; do
   timeout 500 "$D/$t" > "$OUT/$t.txt" 2>&1
   rc=$?
   echo "$t: exit $rc: $(tail -1 "$OUT/$t.txt")"
-  grep -E "devices|x cuda:0|CHECK failed|SKIPPED|split" "$OUT/$t.txt" | head -40
+  grep -E "devices|x cuda:0|top-k|CHECK failed|SKIPPED|split" "$OUT/$t.txt" | head -60
   [ "$rc" = 0 ] || bad=1
 done
 
@@ -64,9 +67,9 @@ else
   echo "python: SKIPPED: no package in $D/py"
 fi
 
-if [ "$n" != 0 ]; then
-  timeout 560 "$D/bench_gpu_hamming" --multi "$devices" --multi-n "$n" 2>&1 |
-    tee "$OUT/bench_multi.txt"
+if [ "$n" != 0 ] || [ "$topk_n" != 0 ]; then
+  timeout 560 "$D/bench_gpu_hamming" --multi "$devices" --multi-n "$n" --multi-topk-n "$topk_n" \
+    2>&1 | tee "$OUT/bench_multi.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || bad=1
 fi
 echo "gpu_multi_checks: $([ "$bad" = 0 ] && echo ok || echo FAILED)"
