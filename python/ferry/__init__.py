@@ -58,6 +58,7 @@ from ._video import (  # noqa: F401
 from ._dedup import (  # noqa: F401
     find_duplicates, hash, hash_distance, IMAGE_SUFFIXES, PathLike, _hash_kinds, _Hashers,
     _image_files, _is_pixels, _MODES)
+from ._search import hamming_pairs, hamming_topk  # noqa: F401
 from ._info import build_info  # noqa: F401
 from ._catalog import (  # noqa: F401
     index_merge, index_rank_of, index_update, MissingRanksWarning)
@@ -72,7 +73,7 @@ __all__ = [
     "StallError",
     "__version__",
 ]
-__all__ += ["hash_distance", "hash", "find_duplicates"]
+__all__ += ["hash_distance", "hash", "find_duplicates", "hamming_pairs", "hamming_topk"]
 __all__ += ["build_info"]
 __all__ += ["index_update", "index_merge", "index_rank_of", "MissingRanksWarning"]
 

@@ -188,6 +188,7 @@ PyObject *py_hash_kinds(PyObject *mod, PyObject *unused);
 PyObject *py_hash_kind_parse(PyObject *mod, PyObject *arg);
 PyObject *py_hash_files(PyObject *mod, PyObject *args, PyObject *kwargs);
 PyObject *py_hamming_pairs(PyObject *mod, PyObject *args, PyObject *kwargs);
+PyObject *py_hamming_topk(PyObject *mod, PyObject *args, PyObject *kwargs);
 PyObject *py_group_pairs(PyObject *mod, PyObject *args);
 PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs);
 PyObject *py_drop_matching(PyObject *mod, PyObject *args);

@@ -634,6 +634,70 @@ done:
   return ret;
 }
 
+/* hamming_topk(codes, words, k, threads=0, method=0, devices=None): the k
+ * nearest other codes of each of the n codes (ferry_hamming_topk): a uint32
+ * Tensor [n, k, 2] of (index, distance), nearest first, ties by lower
+ * index; index UINT32_MAX where there are fewer than k others. */
+PyObject *py_hamming_topk(PyObject *mod, PyObject *args, PyObject *kwargs) {
+  static char *kwlist[] = {"codes", "words", "k", "threads", "method", "devices", NULL};
+  Py_buffer v;
+  int words, k, method = FERRY_SEARCH_AUTO;
+  PyObject *devices = NULL;
+  ferry_search_options o;
+  ferry_search_options_default(&o);
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*ii|iiO:hamming_topk", kwlist, &v, &words, &k,
+                                   &o.threads, &method, &devices))
+    return NULL;
+  if (search_devices(devices, &o) < 0) {
+    PyBuffer_Release(&v);
+    return NULL;
+  }
+  o.method = (ferry_search_method)method;
+  PyObject *ret = NULL;
+  if (words < 1 || v.len % (8 * (Py_ssize_t)words)) {
+    PyErr_SetString(InvalidArgument, "hamming_topk: codes must hold n * words 64-bit words");
+    goto done;
+  }
+  if (k < 1) {
+    PyErr_Format(InvalidArgument, "hamming_topk: k must be at least 1, not %d", k);
+    goto done;
+  }
+  size_t n = (size_t)v.len / (8 * (size_t)words);
+  if (n && (size_t)k > SIZE_MAX / sizeof(ferry_neighbor) / n) {
+    PyErr_Format(TooLargeError, "hamming_topk: %zu codes x k = %d neighbours do not fit in memory",
+                 n, k);
+    goto done;
+  }
+  ferry_neighbor *out = malloc(n ? n * (size_t)k * sizeof *out : 1);
+  if (!out) {
+    PyErr_Format(OutOfMemoryError, "hamming_topk: no memory for %zu x %d neighbours", n, k);
+    goto done;
+  }
+  int rc;
+  char msg[1024];
+  Py_BEGIN_ALLOW_THREADS rc = ferry_hamming_topk(v.buf, n, words, k, &o, out);
+  if (rc)
+    snprintf(msg, sizeof msg, "%s", ferry_last_error());
+  Py_END_ALLOW_THREADS if (rc) {
+    free(out);
+    raise_status(rc, msg);
+    goto done;
+  }
+  int64_t shape[3] = {(int64_t)n, k, 2};
+  TensorObject *t =
+      tensor_new(NULL, out, 3, shape, NULL, (DLDataType){kDLUInt, 32, 1}, (DLDevice){kDLCPU, 0});
+  if (!t) {
+    free(out);
+    goto done;
+  }
+  t->free_fn = free;
+  t->free_ctx = out;
+  ret = (PyObject *)t;
+done:
+  PyBuffer_Release(&v);
+  return ret;
+}
+
 /* group_pairs(n, pairs): (uint32 Tensor [n] of group numbers, UINT32_MAX
  * for none; number of groups). */
 PyObject *py_group_pairs(PyObject *mod, PyObject *args) {

@@ -162,6 +162,10 @@ static PyMethodDef module_methods[] = {
      "hamming_pairs(codes, words, threshold, threads=0, method=0, devices=None)\n--\n\nEvery "
      "pair of codes within the threshold: a uint32 Tensor [npairs, 3] of (i, j, distance); "
      "devices: CUDA device numbers to search on (several: shared among them)."},
+    {"hamming_topk", (PyCFunction)(void (*)(void))py_hamming_topk, METH_VARARGS | METH_KEYWORDS,
+     "hamming_topk(codes, words, k, threads=0, method=0, devices=None)\n--\n\nThe k nearest "
+     "other codes of every code: a uint32 Tensor [n, k, 2] of (index, distance), nearest first "
+     "(index 2**32-1 past the others); devices as hamming_pairs'."},
     {"group_pairs", (PyCFunction)py_group_pairs, METH_VARARGS,
      "group_pairs(n, pairs)\n--\n\n(group of each item, number of groups)."},
     {"drop_matching", (PyCFunction)py_drop_matching, METH_VARARGS,
