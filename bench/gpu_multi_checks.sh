@@ -59,7 +59,7 @@ rm -rf "$tmp"
 
 if [ -d "$D/py/ferry" ]; then
   FERRY_PY_PATH=$PWD/$D/py timeout 300 python3 -m pytest -q -p no:cacheprovider \
-    tests/python/test_hash.py -k "search_device or hamming_primitives" > "$OUT/pytest.txt" 2>&1
+    tests/python/test_search_api.py tests/python/test_hash.py -k "search_device or hamming_primitives or cpu_against or inputs or opencl_same or cuda_devices" -rs > "$OUT/pytest.txt" 2>&1
   rc=$?
   echo "python: exit $rc: $(tail -1 "$OUT/pytest.txt")"
   [ "$rc" = 0 ] || { tail -30 "$OUT/pytest.txt"; bad=1; }
