@@ -2,11 +2,12 @@
 # sourced, not run. The GPU machine lacks some shared libraries and has
 # Python 3.12 only.
 
-# bundle_libs DIR: the codec libraries the GPU machine lacks, into DIR.
+# bundle_libs DIR: the codec libraries (and jansson, the JSON library) the GPU
+# machine lacks, into DIR.
 bundle_libs() {
   local l f
   for l in libjpeg.so.62 libpng16.so.16 libwebp.so.7 libsharpyuv.so.0 libtiff.so.6 libLerc.so.4 \
-    libjbig.so.0 libdeflate.so.0 libgif.so.7 libstb.so.0 libraw_r.so.20 liblcms2.so.2; do
+    libjbig.so.0 libdeflate.so.0 libgif.so.7 libstb.so.0 libraw_r.so.20 liblcms2.so.2 libjansson.so.4; do
     f=$(ldconfig -p | awk -v l="$l" '$1 == l && !f {print $NF; f = 1}')
     [ -n "$f" ] && cp -L "$f" "$1/"
   done

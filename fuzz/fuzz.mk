@@ -11,7 +11,7 @@ FUZZ_TEST_SECONDS ?= 3
 FUZZ_TARGETS      ?= decode probe pack list catalog options shards
 FUZZ_CC           ?= $(shell command -v clang-14 || command -v clang || echo clang)
 
-FUZZ_PKGS    := libjpeg libpng libwebp libtiff-4 libgif libheif stb libraw_r zlib
+FUZZ_PKGS    := libjpeg libpng libwebp libtiff-4 libgif libheif stb libraw_r zlib jansson
 FUZZ_AV      := libavformat libavcodec libswscale libavutil
 # video (src/video) as CMake builds it: with libav* when pkg-config has them
 ifeq ($(shell pkg-config --exists $(FUZZ_AV) 2>/dev/null && echo y),y)

@@ -8,6 +8,9 @@ set -euo pipefail
 debs=(build-essential cmake pkg-config libjpeg62-turbo-dev libpng-dev libwebp-dev libtiff-dev libgif-dev libheif-dev libstb-dev libraw-dev zlib1g-dev python3 python3-pip)
 # headless Chromium opens the duplicate report in tests/python/test_hash_report.py
 debs+=(chromium)
+# JSON: jansson writes every JSON output (catalog export, dupes report, --json)
+# and reads WebDataset label members
+debs+=(libjansson-dev)
 # clang's libFuzzer and sanitizer runtimes: the fuzz targets (fuzz/) and TSan
 debs+=(clang-14 libclang-rt-14-dev)
 # video (src/video): libavformat/libavcodec/libswscale; ffmpeg's ffprobe is

@@ -13,10 +13,10 @@
 #      (FERRY_CUDA=1 requires it, 0 leaves it out); the CUDA runtime is
 #      linked statically, libcuda, nvJPEG and NVDEC are loaded at run time;
 #   4. `auditwheel repair`: the shared libraries the extension needs
-#      (libjpeg-turbo, libpng, libwebp, libtiff, giflib, libheif, LibRaw, zlib
-#      and theirs) copied into the wheel (ferry.libs/), the platform tag made
-#      manylinux; the wheel is then checked to be manylinux and to need no
-#      library outside the manylinux set.
+#      (libjpeg-turbo, libpng, libwebp, libtiff, giflib, libheif, LibRaw, zlib,
+#      jansson and theirs) copied into the wheel (ferry.libs/), the platform
+#      tag made manylinux; the wheel is then checked to be manylinux and to
+#      need no library outside the manylinux set.
 #
 # Environment: PYTHON (default python3: the wheel is for its version),
 # WHEEL_BUILD (default build-wheel), WHEEL_DIST (default dist), WHEEL_VIDEO
