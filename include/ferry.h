@@ -803,7 +803,10 @@ int ferry_catalog_add(ferry_catalog *catalog, const ferry_catalog_entry *entry);
 
 /* Writes every entry as CSV (a header line, then path,size,mtime_ns,width,
  * height,format,status,error and one hex column per hash) or JSON (one
- * object with "options" and "entries"). `out_path` NULL writes to stdout. */
+ * object with "options" and "entries"; strict UTF-8: a path that is not
+ * UTF-8 has U+FFFD for each such byte and "path_b64", its exact bytes in
+ * base64). `out_path` NULL writes to stdout. FERRY_ENOMEM or FERRY_EIO
+ * when the output could not be made or written. */
 int ferry_catalog_export(const ferry_catalog *catalog, const char *out_path, const char *format);
 
 typedef struct ferry_index_progress {
@@ -996,7 +999,8 @@ size_t ferry_dupes_signature_joins(const ferry_dupes *dupes);
 /* The Hamming distance of two catalog entries for the dupes' hash kind. */
 int ferry_dupes_distance(const ferry_dupes *dupes, uint32_t a, uint32_t b);
 /* Writes the groups as "csv", "json" or "html" (a self-contained page with
- * thumbnails side by side, distances, the keeper marked). NULL = stdout. */
+ * thumbnails side by side, distances, the keeper marked). NULL = stdout.
+ * JSON names files as ferry_catalog_export does ("path_b64", "keeper_b64"). */
 int ferry_dupes_write(const ferry_dupes *dupes, const char *format, const char *out_path);
 void ferry_dupes_free(ferry_dupes *dupes);
 

@@ -8,8 +8,10 @@
 
 #include "catalog/catalog.h" /* fy_scan, fy_path_under, FY_MOVES_LOG: ferry hash, --move-dupes-to */
 #include "catalog/dupes.h"   /* fy_dupes_parse_keep: --keep refused before the search */
-#include "catalog/text.h"    /* fy_csv_field, fy_json_string: the one CSV and JSON writer;
-                                fy_csv_row, fy_base64_decode: --apply-list's move list */
+#include "catalog/json.h"    /* fy_json_text, fy_json_set_path, fy_json_write: the --json
+                                summaries through the project's one JSON writer (jansson) */
+#include "catalog/text.h"    /* fy_csv_field: the one CSV writer; fy_csv_row,
+                                fy_base64_decode: --apply-list's move list */
 #include "codec/jpeg_write.h" /* fy_write_jpeg: decode -o OUT.jpg, the writer beside PNG's */
 #include "core/internal.h"    /* fy_now, fy_buf, fault points (FERRY_FAIL_* in the CLI's tests) */
 #include "core/out_file.h"    /* fy_out_open/close: PPM outputs, devices written into as PNG's

@@ -114,18 +114,25 @@ void cli_free_lines(char **paths, size_t n);
  * caller unlinks it. */
 int cli_stdin_list(const char *cmd, char *out, size_t cap);
 
-/* A JSON object on stdout, for --json summaries (cli_json.c): strings
- * through fy_json_string, the project's one JSON string writer; commas and
- * nesting kept here. A NULL key writes an array element. */
+/* A JSON object on stdout, for --json summaries (cli_json.c): a jansson
+ * tree built by these calls, written once by cli_json_end. A NULL key adds
+ * an array element. Out of memory on the way is remembered and answered
+ * by cli_json_end. */
 typedef struct cli_json {
   FILE *f;
   int depth;
-  int count[16];  /* members written at each level */
-  char close[16]; /* what ends each level: '}' or ']' */
+  int failed;        /* a member could not be added */
+  json_t *level[16]; /* the open object or array at each depth (borrowed) */
 } cli_json;
-void cli_json_begin(cli_json *j, FILE *f);                      /* { */
-void cli_json_end(cli_json *j);                                 /* } and a newline */
+void cli_json_begin(cli_json *j, FILE *f); /* { */
+/* Writes the object and a newline: CLI_OK, or CLI_FAIL with the reason on
+ * stderr (nothing on f). */
+int cli_json_end(cli_json *j);
+void cli_json_drop(cli_json *j); /* the object let go, nothing written (a failed run) */
 void cli_json_str(cli_json *j, const char *key, const char *v); /* NULL: null */
+/* A file name: as cli_json_str, and `<key>_b64` (its bytes in base64) when
+ * it is not UTF-8 (catalog/json.c's fy_json_set_path). Object members only. */
+void cli_json_path(cli_json *j, const char *key, const char *path);
 void cli_json_int(cli_json *j, const char *key, long long v);
 void cli_json_num(cli_json *j, const char *key, double v); /* not finite: null */
 void cli_json_bool(cli_json *j, const char *key, int v);

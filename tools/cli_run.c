@@ -248,7 +248,7 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
   if (a->json) {
     cli_json_begin(&j, stdout);
     cli_json_str(&j, "command", cmd);
-    cli_json_str(&j, "source", name);
+    cli_json_path(&j, "source", name);
     cli_json_int(&j, "source_images", (long long)ferry_loader_source_size(L));
     cli_json_int(&j, "classes", ferry_loader_num_classes(L));
     cli_json_int(&j, "rank_images", (long long)ferry_loader_epoch_size(L));
@@ -271,6 +271,8 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
       printf("threads on the GPU's NUMA node %d: CPUs %s\n", numa_node, numa_cpus);
   }
   if (a->save_npy && !(a->npy = cli_npy_open(cmd, a->save_npy, &a->o))) {
+    if (a->json)
+      cli_json_drop(&j);
     ferry_loader_close(L);
     return CLI_FAIL;
   }
@@ -313,7 +315,7 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
     cli_json_array(&j, "skipped_files");
     for (size_t i = 0; i < skips.n; i++) {
       cli_json_object(&j, NULL);
-      cli_json_str(&j, "path", skips.path[i]);
+      cli_json_path(&j, "path", skips.path[i]);
       cli_json_str(&j, "error", skips.msg[i]);
       cli_json_close(&j);
     }
@@ -323,7 +325,8 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
     cli_json_num(&j, "peak_rss_mib", cli_peak_rss_mib());
     cli_json_str(&j, "error", rc ? error : NULL);
     cli_json_int(&j, "exit_code", code);
-    cli_json_end(&j);
+    if (cli_json_end(&j) != CLI_OK)
+      code = CLI_FAIL;
   }
   for (size_t i = 0; i < skips.n; i++)
     free(skips.path[i]), free(skips.msg[i]);

@@ -84,8 +84,8 @@ static void opencl_json(cli_json *j) {
   cli_json_close(j);
   free(d);
   char lib[512];
-  cli_json_str(j, "opencl_nvidia_unregistered",
-               fy_cl_nvidia_unlisted(lib, sizeof lib) ? lib : NULL);
+  cli_json_path(j, "opencl_nvidia_unregistered",
+                fy_cl_nvidia_unlisted(lib, sizeof lib) ? lib : NULL);
 }
 
 static int report_json(const fy_gpu_probe *p) {
@@ -133,8 +133,7 @@ static int report_json(const fy_gpu_probe *p) {
   cli_json_str(&j, "backend", n ? "gpu" : "cpu");
   cli_json_str(&j, "why_cpu", n ? NULL : p->error[0] ? p->error : "no device");
   opencl_json(&j);
-  cli_json_end(&j);
-  return CLI_OK;
+  return cli_json_end(&j);
 }
 
 static void version(const char *what, int v) {

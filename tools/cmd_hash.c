@@ -530,13 +530,14 @@ static int stdin_paths(hash_args *a) {
   return CLI_OK;
 }
 
-/* --json: the summary of a catalog update, with the files that failed. */
-static void summary_json(const hash_args *a, const ferry_index_stats *st, const error_list *e,
-                         int rc) {
+/* --json: the summary of a catalog update, with the files that failed.
+ * CLI_OK, or CLI_FAIL when it could not be written. */
+static int summary_json(const hash_args *a, const ferry_index_stats *st, const error_list *e,
+                        int rc) {
   cli_json j;
   cli_json_begin(&j, stdout);
   cli_json_str(&j, "command", "hash");
-  cli_json_str(&j, "catalog", a->out);
+  cli_json_path(&j, "catalog", a->out);
   cli_json_str(&j, "mode", a->idx.hash.mode == FERRY_HASH_COMPATIBLE ? "compatible" : "fast");
   char device[24];
   cli_json_str(&j, "device", fy_hash_device_name(a->idx.device, device));
@@ -563,13 +564,13 @@ static void summary_json(const hash_args *a, const ferry_index_stats *st, const 
   cli_json_array(&j, "errors");
   for (size_t i = 0; i < e->n; i++) {
     cli_json_object(&j, NULL);
-    cli_json_str(&j, "path", e->v[i].path);
+    cli_json_path(&j, "path", e->v[i].path);
     cli_json_str(&j, "error", e->v[i].msg);
     cli_json_close(&j);
   }
   cli_json_close(&j);
   cli_json_int(&j, "exit_code", rc);
-  cli_json_end(&j);
+  return cli_json_end(&j);
 }
 
 /* -o: create or update the catalog, say what changed. */
@@ -627,8 +628,8 @@ static int update_catalog(hash_args *a) {
   rc = st.failed || st.unread ? CLI_PARTIAL : CLI_OK;
   if (st.files == 0 && st.kept == 0 && st.unread_kept == 0 && st.other_ranks == 0)
     rc = no_images(a);
-  if (a->json)
-    summary_json(a, &st, &errs, rc);
+  if (a->json && summary_json(a, &st, &errs, rc) != CLI_OK)
+    rc = CLI_FAIL;
   errors_free(&errs);
   return rc;
 }

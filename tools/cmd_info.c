@@ -12,18 +12,26 @@ static const char help[] =
     "A file that cannot be read is reported with the reason; the exit code\n"
     "is then 1.\n";
 
-static void print_info(const char *path, const ferry_info *i, int json) {
-  if (json) {
-    printf("{\"file\": ");
-    fy_json_string(stdout, path); /* the one JSON string writer */
-    printf(", \"format\": \"%s\", \"width\": %d, \"height\": %d, \"channels\": %d, "
-           "\"bit_depth\": %d, \"colorspace\": \"%s\", \"subsampling\": \"%s\", "
-           "\"progressive\": %s, \"arithmetic\": %s, \"orientation\": %d, \"alpha\": %s}\n",
-           ferry_format_name(i->format), i->width, i->height, i->channels, i->bit_depth,
-           i->colorspace, i->subsampling, i->progressive ? "true" : "false",
-           i->arithmetic ? "true" : "false", i->orientation, i->has_alpha ? "true" : "false");
-    return;
-  }
+/* One file's findings as one line of JSON (the name: cli_json_path). */
+static int print_json(const char *path, const ferry_info *i) {
+  cli_json j;
+  cli_json_begin(&j, stdout);
+  cli_json_path(&j, "file", path);
+  cli_json_str(&j, "format", ferry_format_name(i->format));
+  cli_json_int(&j, "width", i->width);
+  cli_json_int(&j, "height", i->height);
+  cli_json_int(&j, "channels", i->channels);
+  cli_json_int(&j, "bit_depth", i->bit_depth);
+  cli_json_str(&j, "colorspace", i->colorspace);
+  cli_json_str(&j, "subsampling", i->subsampling);
+  cli_json_bool(&j, "progressive", i->progressive);
+  cli_json_bool(&j, "arithmetic", i->arithmetic);
+  cli_json_int(&j, "orientation", i->orientation);
+  cli_json_bool(&j, "alpha", i->has_alpha);
+  return cli_json_end(&j);
+}
+
+static void print_info(const char *path, const ferry_info *i) {
   printf("%s: %s %dx%d, %d channel%s, %d-bit %s", path, ferry_format_name(i->format), i->width,
          i->height, i->channels, i->channels == 1 ? "" : "s", i->bit_depth, i->colorspace);
   if (i->subsampling[0])
@@ -63,7 +71,10 @@ int cmd_info(int argc, char **argv) {
       failed = 1;
       continue;
     }
-    print_info(argv[k], &info, json);
+    if (json)
+      failed |= print_json(argv[k], &info) != CLI_OK;
+    else
+      print_info(argv[k], &info);
     first = 0;
   }
   (void)first;

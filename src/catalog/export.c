@@ -1,6 +1,8 @@
-/* export.c — ferry_catalog_export: the catalog as CSV or JSON, one entry
- * per line/object, hashes as imagehash's hex strings. */
+/* export.c — ferry_catalog_export: the catalog as CSV or JSON (through
+ * jansson, catalog/json.c), one entry per line/object, hashes as
+ * imagehash's hex strings. */
 #include "catalog/catalog.h"
+#include "catalog/json.h"
 #include "catalog/text.h"
 
 #include <string.h>
@@ -33,46 +35,65 @@ static void write_csv(const ferry_catalog *c, FILE *f) {
   }
 }
 
-static void write_json(const ferry_catalog *c, FILE *f) {
-  const ferry_hash_options *o = &c->options;
-  fprintf(f,
-          "{\"ferry_catalog\": 1, \"options\": {\"mode\": \"%s\", \"hash_size\": %d, "
-          "\"colorhash_bits\": %d, \"hashes\": [",
-          o->mode == FERRY_HASH_COMPATIBLE ? "compatible" : "fast", o->hash_size,
-          o->colorhash_bits);
-  int first = 1;
+/* The catalog's settings: what every entry's hashes were made with. */
+static json_t *options_json(const ferry_hash_options *o) {
+  json_t *j = json_object(), *kinds = json_array();
+  int bad = json_object_set_new(
+      j, "mode", json_string(o->mode == FERRY_HASH_COMPATIBLE ? "compatible" : "fast"));
+  bad |= json_object_set_new(j, "hash_size", json_integer(o->hash_size));
+  bad |= json_object_set_new(j, "colorhash_bits", json_integer(o->colorhash_bits));
   for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
-    if (o->kinds & FERRY_HASH_MASK(k)) {
-      fprintf(f, "%s\"%s\"", first ? "" : ", ", ferry_hash_kind_name((ferry_hash_kind)k));
-      first = 0;
-    }
-  fputs("]},\n \"entries\": [", f);
-  for (size_t i = 0; i < c->count; i++) {
-    const ferry_catalog_entry *e = &c->entries[i];
-    fputs(i ? ",\n  {\"path\": " : "\n  {\"path\": ", f);
-    fy_json_string(f, e->path);
-    fy_json_path_b64(f, "path_b64", e->path);
-    fprintf(f,
-            ", \"size\": %llu, \"mtime_ns\": %lld, \"width\": %d, \"height\": %d, "
-            "\"format\": \"%s\", \"error\": ",
-            (unsigned long long)e->size, (long long)e->mtime_ns, e->width, e->height,
-            ferry_format_name(e->format));
-    if (e->status)
-      fy_json_string(f, e->error);
-    else
-      fputs("null", f);
-    fputs(", \"hashes\": {", f);
-    first = 1;
-    for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
-      if (e->kinds & FERRY_HASH_MASK(k)) {
-        fprintf(f, "%s\"%s\": \"", first ? "" : ", ", ferry_hash_kind_name((ferry_hash_kind)k));
-        hex(f, e, k);
-        fputc('"', f);
-        first = 0;
-      }
-    fputs("}}", f);
+    if (o->kinds & FERRY_HASH_MASK(k))
+      bad |= json_array_append_new(kinds, json_string(ferry_hash_kind_name((ferry_hash_kind)k)));
+  bad |= json_object_set_new(j, "hashes", kinds);
+  if (bad) {
+    json_decref(j);
+    return NULL;
   }
-  fputs("\n ]}\n", f);
+  return j;
+}
+
+static json_t *entry_json(const ferry_catalog_entry *e) {
+  json_t *j = json_object(), *hashes = json_object();
+  int bad = fy_json_set_path(j, "path", e->path);
+  bad |= json_object_set_new(j, "size", json_integer((json_int_t)e->size));
+  bad |= json_object_set_new(j, "mtime_ns", json_integer((json_int_t)e->mtime_ns));
+  bad |= json_object_set_new(j, "width", json_integer(e->width));
+  bad |= json_object_set_new(j, "height", json_integer(e->height));
+  bad |= json_object_set_new(j, "format", json_string(ferry_format_name(e->format)));
+  bad |= fy_json_set_text(j, "error", e->status ? e->error : NULL);
+  for (int k = 0; k < FERRY_HASH_KIND_COUNT; k++)
+    if (e->kinds & FERRY_HASH_MASK(k)) {
+      char h[80] = "";
+      ferry_hash_to_hex(&e->hash[k], h, sizeof h);
+      bad |= json_object_set_new(hashes, ferry_hash_kind_name((ferry_hash_kind)k), json_string(h));
+    }
+  bad |= json_object_set_new(j, "hashes", hashes);
+  if (bad) {
+    json_decref(j);
+    return NULL;
+  }
+  return j;
+}
+
+/* {"ferry_catalog": 1, "options": {...}, "entries": [{...}, ...]}: one
+ * entry built and written at a time (a catalog may hold 100M). */
+static int write_json(const ferry_catalog *c, FILE *f, const char *what) {
+  json_t *head = json_object();
+  int bad = json_object_set_new(head, "ferry_catalog", json_integer(1));
+  bad |= json_object_set_new(head, "options", options_json(&c->options));
+  if (bad) {
+    json_decref(head);
+    head = NULL;
+  }
+  int rc = fy_json_stream_begin(f, head, "entries", what);
+  for (size_t i = 0; i < c->count && rc == FERRY_OK; i++) {
+    fputs(i ? ",\n  " : "\n  ", f);
+    rc = fy_json_write(f, entry_json(&c->entries[i]), NULL, what);
+  }
+  if (rc == FERRY_OK)
+    fputs("\n]}\n", f);
+  return rc;
 }
 
 int ferry_catalog_export(const ferry_catalog *c, const char *out_path, const char *format) {
@@ -86,9 +107,10 @@ int ferry_catalog_export(const ferry_catalog *c, const char *out_path, const cha
   int rc = fy_open_out(out_path, &f);
   if (rc)
     return rc;
-  if (csv)
+  if (csv) {
     write_csv(c, f);
-  else
-    write_json(c, f);
-  return fy_close_out(out_path, f);
+    return fy_close_out(out_path, f);
+  }
+  rc = write_json(c, f, out_path ? out_path : "<stdout>");
+  return fy_close_after(out_path, f, rc);
 }

@@ -4,6 +4,7 @@
  * can be changed and files unticked, and the page exports the move list that
  * `ferry dupes --apply-list` carries out). */
 #include "catalog/dupes.h"
+#include "catalog/json.h"
 #include "catalog/text.h"
 
 #include <stdlib.h>
@@ -13,7 +14,8 @@ static const ferry_catalog_entry *entry(const ferry_dupes *d, uint32_t i) {
   return &d->cat->entries[i];
 }
 
-static void write_csv(const ferry_dupes *d, FILE *f) {
+static int write_csv(const ferry_dupes *d, FILE *f, const char *what) {
+  (void)what;
   fputs("group,keeper,path,distance,width,height,size\n", f);
   for (size_t g = 0; g < d->ngroups; g++) {
     const uint32_t *m;
@@ -26,32 +28,65 @@ static void write_csv(const ferry_dupes *d, FILE *f) {
               (unsigned long long)e->size);
     }
   }
+  return FERRY_OK;
 }
 
-static void write_json(const ferry_dupes *d, FILE *f) {
-  fprintf(f, "{\"hash\": \"%s\", \"threshold\": %d, \"pairs\": %llu, \"groups\": [",
-          ferry_hash_kind_name(d->kind), d->threshold, (unsigned long long)d->pair_total);
-  for (size_t g = 0; g < d->ngroups; g++) {
-    const uint32_t *m;
-    size_t n = ferry_dupes_group(d, g, &m);
-    fprintf(f, "%s\n  {\"group\": %zu, \"keeper\": ", g ? "," : "", g);
-    fy_json_string(f, entry(d, m[0])->path);
-    fy_json_path_b64(f, "keeper_b64", entry(d, m[0])->path);
-    fputs(", \"members\": [", f);
-    for (size_t k = 0; k < n; k++) {
-      const ferry_catalog_entry *e = entry(d, m[k]);
-      fputs(k ? ", {\"path\": " : "{\"path\": ", f);
-      fy_json_string(f, e->path);
-      fy_json_path_b64(f, "path_b64", e->path);
-      fprintf(f,
-              ", \"keeper\": %s, \"distance\": %d, \"width\": %d, \"height\": %d, "
-              "\"size\": %llu}",
-              k ? "false" : "true", ferry_dupes_distance(d, m[0], m[k]), e->width, e->height,
-              (unsigned long long)e->size);
-    }
-    fputs("]}", f);
+static json_t *member_json(const ferry_dupes *d, uint32_t keeper, uint32_t i, int is_keeper) {
+  const ferry_catalog_entry *e = entry(d, i);
+  json_t *j = json_object();
+  int bad = fy_json_set_path(j, "path", e->path);
+  bad |= json_object_set_new(j, "keeper", json_boolean(is_keeper));
+  bad |= json_object_set_new(j, "distance", json_integer(ferry_dupes_distance(d, keeper, i)));
+  bad |= json_object_set_new(j, "width", json_integer(e->width));
+  bad |= json_object_set_new(j, "height", json_integer(e->height));
+  bad |= json_object_set_new(j, "size", json_integer((json_int_t)e->size));
+  if (bad) {
+    json_decref(j);
+    return NULL;
   }
-  fputs("\n]}\n", f);
+  return j;
+}
+
+/* One group: {"group": g, "keeper": ..., "members": [...]}, its members
+ * written one at a time (a group may hold every file of the catalog). */
+static int write_group(const ferry_dupes *d, FILE *f, size_t g, const char *what) {
+  const uint32_t *m;
+  size_t n = ferry_dupes_group(d, g, &m);
+  json_t *head = json_object();
+  int bad = json_object_set_new(head, "group", json_integer((json_int_t)g));
+  bad |= fy_json_set_path(head, "keeper", entry(d, m[0])->path);
+  if (bad) {
+    json_decref(head);
+    head = NULL;
+  }
+  int rc = fy_json_stream_begin(f, head, "members", what);
+  for (size_t k = 0; k < n && rc == FERRY_OK; k++) {
+    if (k)
+      fputs(", ", f);
+    rc = fy_json_write(f, member_json(d, m[0], m[k], k == 0), NULL, what);
+  }
+  if (rc == FERRY_OK)
+    fputs("]}", f);
+  return rc;
+}
+
+static int write_json(const ferry_dupes *d, FILE *f, const char *what) {
+  json_t *head = json_object();
+  int bad = json_object_set_new(head, "hash", json_string(ferry_hash_kind_name(d->kind)));
+  bad |= json_object_set_new(head, "threshold", json_integer(d->threshold));
+  bad |= json_object_set_new(head, "pairs", json_integer((json_int_t)d->pair_total));
+  if (bad) {
+    json_decref(head);
+    head = NULL;
+  }
+  int rc = fy_json_stream_begin(f, head, "groups", what);
+  for (size_t g = 0; g < d->ngroups && rc == FERRY_OK; g++) {
+    fputs(g ? ",\n  " : "\n  ", f);
+    rc = write_group(d, f, g, what);
+  }
+  if (rc == FERRY_OK)
+    fputs("\n]}\n", f);
+  return rc;
 }
 
 /* The page: a toolbar (how many files are ticked to move, the move list to
@@ -174,7 +209,8 @@ static void write_member(const ferry_dupes *d, FILE *f, size_t g, uint32_t keepe
   fputs("</span></figcaption></figure>\n", f);
 }
 
-static void write_html(const ferry_dupes *d, FILE *f) {
+static int write_html(const ferry_dupes *d, FILE *f, const char *what) {
+  (void)what;
   size_t dupes = 0;
   for (size_t g = 0; g < d->ngroups; g++)
     dupes += ferry_dupes_group(d, g, NULL) - 1;
@@ -213,21 +249,22 @@ static void write_html(const ferry_dupes *d, FILE *f) {
     fputs("</div></section>\n", f);
   }
   fputs("</main>\n<div id=\"preview\" hidden><img alt=\"\"><div></div></div>\n</body></html>\n", f);
+  return FERRY_OK;
 }
 
 int ferry_dupes_write(const ferry_dupes *d, const char *format, const char *out_path) {
   if (!d || !format)
     return fy_error(FERRY_EINVAL, "ferry_dupes_write: NULL argument");
-  void (*writer)(const ferry_dupes *, FILE *) = !strcmp(format, "csv")    ? write_csv
-                                                : !strcmp(format, "json") ? write_json
-                                                : !strcmp(format, "html") ? write_html
-                                                                          : NULL;
+  int (*writer)(const ferry_dupes *, FILE *, const char *) = !strcmp(format, "csv")    ? write_csv
+                                                             : !strcmp(format, "json") ? write_json
+                                                             : !strcmp(format, "html") ? write_html
+                                                                                       : NULL;
   if (!writer)
     return fy_error(FERRY_EINVAL, "report format must be csv, json or html, not '%s'", format);
   FILE *f;
   int rc = fy_open_out(out_path, &f);
   if (rc)
     return rc;
-  writer(d, f);
-  return fy_close_out(out_path, f);
+  rc = writer(d, f, out_path ? out_path : "<stdout>");
+  return fy_close_after(out_path, f, rc);
 }

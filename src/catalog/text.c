@@ -1,9 +1,11 @@
-/* text.c — writing CSV, JSON and HTML text safely: quoting, escaping of
- * file names (which may hold any byte but '/' and NUL), base64. */
+/* text.c — CSV and HTML text written safely (quoting, escaping of file
+ * names, which may hold any byte but '/' and NUL), UTF-8 checked and made
+ * valid for JSON (catalog/json.c writes JSON, through jansson), base64,
+ * CSV records read back. */
 #include "catalog/text.h"
 
+#include <stdint.h>
 #include <stdlib.h>
-
 #include <string.h>
 
 void fy_csv_field(FILE *f, const char *s) {
@@ -38,30 +40,6 @@ static int utf8_len(const unsigned char *s) {
   return n;
 }
 
-void fy_json_string(FILE *f, const char *str) {
-  const unsigned char *s = (const unsigned char *)str;
-  fputc('"', f);
-  while (*s) {
-    if (*s == '"' || *s == '\\') {
-      fprintf(f, "\\%c", *s++);
-    } else if (*s < 0x20) {
-      fprintf(f, "\\u%04x", *s++);
-    } else {
-      int n = utf8_len(s);
-      if (n == 0) {
-        /* a byte that is not UTF-8 (a Latin-1 name, say): the lone
-         * surrogate U+DC80..U+DCFF, as Python's surrogateescape spells it,
-         * so that os.fsencode(json.loads(...)) gives the bytes back */
-        fprintf(f, "\\udc%02x", *s++);
-      } else {
-        fwrite(s, 1, (size_t)n, f);
-        s += n;
-      }
-    }
-  }
-  fputc('"', f);
-}
-
 int fy_utf8_valid(const char *str) {
   const unsigned char *s = (const unsigned char *)str;
   while (*s) {
@@ -73,12 +51,32 @@ int fy_utf8_valid(const char *str) {
   return 1;
 }
 
-void fy_json_path_b64(FILE *f, const char *key, const char *path) {
-  if (fy_utf8_valid(path))
-    return;
-  fprintf(f, ", \"%s\": \"", key);
-  fy_base64(f, (const uint8_t *)path, strlen(path));
-  fputc('"', f);
+char *fy_utf8_lossy(const char *str) {
+  const unsigned char *s = (const unsigned char *)str;
+  size_t bad = 0, len = 0;
+  for (; s[len];) {
+    int n = utf8_len(s + len);
+    bad += n == 0;
+    len += n ? (size_t)n : 1;
+  }
+  if (bad > (SIZE_MAX - len - 1) / 2)
+    return NULL;
+  char *out = fy_malloc(len + 2 * bad + 1); /* 1 byte becomes EF BF BD */
+  if (!out)
+    return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < len;) {
+    int n = utf8_len(s + i);
+    if (n == 0) {
+      memcpy(out + k, "\xEF\xBF\xBD", 3); /* U+FFFD REPLACEMENT CHARACTER */
+      k += 3, i++;
+    } else {
+      memcpy(out + k, s + i, (size_t)n);
+      k += (size_t)n, i += (size_t)n;
+    }
+  }
+  out[k] = '\0';
+  return out;
 }
 
 void fy_html_text(FILE *f, const char *str) {
@@ -102,22 +100,35 @@ void fy_html_text(FILE *f, const char *str) {
   }
 }
 
-void fy_base64(FILE *f, const uint8_t *d, size_t n) {
+/* The base64 of the 1 to 3 bytes at d (k of them) into out[0..3], padded. */
+static void b64_quad(const uint8_t *d, size_t k, char out[4]) {
   static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  size_t i = 0;
-  for (; i + 3 <= n; i += 3) {
-    uint32_t v = (uint32_t)d[i] << 16 | (uint32_t)d[i + 1] << 8 | d[i + 2];
-    fputc(tab[v >> 18], f), fputc(tab[(v >> 12) & 63], f), fputc(tab[(v >> 6) & 63], f),
-        fputc(tab[v & 63], f);
+  uint32_t v = (uint32_t)d[0] << 16 | (k > 1 ? (uint32_t)d[1] << 8 : 0) | (k > 2 ? d[2] : 0);
+  out[0] = tab[v >> 18];
+  out[1] = tab[(v >> 12) & 63];
+  out[2] = k > 1 ? tab[(v >> 6) & 63] : '=';
+  out[3] = k > 2 ? tab[v & 63] : '=';
+}
+
+void fy_base64(FILE *f, const uint8_t *d, size_t n) {
+  char q[4];
+  for (size_t i = 0; i < n; i += 3) {
+    b64_quad(d + i, n - i < 3 ? n - i : 3, q);
+    fwrite(q, 1, 4, f);
   }
-  if (n - i == 1) {
-    uint32_t v = (uint32_t)d[i] << 16;
-    fputc(tab[v >> 18], f), fputc(tab[(v >> 12) & 63], f), fputs("==", f);
-  } else if (n - i == 2) {
-    uint32_t v = (uint32_t)d[i] << 16 | (uint32_t)d[i + 1] << 8;
-    fputc(tab[v >> 18], f), fputc(tab[(v >> 12) & 63], f), fputc(tab[(v >> 6) & 63], f),
-        fputc('=', f);
-  }
+}
+
+char *fy_base64_text(const uint8_t *d, size_t n) {
+  if (n / 3 >= (SIZE_MAX - 1) / 4 - 1)
+    return NULL;
+  char *out = fy_malloc((n + 2) / 3 * 4 + 1);
+  if (!out)
+    return NULL;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i += 3, k += 4)
+    b64_quad(d + i, n - i < 3 ? n - i : 3, out + k);
+  out[k] = '\0';
+  return out;
 }
 
 int fy_open_out(const char *path, FILE **f) {
@@ -138,6 +149,16 @@ int fy_close_out(const char *path, FILE *f) {
   else
     bad = fclose(f) != 0 || bad;
   return bad ? fy_error(FERRY_EIO, "%s: write failed", path ? path : "<stdout>") : FERRY_OK;
+}
+
+int fy_close_after(const char *path, FILE *f, int rc) {
+  if (rc == FERRY_OK)
+    return fy_close_out(path, f);
+  if (f == stdout)
+    fflush(f);
+  else
+    fclose(f);
+  return rc;
 }
 
 int fy_base64_decode(const char *s, uint8_t **out, size_t *n) {

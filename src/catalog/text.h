@@ -1,4 +1,5 @@
-/* text.h — helpers for the catalog's text outputs (CSV, JSON, HTML). */
+/* text.h — helpers for the catalog's text outputs (CSV, HTML; the strings
+ * and base64 that catalog/json.c puts into JSON). */
 #ifndef FY_TEXT_H
 #define FY_TEXT_H
 
@@ -9,21 +10,22 @@
 
 /* A CSV field, quoted when it holds a comma, quote or newline. */
 void fy_csv_field(FILE *f, const char *s);
-/* A JSON string literal. Bytes that are not (strict) UTF-8 become lone
- * surrogates \udc80..\udcff (Python's surrogateescape): lossless. */
-void fy_json_string(FILE *f, const char *s);
-/* 1 when s is strict UTF-8 (as fy_json_string judges it). */
+/* 1 when s is strict UTF-8: no overlong forms, no surrogates (U+D800..DFFF),
+ * nothing past U+10FFFF (what JSON, and jansson, take). */
 int fy_utf8_valid(const char *s);
-/* For a path that is not UTF-8: `, "KEY": "BASE64"`, its exact bytes in
- * base64 (any JSON reader, not only Python's surrogateescape, gets them
- * back); nothing for a UTF-8 path. */
-void fy_json_path_b64(FILE *f, const char *key, const char *path);
+/* s made strict UTF-8 (malloc'd): each byte that is not part of a valid
+ * UTF-8 sequence replaced by U+FFFD; valid text unchanged. NULL when out of
+ * memory. The one place the project decides what a name that is not UTF-8
+ * reads as in JSON (docs/DEDUP.md, "names in any bytes"). */
+char *fy_utf8_lossy(const char *s);
 /* Text escaped for HTML content and attribute values: <>&"' as entities;
  * bytes that are not UTF-8 and control characters as \xNN, a backslash as
  * \\ (readable, reversible; the page stays valid UTF-8). */
 void fy_html_text(FILE *f, const char *s);
 /* Base64 of n bytes (for data: URIs). */
 void fy_base64(FILE *f, const uint8_t *d, size_t n);
+/* The same as a string (malloc'd); NULL when out of memory. */
+char *fy_base64_text(const uint8_t *d, size_t n);
 /* Decodes base64 (RFC 4648, padding optional) into *out (malloc'd, *n
  * bytes). FERRY_EINVAL for anything else. */
 int fy_base64_decode(const char *s, uint8_t **out, size_t *n);
@@ -37,5 +39,8 @@ void fy_csv_free(char **fields, size_t n);
 int fy_open_out(const char *path, FILE **f);
 /* Closes (or flushes stdout), reporting write errors. */
 int fy_close_out(const char *path, FILE *f);
+/* The same after a writer that answered rc: when rc is an error, f is
+ * closed and rc returned (its message kept), else fy_close_out(path, f). */
+int fy_close_after(const char *path, FILE *f, int rc);
 
 #endif

@@ -49,9 +49,18 @@ python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); i = d.ind
 check info-odd-sampling 0 "8-bit YCbCr, 1x1,2x2,1x1, baseline" -- "$FERRY" info "$TMP/odd_sampling.jpg"
 check info-webp 0 "WebP .*lossy" -- "$FERRY" info "$SAMPLE/class3/p0101.webp"
 check info-json 0 '"format": "JPEG", "width": 702' -- "$FERRY" info --json "$SAMPLE/class0/p0000.jpg"
-# a name that is not UTF-8: valid JSON, the byte kept as Python's surrogateescape spells it
+# a name that is not UTF-8: strict UTF-8 JSON, the byte as U+FFFD in "file" and the exact
+# bytes in "file_b64" (a UTF-8 name has no "file_b64")
 cp "$SAMPLE/class0/p0000.jpg" "$TMP/$(printf 'caf\xe9.jpg')"
-check info-json-latin1 0 'caf\\udce9\.jpg' -- "$FERRY" info --json "$TMP/$(printf 'caf\xe9.jpg')"
+check info-json-latin1 0 $'"file": "[^"]*caf\xef\xbf\xbd\\.jpg", "file_b64": "' -- "$FERRY" info --json "$TMP/$(printf 'caf\xe9.jpg')"
+check info-json-latin1-b64 0 "" -- bash -o pipefail -c '"$0" info --json "$1" "$2" | python3 -c "
+import base64, json, os, sys
+lines = sys.stdin.buffer.read().splitlines()
+odd, ok = (json.loads(l.decode(\"utf-8\")) for l in lines)
+assert len(lines) == 2 and odd[\"file\"] == os.fsencode(sys.argv[1]).decode(\"utf-8\", \"replace\"), odd
+assert base64.b64decode(odd[\"file_b64\"]) == os.fsencode(sys.argv[1]), odd
+assert ok[\"file\"] == sys.argv[2] and \"file_b64\" not in ok, ok
+" "$1" "$2"' "$FERRY" "$TMP/$(printf 'caf\xe9.jpg')" "$SAMPLE/class0/p0000.jpg"
 check info-missing 1 "nope.jpg: cannot open" -- "$FERRY" info "$TMP/nope.jpg"
 printf 'GIF89a\x01\x00\x01\x00' > "$TMP/x.jpg"
 check info-gif 1 "x.jpg: GIF: No screen descriptor detected" -- "$FERRY" info "$TMP/x.jpg"

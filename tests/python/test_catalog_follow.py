@@ -148,6 +148,8 @@ def test_outputs_for_scripts(tmp_path):
     members = [m for g in j["groups"] for m in g["members"]]
     b64 = [base64.b64decode(m["path_b64"]) for m in members if "path_b64" in m]
     assert b64 == [os.fsencode(pics) + b"/" + odd]
+    # the string: U+FFFD for the byte that is not UTF-8, the control character as it is
+    assert [m["path"] for m in members if "path_b64" in m] == [f"{pics}/caf\ufffd <b>\x01.jpg"]
     assert all("path_b64" not in m for m in members if not m["path"].startswith(str(pics) + "/caf"))
     r = ferry("index", "export", cat, "--format", "json")
     ent = [e for e in json.loads(r.stdout)["entries"] if "path_b64" in e]

@@ -2,6 +2,7 @@
 formats, exit codes, messages, incremental updates, a run killed with
 SIGKILL and resumed, the duplicate ground truth (pair F1 >= 0.95 with the
 default settings), moving duplicates aside (dry run, --apply)."""
+import base64
 import csv
 import io
 import json
@@ -602,32 +603,106 @@ def test_catalog_with_impossible_settings_refused(tmp_path, offset, value):
     assert r.returncode == 1 and "catalog is damaged (its hash settings" in r.stderr, r.stderr
 
 
+def _lossy(b):
+    """The name as ferry's JSON spells it: each byte that is not part of
+    valid UTF-8 replaced by U+FFFD (per byte, unlike Python's "replace",
+    which gives one U+FFFD for a sequence cut short)."""
+    out, i = [], 0
+    while i < len(b):
+        for n in (1, 2, 3, 4):
+            try:
+                out.append(b[i:i + n].decode("utf-8"))
+                i += n
+                break
+            except UnicodeDecodeError:
+                pass
+        else:
+            out.append("\ufffd")
+            i += 1
+    return "".join(out)
+
+
+def _name_bytes(obj, key):
+    """The exact bytes of a name in ferry's JSON: `<key>_b64` when there is
+    one (and only for a name that is not UTF-8), else the string itself;
+    the string is checked against the U+FFFD rule."""
+    if key + "_b64" in obj:
+        raw = base64.b64decode(obj[key + "_b64"], validate=True)
+        with pytest.raises(UnicodeDecodeError):
+            raw.decode("utf-8")
+        assert obj[key] == _lossy(raw), (obj[key], raw)
+        return raw
+    return obj[key].encode("utf-8")
+
+
+ODD_NAMES = [b"caf\xe9.jpg", b"x\xf8\x88\x80\x80\x80.jpg", b"o\xc0\xafl.jpg", b"s\xed\xa0\x80.jpg",
+             b"t\xe2\x82-cut.jpg", "ok-\u00e9\U0001f600.jpg".encode()]
+
+
 def test_json_names_in_any_bytes_round_trip(tmp_path):
     """File names that are not UTF-8 (Latin-1, a 5-byte form, an overlong
-    slash, a surrogate) give valid JSON, and the bytes come back exactly
-    through Python's surrogateescape (os.fsencode)."""
+    slash, a surrogate, a sequence cut short) give strict UTF-8 JSON: the
+    name with U+FFFD for each such byte, and path_b64 / keeper_b64 with the
+    exact bytes (absent for a UTF-8 name)."""
     pics = tmp_path / "pics"
     pics.mkdir()
-    names = [b"caf\xe9.jpg", b"x\xf8\x88\x80\x80\x80.jpg", b"o\xc0\xafl.jpg", b"s\xed\xa0\x80.jpg",
-             "ok-\u00e9\U0001f600.jpg".encode()]
     data = (FIX / "rgb420.jpg").read_bytes()
-    for n in names:
+    for n in ODD_NAMES:
         with open(os.path.join(os.fsencode(pics), n), "wb") as f:
             f.write(data)
     cat, out = tmp_path / "c.fidx", tmp_path / "c.json"
     assert ferry("hash", pics, "-o", cat, "-q").returncode == 0
     assert ferry("index", "export", cat, "--format", "json", "-o", out).returncode == 0
     raw = out.read_bytes()
-    raw.decode("utf-8")  # strict UTF-8 as a whole
-    j = json.loads(raw)
-    got = sorted(os.path.basename(os.fsencode(e["path"])) for e in j["entries"])
-    assert got == sorted(names)
+    j = json.loads(raw.decode("utf-8"))  # strict UTF-8 as a whole
+    got = sorted(os.path.basename(_name_bytes(e, "path")) for e in j["entries"])
+    assert got == sorted(ODD_NAMES)
+    assert sum("path_b64" in e for e in j["entries"]) == len(ODD_NAMES) - 1
+    assert b"\\udc" not in raw  # no lone surrogates any more
     r = subprocess.run([FERRY_BIN, "dupes", str(cat), "--format", "json", "--threshold", "40",
                         "-q"], capture_output=True, timeout=60)
     groups = json.loads(r.stdout.decode("utf-8"))["groups"]
-    members = sorted(os.path.basename(os.fsencode(m["path"])) for g in groups
+    members = sorted(os.path.basename(_name_bytes(m, "path")) for g in groups
                      for m in g["members"])
-    assert members == sorted(names)
+    assert members == sorted(ODD_NAMES)
+    for g in groups:
+        assert _name_bytes(g, "keeper") == _name_bytes(g["members"][0], "path")
+
+
+def test_json_summaries_name_any_bytes(tmp_path):
+    """The --json summaries carry names the same way: `ferry hash --json`
+    (the catalog, the files that failed), `ferry load --json` (the source,
+    the files skipped) and `ferry info --json`."""
+    odd = os.path.join(os.fsencode(tmp_path), b"d\xe9p\xf4t")
+    cls = os.path.join(odd, b"cl\xe0ss")  # one class folder, as `ferry load` reads a folder
+    os.makedirs(cls)
+    bad = os.path.join(cls, b"cass\xe9.jpg")
+    with open(bad, "wb") as f:
+        f.write((FIX / "rgb420.jpg").read_bytes()[:300])  # cut short: fails
+    good = os.path.join(cls, "ok-\u00e9.jpg".encode())
+    shutil.copy(FIX / "rgb420.jpg", good)
+    cat = os.path.join(os.fsencode(tmp_path), b"cat\xe9.fidx")
+    r = subprocess.run([FERRY_BIN, "hash", odd, "-o", cat, "--json"], capture_output=True,
+                       timeout=120)
+    assert r.returncode == 3, r.stderr
+    j = json.loads(r.stdout.decode("utf-8"))
+    assert _name_bytes(j, "catalog") == cat
+    assert [_name_bytes(e, "path") for e in j["errors"]] == [bad]
+    r = subprocess.run([FERRY_BIN, "load", odd, "--size", "16", "--json"], capture_output=True,
+                       timeout=120)
+    assert r.returncode == 3, r.stderr
+    j = json.loads(r.stdout.decode("utf-8"))
+    assert _name_bytes(j, "source") == odd
+    assert [_name_bytes(e, "path") for e in j["skipped_files"]] == [bad]
+    assert j["skipped_files"][0]["error"].startswith(_lossy(bad))  # the message: U+FFFD only
+    r = subprocess.run([FERRY_BIN, "info", "--json", good], capture_output=True, timeout=60)
+    j = json.loads(r.stdout.decode("utf-8"))
+    assert r.returncode == 0 and _name_bytes(j, "file") == good and "file_b64" in j
+    utf8 = tmp_path / "ok-\u00e9.jpg"
+    shutil.copy(FIX / "rgb420.jpg", utf8)
+    r = subprocess.run([FERRY_BIN, "info", "--json", utf8], capture_output=True, timeout=60)
+    j = json.loads(r.stdout.decode("utf-8"))
+    assert r.returncode == 0 and j["file"] == str(utf8) and "file_b64" not in j
 
 
 def test_dupes_of_100000_identical_hashes_in_bounded_memory(tmp_path):
@@ -818,7 +893,6 @@ def test_apply_list_refusals(tmp_path):
     group, a reference file or a keeper listed to move is refused with its
     line number (exit 3) while the good lines move; a file listed twice
     moves once."""
-    import base64
     pics, other = tmp_path / "pics", tmp_path / "other"
     pics.mkdir()
     other.mkdir()
