@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -391,39 +392,43 @@ static int label_rank(const char *ext) {
   return INT32_MAX;
 }
 
-/* An integer label from a label member's text: the whole text (spaces
- * around it allowed), or in JSON the first "label" or "cls" member's
- * integer. -1 (unlabelled, as in a list file) is taken as it is; -2 when
- * there is no integer in -1..FY_MAX_LABEL. */
-static int32_t parse_label(const char *t) {
-  const char *keys[] = {"\"label\"", "\"cls\""};
-  const char *p = t;
-  while (isspace((unsigned char)*p))
+/* An integer label from a label member's n bytes: the whole text as one
+ * integer (spaces around it allowed: "7\n"), or a JSON object (jansson)
+ * whose top-level "label" member (without one, its "cls" member) is an
+ * integer; "label" or "cls" anywhere else (nested, inside a string) does
+ * not count.
+ * -1 (unlabelled, as in a list file) is taken as it is; -2 when there is
+ * no integer in -1..FY_MAX_LABEL; -3 when out of memory. */
+static int32_t parse_label(const char *t, size_t n) {
+  const char *p = t, *stop = t + n;
+  while (p < stop && isspace((unsigned char)*p))
     p++;
-  if (*p == '{') {
-    const char *hit = NULL;
-    for (int k = 0; k < 2 && !hit; k++)
-      hit = strstr(p, keys[k]) ? strstr(p, keys[k]) + strlen(keys[k]) : NULL;
-    if (!hit)
+  if (p < stop && *p != '{') {
+    char *end;
+    errno = 0;
+    long v = strtol(p, &end, 10);
+    if (end == p || errno || v < -1 || v > FY_MAX_LABEL)
       return -2;
-    while (isspace((unsigned char)*hit))
-      hit++;
-    if (*hit++ != ':')
-      return -2;
-    p = hit;
+    while (end < stop && isspace((unsigned char)*end))
+      end++;
+    return end == stop ? (int32_t)v : -2;
   }
-  while (isspace((unsigned char)*p))
-    p++;
-  char *end;
-  errno = 0;
-  long v = strtol(p, &end, 10);
-  if (end == p || errno || v < -1 || v > FY_MAX_LABEL)
-    return -2;
-  while (isspace((unsigned char)*end))
-    end++;
-  if (*end && *end != ',' && *end != '}')
-    return -2;
-  return (int32_t)v;
+  json_error_t err;
+  memset(&err, 0, sizeof err);
+  json_t *root = json_loadb(t, n, 0, &err);
+  /* jansson gives every syntax error a reason; most of its allocation
+   * failures give none (one that fails inside a string reads as a syntax
+   * error: that member is then no label) */
+  if (!root)
+    return json_error_code(&err) == json_error_out_of_memory || !err.text[0] ? -3 : -2;
+  json_t *v = json_object_get(root, "label");
+  if (!v)
+    v = json_object_get(root, "cls");
+  int32_t label = -2;
+  if (json_is_integer(v) && json_integer_value(v) >= -1 && json_integer_value(v) <= FY_MAX_LABEL)
+    label = (int32_t)json_integer_value(v);
+  json_decref(root);
+  return label;
 }
 
 /* The sample whose members have all been seen, added to the source. */
@@ -508,8 +513,10 @@ static int member(lister *l, pending *p, const char *shard, int32_t id, int fd, 
     if (read_at(fd, text, (size_t)len, off))
       return fy_error(FERRY_EIO, "%s:%s: cannot read the label: %s", shard, name,
                       errno ? strerror(errno) : "the shard ends early");
-    text[len] = '\0';
-    int32_t v = parse_label(text);
+    text[len] = '\0'; /* strtol stops at the end */
+    int32_t v = parse_label(text, (size_t)len);
+    if (v == -3)
+      return fy_error(FERRY_ENOMEM, "%s:%s: out of memory reading the label", shard, name);
     if (v >= -1) {
       p->label_rank = lr;
       p->label = v;

@@ -189,6 +189,38 @@ static void decode_scan_bomb(const char *root) {
   free(data);
 }
 
+/* Label members read as JSON (jansson), through the shards harness's own
+ * input: "label" as a string, nested, or before the top-level key; a bare
+ * integer; JSON cut short; "label" only inside a string. (The hand-written
+ * scanner took the first "label" it met anywhere.) */
+static void shards_json_labels(const char *root) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/shards/json-labels", root);
+  size_t n = 0;
+  uint8_t *data = slurp(path, &n);
+  CHECK_MSG(data && n > 1024 && data[0] == 0, "%s: missing, or not of mode 0", path);
+  if (!data || n <= 1024 || data[0] != 0) {
+    free(data);
+    return;
+  }
+  char shard[4200];
+  snprintf(shard, sizeof shard, "%s/json-labels.tar", fuzz_tmpdir());
+  fuzz_write(shard, data + 1, n - 1);
+  free(data);
+  char *shards[] = {shard};
+  fy_source s;
+  memset(&s, 0, sizeof s);
+  int rc = fy_shards_open(&s, "json-labels", shards, 1);
+  static const int32_t want[] = {2, 2, 4, 7, -1, -1};
+  CHECK_MSG(rc == FERRY_OK && s.count == 6, "%d, %lld samples: %s", rc, (long long)s.count,
+            ferry_last_error());
+  for (int64_t i = 0; rc == FERRY_OK && i < s.count && i < 6; i++)
+    CHECK_MSG(s.labels[i] == want[i], "sample %lld: label %d, want %d", (long long)i,
+              (int)s.labels[i], (int)want[i]);
+  if (rc == FERRY_OK)
+    fy_source_free(&s);
+}
+
 int main(void) {
   const char *fx = getenv("FERRY_FIXTURES");
   char root[2048];
@@ -201,5 +233,6 @@ int main(void) {
   catalog_shares(root);
   pack_cases(root);
   decode_scan_bomb(root);
+  shards_json_labels(root);
   return check_done();
 }

@@ -7,6 +7,8 @@
 #include "check.h"
 #include "io/shards.h"
 
+#include <jansson.h>
+
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,6 +17,10 @@
 #include <unistd.h>
 
 static char logged[16384];
+
+/* jansson's allocator for the out-of-memory part: the Nth call fails */
+static long json_calls, json_fail_at;
+static void *failing_malloc(size_t n) { return ++json_calls == json_fail_at ? NULL : malloc(n); }
 
 static void keep_log(void *user, ferry_log_level level, const char *message) {
   (void)user;
@@ -567,6 +573,94 @@ static void test_regular(void) {
 #undef P
 }
 
+/* Label members read as JSON (jansson): a "label" or "cls" that is not a
+ * top-level member (inside a string, nested deeper) is no label; bare
+ * integers only with spaces around; malformed JSON is no label. */
+static void test_json_labels(void) {
+  static const struct {
+    const char *ext, *text;
+    int32_t want;
+  } cases[] = {
+      {"json", "{\"note\": \"label\", \"cls\": 2}", 2},         /* "label" as a string */
+      {"json", "{\"meta\": {\"label\": 7}, \"cls\": 2}", 2},    /* nested "label" */
+      {"json", "{\"caption\": \"label\", \"label\": 4}", 4},    /* string first, then key */
+      {"json", "{\"caption\": \"\\\"label\\\": 5\"}", -1},      /* only inside a string */
+      {"json", "{\"label\": 3, \"cls\": 5}", 3},                /* label before cls */
+      {"json", "{\"cls\": 5, \"label\": 6}", 6},                /* whatever the order */
+      {"json", "{\"label\": -1}", -1},                          /* unlabelled */
+      {"json", "{\"label\": 2147483647}", -1},                  /* past FY_MAX_LABEL */
+      {"json", "{\"label\": 3.0}", -1},                         /* not an integer */
+      {"json", "{\"label\": \"3\", \"cls\": 1}", -1},           /* a "label" that is no integer */
+      {"json", "{\"label\": 3", -1},                            /* cut short */
+      {"json", "{\"label\": 3} trailing", -1},                  /* more after the object */
+      {"json", "[{\"label\": 3}]", -1},                         /* not an object */
+      {"json", "{\"caption\": \"caf\xe9\", \"label\": 3}", -1}, /* not UTF-8: not JSON */
+      {"json", " \n{\"label\": 8}\n ", 8},                      /* spaces around */
+      {"label", "{\"label\": 9}", 9},                           /* JSON in a .label member */
+      {"cls", "7\n", 7},                                        /* a bare integer */
+      {"cls", " 7 , ", -1},                                     /* more than an integer */
+      {"cls", "7}", -1},
+      {"txt", "{\"cls\": 11}", 11},
+  };
+  size_t n = sizeof cases / sizeof *cases;
+  tarw t = {0};
+  uint8_t *img = pattern(30, 40);
+  for (size_t i = 0; i < n; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "s%02zu.jpg", i);
+    tw_member(&t, USTAR, name, '0', img, 30);
+    snprintf(name, sizeof name, "s%02zu.%s", i, cases[i].ext);
+    tw_file(&t, name, cases[i].text);
+  }
+  tw_end(&t);
+  const char *path = tw_save(&t, "json-labels.tar");
+  fy_source s;
+  int rc = open_shards(&s, &path, 1);
+  CHECK_MSG(rc == FERRY_OK && s.count == (int64_t)n, "%d, %lld samples: %s", rc, (long long)s.count,
+            ferry_last_error());
+  for (size_t i = 0; rc == FERRY_OK && i < n && (int64_t)i < s.count; i++)
+    CHECK_MSG(s.labels[i] == cases[i].want, "%s member %s: label %d, want %d", cases[i].ext,
+              cases[i].text, (int)s.labels[i], (int)cases[i].want);
+  /* cls and label members that are no label: " 7 , " and "7}"; not the
+   * json and txt ones, nor {"label": 9} */
+  CHECK_MSG(strstr(logged, "2 sample(s) with a cls/label member that is not an integer"), "log: %s",
+            logged);
+  if (rc == FERRY_OK)
+    fy_source_free(&s);
+
+  /* out of memory inside jansson: FERRY_ENOMEM naming the member, or the
+   * shard listed (a failure jansson reports as a syntax error leaves that
+   * one sample unlabelled) */
+  json_set_alloc_funcs(failing_malloc, free);
+  int failures = 0, done = 0;
+  for (long at = 1; at < 10000 && !done; at++) {
+    json_calls = 0;
+    json_fail_at = at;
+    rc = open_shards(&s, &path, 1);
+    if (rc == FERRY_OK) {
+      int wrong = 0;
+      for (size_t i = 0; i < n && (int64_t)i < s.count; i++)
+        wrong += s.labels[i] != cases[i].want && s.labels[i] != -1;
+      CHECK_MSG(s.count == (int64_t)n && !wrong, "allocation %ld: %lld samples, %d wrong labels",
+                at, (long long)s.count, wrong);
+      done = json_calls < at; /* no allocation failed: the end */
+      if (done)
+        for (size_t i = 0; i < n && (int64_t)i < s.count; i++)
+          CHECK(s.labels[i] == cases[i].want);
+      fy_source_free(&s);
+    } else {
+      CHECK_MSG(rc == FERRY_ENOMEM && strstr(ferry_last_error(), "json-labels.tar:s") &&
+                    strstr(ferry_last_error(), ": out of memory reading the label"),
+                "allocation %ld: %d %s", at, rc, ferry_last_error());
+      failures++;
+    }
+  }
+  json_fail_at = 0;
+  json_set_alloc_funcs(malloc, free);
+  CHECK_MSG(done && failures >= 1, "%d failures, done %d", failures, done);
+  free(img);
+}
+
 static void test_long_names(void) {
   /* 90 + 1 + 60 + 1 + 61 bytes: past ustar's 100 + 155 */
   char deep[300], deep2[400], deep3[400], want[4400];
@@ -814,6 +908,7 @@ int main(void) {
     return check_done();
   }
   test_regular();
+  test_json_labels();
   test_long_names();
   test_several();
   test_bad_shards();
