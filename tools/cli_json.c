@@ -3,8 +3,6 @@
  * once at the end (src/catalog/json.c: strings, file names, the flags). */
 #include "cli.h"
 
-#include <string.h>
-
 #define LEVELS ((int)(sizeof((cli_json *)0)->level / sizeof((cli_json *)0)->level[0]))
 
 /* v (its reference taken) into the open level: under `key` in an object,
