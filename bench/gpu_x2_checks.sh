@@ -20,7 +20,8 @@
 # it started is left running. Knobs (environment; the defaults fit one 10-minute call there):
 #   SET_IMAGES=10000 distinct JPEGs, SET_REPEAT=4 names for each (hard links: a larger epoch,
 #   the same files), SET_DIR=/tmp/x2set; BATCH=256 per GPU; LOAD_BATCHES=200 LOAD_WARMUP=20 (per
-#   rank), LOAD_ARGS (more dist_load.py options: --no-hw-decode); TRAIN_STEPS=120
+#   rank), LOAD_ARGS (more dist_load.py options: --no-hw-decode), LOAD_SHARE=1 (also one rank
+#   with 1/NGPU of the cores, an informative second baseline); TRAIN_STEPS=120
 #   TRAIN_WARMUP=20; SEARCH_N=20000000 (0: the search's tests only); PARTS="load train search";
 #   BUDGET=570.
 # Out: $OUT/summary.txt (also printed last), load.log, train.log, search.log. Exit 0: every run
@@ -206,6 +207,16 @@ part_load() {
   if [ "$multi" = 1 ]; then
     verdict "$q" 1.8
     say "  LOAD $n ranks / 1 rank: ${q:-?}x: $vtext"
+    if [ "${LOAD_SHARE:-0}" = 1 ]; then
+      # the other reading of "one rank": one rank with the share of the cores it has among n
+      # (the scaling of one rank's own resources), beside the one rank with every core above
+      local w=$(($(nproc) / n))
+      t=$(limit 150)
+      trun "$log" "$t" 1 "${a[@]}" --workers "$w" --timeout $((t - 10)) --label "1 rank, $w workers"
+      rc=$?
+      rate "1 rank, $w workers (1/$n of the cores)" "$last" "$rc"
+      say "  load $n ranks / 1 rank with 1/$n of the cores: $(ratio "$rn" "$val")x (informative)"
+    fi
   else
     say "  load 2 ranks on ONE GPU / 1 rank: ${q:-?}x (mechanics check, not the acceptance)"
   fi

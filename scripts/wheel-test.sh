@@ -9,12 +9,13 @@
 # through ctypes use $FERRY_BIN / $FERRY_BUILD (default build/, `make` builds it).
 #
 # Environment: PYTHON (default python3, the wheel's version), WHEEL_TEST_VENV
-# (default /tmp/ferry-wheel-test-venv), BUILD (default build), PYTEST_ARGS.
+# (default build-wheel/test-venv: one per checkout, so two checkouts testing at once do
+# not remove each other's), BUILD (default build), PYTEST_ARGS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 py=${PYTHON:-python3}
-venv=${WHEEL_TEST_VENV:-/tmp/ferry-wheel-test-venv}
+venv=${WHEEL_TEST_VENV:-$root/build-wheel/test-venv}
 build=$(cd "${BUILD:-build}" 2>/dev/null && pwd || echo "$root/${BUILD:-build}")
 say() { echo "test-wheel: $*"; }
 

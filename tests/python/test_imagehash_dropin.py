@@ -4,8 +4,6 @@ rest), a file path gives what its PIL image gives, and the objects, hex
 helpers and errors behave as imagehash's. imagehash's own test suite runs in
 test_imagehash_suite.py."""
 import glob
-import os
-import pathlib
 import warnings
 
 import numpy
@@ -16,9 +14,7 @@ from PIL import Image  # noqa: E402
 
 from ferry import imagehash as ih  # noqa: E402
 import ferry.imagehash as impl  # noqa: E402
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-CORPUS = pathlib.Path(os.environ.get("FERRY_CORPUS", ROOT.parent / "shared" / "corpus"))
+from ferrylib import CORPUS, ROOT  # noqa: E402
 
 
 def _images():

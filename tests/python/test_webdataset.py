@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import ferry
+from ferrylib import CORPUS
 
-PHOTOS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpus", "photos")
+PHOTOS = str(CORPUS / "photos")
 IMAGE_EXT = (".jpg", ".jpeg", ".png", ".webp")
 
 
