@@ -584,6 +584,36 @@ done:
 
 static void free_pairs(void *p) { ferry_pairs_free(p); }
 
+/* What hamming_pairs and hamming_topk share before their search: the
+ * devices and method into *o, and the number of codes in v. 0, or -1 with
+ * a Python error set (v is the caller's to release). */
+static int search_setup(const Py_buffer *v, int words, int method, PyObject *devices,
+                        ferry_search_options *o, const char *what, size_t *n) {
+  if (search_devices(devices, o) < 0)
+    return -1;
+  o->method = (ferry_search_method)method;
+  if (words < 1 || v->len % (8 * (Py_ssize_t)words)) {
+    PyErr_Format(InvalidArgument, "%s: codes must hold n * words 64-bit words", what);
+    return -1;
+  }
+  *n = (size_t)v->len / (8 * (size_t)words);
+  return 0;
+}
+
+/* A CPU uint32 Tensor of `shape` over p, which it owns (free_fn frees p
+ * when the last view goes; here too when no Tensor could be made). */
+static PyObject *owned_u32(void *p, int ndim, int64_t *shape, void (*free_fn)(void *)) {
+  TensorObject *t =
+      tensor_new(NULL, p, ndim, shape, NULL, (DLDataType){kDLUInt, 32, 1}, (DLDevice){kDLCPU, 0});
+  if (!t) {
+    free_fn(p);
+    return NULL;
+  }
+  t->free_fn = free_fn;
+  t->free_ctx = p;
+  return (PyObject *)t;
+}
+
 /* hamming_pairs(codes, words, threshold, threads=0, method=0, devices=None):
  * codes is a C-contiguous buffer of n * words uint64; devices, CUDA device
  * numbers to search on (search_devices). Returns a uint32 Tensor
@@ -592,23 +622,15 @@ PyObject *py_hamming_pairs(PyObject *mod, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"codes", "words", "threshold", "threads", "method", "devices", NULL};
   Py_buffer v;
   int words, method = FERRY_SEARCH_AUTO;
-  PyObject *devices = NULL;
+  PyObject *devices = NULL, *ret = NULL;
   ferry_search_options o;
   ferry_search_options_default(&o);
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*ii|iiO:hamming_pairs", kwlist, &v, &words,
                                    &o.threshold, &o.threads, &method, &devices))
     return NULL;
-  if (search_devices(devices, &o) < 0) {
-    PyBuffer_Release(&v);
-    return NULL;
-  }
-  o.method = (ferry_search_method)method;
-  PyObject *ret = NULL;
-  if (words < 1 || v.len % (8 * (Py_ssize_t)words)) {
-    PyErr_SetString(InvalidArgument, "hamming_pairs: codes must hold n * words 64-bit words");
+  size_t n, count = 0;
+  if (search_setup(&v, words, method, devices, &o, "hamming_pairs", &n) < 0)
     goto done;
-  }
-  size_t n = (size_t)v.len / (8 * (size_t)words), count = 0;
   ferry_pair *pairs = NULL;
   int rc;
   char msg[1024];
@@ -620,15 +642,7 @@ PyObject *py_hamming_pairs(PyObject *mod, PyObject *args, PyObject *kwargs) {
     goto done;
   }
   int64_t shape[2] = {(int64_t)count, 3};
-  TensorObject *t =
-      tensor_new(NULL, pairs, 2, shape, NULL, (DLDataType){kDLUInt, 32, 1}, (DLDevice){kDLCPU, 0});
-  if (!t) {
-    ferry_pairs_free(pairs);
-    goto done;
-  }
-  t->free_fn = free_pairs;
-  t->free_ctx = pairs;
-  ret = (PyObject *)t;
+  ret = owned_u32(pairs, 2, shape, free_pairs);
 done:
   PyBuffer_Release(&v);
   return ret;
@@ -642,27 +656,19 @@ PyObject *py_hamming_topk(PyObject *mod, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"codes", "words", "k", "threads", "method", "devices", NULL};
   Py_buffer v;
   int words, k, method = FERRY_SEARCH_AUTO;
-  PyObject *devices = NULL;
+  PyObject *devices = NULL, *ret = NULL;
   ferry_search_options o;
   ferry_search_options_default(&o);
   if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*ii|iiO:hamming_topk", kwlist, &v, &words, &k,
                                    &o.threads, &method, &devices))
     return NULL;
-  if (search_devices(devices, &o) < 0) {
-    PyBuffer_Release(&v);
-    return NULL;
-  }
-  o.method = (ferry_search_method)method;
-  PyObject *ret = NULL;
-  if (words < 1 || v.len % (8 * (Py_ssize_t)words)) {
-    PyErr_SetString(InvalidArgument, "hamming_topk: codes must hold n * words 64-bit words");
+  size_t n;
+  if (search_setup(&v, words, method, devices, &o, "hamming_topk", &n) < 0)
     goto done;
-  }
   if (k < 1) {
     PyErr_Format(InvalidArgument, "hamming_topk: k must be at least 1, not %d", k);
     goto done;
   }
-  size_t n = (size_t)v.len / (8 * (size_t)words);
   if (n && (size_t)k > SIZE_MAX / sizeof(ferry_neighbor) / n) {
     PyErr_Format(TooLargeError, "hamming_topk: %zu codes x k = %d neighbours do not fit in memory",
                  n, k);
@@ -684,15 +690,7 @@ PyObject *py_hamming_topk(PyObject *mod, PyObject *args, PyObject *kwargs) {
     goto done;
   }
   int64_t shape[3] = {(int64_t)n, k, 2};
-  TensorObject *t =
-      tensor_new(NULL, out, 3, shape, NULL, (DLDataType){kDLUInt, 32, 1}, (DLDevice){kDLCPU, 0});
-  if (!t) {
-    free(out);
-    goto done;
-  }
-  t->free_fn = free;
-  t->free_ctx = out;
-  ret = (PyObject *)t;
+  ret = owned_u32(out, 3, shape, free);
 done:
   PyBuffer_Release(&v);
   return ret;
