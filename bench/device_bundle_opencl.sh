@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 B=${FERRY_GPU_BUILD:-build-gpu}
 D=.devocl
 SHARED=${FERRY_SHARED:-../shared}
-progs="ferry test_opencl_hash test_opencl_hash_core test_opencl_search test_gpu_hash
+progs="ferry test_opencl_hash test_opencl_hash_core test_opencl_search test_opencl_cache test_gpu_hash
   bench_opencl_hamming bench_gpu_hash"
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DFERRY_HEIF=OFF -DFERRY_VIDEO=OFF >/dev/null
 # shellcheck disable=SC2086

@@ -7,7 +7,8 @@
 # FERRY_TEST_OPENCL_DEVICE to choose. Runs: test_opencl_hash (every hash of the corpus's
 # photos, hires and dupes, synthetic images, `ferry hash --device opencl`, a catalog: against
 # the CPU's compatible mode), test_gpu_hash (the CUDA kernels on the same corpus),
-# test_opencl_hash_core and test_opencl_search on the GPU, the Python test, then
+# test_opencl_hash_core, test_opencl_search and test_opencl_cache on the GPU, the Python tests
+# (test_opencl.py; test_search_api.py, its CUDA cases too), then
 # bench_opencl_hamming (the search: OpenCL / CUDA, same pairs) and bench_gpu_hash (hashes:
 # CUDA, OpenCL, the CPU; ferry hash --device cuda / opencl end to end). Logs under $OUT;
 # exit 1 if a test failed.
@@ -29,7 +30,7 @@ fi
 export FERRY_TEST_OPENCL_DEVICE=${FERRY_TEST_OPENCL_DEVICE:-$gpu}
 echo "OpenCL device under test: opencl:$FERRY_TEST_OPENCL_DEVICE; $(nproc) cores; $(date -u)"
 bad=0
-for t in test_opencl_hash test_gpu_hash test_opencl_hash_core test_opencl_search; do
+for t in test_opencl_hash test_gpu_hash test_opencl_hash_core test_opencl_search test_opencl_cache; do
   t0=$(date +%s)
   timeout 500 "$D/$t" > "$OUT/$t.txt" 2>&1
   rc=$?
@@ -40,9 +41,9 @@ for t in test_opencl_hash test_gpu_hash test_opencl_hash_core test_opencl_search
 done
 if [ -d "$D/py/ferry" ]; then
   FERRY_PY_PATH=$PWD/$D/py timeout 300 python3 -m pytest -q -rs -p no:cacheprovider \
-    tests/python/test_opencl.py > "$OUT/pytest.txt" 2>&1
+    tests/python/test_opencl.py tests/python/test_search_api.py > "$OUT/pytest.txt" 2>&1
   rc=$?
-  echo "pytest test_opencl.py: exit $rc: $(tail -1 "$OUT/pytest.txt")"
+  echo "pytest test_opencl.py test_search_api.py: exit $rc: $(tail -1 "$OUT/pytest.txt")"
   [ "$rc" = 0 ] || { tail -30 "$OUT/pytest.txt"; bad=1; }
 fi
 echo "== bench_opencl_hamming --opencl $FERRY_TEST_OPENCL_DEVICE"
