@@ -10,7 +10,8 @@
 #           NGPU ranks / 1 rank (acceptance on 2 GPUs: >= 1.8)
 #   train   examples/train_imagenet.py, ResNet-50: --loader ferry on 1 GPU and on NGPU under
 #           torchrun (DDP), --loader torch (the DataLoader) on NGPU: images/s, ferry NGPU /
-#           ferry 1 (>= 1.9) and ferry NGPU / torch NGPU (>= 2.5)
+#           ferry 1 (>= 1.9) and ferry NGPU / torch NGPU (>= 2.5); --loader dali on NGPU beside
+#           them where nvidia.dali imports (carried: bench/dali_wheels.sh), no threshold
 #   search  bench/gpu_multi_checks.sh: SEARCH_N random 64-bit codes, all pairs within 8 bits,
 #           NGPU GPUs against one (>= 1.8), identical pairs; its tests and CLI check
 # On a machine of one GPU (or NGPU=1) it says so and runs the mechanics only, NOT the
@@ -248,6 +249,16 @@ part_train() {
   tn=$val
   [ -n "$tn" ] && say "  DataLoader, $np GPU(s): $tn images/s (rank 0's GPU busy $(jget "$last" gpu_util_mean) %)"
   qt=$(ratio "$fn" "$tn")
+  # DALI beside them where it is carried (bench/dali_wheels.sh, bench/dali_install.sh: PYTHONPATH
+  # /tmp/site); a peer for comparison, no threshold
+  if python3 -c "import nvidia.dali" > /dev/null 2>&1; then
+    trun "$log" "$(limit 180)" "$np" "${a[@]}" --loader dali
+    rc=$?
+    rate "DALI, $np GPU(s)" "$last" "$rc"
+    [ -n "$val" ] && say "  DALI, $np GPU(s): $val images/s (rank 0's GPU busy $(jget "$last" gpu_util_mean) %); ferry / DALI: $(ratio "$fn" "$val")x"
+  else
+    say "  DALI: not run (nvidia.dali does not import here: carry it with bench/dali_wheels.sh)"
+  fi
   if [ "$multi" = 1 ]; then
     qs=$(ratio "$fn" "$f1")
     verdict "$qs" 1.9
