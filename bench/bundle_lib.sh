@@ -14,6 +14,15 @@ bundle_libs() {
   return 0
 }
 
+# bundle_commit DIR: DIR/COMMIT, the commit the bundle was built from ("-dirty" with
+# uncommitted changes): the device machine's copy of the tree has no reliable git state.
+bundle_commit() {
+  local c
+  c=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+  git diff --quiet HEAD -- 2>/dev/null || c="$c-dirty"
+  echo "$c" > "$1/COMMIT"
+}
+
 # bundle_python BUILD DIR: the Python package for Python 3.12 (PY312, or
 # pyenv's), its extension linked against CMake build BUILD (rebuilt: a
 # stale extension of another build would be copied as it is), into DIR.

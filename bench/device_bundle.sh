@@ -24,6 +24,7 @@ cp "$B"/ferry "$B"/test_gpu "$B"/test_loader "$B"/test_watchdog "$B"/test_gpu_ha
   "$B"/test_hash_engine "$B"/test_gpu_hamming "$B"/test_gpu_plan "$B"/test_signature \
   "$B"/bench_dupes_robust "$B"/test_hamming_multi "$B"/bench_gpu_hamming "$D/"
 bundle_libs "$D/lib"
+bundle_commit "$D"
 bundle_python "$B" "$D/py/ferry"
 if [ -d "$SHARED/corpus/photos" ]; then
   mkdir -p "$D/photos"

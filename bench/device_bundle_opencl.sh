@@ -22,6 +22,7 @@ rm -rf "$D" "${D}_corpus"
 mkdir -p "$D/lib" "$D/py/ferry" "${D}_corpus"
 for p in $progs; do cp "$B/$p" "$D/"; done
 bundle_libs "$D/lib"
+bundle_commit "$D"
 bundle_python "$B" "$D/py/ferry"
 for c in photos hires dupes; do
   if [ -d "$SHARED/corpus/$c" ]; then cp -r "$SHARED/corpus/$c" "${D}_corpus/"; fi

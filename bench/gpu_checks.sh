@@ -11,7 +11,7 @@ export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONPATH=$PWD/.device/py FERRY_PY_PATH=$PWD/.device/py PYTHONUNBUFFERED=1
 export FERRY_BIN=$PWD/.device/ferry
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-nproc; date -u
+nproc; date -u; echo "bundle of commit $(cat .device/COMMIT 2>/dev/null || echo unknown)"
 SET=/tmp/set
 if [ ! -d "$SET" ]; then
   t0=$(date +%s)

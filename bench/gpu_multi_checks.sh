@@ -22,7 +22,7 @@ nvidia-smi --query-gpu=index,name,memory.total --format=csv,noheader
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 if [ "$ngpu" -gt 1 ]; then auto=$(seq -s, 0 $((ngpu - 1))); else auto=0,0; fi
 devices=${1:-$auto} n=${2:-20000000} topk_n=${3:-1048576}
-echo "devices $devices, benchmark on $n codes, top-k on $topk_n; $(nproc) cores; $(date -u)"
+echo "devices $devices, benchmark on $n codes, top-k on $topk_n; $(nproc) cores; $(date -u); bundle of commit $(cat "$D/COMMIT" 2>/dev/null || echo unknown)"
 bad=0
 
 for t in test_hamming_multi test_gpu_hamming; do

@@ -28,7 +28,7 @@ if [ -z "$gpu" ]; then
   gpu=0
 fi
 export FERRY_TEST_OPENCL_DEVICE=${FERRY_TEST_OPENCL_DEVICE:-$gpu}
-echo "OpenCL device under test: opencl:$FERRY_TEST_OPENCL_DEVICE; $(nproc) cores; $(date -u)"
+echo "OpenCL device under test: opencl:$FERRY_TEST_OPENCL_DEVICE; $(nproc) cores; $(date -u); bundle of commit $(cat "$D/COMMIT" 2>/dev/null || echo unknown)"
 bad=0
 for t in test_opencl_hash test_gpu_hash test_opencl_hash_core test_opencl_search test_opencl_cache; do
   t0=$(date +%s)

@@ -151,7 +151,7 @@ multi=1
 [ "$n" -ge 2 ] || multi=0
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 say "== gpu_x2_checks: $n of $ngpu GPU(s) ($gpu_name), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')"
-say "   commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), torch $(python3 -c \
+say "   bundle of commit $(cat "$D/COMMIT" 2>/dev/null || echo '? (no COMMIT in the bundle)'), torch $(python3 -c \
   'import torch; print(torch.__version__)' 2>&1 | tail -1), budget $BUDGET s"
 if [ "$multi" = 0 ]; then
   say "   ONE GPU: mechanics only (2 ranks on cuda:0, one training process, search on cuda:0,0);"
