@@ -33,8 +33,8 @@ t0=$(date +%s.%N)
 timeout 300 torchrun --standalone --nproc-per-node "$np" --no-python sh -c '
   dev=$LOCAL_RANK; [ "$MERGE_ONE_GPU" = 1 ] && dev=0
   "$FERRY_BIN" hash "$MERGE_SET" -o "$MERGE_WORK/part-$RANK.fidx" --shard-from-env \
-    --mode compatible --device "cuda:$dev" --threads $(( $(nproc) / LOCAL_WORLD_SIZE )) \
-    --json -q > "$MERGE_WORK/part-$RANK.json"' > "$OUT/merge_torchrun.txt" 2>&1
+    --mode compatible --device "cuda:$dev" --json -q > "$MERGE_WORK/part-$RANK.json"' \
+  > "$OUT/merge_torchrun.txt" 2>&1
 rc=$?
 echo "torchrun, $np shares: exit $rc, $(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)") s"
 [ "$rc" = 0 ] || [ "$rc" = 3 ] || tail -20 "$OUT/merge_torchrun.txt"

@@ -75,6 +75,12 @@ void ferry_set_log(ferry_log_fn fn, void *user);
 /* Library version, "MAJOR.MINOR.PATCH". */
 const char *ferry_version(void);
 
+/* The threads a job of this process uses when its options leave them at 0
+ * (hashing; the Python package's loaders and hashes): the CPUs this
+ * process may run on, shared among the LOCAL_WORLD_SIZE processes of this
+ * node under torchrun; at least 1. */
+int ferry_default_threads(void);
+
 /* ---------------------------------------------------------------- images */
 
 typedef enum ferry_format {

@@ -125,14 +125,10 @@ def _compute_device(device: Any, what: str = "device") -> int:
 
 
 def _default_workers() -> int:
-    """Every core this process may run on, shared between the processes of
-    this node under torchrun (LOCAL_WORLD_SIZE)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    per_node = _env_int("LOCAL_WORLD_SIZE", 1) or 1
-    return max(1, cores // per_node)
+    """Every core this process may use, shared between the processes of
+    this node under torchrun (LOCAL_WORLD_SIZE): the C library's rule,
+    ferry_default_threads()."""
+    return _ferry.default_threads()
 
 
 def _three(values: Sequence[float], what: str) -> Tuple[float, float, float]:

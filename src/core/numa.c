@@ -4,6 +4,9 @@
  * scheduler puts them. */
 #include "core/numa.h"
 
+#include "core/internal.h"
+#include "ferry.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -140,6 +143,27 @@ int fy_cpus_allowed(fy_cpus *s) {
       fy_cpus_add(s, c);
   return 0;
 }
+
+int fy_local_world_size(void) {
+  const char *e = getenv("LOCAL_WORLD_SIZE");
+  if (!e || !*e)
+    return 1;
+  char *end;
+  errno = 0;
+  long v = strtol(e, &end, 10);
+  return errno || *end || v < 1 || v > 4096 ? 1 : (int)v;
+}
+
+int fy_share_cores(void) {
+  fy_cpus s;
+  int cores = fy_cpus_allowed(&s) == 0 ? fy_cpus_count(&s) : 0;
+  if (cores <= 0)
+    cores = fy_num_cores();
+  int n = cores / fy_local_world_size();
+  return n > 0 ? n : 1;
+}
+
+int ferry_default_threads(void) { return fy_share_cores(); }
 
 /* ---------------------------------------------------------------- sysfs */
 

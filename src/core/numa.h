@@ -40,6 +40,14 @@ void fy_cpus_format(const fy_cpus *s, char *buf, size_t cap);
  * (s cleared) when it cannot tell. */
 int fy_cpus_allowed(fy_cpus *s);
 
+/* The processes of this node that share its cores and GPUs: torchrun's
+ * LOCAL_WORLD_SIZE, 1 when unset, empty or not a number in 1..4096. */
+int fy_local_world_size(void);
+/* The default number of threads of a job of this process: the CPUs it may
+ * run on (sched_getaffinity; else the online ones), divided among the
+ * fy_local_world_size() processes of the node; at least 1. */
+int fy_share_cores(void);
+
 /* A PCI address as sysfs names its folder ("0000:3b:00.0", lower case, a
  * domain of at least 4 digits) from CUDA's "0000:3B:00.0" or nvidia-smi's
  * "00000000:3B:00.0". 0, or -1 when id is not one. */

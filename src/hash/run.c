@@ -8,6 +8,7 @@
  * says done while an answer can still come. */
 #include "hash/run.h"
 
+#include "core/numa.h"
 #include "cuda/hash_gpu.h"
 #include "hash/engine.h"
 #include "hash/hash.h"
@@ -297,8 +298,8 @@ int fy_hash_run_start(const ferry_hash_options *o, size_t n, int threads, int de
   r->sink = *sink;
   atomic_init(&r->next, 0);
   pthread_mutex_init(&r->mu, NULL);
-  if (threads <= 0)
-    threads = fy_num_cores();
+  if (threads <= 0) /* every core, shared among torchrun's processes of this node */
+    threads = fy_share_cores();
   if (threads > MAX_THREADS)
     threads = MAX_THREADS;
   if ((size_t)threads > n)

@@ -147,8 +147,9 @@ static int alloc_slots(ferry_loader *L) {
 static int start_threads(ferry_loader *L) {
   /* On a GPU, 3 decoder threads feed the JPEG engine (device.c) and the
    * consumer needs a core: measured on 16 cores, 12 workers beat 16. */
-  /* Placed near the GPU (place.c): the cores of that placement. */
-  int cores = L->numa.placed ? fy_cpus_count(&L->numa.cpus) : fy_num_cores();
+  /* Placed near the GPU (place.c): the cores of that placement; else this
+   * process's share of the node's (ferry_default_threads). */
+  int cores = L->numa.placed ? fy_cpus_count(&L->numa.cpus) : fy_share_cores();
   int gpu_auto = cores > 8 ? cores - 4 : cores > 2 ? cores - 1 : cores;
   L->nworkers = L->o.workers ? L->o.workers : L->gpu && fy_gpu_hw_decode(L->gpu) ? gpu_auto : cores;
   L->threads = calloc((size_t)L->nworkers, sizeof *L->threads);

@@ -77,7 +77,8 @@ const ferry_option fy_loader_option_table[] = {
      .flag = "--workers",
      INT(workers, 0, 1024),
      .default_value = "0",
-     .help = "decode threads (default 0: one per core)"},
+     .help = "decode threads (default 0: one per core this process may use, shared among "
+             "torchrun's LOCAL_WORLD_SIZE processes)"},
     {.name = "prefetch",
      .flag = "--prefetch",
      INT(prefetch, 1, 64),

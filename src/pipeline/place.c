@@ -17,8 +17,7 @@
  * process given its own by CUDA_VISIBLE_DEVICES), every NVIDIA GPU sysfs
  * lists. None when this process is alone (LOCAL_WORLD_SIZE unset or 1). */
 static int peer_gpus(char ids[][FY_PCI_ID_MAX], int max) {
-  const char *e = getenv("LOCAL_WORLD_SIZE");
-  long local = e && *e ? strtol(e, NULL, 10) : 1;
+  int local = fy_local_world_size();
   if (local <= 1)
     return 0;
   int count = fy_gpu_count(), n = 0;

@@ -415,7 +415,32 @@ static void loader_gpu(void) {
   unsetenv("FERRY_SYSFS_ROOT");
 }
 
+/* ferry_default_threads: the CPUs this process may run on, shared among
+ * LOCAL_WORLD_SIZE processes (torchrun); a bad value counts as 1. */
+static void default_threads(void) {
+  fy_cpus allowed;
+  CHECK(fy_cpus_allowed(&allowed) == 0);
+  int cores = fy_cpus_count(&allowed);
+  CHECK(cores >= 1);
+  unsetenv("LOCAL_WORLD_SIZE");
+  CHECK(fy_local_world_size() == 1 && ferry_default_threads() == cores);
+  setenv("LOCAL_WORLD_SIZE", "2", 1);
+  CHECK(fy_local_world_size() == 2 && ferry_default_threads() == (cores / 2 > 0 ? cores / 2 : 1));
+  setenv("LOCAL_WORLD_SIZE", "100000", 1); /* past 4096: not a number of processes */
+  CHECK(fy_local_world_size() == 1);
+  setenv("LOCAL_WORLD_SIZE", "4096", 1); /* more processes than cores: still 1 each */
+  CHECK(fy_local_world_size() == 4096 && ferry_default_threads() == 1);
+  const char *bad[] = {"", "x", "2x", "0", "-3"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    setenv("LOCAL_WORLD_SIZE", bad[i], 1);
+    CHECK(fy_local_world_size() == 1 && ferry_default_threads() == cores);
+  }
+  unsetenv("LOCAL_WORLD_SIZE");
+  printf("  default threads: %d (this process's CPUs), shared by LOCAL_WORLD_SIZE\n", cores);
+}
+
 int main(void) {
+  default_threads();
   cpulists();
   pci_ids();
   sysfs_reads();

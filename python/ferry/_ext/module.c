@@ -134,6 +134,10 @@ static PyObject *py_error_class(PyObject *mod, PyObject *arg) {
 
 /* ------------------------------------------------------------------ module */
 
+static PyObject *py_default_threads(PyObject *mod, PyObject *unused) {
+  return PyLong_FromLong(ferry_default_threads());
+}
+
 static PyMethodDef module_methods[] = {
     {"decode", (PyCFunction)(void (*)(void))py_decode, METH_VARARGS | METH_KEYWORDS,
      "decode(source, *, channels=3, ignore_orientation=False, max_pixels=None, "
@@ -176,6 +180,9 @@ static PyMethodDef module_methods[] = {
      "groups of hash_files' items, found by the C library (ferry_dupes_find over an in-memory "
      "catalog): a list of groups in order of their first path, each a list of (path, width, "
      "height, distance to the keeper), keeper first; devices: CUDA device numbers to search on."},
+    {"default_threads", (PyCFunction)py_default_threads, METH_NOARGS,
+     "default_threads()\n--\n\nferry_default_threads(): the CPUs this process may run on, "
+     "shared among torchrun's LOCAL_WORLD_SIZE processes of the node."},
     {"search_isa", (PyCFunction)py_search_isa, METH_NOARGS,
      "search_isa()\n--\n\nThe popcount kernel in use."},
     {"index_update", (PyCFunction)(void (*)(void))py_index_update, METH_VARARGS | METH_KEYWORDS,
