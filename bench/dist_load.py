@@ -31,9 +31,6 @@ import sys
 import threading
 import time
 
-MEAN = (0.485, 0.456, 0.406)
-STD = (0.229, 0.224, 0.225)
-
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -99,21 +96,11 @@ def endless(loader, first_epoch):
         epoch += 1
 
 
-def default_workers(local_world):
-    """What ferry.Loader takes for workers=None: this process's cores shared
-    between the ranks of the node."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, cores // max(1, local_world))
-
-
 class Rank:
     """One rank's run, step by step; a step after a failure does nothing, so
     that a failed rank still meets the others at every barrier."""
 
-    def __init__(self, args, torch, rank, world, local_rank, local_world):
+    def __init__(self, args, torch, rank, world, local_rank):
         self.args, self.torch = args, torch
         self.error = None
         self.gpu = None
@@ -121,7 +108,7 @@ class Rank:
             self.gpu = 0 if args.one_gpu else local_rank
         self.result = {"rank": rank, "local_rank": local_rank, "host": socket.gethostname(),
                        "device": "cpu" if self.gpu is None else f"cuda:{self.gpu}",
-                       "workers": args.workers or default_workers(local_world)}
+                       "workers": args.workers or None}  # the loader's own count, once made
         self.loader = None
         self.it = None
         self.rank, self.world = rank, world
@@ -145,10 +132,12 @@ class Rank:
             self.result["gpu_name"] = torch.cuda.get_device_name(self.gpu)
         self.loader = ferry.Loader(
             args.data, args.batch_size, args.size, device=self.result["device"],
-            dtype=args.dtype, crop=args.crop, flip=True, mean=MEAN, std=STD, shuffle=True,
+            dtype=args.dtype, crop=args.crop, flip=True, mean=ferry.IMAGENET_MEAN,
+            std=ferry.IMAGENET_STD, shuffle=True,
             seed=args.seed, drop_last=True, rank=self.rank, world_size=self.world,
             workers=args.workers or None, hw_decode=args.hw_decode if self.gpu is not None
             else None, output="torch")
+        self.result["workers"] = self.loader._options["workers"]
         n = len(self.loader)
         self.result.update(batches_per_epoch=n, ring=self.loader.ring, numa=list(self.loader.numa))
         if n == 0:
@@ -241,7 +230,7 @@ def main():
         if group:
             dist.barrier()
 
-    me = Rank(args, torch, rank, world, local_rank, local_world)
+    me = Rank(args, torch, rank, world, local_rank)
     try:
         if group:
             dist.init_process_group("gloo", timeout=timeout)
