@@ -160,9 +160,10 @@ int fy_pairs_multi_run(const fy_pairs_backend *b, const int *devices, int ndevic
                        const uint64_t *codes, size_t n, int words, int t, size_t max_pairs,
                        size_t buffer_pairs, void (*sink)(const ferry_pair *, size_t, void *),
                        void *user, ferry_pair **pairs, size_t *count, fy_gpu_hamming_stats *stats);
-/* The query blocks of a top-k over `ndevices` devices: about 16 per
- * device, a multiple of 128 queries, and at least 65536 (fewer leave a
- * large GPU idle). */
+/* The query blocks of a top-k over `ndevices` devices: a multiple of the
+ * devices in number, up to 16 per device, each a multiple of 128 queries
+ * and at least 65536 (fewer leave a large GPU idle) unless there are
+ * fewer queries than that per device: then one block per device. */
 size_t fy_topk_block(size_t n, int ndevices);
 /* What the top-k driver calls on each device (a test's fake, or CUDA's:
  * fy_gpu_topk_backend, fy_gpu_topk_open/_rows/_close). */

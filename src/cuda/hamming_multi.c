@@ -15,7 +15,8 @@
  *    max_pairs is counted over all devices. Streamed: the caller's sink is
  *    called under a mutex, one call at a time.
  *  - Top-k: the queries are cut into blocks of equal size (fy_topk_block:
- *    about 16 per device, none too small to fill a GPU), handed out the
+ *    a multiple of the devices, up to 16 each, none too small to fill a
+ *    GPU unless the queries are few: then one per device), handed out the
  *    same way; each block's neighbours are written in place, so the output
  *    is one device's.
  *  - The first error (with the device named: "cuda:N: ...") is kept, the
@@ -326,18 +327,23 @@ int fy_gpu_hamming_pairs_each_multi(const int *devices, int ndevices, const uint
 
 /* ---------------------------------------------------------------- top-k */
 
-/* Query blocks: a few per device, and no fewer queries than keep a large
- * GPU busy (hamming_topk.cu runs one thread per query: 512 blocks of 128
- * threads, about 4 per SM of an H100), on its block boundaries. */
+/* Query blocks: a multiple of the devices in number (up to 16 each), so
+ * that equal devices end together, and none smaller than keeps a large GPU
+ * busy (hamming_topk.cu runs one thread per query: 65,536 queries are 512
+ * blocks of 128 threads, about 4 per SM of an H100) unless there are fewer
+ * queries than that per device: then one block each. Rounded up to the
+ * kernel's 128 threads, which may leave the last block shorter. */
 #define TOPK_BLOCKS_PER_DEVICE 16
 #define TOPK_MIN_BLOCK ((size_t)1 << 16)
 #define TOPK_ALIGN ((size_t)128)
 
 size_t fy_topk_block(size_t n, int ndevices) {
-  size_t parts = (size_t)(ndevices > 0 ? ndevices : 1) * TOPK_BLOCKS_PER_DEVICE;
-  size_t b = (n + parts - 1) / parts;
+  size_t nd = (size_t)(ndevices > 0 ? ndevices : 1);
+  size_t per = n / (nd * TOPK_MIN_BLOCK); /* blocks per device */
+  per = per < 1 ? 1 : per > TOPK_BLOCKS_PER_DEVICE ? TOPK_BLOCKS_PER_DEVICE : per;
+  size_t parts = nd * per, b = (n + parts - 1) / parts;
   b = (b + TOPK_ALIGN - 1) / TOPK_ALIGN * TOPK_ALIGN;
-  return b < TOPK_MIN_BLOCK ? TOPK_MIN_BLOCK : b;
+  return b ? b : TOPK_ALIGN;
 }
 
 int fy_gpu_topk_check(const uint64_t *codes, size_t n, int words, int k) {

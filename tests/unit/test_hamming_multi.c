@@ -359,23 +359,33 @@ static void test_failures(void) {
   free(c);
 }
 
-/* fy_topk_block: a multiple of 128, never below 65,536 queries, at most 16
- * blocks per device and about 16 once n is large. */
+/* fy_topk_block: a multiple of 128; never below 65,536 queries unless
+ * there are fewer than that per device, then one block per device; as
+ * many blocks as a multiple of the devices (the last may be short), at
+ * most 16 per device, and 16 per device once n is large. */
 static void test_topk_block(void) {
-  static const size_t ns[] = {0, 1, 100, 65535, 65536, 1000000, 1 << 20, 20000000, 4294967294u};
+  static const size_t ns[] = {0,      1,      100,     65535,   65536,    100000,
+                              131072, 200000, 1000000, 1 << 20, 20000000, 4294967294u};
   int bad = 0;
   for (size_t x = 0; x < sizeof ns / sizeof *ns; x++)
     for (int nd = 1; nd <= FERRY_MAX_SEARCH_DEVICES; nd++) {
       size_t n = ns[x], b = fy_topk_block(n, nd), items = (n + b - 1) / b;
-      size_t most = (size_t)nd * 16;
-      int ok = b % 128 == 0 && b >= 65536 && items <= most && (n > b || items == (n ? 1u : 0u)) &&
-               (n < 65536 * most || items >= most - 1);
+      size_t most = (size_t)nd * 16, per = n / ((size_t)nd * 65536);
+      per = per < 1 ? 1 : per > 16 ? 16 : per;
+      int ok = b % 128 == 0 && items <= most;
+      if (n >= (size_t)nd * 65536) /* big enough blocks, a multiple of the devices */
+        ok = ok && b >= 65536 && (items == per * nd || (n >= 128 * most && items + 1 == per * nd));
+      else /* few queries: one block per device at most */
+        ok = ok && items <= (size_t)nd && (n == 0 || b >= (n + nd - 1) / nd);
       if (!ok && bad++ < 5)
         fprintf(stderr, "top-k blocks: n=%zu on %d devices: %zu of %zu\n", n, nd, items, b);
     }
   CHECK_MSG(!bad, "%d block sizes wrong", bad);
-  printf("  top-k blocks: 2^20 codes on 2 devices: %zu of %zu; 20M on 8: %zu of %zu\n",
-         ((size_t)1 << 20) / fy_topk_block((size_t)1 << 20, 2), fy_topk_block((size_t)1 << 20, 2),
+  printf("  top-k blocks: 100,000 codes on 2 devices: %zu of %zu; 2^20 on 2: %zu of %zu; 20M on 8: "
+         "%zu of %zu\n",
+         (100000 + fy_topk_block(100000, 2) - 1) / fy_topk_block(100000, 2),
+         fy_topk_block(100000, 2), ((size_t)1 << 20) / fy_topk_block((size_t)1 << 20, 2),
+         fy_topk_block((size_t)1 << 20, 2),
          (20000000 + fy_topk_block(20000000, 8) - 1) / fy_topk_block(20000000, 8),
          fy_topk_block(20000000, 8));
 }
