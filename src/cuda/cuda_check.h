@@ -9,10 +9,10 @@
 extern "C" {
 #include "core/internal.h"
 }
+#include "cuda/device_codes.h"
 
 static inline int fy_cuda_fail(cudaError_t e, const char *what) {
-  return fy_error(e == cudaErrorMemoryAllocation ? FERRY_ENOMEM : FERRY_EIO, "%s: %s: %s",
-                  FY_CUDA_CONTEXT, what, cudaGetErrorString(e));
+  return fy_device_fail(e, FY_CUDA_CONTEXT, what);
 }
 
 /* FERRY_OK when CUDA device `device` exists and the runtime works, else

@@ -155,15 +155,14 @@ static int use_filter(int words, int t) {
 /* A search held open on one device (hamming.h): device buffers, pinned
  * staging, the sink of the rows being searched. */
 struct fy_gpu_pairs {
-  int device, words, t, filter;
+  fy_device_codes dc; /* the device, its stream, the codes */
+  int words, t, filter;
   size_t n, cap;
-  uint64_t *codes;             /* device */
   uint32_t *out;               /* device: cap triplets */
   unsigned long long *counter; /* device */
   unsigned long long *count_h; /* pinned */
   uint32_t *stage;             /* pinned: cap triplets */
-  cudaStream_t stream;
-  fy_gpu_pairs_sink sink; /* of the rows call under way */
+  fy_gpu_pairs_sink sink;      /* of the rows call under way */
   void *user;
   fy_gpu_hamming_stats st;
 };
@@ -172,10 +171,10 @@ static int launch(fy_gpu_pairs *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32
   int b = s->words == 1 ? HT * tile_shape<1>::R : HT * tile_shape<4>::R;
   dim3 grid((unsigned)(((uint64_t)j1 - j0 + b - 1) / b),
             (unsigned)(((uint64_t)i1 - i0 + b - 1) / b));
-  CU(cudaMemsetAsync(s->counter, 0, sizeof *s->counter, s->stream), "clearing the counter");
+  CU(cudaMemsetAsync(s->counter, 0, sizeof *s->counter, s->dc.stream), "clearing the counter");
 #define FY_LAUNCH(W, F)                                                                            \
-  pairs_kernel<W, F>                                                                               \
-      <<<grid, HT, 0, s->stream>>>(s->codes, i0, i1, j0, j1, s->t, s->out, s->counter, s->cap)
+  pairs_kernel<W, F><<<grid, HT, 0, s->dc.stream>>>(s->dc.codes, i0, i1, j0, j1, s->t, s->out,     \
+                                                    s->counter, s->cap)
   if (s->words == 1 && s->filter)
     FY_LAUNCH(1, true);
   else if (s->words == 1)
@@ -186,9 +185,10 @@ static int launch(fy_gpu_pairs *s, uint32_t i0, uint32_t i1, uint32_t j0, uint32
     FY_LAUNCH(4, false);
 #undef FY_LAUNCH
   CU(cudaGetLastError(), "launching the pair kernel");
-  CU(cudaMemcpyAsync(s->count_h, s->counter, sizeof *s->count_h, cudaMemcpyDeviceToHost, s->stream),
+  CU(cudaMemcpyAsync(s->count_h, s->counter, sizeof *s->count_h, cudaMemcpyDeviceToHost,
+                     s->dc.stream),
      "reading the pair count");
-  CU(cudaStreamSynchronize(s->stream), "running the pair kernel");
+  CU(cudaStreamSynchronize(s->dc.stream), "running the pair kernel");
   s->st.launches++;
   return FERRY_OK;
 }
@@ -216,9 +216,9 @@ static int run_range(fy_gpu_pairs *s, uint32_t i0, uint32_t i1, uint32_t j0, uin
   if (!found)
     return FERRY_OK;
   CU(cudaMemcpyAsync(s->stage, s->out, found * 3 * sizeof(uint32_t), cudaMemcpyDeviceToHost,
-                     s->stream),
+                     s->dc.stream),
      "copying pairs to the host");
-  CU(cudaStreamSynchronize(s->stream), "copying pairs to the host");
+  CU(cudaStreamSynchronize(s->dc.stream), "copying pairs to the host");
   static_assert(sizeof(ferry_pair) == 3 * sizeof(uint32_t), "ferry_pair is three uint32");
   return s->sink((const ferry_pair *)s->stage, found, s->user);
 }
@@ -258,17 +258,13 @@ static int cmp_pair(const void *a, const void *b) {
 
 extern "C" int fy_gpu_hamming_available(int device) { return fy_cuda_device_check(device); }
 
-/* Frees what open made (device `s->device` current). */
+/* Frees what open made (device `s->dc.device` current). */
 static void release(fy_gpu_pairs *s) {
-  if (s->stream)
-    cudaStreamSynchronize(s->stream); /* nothing in flight before the frees */
-  cudaFree(s->codes);
+  fy_device_codes_free(&s->dc); /* first: it waits for the stream */
   cudaFree(s->out);
   cudaFree(s->counter);
   cudaFreeHost(s->count_h);
   cudaFreeHost(s->stage);
-  if (s->stream)
-    cudaStreamDestroy(s->stream);
   free(s);
 }
 
@@ -276,7 +272,6 @@ extern "C" int fy_gpu_pairs_open(int device, const uint64_t *codes, size_t n, in
                                  size_t buffer_pairs, fy_gpu_pairs **out) {
   int rc, prev = -1;
   fy_gpu_pairs *s = NULL;
-  size_t bytes;
   double t0;
   if (!out)
     return fy_error(FERRY_EINVAL, "fy_gpu_pairs_open: NULL argument");
@@ -285,7 +280,7 @@ extern "C" int fy_gpu_pairs_open(int device, const uint64_t *codes, size_t n, in
     return rc;
   if (!(s = (fy_gpu_pairs *)calloc(1, sizeof *s)))
     return fy_error(FERRY_ENOMEM, "GPU Hamming search: out of memory");
-  s->device = device;
+  s->dc.device = device;
   s->words = words;
   s->t = t;
   s->n = n;
@@ -293,33 +288,24 @@ extern "C" int fy_gpu_pairs_open(int device, const uint64_t *codes, size_t n, in
   s->cap = buffer_pairs ? buffer_pairs : DEFAULT_BUFFER_PAIRS;
   s->st.buffer_pairs = s->cap;
   s->st.filter = s->filter;
-  bytes = (n ? n : 1) * (size_t)words * sizeof(uint64_t);
-  cudaGetDevice(&prev);
-
-  CK(cudaSetDevice(device), "selecting the device");
-  CK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "creating a stream");
+  if ((rc = fy_device_enter(device, &prev, FY_CUDA_CONTEXT)))
+    goto done;
   t0 = fy_now();
-  CK(cudaMalloc((void **)&s->codes, bytes), "allocating the codes");
+  if ((rc = fy_device_codes_upload(&s->dc, device, codes, n, words, FY_CUDA_CONTEXT)))
+    goto done;
   CK(cudaMalloc((void **)&s->out, s->cap * 3 * sizeof(uint32_t)), "allocating the pair buffer");
   CK(cudaMalloc((void **)&s->counter, sizeof *s->counter), "allocating the counter");
   CK(cudaMallocHost((void **)&s->count_h, sizeof *s->count_h), "allocating pinned memory");
   CK(cudaMallocHost((void **)&s->stage, s->cap * 3 * sizeof(uint32_t)), "allocating pinned memory");
-  if (n)
-    CK(cudaMemcpyAsync(s->codes, codes, n * (size_t)words * sizeof(uint64_t),
-                       cudaMemcpyHostToDevice, s->stream),
-       "uploading the codes");
-  CK(cudaStreamSynchronize(s->stream), "uploading the codes");
   s->st.upload_s = fy_now() - t0;
 done:
   if (rc) {
-    if (device >= 0) /* the failure may have been the selection itself */
-      cudaSetDevice(device);
+    cudaSetDevice(device); /* the failure may have been the selection itself */
     release(s);
   } else {
     *out = s;
   }
-  if (prev >= 0)
-    cudaSetDevice(prev);
+  fy_device_leave(prev);
   return rc;
 }
 
@@ -332,17 +318,16 @@ extern "C" int fy_gpu_pairs_rows(fy_gpu_pairs *s, size_t i0, size_t i1, fy_gpu_p
     i1 = s->n;
   if (i0 >= i1)
     return FERRY_OK;
-  cudaGetDevice(&prev);
-  cudaError_t e = cudaSetDevice(s->device);
-  if (e != cudaSuccess)
-    return fy_cuda_fail(e, "selecting the device");
+  if ((rc = fy_device_enter(s->dc.device, &prev, FY_CUDA_CONTEXT))) {
+    fy_device_leave(prev);
+    return rc;
+  }
   s->sink = sink;
   s->user = user;
   double t0 = fy_now();
   rc = run_rows(s, i0, i1);
   s->st.search_s += fy_now() - t0;
-  if (prev >= 0)
-    cudaSetDevice(prev);
+  fy_device_leave(prev);
   return rc;
 }
 
@@ -358,11 +343,9 @@ extern "C" void fy_gpu_pairs_close(fy_gpu_pairs *s, fy_gpu_hamming_stats *stats)
     stats->filter = s->st.filter;
   }
   int prev = -1;
-  cudaGetDevice(&prev);
-  cudaSetDevice(s->device);
+  fy_device_enter(s->dc.device, &prev, NULL); /* quietly: the last error may be the search's */
   release(s);
-  if (prev >= 0)
-    cudaSetDevice(prev);
+  fy_device_leave(prev);
 }
 
 /* The pairs gathered on the host by fy_gpu_hamming_pairs. */

@@ -78,21 +78,16 @@ __global__ void __launch_bounds__(TK_THREADS)
 
 /* A top-k held open on one device (hamming.h). */
 struct fy_gpu_topk {
-  int device, words, k;
-  size_t n, cap;       /* cap: queries the result buffer holds */
-  uint64_t *codes;     /* device */
-  uint32_t *out;       /* device: cap * k neighbours */
-  cudaStream_t stream; /* all of its work */
+  fy_device_codes dc; /* the device, its stream (all of its work), the codes */
+  int words, k;
+  size_t n, cap; /* cap: queries the result buffer holds */
+  uint32_t *out; /* device: cap * k neighbours */
 };
 
-/* Frees what open and rows made (device `s->device` current). */
+/* Frees what open and rows made (device `s->dc.device` current). */
 static void release(fy_gpu_topk *s) {
-  if (s->stream)
-    cudaStreamSynchronize(s->stream); /* nothing in flight before the frees */
-  cudaFree(s->codes);
+  fy_device_codes_free(&s->dc); /* first: it waits for the stream */
   cudaFree(s->out);
-  if (s->stream)
-    cudaStreamDestroy(s->stream);
   free(s);
 }
 
@@ -108,31 +103,19 @@ extern "C" int fy_gpu_topk_open(int device, const uint64_t *codes, size_t n, int
   static_assert(FY_GPU_TOPK_MAX_K == TK_MAX_K, "hamming.h's bound is the kernel's");
   if (!(s = (fy_gpu_topk *)calloc(1, sizeof *s)))
     return fy_error(FERRY_ENOMEM, "GPU Hamming top-k: out of memory");
-  s->device = device;
+  s->dc.device = device;
   s->words = words;
   s->k = k;
   s->n = n;
-  cudaGetDevice(&prev);
-
-  CK(cudaSetDevice(device), "selecting the device");
-  CK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking), "creating a stream");
-  CK(cudaMalloc((void **)&s->codes, (n ? n : 1) * (size_t)words * sizeof(uint64_t)),
-     "allocating the codes");
-  if (n)
-    CK(cudaMemcpyAsync(s->codes, codes, n * (size_t)words * sizeof(uint64_t),
-                       cudaMemcpyHostToDevice, s->stream),
-       "uploading the codes");
-  CK(cudaStreamSynchronize(s->stream), "uploading the codes");
-done:
+  if (!(rc = fy_device_enter(device, &prev, FY_CUDA_CONTEXT)))
+    rc = fy_device_codes_upload(&s->dc, device, codes, n, words, FY_CUDA_CONTEXT);
   if (rc) {
-    if (device >= 0) /* the failure may have been the selection itself */
-      cudaSetDevice(device);
+    cudaSetDevice(device); /* the failure may have been the selection itself */
     release(s);
   } else {
     *out = s;
   }
-  if (prev >= 0)
-    cudaSetDevice(prev);
+  fy_device_leave(prev);
   return rc;
 }
 
@@ -150,9 +133,8 @@ extern "C" int fy_gpu_topk_rows(fy_gpu_topk *s, size_t q0, size_t q1, ferry_neig
   chunk = chunk / TK_THREADS * TK_THREADS;
   if (chunk > q1 - q0)
     chunk = q1 - q0;
-  cudaGetDevice(&prev);
-
-  CK(cudaSetDevice(s->device), "selecting the device");
+  if ((rc = fy_device_enter(s->dc.device, &prev, FY_CUDA_CONTEXT)))
+    goto done;
   if (chunk > s->cap) { /* the first rows, or larger ones than before */
     cudaFree(s->out);
     s->out = NULL;
@@ -165,22 +147,21 @@ extern "C" int fy_gpu_topk_rows(fy_gpu_topk *s, size_t q0, size_t q1, ferry_neig
     const size_t b = a + chunk < q1 ? a + chunk : q1;
     const unsigned blocks = (unsigned)((b - a + TK_THREADS - 1) / TK_THREADS);
     if (s->words == 1)
-      topk_kernel<1><<<blocks, TK_THREADS, 0, s->stream>>>(s->codes, (uint32_t)s->n, (uint32_t)a,
-                                                           (uint32_t)b, s->k, s->out);
+      topk_kernel<1><<<blocks, TK_THREADS, 0, s->dc.stream>>>(
+          s->dc.codes, (uint32_t)s->n, (uint32_t)a, (uint32_t)b, s->k, s->out);
     else
-      topk_kernel<4><<<blocks, TK_THREADS, 0, s->stream>>>(s->codes, (uint32_t)s->n, (uint32_t)a,
-                                                           (uint32_t)b, s->k, s->out);
+      topk_kernel<4><<<blocks, TK_THREADS, 0, s->dc.stream>>>(
+          s->dc.codes, (uint32_t)s->n, (uint32_t)a, (uint32_t)b, s->k, s->out);
     CK(cudaGetLastError(), "launching the top-k kernel");
     CK(cudaMemcpyAsync(out + a * s->k, s->out, (b - a) * s->k * sizeof(ferry_neighbor),
-                       cudaMemcpyDeviceToHost, s->stream),
+                       cudaMemcpyDeviceToHost, s->dc.stream),
        "copying neighbours to the host");
-    CK(cudaStreamSynchronize(s->stream), "running the top-k kernel");
+    CK(cudaStreamSynchronize(s->dc.stream), "running the top-k kernel");
   }
 done:
   if (rc) /* nothing left writing into out */
-    cudaStreamSynchronize(s->stream);
-  if (prev >= 0)
-    cudaSetDevice(prev);
+    cudaStreamSynchronize(s->dc.stream);
+  fy_device_leave(prev);
   return rc;
 }
 
@@ -188,11 +169,9 @@ extern "C" void fy_gpu_topk_close(fy_gpu_topk *s) {
   if (!s)
     return;
   int prev = -1;
-  cudaGetDevice(&prev);
-  cudaSetDevice(s->device);
+  fy_device_enter(s->dc.device, &prev, NULL); /* quietly: the last error may be the search's */
   release(s);
-  if (prev >= 0)
-    cudaSetDevice(prev);
+  fy_device_leave(prev);
 }
 
 extern "C" int fy_gpu_hamming_topk(int device, const uint64_t *codes, size_t n, int words, int k,
