@@ -9,9 +9,17 @@ Each group lists files whose hashes are within --threshold bits of each other
 (transitively); its first file is the keeper (ferry's default rules: the
 camera's JPEG before a PNG made from it, then resolution, file size, age).
 Nothing is deleted: --move-to moves the other members into a folder, keeping
-their relative paths, and writes a log of what went where.
+their relative paths, and logs each move as it is made (DIR/dedup-moves.jsonl,
+one JSON line per file, appended). A file already at a destination is never
+replaced: that member stays and is named. For a catalog, `ferry dupes CATALOG
+--move-dupes-to DIR --apply` does the same with a crash-safe journal.
+
+JSON is strict UTF-8, as ferry's own (docs/DEDUP.md): a file name that is not
+UTF-8 prints with U+FFFD for each bad byte and "<key>_b64" beside it holding
+the name's exact bytes.
 """
 import argparse
+import base64
 import json
 import os
 import shutil
@@ -19,6 +27,47 @@ import sys
 import time
 
 import ferry
+
+
+def name_fields(key, path):
+    """{key: text} for a path, plus key_b64 (its exact bytes) when it is not UTF-8."""
+    raw = os.fsencode(path)
+    try:
+        return {key: raw.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {key: raw.decode("utf-8", "replace"), key + "_b64": base64.b64encode(raw).decode()}
+
+
+def move_members(groups, roots, dest_dir):
+    """Moves every member but the keeper under dest_dir, each logged when made.
+    Returns the number of members left in place because of an error."""
+    base = os.path.commonpath([os.path.abspath(r) for r in roots])
+    if os.path.isfile(base):
+        base = os.path.dirname(base)
+    os.makedirs(dest_dir, exist_ok=True)
+    log_path = os.path.join(dest_dir, "dedup-moves.jsonl")
+    moved = failed = 0
+    with open(log_path, "a", encoding="utf-8") as log:
+        for g in groups:
+            for path, _, _, _ in g[1:]:
+                dest = os.path.join(dest_dir, os.path.relpath(os.path.abspath(path), base))
+                try:
+                    if os.path.lexists(dest):
+                        raise FileExistsError(f"{dest} already exists (not replaced)")
+                    os.makedirs(os.path.dirname(dest), exist_ok=True)
+                    shutil.move(path, dest)
+                except OSError as e:
+                    failed += 1
+                    print(f"dedup: {path}: not moved: {e}", file=sys.stderr)
+                    continue
+                moved += 1
+                entry = {**name_fields("from", path), **name_fields("to", dest),
+                         **name_fields("keeper", g[0][0])}
+                log.write(json.dumps(entry) + "\n")
+                log.flush()
+    print(f"moved {moved} files to {dest_dir} (log: {log_path})"
+          + (f"; {failed} left in place (named above)" if failed else ""), file=sys.stderr)
+    return failed
 
 
 def main():
@@ -37,6 +86,8 @@ def main():
     p.add_argument("--json", action="store_true", help="print the groups as JSON")
     p.add_argument("--move-to", metavar="DIR", help="move every non-keeper member here")
     args = p.parse_args()
+    # a name that is not UTF-8 is listed with its own bytes, not an encoding error
+    sys.stdout.reconfigure(errors="surrogateescape")
 
     if not hasattr(ferry, "find_duplicates"):
         print("dedup: this ferry was built without hashing (src/hash, src/search)",
@@ -62,7 +113,7 @@ def main():
     extra = sum(len(g) - 1 for g in groups)
 
     if args.json:
-        print(json.dumps([[{"path": path, "width": w, "height": h, "distance": d}
+        print(json.dumps([[{**name_fields("path", path), "width": w, "height": h, "distance": d}
                            for path, w, h, d in g] for g in groups], indent=1))
     else:
         for i, g in enumerate(groups):
@@ -72,22 +123,8 @@ def main():
                 print(f"  {tag}  {w}x{h}  {path}")
         print(f"{len(groups)} groups, {extra} duplicates, {elapsed:.2f} s", file=sys.stderr)
 
-    if args.move_to:
-        base = os.path.commonpath([os.path.abspath(r) for r in args.roots])
-        if os.path.isfile(base):
-            base = os.path.dirname(base)
-        log = []
-        for g in groups:
-            for path, _, _, _ in g[1:]:
-                dest = os.path.join(args.move_to, os.path.relpath(os.path.abspath(path), base))
-                os.makedirs(os.path.dirname(dest), exist_ok=True)
-                shutil.move(path, dest)
-                log.append({"from": path, "to": dest, "keeper": g[0][0]})
-        os.makedirs(args.move_to, exist_ok=True)
-        with open(os.path.join(args.move_to, "dedup-moves.json"), "w") as f:
-            json.dump(log, f, indent=1)
-        print(f"moved {len(log)} files to {args.move_to} (log: dedup-moves.json)",
-              file=sys.stderr)
+    if args.move_to and move_members(groups, args.roots, args.move_to):
+        return 1
     return 0
 
 

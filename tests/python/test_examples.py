@@ -31,6 +31,44 @@ def test_dedup(sample, tmp_path):
                            text=True, timeout=60)
     assert moved.returncode == 0, moved.stderr
     assert (tmp_path / "dupes" / "a_small.jpg").exists() and (tmp_path / "a.png").exists()
+    log = [json.loads(line) for line in (tmp_path / "dupes" / "dedup-moves.jsonl").open()]
+    assert [(os.path.basename(e["from"]), os.path.basename(e["keeper"])) for e in log] == \
+        [("a_small.jpg", "a.png")]
+
+
+@pytest.mark.skipif(not hasattr(ferry, "find_duplicates"), reason="built without hashing")
+def test_dedup_names_and_no_overwrite(sample, tmp_path):
+    """A name that is not UTF-8: U+FFFD and path_b64 in --json, its bytes in the list; a
+    file already at a destination is never replaced: that member stays, named, exit 1."""
+    import base64
+    from PIL import Image
+    im = Image.open(sample / "class0" / "p0000.jpg").convert("RGB")
+    src = tmp_path / "src"
+    src.mkdir()
+    im.save(src / "a.png")
+    bad = os.fsencode(str(src)) + b"/b\xff.png"
+    im.save(os.fsdecode(bad), format="PNG")
+    run = [sys.executable, str(EXAMPLES / "dedup.py"), str(src)]
+    out = subprocess.run(run + ["--json"], capture_output=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    out.stdout.decode("utf-8")  # strict UTF-8
+    members = json.loads(out.stdout)[0]
+    odd = [m for m in members if "path_b64" in m]
+    assert len(odd) == 1 and base64.b64decode(odd[0]["path_b64"]) == bad
+    assert odd[0]["path"].endswith("b\ufffd.png")
+    listed = subprocess.run(run, capture_output=True, timeout=60)
+    assert listed.returncode == 0 and bad in listed.stdout, listed.stderr
+    dest = tmp_path / "dupes"
+    dest.mkdir()
+    keeper = os.path.basename(members[0]["path"])
+    other = [m for m in members if os.path.basename(m["path"]) != keeper][0]
+    rel = os.path.basename(base64.b64decode(other["path_b64"]) if "path_b64" in other
+                           else os.fsencode(other["path"]))
+    (dest / os.fsdecode(rel)).write_bytes(b"already here")
+    moved = subprocess.run(run + ["--move-to", str(dest)], capture_output=True, timeout=60)
+    assert moved.returncode == 1 and b"already exists (not replaced)" in moved.stderr
+    assert (dest / os.fsdecode(rel)).read_bytes() == b"already here"
+    assert (src / os.fsdecode(rel)).exists() and (src / keeper).exists()
 
 
 @pytest.mark.parametrize("loader", ["ferry", "torch"])
