@@ -10,8 +10,10 @@
 #           NGPU ranks / 1 rank (acceptance on 2 GPUs: >= 1.8)
 #   train   examples/train_imagenet.py, ResNet-50: --loader ferry on 1 GPU and on NGPU under
 #           torchrun (DDP), --loader torch (the DataLoader) on NGPU: images/s, ferry NGPU /
-#           ferry 1 (>= 1.9) and ferry NGPU / torch NGPU (>= 2.5); --loader dali on NGPU beside
-#           them where nvidia.dali imports (carried: bench/dali_wheels.sh), no threshold
+#           ferry 1 (>= 1.9) and ferry NGPU / torch NGPU (>= 2.5); --loader synthetic on NGPU
+#           (the step's ceiling: ceiling / torch NGPU is the most any loader's ratio can be);
+#           --loader dali on NGPU beside them where nvidia.dali imports (carried:
+#           bench/dali_wheels.sh), no threshold
 #   search  bench/gpu_multi_checks.sh: SEARCH_N random 64-bit codes, all pairs within 8 bits,
 #           NGPU GPUs against one (>= 1.8), identical pairs; its tests and CLI check
 # On a machine of one GPU (or NGPU=1) it says so and runs the mechanics only, NOT the
@@ -224,7 +226,7 @@ part_load() {
 }
 
 part_train() {
-  local log=$OUT/train.log rc f1 fn tn qs qt a=() np=$n
+  local log=$OUT/train.log rc f1 fn tn sn qs qt a=() np=$n
   a=(examples/train_imagenet.py "$SET" --arch resnet50 --batch-size "$BATCH" --steps
     "$TRAIN_STEPS" --warmup "$TRAIN_WARMUP" --epochs 1000 --log-every 0)
   say "train: ResNet-50, AMP fp16, batch $BATCH per GPU, $TRAIN_STEPS steps ($TRAIN_WARMUP untimed)"
@@ -249,6 +251,13 @@ part_train() {
   tn=$val
   [ -n "$tn" ] && say "  DataLoader, $np GPU(s): $tn images/s (rank 0's GPU busy $(jget "$last" gpu_util_mean) %)"
   qt=$(ratio "$fn" "$tn")
+  # The step's own ceiling: one random batch on each GPU, reused (no loading at all). No loader
+  # passes it, so ceiling / DataLoader is the most any loader's ratio to the DataLoader can be
+  trun "$log" "$(limit 150)" "$np" "${a[@]}" --loader synthetic
+  rc=$?
+  rate "synthetic, $np GPU(s)" "$last" "$rc"
+  sn=$val
+  [ -n "$sn" ] && say "  synthetic data (the step's ceiling), $np GPU(s): $sn images/s; ferry at $(ratio "$fn" "$sn")x of it; ceiling / DataLoader: $(ratio "$sn" "$tn")x (the most any loader can reach)"
   # DALI beside them where it is carried (bench/dali_wheels.sh, bench/dali_install.sh: PYTHONPATH
   # /tmp/site); a peer for comparison, no threshold
   if python3 -c "import nvidia.dali" > /dev/null 2>&1; then
