@@ -121,13 +121,20 @@ int fy_cpu_avx2(void);
  * mount can block read() itself, which no time-out here can interrupt. */
 int fy_read_file(const char *path, uint64_t max_bytes, fy_buf *buf, size_t *size);
 /* The same with an explicit time-out in ms (<= 0: wait for ever). */
-/* Reads `len` bytes at `off` of the regular file `path` (a member of a
- * shard); messages name `name`. Refused past max_bytes (0 = no limit) before
- * reading; a file that ends early is an error (FERRY_ECORRUPT). */
-int fy_read_range(const char *path, const char *name, uint64_t off, uint64_t len,
-                  uint64_t max_bytes, fy_buf *buf, size_t *size);
 int fy_read_file_timeout(const char *path, uint64_t max_bytes, int timeout_ms, fy_buf *buf,
                          size_t *size);
+/* A byte range of a file (a shard's member, io/shard_fd.c), in two steps.
+ * fy_read_range_check: whether `len` bytes at `off` may be read at all,
+ * before any open or allocation: over max_bytes (0 = no limit) is
+ * FERRY_ETOO_LARGE, a size or offset out of range FERRY_ECORRUPT; messages
+ * name `name` (the member). fy_read_range_fd then reads them with pread()
+ * from the open regular file fd (its position neither used nor moved, so
+ * threads may share fd): a file that ends early is FERRY_ECORRUPT ("NAME:
+ * the shard ends after N of the member's M bytes"), a failed read FERRY_EIO
+ * with its place. */
+int fy_read_range_check(const char *name, uint64_t off, uint64_t len, uint64_t max_bytes);
+int fy_read_range_fd(int fd, const char *name, uint64_t off, uint64_t len, fy_buf *buf,
+                     size_t *size);
 /* Sets the calling thread's read time-out for fy_read_file: ms > 0, 0 =
  * the default (FY_READ_TIMEOUT_MS), < 0 = none. */
 #define FY_READ_TIMEOUT_MS 30000

@@ -1,5 +1,6 @@
-/* sys.c — clock, core count and whole-file reads (with a time-out for
- * FIFOs and devices, and the injected read fault of fault.c). */
+/* sys.c — clock, core count, whole-file reads (with a time-out for FIFOs
+ * and devices) and byte-range reads of an open file (a shard's member), all
+ * through the injected read fault of fault.c. */
 #include "core/internal.h"
 
 #include <errno.h>
@@ -52,21 +53,29 @@ static int read_error(const char *path, size_t at, int err) {
   return fy_error(FERRY_EIO, "%s: read failed at byte %zu: %s", path, at, strerror(err));
 }
 
-/* read(), or the injected EIO (fault.c): then -1 with errno = EIO after
+/* read() at the file position (at < 0), or pread() at byte `at`. */
+static ssize_t read_at(int fd, void *p, size_t n, int64_t at) {
+  return at < 0 ? read(fd, p, n) : pread(fd, p, n, (off_t)at);
+}
+
+/* read_at(), or the injected EIO (fault.c): then -1 with errno = EIO after
  * reading the bytes before the fault into p (*before of them). */
-static ssize_t read_some(int fd, void *p, size_t n, size_t *before) {
+static ssize_t read_some(int fd, void *p, size_t n, int64_t at, size_t *before) {
   size_t ok;
   *before = 0;
   if (!fy_fail_bytes_due(FY_FAULT_READ, n, &ok))
-    return read(fd, p, n);
-  ssize_t got = ok ? read(fd, p, ok) : 0;
+    return read_at(fd, p, n, at);
+  ssize_t got = ok ? read_at(fd, p, ok, at) : 0;
   *before = got > 0 ? (size_t)got : 0;
   errno = EIO;
   return -1;
 }
 
-/* Reads `want` bytes of a regular file (fewer if it shrank meanwhile). */
-static int read_regular(int fd, const char *path, size_t want, fy_buf *buf, size_t *size) {
+/* Reads `want` bytes of a regular file (fewer if it ends first: it shrank
+ * meanwhile), from its position (at < 0) or with pread() from byte `at`
+ * (the position neither used nor moved: threads may share the fd). */
+static int read_regular(int fd, const char *path, int64_t at, size_t want, fy_buf *buf,
+                        size_t *size) {
   /* One spare byte so an empty file still gets a valid pointer. */
   int rc = fy_buf_reserve(buf, want + 1);
   if (rc)
@@ -74,7 +83,8 @@ static int read_regular(int fd, const char *path, size_t want, fy_buf *buf, size
   size_t got = 0;
   while (got < want) {
     size_t before;
-    ssize_t n = read_some(fd, (char *)buf->p + got, want - got, &before);
+    ssize_t n =
+        read_some(fd, (char *)buf->p + got, want - got, at < 0 ? at : at + (int64_t)got, &before);
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
@@ -135,7 +145,7 @@ static int read_stream(int fd, const char *path, uint64_t max_bytes, int timeout
       return fy_error(FERRY_EIO, "%s: timed out after %d ms reading (%zu bytes read)", path,
                       timeout_ms, got);
     size_t before;
-    ssize_t n = read_some(fd, (char *)buf->p + got, buf->cap - got - 1, &before);
+    ssize_t n = read_some(fd, (char *)buf->p + got, buf->cap - got - 1, -1, &before);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
       continue;
     if (n < 0)
@@ -172,29 +182,24 @@ int fy_read_file_timeout(const char *path, uint64_t max_bytes, int timeout_ms, f
   } else {
     /* Back to blocking reads: some file systems (FUSE) pass the flag on. */
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    rc = read_regular(fd, path, (size_t)st.st_size, buf, size);
+    rc = read_regular(fd, path, -1, (size_t)st.st_size, buf, size);
   }
   close(fd);
   return rc;
 }
 
-int fy_read_range(const char *path, const char *name, uint64_t off, uint64_t len,
-                  uint64_t max_bytes, fy_buf *buf, size_t *size) {
+int fy_read_range_check(const char *name, uint64_t off, uint64_t len, uint64_t max_bytes) {
   if (max_bytes && len > max_bytes)
     return fy_error(FERRY_ETOO_LARGE, "%s: member is %llu bytes, over the %llu-byte limit", name,
                     (unsigned long long)len, (unsigned long long)max_bytes);
   if (len > (uint64_t)SIZE_MAX / 2 || off > (uint64_t)INT64_MAX - len)
     return fy_error(FERRY_ECORRUPT, "%s: member size out of range", name);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(errno));
-  int rc = FERRY_OK;
-  if (lseek(fd, (off_t)off, SEEK_SET) != (off_t)off)
-    rc = fy_error(FERRY_EIO, "%s: cannot seek to byte %llu: %s", name, (unsigned long long)off,
-                  strerror(errno));
-  else
-    rc = read_regular(fd, name, (size_t)len, buf, size);
-  close(fd);
+  return FERRY_OK;
+}
+
+int fy_read_range_fd(int fd, const char *name, uint64_t off, uint64_t len, fy_buf *buf,
+                     size_t *size) {
+  int rc = read_regular(fd, name, (int64_t)off, (size_t)len, buf, size);
   if (rc == FERRY_OK && *size < len)
     rc = fy_error(FERRY_ECORRUPT, "%s: the shard ends after %zu of the member's %llu bytes", name,
                   *size, (unsigned long long)len);

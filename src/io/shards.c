@@ -621,11 +621,8 @@ int fy_shards_open(fy_source *s, const char *what, char *const *shards, size_t n
                     shards[i]);
     else
       rc = fy_error(FERRY_EUNSUPPORTED, "%s: not a .tar shard", shards[i]);
-  if (rc == FERRY_OK) {
-    s->shards = calloc(n, sizeof *s->shards);
-    if (!s->shards)
-      rc = fy_error(FERRY_ENOMEM, "out of memory");
-  }
+  if (rc == FERRY_OK)
+    rc = fy_source_alloc_shards(s, n);
   for (size_t i = 0; i < n && rc == FERRY_OK; i++) {
     if (!(s->shards[i] = strdup(shards[i])))
       rc = fy_error(FERRY_ENOMEM, "out of memory");

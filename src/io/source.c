@@ -1,6 +1,7 @@
 /* source.c — directory walk (ImageFolder labels) and list files. */
 #include "io/source.h"
 
+#include "io/shard_fd.h"
 #include "io/shards.h"
 
 #include <ctype.h>
@@ -326,14 +327,21 @@ int fy_source_grow_members(fy_source *s) {
   return FERRY_OK;
 }
 
+int fy_source_alloc_shards(fy_source *s, size_t n) {
+  if (!(s->shards = calloc(n, sizeof *s->shards)))
+    return fy_error(FERRY_ENOMEM, "out of memory");
+  s->shards_id = fy_shard_fd_new_id();
+  return FERRY_OK;
+}
+
 int fy_source_add_from(fy_source *dst, const fy_source *from, int64_t i, const char *path) {
   if (!path)
     path = fy_source_path(from, i);
   if (!from->shard)
     return fy_source_add(dst, path, from->labels[i]);
   if (!dst->shards) {
-    if (!(dst->shards = calloc((size_t)from->nshards, sizeof *dst->shards)))
-      return fy_error(FERRY_ENOMEM, "out of memory");
+    if (fy_source_alloc_shards(dst, (size_t)from->nshards))
+      return FERRY_ENOMEM;
     for (int32_t k = 0; k < from->nshards; k++) {
       if (!(dst->shards[k] = strdup(from->shards[k])))
         return fy_error(FERRY_ENOMEM, "out of memory");
@@ -355,11 +363,14 @@ int fy_source_add_from(fy_source *dst, const fy_source *from, int64_t i, const c
 int fy_source_read(const fy_source *s, int64_t i, uint64_t max_bytes, fy_buf *buf, size_t *size) {
   if (!s->shard)
     return fy_read_file(fy_source_path(s, i), max_bytes, buf, size);
-  return fy_read_range(s->shards[s->shard[i]], fy_source_path(s, i), (uint64_t)s->member_off[i],
-                       (uint64_t)s->member_len[i], max_bytes, buf, size);
+  return fy_shard_fd_read(s->shards_id, s->shard[i], s->shards[s->shard[i]], fy_source_path(s, i),
+                          (uint64_t)s->member_off[i], (uint64_t)s->member_len[i], max_bytes, buf,
+                          size);
 }
 
 void fy_source_free(fy_source *s) {
+  if (s->shards_id)
+    fy_shard_fd_forget(s->shards_id);
   for (int32_t i = 0; i < s->nshards; i++)
     free(s->shards[i]);
   free(s->shards);

@@ -23,6 +23,7 @@ typedef struct fy_source {
    * then "SHARD:MEMBER" (for messages) and its bytes are member_len[i]
    * bytes at member_off[i] of shards[shard[i]]. */
   char **shards;
+  uint64_t shards_id; /* process-unique, set with shards: the key of their open fds (shard_fd.c) */
   int32_t nshards;
   int32_t *shard;
   int64_t *member_off, *member_len;
@@ -47,11 +48,15 @@ int fy_source_add(fy_source *src, const char *path, int32_t label);
  * from's shard names, and must hold no other shards' members), under
  * `path` when not NULL. */
 int fy_source_add_from(fy_source *dst, const fy_source *from, int64_t i, const char *path);
+/* Makes src->shards hold n names (all NULL; nshards still 0) and gives the
+ * source its shards' id (shards.c, add_from). */
+int fy_source_alloc_shards(fy_source *src, size_t n);
 /* Room for one more shard member's entry (shards.c, add_from). */
 int fy_source_grow_members(fy_source *s);
 
-/* Reads sample i's bytes (the file, or its member of a shard) into buf:
- * fy_read_file's errors and limits. */
+/* Reads sample i's bytes (the file, or its member of a shard: through an fd
+ * the calling thread keeps open, io/shard_fd.c) into buf: fy_read_file's
+ * errors and limits. */
 int fy_source_read(const fy_source *s, int64_t i, uint64_t max_bytes, fy_buf *buf, size_t *size);
 
 static inline const char *fy_source_path(const fy_source *s, int64_t i) {
