@@ -29,7 +29,9 @@
  * closes the fd: the next read opens the shard again.
  *
  * Fork: the fds are O_CLOEXEC (an exec'd child gets none); a forked child
- * keeps the forking thread's fds, which pread() can share with the parent.
+ * keeps the forking thread's fds, which pread() can share with the parent
+ * (no file position involved), and holds the other threads' until it exits
+ * (within the process's bound, which counts them).
  * A shard replaced on disk (renamed over, or deleted) while its fd is open
  * is still read as the old file until the fd is closed; one rewritten in
  * place is read as it is now (docs/PYTHON.md, WebDataset shards). */
