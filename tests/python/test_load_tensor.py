@@ -101,18 +101,36 @@ def test_cli_save_refusals(sample, tmp_path):
 
 def test_gpu_paths(sample):
     """device="cuda": batches made on the cores (small sets, gpu_decode=False)
-    or by the GPU loader (gpu_decode=True) land in one CUDA tensor; the two
-    agree within the engine's rounding."""
+    or by the GPU loader (gpu_decode=True) land in one CUDA tensor. The GPU
+    loader's CPU workers give the cores' very pixels; its JPEG engine decodes
+    at full size (box chroma upsampling) where the cores decode at a reduced
+    DCT scale (fancy upsampling), so the engine's batches are compared with
+    the cores' exact path (dct_scaling=False, exact_decode=True), where only
+    the chroma upsampling differs, and only loosely with the default: at 32
+    px a 1/8-scale decode is an 8x8 box average, a different downscale
+    (measured on an H100: mean 1.5-2.0 levels, one image 7.3; it had been
+    asserted below 2.0 and failed once at 2.03)."""
     torch = pytest.importorskip("torch", reason="torch not installed here")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device here (the GPU machine runs this)")
-    got = {}
-    for mode in (None, False, True):
+
+    def load(**kw):
         with pytest.warns(UserWarning):
-            x, y = ferry.load_tensor(str(sample), size=32, device="cuda", gpu_decode=mode)
+            x, y = ferry.load_tensor(str(sample), size=32, device="cuda", **kw)
         assert x.is_cuda and y.is_cuda and x.shape == (48, 3, 32, 32)
-        got[mode] = (x.cpu().float(), y.cpu())
+        return x.cpu().float(), y.cpu()
+
+    got = {mode: load(gpu_decode=mode) for mode in (None, False, True)}
     assert torch.equal(got[None][0], got[False][0])
     for mode in (False, True):
         assert torch.equal(got[mode][1], got[None][1])
-    assert (got[True][0] - got[False][0]).abs().mean() < 2.0
+    workers = load(gpu_decode=True, hw_decode=False)
+    assert torch.equal(workers[0], got[False][0])
+    exact = dict(dct_scaling=False, exact_decode=True)
+    cores, engine = load(gpu_decode=False, **exact), load(gpu_decode=True, **exact)
+    d = (engine[0] - cores[0]).abs().mean(dim=(1, 2, 3))
+    print(f"engine vs the cores' exact path: mean {d.mean():.3f}, worst image {d.max():.2f}")
+    assert d.mean() < 0.5 and d.max() < 1.5  # measured: 0.11, 0.27
+    d = (got[True][0] - got[False][0]).abs().mean(dim=(1, 2, 3))
+    print(f"engine vs the cores' default (DCT scaling): mean {d.mean():.3f}, worst {d.max():.2f}")
+    assert d.mean() < 4.0 and d.max() < 16.0
