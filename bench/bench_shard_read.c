@@ -7,7 +7,7 @@
  * (50) of MEMBERS members (200) of 1-16 KB; each way reads every member
  * RUNS times (7) on 1 and on 2 threads; printed: the median and best. */
 #include "../tests/unit/tar_write.h"
-#include "io/shards.h"
+#include "tools_tier.h"
 
 #include <errno.h>
 #include <fcntl.h>

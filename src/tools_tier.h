@@ -24,8 +24,10 @@
                                  fy_cl_hasher, the OpenCL hashes timed beside CUDA's) */
 #include "video/video.h"      /* fy_nvdec_probe: doctor, ferry video --caps */
 
-/* bench/ only: the GPU kernels timed on their own */
+/* bench/ only: the GPU kernels timed on their own; shard members read as
+ * the loader reads them (fy_shards_open, fy_source_read: bench_shard_read) */
 #include "cuda/hamming.h"
 #include "cuda/hash_gpu.h"
+#include "io/shards.h"
 
 #endif

@@ -4,7 +4,8 @@
 #    no other file of src/ writes to stderr, or prints (data written to a
 #    FILE the caller chose, stdout included, is not a message);
 #  - src/jobs/ is the layer above the pipeline: nothing else in src/ includes it;
-#  - tools/ and bench/ use src/ only through src/tools_tier.h (beside ferry.h).
+#  - tools/ and bench/ use src/ only through src/tools_tier.h (beside ferry.h); bench/ may
+#    include the tests' fixture writers (tests/unit/*_write.h).
 # Prints each breach with its file and line; exit 1 if any.
 set -u
 cd "$(dirname "$0")/../.."
@@ -25,8 +26,10 @@ fi
 # tools' own headers (tools/*.h) and bench's (bench/*.h) are theirs to include
 own=$(cd tools && ls *.h; cd ../bench && ls *.h 2>/dev/null)
 own=$(echo $own | sed 's/\./\\./g; s/ /|/g')
+# (bench/ may also share the tests' fixture writers: ../tests/unit/*_write.h, not src/)
 hits=$(grep -n '#include "' tools/*.c tools/*.h bench/*.c |
-  grep -vE "#include \"(ferry\.h|tools_tier\.h|$own)\"" || true)
+  grep -vE "#include \"(ferry\.h|tools_tier\.h|$own)\"" |
+  grep -vE '^bench/[^:]+:[0-9]+:#include "\.\./tests/unit/[a-z_]+_write\.h"' || true)
 if [ -n "$hits" ]; then
   echo "layout: tools/ and bench/ reach into src/ past src/tools_tier.h:"
   echo "$hits"
