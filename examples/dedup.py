@@ -51,14 +51,19 @@ def move_members(groups, roots, dest_dir):
         for g in groups:
             for path, _, _, _ in g[1:]:
                 dest = os.path.join(dest_dir, os.path.relpath(os.path.abspath(path), base))
+                if os.path.lexists(dest):
+                    failed += 1
+                    print(f"dedup: {path}: not moved: {dest} already exists (not replaced)",
+                          file=sys.stderr)
+                    continue
                 try:
-                    if os.path.lexists(dest):
-                        raise FileExistsError(f"{dest} already exists (not replaced)")
                     os.makedirs(os.path.dirname(dest), exist_ok=True)
                     shutil.move(path, dest)
                 except OSError as e:
                     failed += 1
                     print(f"dedup: {path}: not moved: {e}", file=sys.stderr)
+                    if os.path.lexists(path) and os.path.lexists(dest):
+                        os.remove(dest)  # a copy across file systems cut short: ours, partial
                     continue
                 moved += 1
                 entry = {**name_fields("from", path), **name_fields("to", dest),
