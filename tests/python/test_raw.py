@@ -60,3 +60,27 @@ def test_damaged_raw_names_the_file(tmp_path):
     with pytest.raises(ferry.Error) as e:
         ferry.decode(DNG, max_pixels=100)
     assert "sensor.dng" in str(e.value)
+
+
+def test_raw_whose_tiff_structure_lies_is_refused_before_libraw(tmp_path):
+    """A 331-byte DNG (found by fuzz_probe) whose IFD entries point past its
+    end crashed the process inside LibRaw 0.20 (SEGV in parse_tiff_ifd);
+    raw_check.c refuses it with the reason, and one such file among good
+    ones is skipped, named, while the rest of a run goes on."""
+    bad = FIX / "libraw_crash.dng"
+    for call in (ferry.probe, ferry.decode):
+        with pytest.raises(ferry.Error, match=r"libraw_crash\.dng: camera raw: damaged TIFF "
+                           r"structure: tag 271's data \(6 bytes at byte 326\) runs past the end"):
+            call(bad)
+    pics = tmp_path / "pics"
+    pics.mkdir()
+    shutil.copy(bad, pics / "IMG_0002.DNG")
+    shutil.copy(DNG, pics / "IMG_0001.DNG")
+    r = subprocess.run([FERRY_BIN, "info", str(pics / "IMG_0002.DNG"), str(pics / "IMG_0001.DNG")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1 and "damaged TIFF structure" in r.stderr, (r.returncode, r.stderr)
+    assert "IMG_0001.DNG: camera raw 32x24" in r.stdout
+    cat = tmp_path / "c.fidx"
+    r = subprocess.run([FERRY_BIN, "hash", str(pics), "-o", str(cat)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 3 and "IMG_0002.DNG" in r.stderr, (r.returncode, r.stderr)
