@@ -8,7 +8,9 @@
  * terms, so it is refused here with the reason, and LibRaw never sees it.
  *
  * Walked: IFD0 and the chain of next IFDs, SubIFDs (330) and the EXIF IFD
- * (34665), at most FY_RAW_MAX_IFDS IFDs in all (a loop ends there). Each
+ * (34665), at most FY_RAW_MAX_IFDS IFDs in all (a loop ends there), in
+ * TIFFs and the TIFF-shaped raws (ORF, RW2; fuzz_probe reached the same
+ * crash through an ORF's magic once TIFF's was checked). Each
  * IFD must lie in the file, and each entry's data (count x the type's
  * size, when over the 4 bytes held inline) too. Maker notes, whose layouts
  * are the makers' own, are not walked. */
@@ -89,9 +91,15 @@ static int check_ifd(walk *w, uint32_t off) {
 
 int fy_raw_tiff_check(const uint8_t *d, size_t n, const char *name) {
   walk w = {.d = d, .n = n, .name = name};
-  w.big = n >= 8 && !memcmp(d, "MM\0*", 4);
-  if (n < 8 || (!w.big && memcmp(d, "II*\0", 4)))
-    return FERRY_OK; /* not TIFF-shaped (ORF, RW2, RAF, CR3): LibRaw's own reading */
+  /* TIFF's own magic, and the TIFF-shaped raws' (Olympus ORF, Panasonic
+   * RW2): the byte order in the first two bytes, IFD0's offset at byte 4 */
+  static const char *const magic[] = {"II*\0", "MM\0*", "IIRO", "IIRS", "MMOR", "IIU\0"};
+  int tiff = 0;
+  for (size_t k = 0; n >= 8 && k < sizeof magic / sizeof magic[0]; k++)
+    tiff |= !memcmp(d, magic[k], 4);
+  if (!tiff)
+    return FERRY_OK; /* not TIFF-shaped (RAF, CR3): LibRaw's own reading */
+  w.big = d[0] == 'M';
   int rc = push(&w, get(&w, 4, 4));
   while (rc == FERRY_OK && w.ntodo > 0) {
     uint32_t off = w.todo[--w.ntodo];

@@ -2,7 +2,8 @@
  * TIFF-shaped raw whose IFDs or entries point past the end of the file is
  * refused with the reason before LibRaw reads it (LibRaw 0.20 crashed on
  * one); sound files in either byte order, with SubIFDs and an EXIF IFD,
- * pass; loops end; raws that are not TIFF-shaped are left to LibRaw. */
+ * pass, and so do the TIFF-shaped raws' own magics (ORF, RW2); loops end;
+ * raws that are not TIFF-shaped are left to LibRaw. */
 #include "codec/codec.h"
 
 #include "check.h"
@@ -109,10 +110,17 @@ int main(void) {
     put(&t, 4, 4, 4);
     CHECK(refused(&t, "an IFD at byte 4,"));
   }
+  /* the TIFF-shaped raws' own magic (ORF, RW2): checked the same way */
+  static const char *const magic[] = {"IIRO", "IIRS", "IIU", "MMOR"};
+  for (int k = 0; k < 4; k++) {
+    sound(&t, magic[k][0] == 'M');
+    memcpy(t.b, magic[k], 4); /* "IIU" and its terminating 0 */
+    CHECK_MSG(fy_raw_tiff_check(t.b, t.n, "x.dng") == FERRY_OK, "%s", ferry_last_error());
+    t.n = 209;
+    CHECK(refused(&t, "tag 271's data (10 bytes at byte 200)"));
+  }
   /* not TIFF-shaped: LibRaw's own reading */
-  static const uint8_t orf[16] = "IIRO\x08\x00\x00\x00", cr3[16] = "\0\0\0\x18"
-                                                                   "ftypcrx ";
-  CHECK(fy_raw_tiff_check(orf, sizeof orf, "a.orf") == FERRY_OK);
+  static const uint8_t cr3[16] = {0, 0, 0, 0x18, 'f', 't', 'y', 'p', 'c', 'r', 'x', ' '};
   CHECK(fy_raw_tiff_check(cr3, sizeof cr3, "a.cr3") == FERRY_OK);
   /* the fixtures: the sound DNG, and the file that crashed LibRaw */
   const char *names[] = {"sensor.dng", "libraw_crash.dng"};
