@@ -72,6 +72,13 @@ int fy_raw_probe(const uint8_t *data, size_t size, const char *name, ferry_info 
  * RAF, CR3 by their magic; CR2, DNG (DNGVersion tag) and the TIFF-shaped
  * raws of Nikon, Sony, Pentax/Ricoh (Make) among TIFFs. */
 int fy_sniff_raw(const uint8_t *data, size_t size);
+/* A TIFF header's 16/32-bit field (n bytes at p) in its byte order (big:
+ * "MM"): sniff.c, raw_check.c. */
+uint32_t fy_tiff_u(const uint8_t *p, int n, int big);
+/* 1 for TIFF's magic (II*\0, MM\0*), 2 for a TIFF-shaped raw's (Olympus
+ * ORF, Panasonic RW2: byte order in bytes 0-1, IFD0's offset at byte 4),
+ * 0 otherwise (fewer than 8 bytes too): sniff.c, raw_check.c. */
+int fy_tiff_magic(const uint8_t *d, size_t n);
 
 /* Decode request after planning, in stored (un-oriented) coordinates. */
 typedef struct fy_codec_req {

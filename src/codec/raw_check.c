@@ -16,7 +16,6 @@
  * are the makers' own, are not walked. */
 #include "codec/codec.h"
 
-#include <string.h>
 
 #define FY_RAW_MAX_IFDS 64
 
@@ -30,10 +29,7 @@ typedef struct walk {
 } walk;
 
 static uint32_t get(const walk *w, size_t at, int bytes) {
-  uint32_t v = 0;
-  for (int i = 0; i < bytes; i++)
-    v |= (uint32_t)w->d[at + (w->big ? (size_t)(bytes - 1 - i) : (size_t)i)] << (8 * i);
-  return v;
+  return fy_tiff_u(w->d + at, bytes, w->big);
 }
 
 /* Bytes per value of a TIFF field type (1-13; others read as bytes). */
@@ -93,11 +89,7 @@ int fy_raw_tiff_check(const uint8_t *d, size_t n, const char *name) {
   walk w = {.d = d, .n = n, .name = name};
   /* TIFF's own magic, and the TIFF-shaped raws' (Olympus ORF, Panasonic
    * RW2): the byte order in the first two bytes, IFD0's offset at byte 4 */
-  static const char *const magic[] = {"II*\0", "MM\0*", "IIRO", "IIRS", "MMOR", "IIU\0"};
-  int tiff = 0;
-  for (size_t k = 0; n >= 8 && k < sizeof magic / sizeof magic[0]; k++)
-    tiff |= !memcmp(d, magic[k], 4);
-  if (!tiff)
+  if (!fy_tiff_magic(d, n))
     return FERRY_OK; /* not TIFF-shaped (RAF, CR3): LibRaw's own reading */
   w.big = d[0] == 'M';
   int rc = push(&w, get(&w, 4, 4));

@@ -8,42 +8,49 @@ static int has_prefix(const uint8_t *data, size_t size, const char *magic, size_
   return size >= n && memcmp(data, magic, n) == 0;
 }
 
-/* A TIFF header's 16/32-bit fields, in its byte order. */
-static uint32_t tiff_u(const uint8_t *p, int n, int big) {
+uint32_t fy_tiff_u(const uint8_t *p, int n, int big) {
   uint32_t v = 0;
   for (int i = 0; i < n; i++)
     v |= (uint32_t)p[big ? n - 1 - i : i] << (8 * i);
   return v;
 }
 
+int fy_tiff_magic(const uint8_t *d, size_t n) {
+  static const char *const magic[] = {"II*\0", "MM\0*",         /* TIFF */
+                                      "IIRO",  "IIRS",  "MMOR", /* Olympus ORF */
+                                      "IIU\0"};                 /* Panasonic RW2 */
+  for (size_t k = 0; n >= 8 && k < sizeof magic / sizeof magic[0]; k++)
+    if (!memcmp(d, magic[k], 4))
+      return k < 2 ? 1 : 2;
+  return 0;
+}
+
 int fy_sniff_raw(const uint8_t *d, size_t n) {
-  if (n >= 16 && (!memcmp(d, "IIRO", 4) || !memcmp(d, "IIRS", 4) || !memcmp(d, "MMOR", 4)))
-    return 1; /* Olympus ORF */
-  if (n >= 16 && !memcmp(d, "IIU\0", 4))
-    return 1; /* Panasonic RW2 */
+  if (n >= 16 && fy_tiff_magic(d, n) == 2)
+    return 1; /* Olympus ORF, Panasonic RW2 */
   if (n >= 16 && !memcmp(d, "FUJIFILMCCD-RAW", 15))
     return 1; /* Fujifilm RAF */
   if (n >= 12 && !memcmp(d + 4, "ftypcrx ", 8))
     return 1; /* Canon CR3 */
-  int big = n >= 8 && !memcmp(d, "MM\0*", 4);
-  if (n < 8 || (!big && memcmp(d, "II*\0", 4)))
+  if (fy_tiff_magic(d, n) != 1)
     return 0;
+  int big = d[0] == 'M';
   if (n >= 10 && d[8] == 'C' && d[9] == 'R')
     return 1; /* Canon CR2 */
   /* the first IFD: a DNGVersion tag (DNG), or the Make of a camera whose
    * raw files are TIFF-shaped (NEF, ARW, PEF) */
-  uint32_t off = tiff_u(d + 4, 4, big);
+  uint32_t off = fy_tiff_u(d + 4, 4, big);
   if (off < 8 || off > n - 2)
     return 0;
-  uint32_t count = tiff_u(d + off, 2, big);
+  uint32_t count = fy_tiff_u(d + off, 2, big);
   for (uint32_t i = 0; i < count && off + 2 + 12 * (size_t)(i + 1) <= n; i++) {
     const uint8_t *e = d + off + 2 + 12 * (size_t)i;
-    uint32_t tag = tiff_u(e, 2, big);
+    uint32_t tag = fy_tiff_u(e, 2, big);
     if (tag == 50706)
       return 1;
     if (tag == 271) { /* Make, ASCII: inline when 4 bytes or fewer */
-      uint32_t len = tiff_u(e + 4, 4, big),
-               at = len <= 4 ? (uint32_t)(e + 8 - d) : tiff_u(e + 8, 4, big);
+      uint32_t len = fy_tiff_u(e + 4, 4, big),
+               at = len <= 4 ? (uint32_t)(e + 8 - d) : fy_tiff_u(e + 8, 4, big);
       static const char *const makers[] = {"NIKON", "SONY", "PENTAX", "RICOH"};
       for (size_t k = 0; k < sizeof makers / sizeof makers[0]; k++) {
         size_t m = strlen(makers[k]);
@@ -74,7 +81,7 @@ ferry_format fy_sniff(const uint8_t *data, size_t size) {
     return FERRY_FORMAT_BMP;
   if (fy_sniff_raw(data, size))
     return FERRY_FORMAT_RAW;
-  if (has_prefix(data, size, "II*\0", 4) || has_prefix(data, size, "MM\0*", 4))
+  if (fy_tiff_magic(data, size) == 1)
     return FERRY_FORMAT_TIFF;
   /* HEIF: an ISO media file whose ftyp box names a still-image brand
    * (HEIC from phones, generic HEIF, AVIF); video brands (mp4, qt) are not */

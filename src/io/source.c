@@ -340,8 +340,9 @@ int fy_source_add_from(fy_source *dst, const fy_source *from, int64_t i, const c
   if (!from->shard)
     return fy_source_add(dst, path, from->labels[i]);
   if (!dst->shards) {
-    if (fy_source_alloc_shards(dst, (size_t)from->nshards))
-      return FERRY_ENOMEM;
+    int rc = fy_source_alloc_shards(dst, (size_t)from->nshards);
+    if (rc)
+      return rc;
     for (int32_t k = 0; k < from->nshards; k++) {
       if (!(dst->shards[k] = strdup(from->shards[k])))
         return fy_error(FERRY_ENOMEM, "out of memory");
