@@ -17,7 +17,7 @@ for d in "$root/tests/fixtures" "$shared/bad" "$shared/formats"; do
   while IFS= read -r -d '' f; do images+=("$f"); done < <(
     find "$d" -type f -size -64k \( -iname '*.jpg' -o -iname '*.jpeg' -o -iname '*.png' \
       -o -iname '*.webp' -o -iname '*.gif' -o -iname '*.bmp' -o -iname '*.tiff' -o -iname '*.heic' \
-      -o -iname '*.avif' -o -iname '*.dng' \) -print0)
+      -o -iname '*.avif' -o -iname '*.dng' -o -iname '*.raf' -o -iname '*.cr3' \) -print0)
 done
 for f in "${images[@]}"; do
   name=$(printf '%s' "$f" | cksum | cut -d' ' -f1)

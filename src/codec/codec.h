@@ -181,10 +181,12 @@ int fy_bmp_pillow_exact(const uint8_t *data, size_t size);
 int fy_raw_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                   const fy_codec_req *req, fy_decoded *out);
 int fy_raw_orientation(const uint8_t *data, size_t size);
-/* FERRY_ECORRUPT with the reason when a TIFF-shaped raw's IFDs or entries
- * point past the end of the file (raw_check.c: LibRaw is never given it);
- * FERRY_OK for a sound one and for raws that are not TIFF-shaped. */
-int fy_raw_tiff_check(const uint8_t *data, size_t size, const char *name);
+/* FERRY_ECORRUPT with the reason when a TIFF that LibRaw would read in a
+ * raw (the file itself when TIFF-shaped; the blocks a RAF header points to;
+ * a CR3's CMT1-4 boxes) has IFDs or entries pointing past the end of the
+ * file, or a RAF header's offsets do (raw_check.c: LibRaw is never given
+ * it); FERRY_OK otherwise. */
+int fy_raw_check(const uint8_t *data, size_t size, const char *name);
 int fy_raw_pillow_exact(const uint8_t *data, size_t size);
 int fy_jpeg_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                    const fy_codec_req *req, fy_decoded *out);

@@ -40,7 +40,7 @@ static void quiet_memory(void *user, const char *file, const char *where) {
 
 static int raw_open(const uint8_t *data, size_t size, const char *name, libraw_data_t **out) {
   *out = NULL;
-  int rc = fy_raw_tiff_check(data, size, name); /* before LibRaw: raw_check.c says why */
+  int rc = fy_raw_check(data, size, name); /* before LibRaw: raw_check.c says why */
   if (rc)
     return rc;
   *out = libraw_init(0);

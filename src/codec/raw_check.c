@@ -1,5 +1,5 @@
-/* raw_check.c — a TIFF-shaped camera raw's structure checked before LibRaw
- * reads it. LibRaw (0.20, as Debian ships it) follows IFD entries whose
+/* raw_check.c — a camera raw's TIFF structures checked before LibRaw
+ * reads them. LibRaw (0.20, as Debian ships it) follows IFD entries whose
  * data lies past the end of the file, reads its end-of-file value (-1) as
  * data and indexes tables with it: a 331-byte file with a DNGVersion tag
  * and a CFAPattern entry pointing 33 MB away crashed the process in
@@ -7,23 +7,37 @@
  * entries point past its end is damaged by the TIFF specification's own
  * terms, so it is refused here with the reason, and LibRaw never sees it.
  *
- * Walked: IFD0 and the chain of next IFDs, SubIFDs (330) and the EXIF IFD
- * (34665), at most FY_RAW_MAX_IFDS IFDs in all (a loop ends there), in
- * TIFFs and the TIFF-shaped raws (ORF, RW2; fuzz_probe reached the same
- * crash through an ORF's magic once TIFF's was checked). Each
- * IFD must lie in the file, and each entry's data (count x the type's
- * size, when over the 4 bytes held inline) too. Maker notes, whose layouts
- * are the makers' own, are not walked. */
+ * Where LibRaw reads TIFF structures (its identify() and parseCR3):
+ * - TIFFs and the TIFF-shaped raws (DNG, CR2, NEF, ..., ORF, RW2; the
+ *   fuzzer reached the crash through an ORF's magic once TIFF's was
+ *   checked): the file is one, IFD0's offset at byte 4;
+ * - Fujifilm RAF: big-endian offsets in the header; LibRaw parses a TIFF
+ *   at the one at byte 100 and at the one at byte 84 plus 12 (the preview
+ *   JPEG's EXIF), each where the bytes there give a byte order;
+ * - Canon CR3 (ISO media): the boxes CMT1-CMT4 in moov's Canon uuid box,
+ *   each a TIFF header (IFD at 8) whose IFD LibRaw walks, but not the
+ *   chain of next IFDs.
+ * The same TIFF embedded there crashed LibRaw through either container.
+ * Offsets inside an embedded TIFF count from its start.
+ *
+ * Walked in each: the IFD, (outside CR3) the chain of next IFDs, SubIFDs
+ * (330) and the EXIF IFD (34665), at most FY_RAW_MAX_IFDS IFDs (a loop
+ * ends there). Each IFD must lie in the file, and each entry's data
+ * (count x the type's size, when over the 4 bytes held inline) too. Maker
+ * notes, whose layouts are the makers' own, are not walked. */
 #include "codec/codec.h"
 
+#include <stdio.h>
+#include <string.h>
 
 #define FY_RAW_MAX_IFDS 64
 
 typedef struct walk {
-  const uint8_t *d;
-  size_t n;
-  int big, ifds;
+  const uint8_t *d; /* the TIFF's first byte, `base` bytes into the file */
+  size_t n, base;   /* from d to the end of the file; d's place in it */
+  int big, ifds, chain;
   const char *name;
+  char where[64]; /* "" in a TIFF; the container's block in a RAF or CR3 */
   uint32_t todo[FY_RAW_MAX_IFDS];
   int ntodo;
 } walk;
@@ -38,27 +52,28 @@ static unsigned type_size(uint32_t type) {
   return type < 14 ? size[type] : 1;
 }
 
-#define DAMAGED "%s: camera raw: damaged TIFF structure: "
+#define DAMAGED "%s: camera raw: damaged TIFF structure%s: "
 
 static int push(walk *w, uint32_t off) {
   if (w->ntodo + w->ifds >= FY_RAW_MAX_IFDS)
-    return fy_error(FERRY_ECORRUPT, DAMAGED "more than %d IFDs (a loop?)", w->name,
+    return fy_error(FERRY_ECORRUPT, DAMAGED "more than %d IFDs (a loop?)", w->name, w->where,
                     FY_RAW_MAX_IFDS);
   w->todo[w->ntodo++] = off;
   return FERRY_OK;
 }
 
 static int check_ifd(walk *w, uint32_t off) {
+  size_t at0 = w->base, end = w->base + w->n; /* byte positions in the file */
   if (off < 8 || (size_t)off + 2 > w->n)
     return fy_error(FERRY_ECORRUPT,
-                    DAMAGED "an IFD at byte %u, past the end of the file (%zu bytes)", w->name, off,
-                    w->n);
+                    DAMAGED "an IFD at byte %zu, past the end of the file (%zu bytes)", w->name,
+                    w->where, at0 + off, end);
   uint32_t count = get(w, off, 2);
   if ((size_t)off + 2 + 12 * (size_t)count > w->n) /* the next-IFD offset may be cut */
     return fy_error(FERRY_ECORRUPT,
-                    DAMAGED "the IFD at byte %u lists %u entries, past the end of the file (%zu "
+                    DAMAGED "the IFD at byte %zu lists %u entries, past the end of the file (%zu "
                             "bytes)",
-                    w->name, off, count, w->n);
+                    w->name, w->where, at0 + off, count, end);
   for (uint32_t i = 0; i < count; i++) {
     size_t e = (size_t)off + 2 + 12 * (size_t)i;
     uint32_t tag = get(w, e, 2), type = get(w, e + 2, 2), n = get(w, e + 4, 4);
@@ -67,9 +82,9 @@ static int check_ifd(walk *w, uint32_t off) {
       uint32_t at = get(w, e + 8, 4);
       if (at > w->n || bytes > w->n - at)
         return fy_error(FERRY_ECORRUPT,
-                        DAMAGED "tag %u's data (%llu bytes at byte %u) runs past the end of the "
+                        DAMAGED "tag %u's data (%llu bytes at byte %zu) runs past the end of the "
                                 "file (%zu bytes)",
-                        w->name, tag, bytes, at, w->n);
+                        w->name, w->where, tag, bytes, at0 + at, end);
     }
     int rc = FERRY_OK;
     if (tag == 34665 && (type == 4 || type == 13)) /* the EXIF IFD */
@@ -81,22 +96,133 @@ static int check_ifd(walk *w, uint32_t off) {
       return rc;
   }
   size_t next = (size_t)off + 2 + 12 * (size_t)count;
-  uint32_t to = next + 4 <= w->n ? get(w, next, 4) : 0;
+  uint32_t to = w->chain && next + 4 <= w->n ? get(w, next, 4) : 0;
   return to ? push(w, to) : FERRY_OK;
 }
 
-int fy_raw_tiff_check(const uint8_t *d, size_t n, const char *name) {
-  walk w = {.d = d, .n = n, .name = name};
-  /* TIFF's own magic, and the TIFF-shaped raws' (Olympus ORF, Panasonic
-   * RW2): the byte order in the first two bytes, IFD0's offset at byte 4 */
-  if (!fy_tiff_magic(d, n))
-    return FERRY_OK; /* not TIFF-shaped (RAF, CR3): LibRaw's own reading */
-  w.big = d[0] == 'M';
-  int rc = push(&w, get(&w, 4, 4));
+/* The TIFF at byte `base` (whose byte order is known to be II or MM): its
+ * IFDs from the one at `first` (an offset from base). */
+static int walk_tiff(const uint8_t *d, size_t n, size_t base, uint32_t first, int chain,
+                     const char *name, const char *where) {
+  walk w = {.d = d + base,
+            .n = n - base,
+            .base = base,
+            .big = d[base] == 'M',
+            .chain = chain,
+            .name = name};
+  snprintf(w.where, sizeof w.where, "%s", where);
+  int rc = push(&w, first);
   while (rc == FERRY_OK && w.ntodo > 0) {
     uint32_t off = w.todo[--w.ntodo];
     w.ifds++;
     rc = check_ifd(&w, off);
   }
   return rc;
+}
+
+/* LibRaw's parse_tiff(base): nothing when the 2 bytes at base are no byte
+ * order; else a TIFF header there whose IFD0 offset must be in the file. */
+static int tiff_at(const uint8_t *d, size_t n, uint32_t base, const char *name, const char *where) {
+  if ((size_t)base + 2 > n || (memcmp(d + base, "II", 2) && memcmp(d + base, "MM", 2)))
+    return FERRY_OK;
+  if ((size_t)base + 8 > n)
+    return fy_error(FERRY_ECORRUPT, DAMAGED "a TIFF header at byte %u cut by the end of the file",
+                    name, where, base);
+  return walk_tiff(d, n, base, fy_tiff_u(d + base + 4, 4, d[base] == 'M'), 1, name, where);
+}
+
+/* Fujifilm RAF: LibRaw reads a TIFF at the offset at byte 100 (the raw
+ * data's container) and at the one at byte 84 plus 12 (past the preview
+ * JPEG's SOI, APP1 header and "Exif\0\0"), both big-endian and taken as
+ * 32-bit ints; each must lie in the file. */
+static int check_raf(const uint8_t *d, size_t n, const char *name) {
+  if (n < 104)
+    return fy_error(FERRY_ECORRUPT, "%s: camera raw: damaged RAF header: %zu bytes, fewer than 104",
+                    name, n);
+  uint32_t data = fy_tiff_u(d + 100, 4, 1), preview = fy_tiff_u(d + 84, 4, 1),
+           jpeg = preview + 12u; /* LibRaw's sum, wrapping as it does */
+  if (data >= n || data > INT32_MAX)
+    return fy_error(FERRY_ECORRUPT,
+                    "%s: camera raw: damaged RAF header: the raw data's offset (%u, at byte 100) "
+                    "lies past the end of the file (%zu bytes)",
+                    name, data, n);
+  if (preview && (jpeg >= n || jpeg > INT32_MAX))
+    return fy_error(FERRY_ECORRUPT,
+                    "%s: camera raw: damaged RAF header: the preview's offset (%u, at byte 84) "
+                    "lies past the end of the file (%zu bytes)",
+                    name, preview, n);
+  char where[64];
+  snprintf(where, sizeof where, " (RAF's raw data block at byte %u)", data);
+  int rc = tiff_at(d, n, data, name, where);
+  snprintf(where, sizeof where, " (RAF's preview at byte %u)", preview);
+  return rc ? rc : tiff_at(d, n, jpeg, name, where);
+}
+
+/* One ISO media box at `at` within [at, end): its type and its content's
+ * place. 0 when none is whole there (LibRaw stops there too). */
+static int box(const uint8_t *d, size_t at, size_t end, char type[5], size_t *content,
+               size_t *next) {
+  if (at + 8 > end)
+    return 0;
+  uint64_t size = fy_tiff_u(d + at, 4, 1);
+  size_t head = 8;
+  if (size == 1) { /* a 64-bit size follows the type */
+    if (at + 16 > end)
+      return 0;
+    size = (uint64_t)fy_tiff_u(d + at + 8, 4, 1) << 32 | fy_tiff_u(d + at + 12, 4, 1);
+    head = 16;
+  } else if (size == 0) { /* to the end */
+    size = end - at;
+  }
+  if (size < head || size > end - at)
+    return 0;
+  memcpy(type, d + at + 4, 4);
+  type[4] = '\0';
+  *content = at + head;
+  *next = at + (size_t)size;
+  return 1;
+}
+
+/* Canon CR3: the TIFFs of moov/uuid(Canon)/CMT1..CMT4. LibRaw takes a box
+ * whose content starts with a byte order, 42 and 8, and walks the IFD at
+ * 8 (SubIFDs, the EXIF IFD; not the next IFDs). */
+static int check_cr3(const uint8_t *d, size_t n, const char *name) {
+  static const uint8_t canon[16] = {0x85, 0xc0, 0xb6, 0x87, 0x82, 0x0f, 0x11, 0xe0,
+                                    0x81, 0x11, 0xf4, 0xce, 0x46, 0x2b, 0x6a, 0x48};
+  char t[5];
+  size_t c, next;
+  for (size_t at = 0; box(d, at, n, t, &c, &next); at = next) {
+    if (strcmp(t, "moov"))
+      continue;
+    size_t moov_end = next;
+    for (size_t u = c; box(d, u, moov_end, t, &c, &next); u = next) {
+      if (strcmp(t, "uuid") || c + 16 > next || memcmp(d + c, canon, 16))
+        continue;
+      size_t uuid_end = next;
+      for (size_t b = c + 16; box(d, b, uuid_end, t, &c, &next); b = next) {
+        if (strncmp(t, "CMT", 3) || t[3] < '1' || t[3] > '4' || c + 8 > n)
+          continue;
+        int big = !memcmp(d + c, "MM", 2);
+        if ((!big && memcmp(d + c, "II", 2)) || fy_tiff_u(d + c + 2, 2, big) != 42 ||
+            fy_tiff_u(d + c + 4, 4, big) != 8)
+          continue; /* LibRaw reads no further */
+        char where[64];
+        snprintf(where, sizeof where, " (CR3's %s box at byte %zu)", t, c - 8);
+        int rc = walk_tiff(d, n, c, 8, 0, name, where);
+        if (rc)
+          return rc;
+      }
+    }
+  }
+  return FERRY_OK;
+}
+
+int fy_raw_check(const uint8_t *d, size_t n, const char *name) {
+  if (fy_tiff_magic(d, n)) /* TIFF, ORF, RW2: byte order at 0, IFD0 at 4 */
+    return walk_tiff(d, n, 0, fy_tiff_u(d + 4, 4, d[0] == 'M'), 1, name, "");
+  if (n >= 16 && !memcmp(d, "FUJIFILM", 8))
+    return check_raf(d, n, name);
+  if (n >= 12 && !memcmp(d + 4, "ftypcrx ", 8))
+    return check_cr3(d, n, name);
+  return FERRY_OK;
 }

@@ -84,3 +84,31 @@ def test_raw_whose_tiff_structure_lies_is_refused_before_libraw(tmp_path):
     r = subprocess.run([FERRY_BIN, "hash", str(pics), "-o", str(cat)], capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 3 and "IMG_0002.DNG" in r.stderr, (r.returncode, r.stderr)
+
+
+def test_raf_and_cr3_containers_are_checked_too(tmp_path):
+    """LibRaw reads TIFFs inside a Fujifilm RAF (at the raw data's offset)
+    and a Canon CR3 (its CMT1-4 boxes): the DNG that crashed it, wrapped in
+    either (tests/gen/gen_raw_containers.py), crashed the process the same
+    way. Both are refused with the block named; the same containers around
+    the sound DNG pass the check (the RAF is developed; LibRaw finds no
+    image track in the CR3 and says so)."""
+    for name, where in (("libraw_crash.raf", r"RAF's raw data block at byte 256"),
+                        ("libraw_crash.cr3", r"CR3's CMT1 box at byte 56")):
+        for call in (ferry.probe, ferry.decode):
+            with pytest.raises(ferry.Error, match=rf"{name}: camera raw: damaged TIFF structure "
+                               rf"\({where}\): tag 271's data"):
+                call(FIX / name)
+    assert ferry.decode(FIX / "sensor.raf").shape == (24, 32, 3)
+    with pytest.raises(ferry.Error, match=r"sensor\.cr3: camera raw: cannot read the file"):
+        ferry.decode(FIX / "sensor.cr3")
+    pics = tmp_path / "pics"
+    pics.mkdir()
+    for name in ("libraw_crash.raf", "libraw_crash.cr3", "sensor.raf", "sensor.dng"):
+        shutil.copy(FIX / name, pics / name)
+    cat = tmp_path / "c.fidx"
+    r = subprocess.run([FERRY_BIN, "hash", str(pics), "-o", str(cat)], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert "libraw_crash.raf" in r.stderr and "libraw_crash.cr3" in r.stderr, r.stderr
+    assert "4 files (" in r.stderr and ", 2 failed," in r.stderr, r.stderr

@@ -1,9 +1,13 @@
-/* test_raw_check.c — fy_raw_tiff_check (src/codec/raw_check.c): a
+/* test_raw_check.c — fy_raw_check (src/codec/raw_check.c): a
  * TIFF-shaped raw whose IFDs or entries point past the end of the file is
  * refused with the reason before LibRaw reads it (LibRaw 0.20 crashed on
  * one); sound files in either byte order, with SubIFDs and an EXIF IFD,
- * pass, and so do the TIFF-shaped raws' own magics (ORF, RW2); loops end;
- * raws that are not TIFF-shaped are left to LibRaw. */
+ * pass, and so do the TIFF-shaped raws' own magics (ORF, RW2); loops end.
+ * The TIFFs LibRaw reads inside a Fujifilm RAF (at the raw data's offset
+ * and past the preview's) and a Canon CR3 (moov/uuid/CMT1-4 boxes) are
+ * checked the same way, their offsets from the embedded TIFF's start and
+ * the messages' from the file's; a RAF header whose offsets lie past the
+ * end is refused; CR3 boxes LibRaw would not read are left alone. */
 #include "codec/codec.h"
 
 #include "check.h"
@@ -59,8 +63,119 @@ static void sound(tiff *t, int big) {
   ifd(t, 600, 1, last, 0);
 }
 
+/* A RAF around `t` (at byte 256; the preview offset at 84 is `preview`)
+ * or a CR3 with `t` in box CMT<k>, into `out`. */
+static size_t raf(const tiff *t, uint32_t preview, uint8_t *out) {
+  memset(out, 0, 256);
+  memcpy(out, "FUJIFILMCCD-RAW 0201FF383501", 28);
+  const uint32_t at[][2] = {{84, preview}, {100, 256}, {104, (uint32_t)t->n}};
+  for (int i = 0; i < 3; i++)
+    for (int b = 0; b < 4; b++)
+      out[at[i][0] + (size_t)b] = (uint8_t)(at[i][1] >> (24 - 8 * b));
+  memcpy(out + 256, t->b, t->n);
+  return 256 + t->n;
+}
+
+static size_t be32(uint8_t *p, size_t v) {
+  for (int b = 0; b < 4; b++)
+    p[b] = (uint8_t)(v >> (24 - 8 * b));
+  return 4;
+}
+
+static size_t cr3(const tiff *t, int k, uint8_t *out) {
+  static const uint8_t canon[16] = {0x85, 0xc0, 0xb6, 0x87, 0x82, 0x0f, 0x11, 0xe0,
+                                    0x81, 0x11, 0xf4, 0xce, 0x46, 0x2b, 0x6a, 0x48};
+  size_t n = be32(out, 24);
+  memcpy(out + n, "ftypcrx \0\0\0\1crx isom", 20);
+  n = 24;
+  size_t cmt = 8 + t->n, uuid = 8 + 16 + 8 /* a free box first */ + cmt, moov = 8 + uuid;
+  be32(out + n, moov);
+  memcpy(out + n + 4, "moov", 4);
+  be32(out + n + 8, uuid);
+  memcpy(out + n + 12, "uuid", 4);
+  memcpy(out + n + 16, canon, 16);
+  be32(out + n + 32, 8);
+  memcpy(out + n + 36, "free", 4);
+  be32(out + n + 40, cmt);
+  memcpy(out + n + 44, "CMT0", 4);
+  out[n + 47] = (uint8_t)('0' + k);
+  memcpy(out + n + 48, t->b, t->n);
+  return n + 48 + t->n;
+}
+
+static int refused_as(const uint8_t *b, size_t n, const char *name, const char *why) {
+  int rc = fy_raw_check(b, n, name);
+  const char *m = ferry_last_error();
+  int ok = rc == FERRY_ECORRUPT && strstr(m, name) == m && strstr(m, why);
+  if (!ok)
+    fprintf(stderr, "  want \"%s\", got %d \"%s\"\n", why, rc, rc ? m : "");
+  return ok;
+}
+
+static void containers(void) {
+  static uint8_t b[8192];
+  tiff t;
+  for (int big = 0; big < 2; big++) {
+    /* RAF: a sound TIFF at the raw data's offset passes; one whose entry
+     * runs past the end is refused, the places counted from the file */
+    sound(&t, big);
+    size_t n = raf(&t, 0, b);
+    CHECK_MSG(fy_raw_check(b, n, "x.raf") == FERRY_OK, "%s", ferry_last_error());
+    t.n = 209;
+    n = raf(&t, 0, b);
+    CHECK(refused_as(b, n, "x.raf",
+                     "damaged TIFF structure (RAF's raw data block at byte 256): tag 271's data "
+                     "(10 bytes at byte 456) runs past the end of the file (465 bytes)"));
+    /* the preview's TIFF (its offset + 12) is read too */
+    sound(&t, big);
+    n = raf(&t, 0, b);
+    memcpy(b + n, b + 256, 209); /* a second copy of the TIFF, cut, as the preview's EXIF */
+    n += 209;
+    b[84] = 0, b[85] = 0, b[86] = (uint8_t)((956 - 12) >> 8), b[87] = (uint8_t)(956 - 12);
+    CHECK(refused_as(b, n, "x.raf", "(RAF's preview at byte 944): tag 271's data"));
+    /* CR3: the TIFF in CMT1..CMT4 */
+    for (int k = 1; k <= 4; k++) {
+      sound(&t, big);
+      n = cr3(&t, k, b);
+      CHECK_MSG(fy_raw_check(b, n, "x.cr3") == FERRY_OK, "CMT%d: %s", k, ferry_last_error());
+      put(&t, 244, 9000, 4); /* a SubIFD past the end */
+      n = cr3(&t, k, b);
+      char want[64];
+      snprintf(want, sizeof want, "(CR3's CMT%d box at byte 64): an IFD at byte 9072", k);
+      CHECK(refused_as(b, n, "x.cr3", want));
+    }
+    /* LibRaw walks a CMT box's IFD, not the chain after it */
+    sound(&t, big);
+    put(&t, 600 + 2 + 12, 9000, 4);
+    n = cr3(&t, 1, b);
+    CHECK_MSG(fy_raw_check(b, n, "x.cr3") == FERRY_OK, "%s", ferry_last_error());
+    /* a CMT box whose header LibRaw refuses (IFD0 not at 8) is not read */
+    sound(&t, big);
+    put(&t, 244, 9000, 4);
+    put(&t, 4, 12, 4);
+    n = cr3(&t, 1, b);
+    CHECK_MSG(fy_raw_check(b, n, "x.cr3") == FERRY_OK, "%s", ferry_last_error());
+  }
+  /* a RAF header whose offsets lie past the end of the file */
+  sound(&t, 0);
+  size_t n = raf(&t, 0, b);
+  b[100] = 0x7f;
+  CHECK(refused_as(b, n, "x.raf", "damaged RAF header: the raw data's offset"));
+  n = raf(&t, 0, b);
+  b[84] = 0x01;
+  CHECK(refused_as(b, n, "x.raf", "damaged RAF header: the preview's offset"));
+  n = raf(&t, 0, b);
+  CHECK(refused_as(b, 103, "x.raf", "damaged RAF header: 103 bytes"));
+  /* a CR3's boxes cut or oversized: LibRaw stops there, and so does the check */
+  sound(&t, 0);
+  n = cr3(&t, 1, b);
+  be32(b + 24, 1u << 30); /* moov larger than the file */
+  CHECK(fy_raw_check(b, n, "x.cr3") == FERRY_OK);
+  CHECK(fy_raw_check(b, 30, "x.cr3") == FERRY_OK);
+}
+
 static int refused(const tiff *t, const char *why) {
-  int rc = fy_raw_tiff_check(t->b, t->n, "x.dng");
+  int rc = fy_raw_check(t->b, t->n, "x.dng");
   const char *m = ferry_last_error();
   int ok = rc == FERRY_ECORRUPT && strstr(m, "x.dng: camera raw: damaged TIFF structure: ") == m &&
            strstr(m, why);
@@ -73,7 +188,7 @@ int main(void) {
   tiff t;
   for (int big = 0; big < 2; big++) {
     sound(&t, big);
-    CHECK_MSG(fy_raw_tiff_check(t.b, t.n, "x.dng") == FERRY_OK, "%s", ferry_last_error());
+    CHECK_MSG(fy_raw_check(t.b, t.n, "x.dng") == FERRY_OK, "%s", ferry_last_error());
     /* an entry's data past the end: the Make 1 byte too long for the file */
     sound(&t, big);
     t.n = 209;
@@ -115,16 +230,15 @@ int main(void) {
   for (int k = 0; k < 4; k++) {
     sound(&t, magic[k][0] == 'M');
     memcpy(t.b, magic[k], 4); /* "IIU" and its terminating 0 */
-    CHECK_MSG(fy_raw_tiff_check(t.b, t.n, "x.dng") == FERRY_OK, "%s", ferry_last_error());
+    CHECK_MSG(fy_raw_check(t.b, t.n, "x.dng") == FERRY_OK, "%s", ferry_last_error());
     t.n = 209;
     CHECK(refused(&t, "tag 271's data (10 bytes at byte 200)"));
   }
-  /* not TIFF-shaped: LibRaw's own reading */
-  static const uint8_t cr3[16] = {0, 0, 0, 0x18, 'f', 't', 'y', 'p', 'c', 'r', 'x', ' '};
-  CHECK(fy_raw_tiff_check(cr3, sizeof cr3, "a.cr3") == FERRY_OK);
-  /* the fixtures: the sound DNG, and the file that crashed LibRaw */
-  const char *names[] = {"sensor.dng", "libraw_crash.dng"};
-  for (int k = 0; k < 2; k++) {
+  containers();
+  /* the fixtures: sound files, and the ones that crashed LibRaw */
+  const char *names[] = {"sensor.dng",       "sensor.raf",       "sensor.cr3",
+                         "libraw_crash.dng", "libraw_crash.raf", "libraw_crash.cr3"};
+  for (int k = 0; k < 6; k++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/codecs/%s", check_fixtures(), names[k]);
     FILE *f = fopen(path, "rb");
@@ -134,8 +248,8 @@ int main(void) {
     static uint8_t b[1 << 16];
     size_t n = fread(b, 1, sizeof b, f);
     fclose(f);
-    int rc = fy_raw_tiff_check(b, n, names[k]);
-    CHECK_MSG(k == 0 ? rc == FERRY_OK : rc == FERRY_ECORRUPT, "%s: %d %s", names[k], rc,
+    int rc = fy_raw_check(b, n, names[k]);
+    CHECK_MSG(k < 3 ? rc == FERRY_OK : rc == FERRY_ECORRUPT, "%s: %d %s", names[k], rc,
               rc ? ferry_last_error() : "");
   }
   return check_done();
