@@ -4,8 +4,10 @@
 #include "catalog/json.h"
 
 #include "catalog/text.h"
+#include "core/internal.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,4 +105,37 @@ int fy_json_stream_begin(FILE *f, json_t *head, const char *key, const char *wha
     return fy_error(FERRY_EINTERNAL, "%s: unexpected JSON from jansson", what);
   fputc('[', f);
   return ferror(f) ? fy_error(FERRY_EIO, "%s: write failed", what) : FERRY_OK;
+}
+
+/* Set when an allocation of jansson's failed on this thread. */
+static _Thread_local int jansson_oom;
+
+static void *counted(size_t n) {
+  void *p = fy_malloc(n);
+  if (!p)
+    jansson_oom = 1;
+  return p;
+}
+
+static void route_jansson(void) {
+  json_malloc_t m;
+  json_free_t f;
+  json_get_alloc_funcs(&m, &f);
+  if (m == malloc && f == free) /* jansson's default: free() frees counted()'s memory too */
+    json_set_alloc_funcs(counted, free);
+}
+
+json_t *fy_json_parse(const char *t, size_t n, int *oom) {
+  static pthread_once_t once = PTHREAD_ONCE_INIT;
+  pthread_once(&once, route_jansson);
+  json_error_t err;
+  memset(&err, 0, sizeof err);
+  jansson_oom = 0;
+  json_t *v = json_loadb(t, n, 0, &err);
+  json_malloc_t m;
+  json_free_t f;
+  json_get_alloc_funcs(&m, &f); /* still counted()? (a program may set its own later) */
+  *oom = !v && (m == counted ? jansson_oom
+                             : json_error_code(&err) == json_error_out_of_memory || !err.text[0]);
+  return v;
 }

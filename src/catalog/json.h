@@ -33,6 +33,16 @@ int fy_json_set_path(json_t *obj, const char *key, const char *path);
  * `what`. */
 int fy_json_write(FILE *f, json_t *v, const char *tail, const char *what);
 
+/* Parses n bytes of JSON text (jansson's json_loadb, no flags): the value
+ * (a new reference), or NULL with *oom 0 when the text is not JSON and 1
+ * when memory ran out. jansson reports some allocation failures as syntax
+ * errors (one inside a string) or with no reason at all, so its
+ * allocations are routed through fy_malloc, which says which it was; that
+ * is done once, and only while jansson still has its default allocator
+ * (json_set_alloc_funcs is the process' setting: a program that set its
+ * own keeps it, and then only jansson's own error code tells). */
+json_t *fy_json_parse(const char *t, size_t n, int *oom);
+
 /* Streaming: writes the object `head` (its reference taken) with an array
  * `key` added as its last member, up to that array's '[': the caller
  * writes the elements (fy_json_write, its own separators) and then "]}". */

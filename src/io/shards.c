@@ -8,10 +8,11 @@
  * does not give. Only uncompressed shards are taken. */
 #include "io/shards.h"
 
+#include "catalog/json.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -413,14 +414,10 @@ static int32_t parse_label(const char *t, size_t n) {
       end++;
     return end == stop ? (int32_t)v : -2;
   }
-  json_error_t err;
-  memset(&err, 0, sizeof err);
-  json_t *root = json_loadb(t, n, 0, &err);
-  /* jansson gives every syntax error a reason; most of its allocation
-   * failures give none (one that fails inside a string reads as a syntax
-   * error: that member is then no label) */
+  int oom;
+  json_t *root = fy_json_parse(t, n, &oom);
   if (!root)
-    return json_error_code(&err) == json_error_out_of_memory || !err.text[0] ? -3 : -2;
+    return oom ? -3 : -2;
   json_t *v = json_object_get(root, "label");
   if (!v)
     v = json_object_get(root, "cls");
