@@ -42,4 +42,10 @@ options=('\x00256' '\x220' '\x05centre' '\x070.08,1' '\x0c0.5,0.5,0.5' '\x19cuda
 for i in "${!options[@]}"; do printf "${options[$i]}" >"$corpus/options/seed-$i"; done
 
 "$mkseeds" "$corpus"
+# camera raws with maker notes, and in RAF and CR3 containers (LibRaw's parsers)
+if command -v python3 >/dev/null; then
+  python3 "$root/fuzz/raw_seeds.py" "$corpus"
+else
+  echo "fuzz: no python3: the raw seeds with maker notes (fuzz/raw_seeds.py) are left out"
+fi
 echo "fuzz: corpus in $corpus: $(find "$corpus" -type f | wc -l) files"

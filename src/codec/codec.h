@@ -187,6 +187,17 @@ int fy_raw_orientation(const uint8_t *data, size_t size);
  * file, or a RAF header's offsets do (raw_check.c: LibRaw is never given
  * it); FERRY_OK otherwise. */
 int fy_raw_check(const uint8_t *data, size_t size, const char *name);
+/* raw_check.c's walk of the TIFF at byte `base` of the file (its byte
+ * order, II or MM, at base): its IFDs from the one at `first` (an offset
+ * from base; with `chain`, the next IFDs too), every IFD and entry's data
+ * inside the file; messages name `where` (" (the block ...)" or ""). */
+int fy_raw_tiff_walk(const uint8_t *d, size_t n, size_t base, uint32_t first, int chain,
+                     const char *name, const char *where);
+/* A Canon CR3's boxes walked as LibRaw 0.20's parseCR3 walks them
+ * (raw_cr3.c): the TIFFs of its CMT1-4 boxes through fy_raw_tiff_walk, and
+ * the box sizes on which LibRaw would loop without end or read far past
+ * the file refused. */
+int fy_raw_cr3_check(const uint8_t *d, size_t n, const char *name);
 int fy_raw_pillow_exact(const uint8_t *data, size_t size);
 int fy_jpeg_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                    const fy_codec_req *req, fy_decoded *out);

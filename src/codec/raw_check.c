@@ -16,7 +16,7 @@
  *   JPEG's EXIF), each where the bytes there give a byte order;
  * - Canon CR3 (ISO media): the boxes CMT1-CMT4 in moov's Canon uuid box,
  *   each a TIFF header (IFD at 8) whose IFD LibRaw walks, but not the
- *   chain of next IFDs.
+ *   chain of next IFDs (raw_cr3.c finds them as LibRaw walks the boxes).
  * The same TIFF embedded there crashed LibRaw through either container.
  * Offsets inside an embedded TIFF count from its start.
  *
@@ -100,9 +100,7 @@ static int check_ifd(walk *w, uint32_t off) {
   return to ? push(w, to) : FERRY_OK;
 }
 
-/* The TIFF at byte `base` (whose byte order is known to be II or MM): its
- * IFDs from the one at `first` (an offset from base). */
-static int walk_tiff(const uint8_t *d, size_t n, size_t base, uint32_t first, int chain,
+int fy_raw_tiff_walk(const uint8_t *d, size_t n, size_t base, uint32_t first, int chain,
                      const char *name, const char *where) {
   walk w = {.d = d + base,
             .n = n - base,
@@ -128,7 +126,7 @@ static int tiff_at(const uint8_t *d, size_t n, uint32_t base, const char *name, 
   if ((size_t)base + 8 > n)
     return fy_error(FERRY_ECORRUPT, DAMAGED "a TIFF header at byte %u cut by the end of the file",
                     name, where, base);
-  return walk_tiff(d, n, base, fy_tiff_u(d + base + 4, 4, d[base] == 'M'), 1, name, where);
+  return fy_raw_tiff_walk(d, n, base, fy_tiff_u(d + base + 4, 4, d[base] == 'M'), 1, name, where);
 }
 
 /* Fujifilm RAF: LibRaw reads a TIFF at the offset at byte 100 (the raw
@@ -158,71 +156,12 @@ static int check_raf(const uint8_t *d, size_t n, const char *name) {
   return rc ? rc : tiff_at(d, n, jpeg, name, where);
 }
 
-/* One ISO media box at `at` within [at, end): its type and its content's
- * place. 0 when none is whole there (LibRaw stops there too). */
-static int box(const uint8_t *d, size_t at, size_t end, char type[5], size_t *content,
-               size_t *next) {
-  if (at + 8 > end)
-    return 0;
-  uint64_t size = fy_tiff_u(d + at, 4, 1);
-  size_t head = 8;
-  if (size == 1) { /* a 64-bit size follows the type */
-    if (at + 16 > end)
-      return 0;
-    size = (uint64_t)fy_tiff_u(d + at + 8, 4, 1) << 32 | fy_tiff_u(d + at + 12, 4, 1);
-    head = 16;
-  } else if (size == 0) { /* to the end */
-    size = end - at;
-  }
-  if (size < head || size > end - at)
-    return 0;
-  memcpy(type, d + at + 4, 4);
-  type[4] = '\0';
-  *content = at + head;
-  *next = at + (size_t)size;
-  return 1;
-}
-
-/* Canon CR3: the TIFFs of moov/uuid(Canon)/CMT1..CMT4. LibRaw takes a box
- * whose content starts with a byte order, 42 and 8, and walks the IFD at
- * 8 (SubIFDs, the EXIF IFD; not the next IFDs). */
-static int check_cr3(const uint8_t *d, size_t n, const char *name) {
-  static const uint8_t canon[16] = {0x85, 0xc0, 0xb6, 0x87, 0x82, 0x0f, 0x11, 0xe0,
-                                    0x81, 0x11, 0xf4, 0xce, 0x46, 0x2b, 0x6a, 0x48};
-  char t[5];
-  size_t c, next;
-  for (size_t at = 0; box(d, at, n, t, &c, &next); at = next) {
-    if (strcmp(t, "moov"))
-      continue;
-    size_t moov_end = next;
-    for (size_t u = c; box(d, u, moov_end, t, &c, &next); u = next) {
-      if (strcmp(t, "uuid") || c + 16 > next || memcmp(d + c, canon, 16))
-        continue;
-      size_t uuid_end = next;
-      for (size_t b = c + 16; box(d, b, uuid_end, t, &c, &next); b = next) {
-        if (strncmp(t, "CMT", 3) || t[3] < '1' || t[3] > '4' || c + 8 > n)
-          continue;
-        int big = !memcmp(d + c, "MM", 2);
-        if ((!big && memcmp(d + c, "II", 2)) || fy_tiff_u(d + c + 2, 2, big) != 42 ||
-            fy_tiff_u(d + c + 4, 4, big) != 8)
-          continue; /* LibRaw reads no further */
-        char where[64];
-        snprintf(where, sizeof where, " (CR3's %s box at byte %zu)", t, c - 8);
-        int rc = walk_tiff(d, n, c, 8, 0, name, where);
-        if (rc)
-          return rc;
-      }
-    }
-  }
-  return FERRY_OK;
-}
-
 int fy_raw_check(const uint8_t *d, size_t n, const char *name) {
   if (fy_tiff_magic(d, n)) /* TIFF, ORF, RW2: byte order at 0, IFD0 at 4 */
-    return walk_tiff(d, n, 0, fy_tiff_u(d + 4, 4, d[0] == 'M'), 1, name, "");
+    return fy_raw_tiff_walk(d, n, 0, fy_tiff_u(d + 4, 4, d[0] == 'M'), 1, name, "");
   if (n >= 16 && !memcmp(d, "FUJIFILM", 8))
     return check_raf(d, n, name);
   if (n >= 12 && !memcmp(d + 4, "ftypcrx ", 8))
-    return check_cr3(d, n, name);
+    return fy_raw_cr3_check(d, n, name);
   return FERRY_OK;
 }

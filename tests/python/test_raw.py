@@ -112,3 +112,21 @@ def test_raf_and_cr3_containers_are_checked_too(tmp_path):
     assert r.returncode == 3, (r.returncode, r.stderr)
     assert "libraw_crash.raf" in r.stderr and "libraw_crash.cr3" in r.stderr, r.stderr
     assert "4 files (" in r.stderr and ", 2 failed," in r.stderr, r.stderr
+
+
+def test_cr3_box_sizes_that_hang_libraw_are_refused(tmp_path):
+    """A CR3 whose box has a 64-bit size of 0 made LibRaw 0.20's parseCR3
+    walk the same box without end: `ferry info` on a 104-byte file never
+    returned. raw_cr3.c walks the boxes as LibRaw does first and refuses
+    it, naming the box; the rest of a folder goes on."""
+    hang = ROOT / "tests" / "fixtures" / "fuzz-regressions" / "probe" / \
+        "libraw-cr3-zero-largesize-hang"
+    bad = tmp_path / "IMG_0003.CR3"
+    shutil.copy(hang, bad)
+    shutil.copy(DNG, tmp_path / "IMG_0001.DNG")
+    r = subprocess.run([FERRY_BIN, "info", str(bad), str(tmp_path / "IMG_0001.DNG")],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert ("IMG_0003.CR3: camera raw: damaged CR3 box structure: the 'free' box at byte 24 "
+            "has a 64-bit size of 0") in r.stderr, r.stderr
+    assert "IMG_0001.DNG: camera raw 32x24" in r.stdout

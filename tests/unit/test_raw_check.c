@@ -7,7 +7,8 @@
  * and past the preview's) and a Canon CR3 (moov/uuid/CMT1-4 boxes) are
  * checked the same way, their offsets from the embedded TIFF's start and
  * the messages' from the file's; a RAF header whose offsets lie past the
- * end is refused; CR3 boxes LibRaw would not read are left alone. */
+ * end is refused; CR3 boxes LibRaw would not read are left alone, and the
+ * 64-bit box sizes on which LibRaw loops without end (raw_cr3.c) refused. */
 #include "codec/codec.h"
 
 #include "check.h"
@@ -166,12 +167,65 @@ static void containers(void) {
   CHECK(refused_as(b, n, "x.raf", "damaged RAF header: the preview's offset"));
   n = raf(&t, 0, b);
   CHECK(refused_as(b, 103, "x.raf", "damaged RAF header: 103 bytes"));
-  /* a CR3's boxes cut or oversized: LibRaw stops there, and so does the check */
+  /* a CR3's boxes cut or oversized: LibRaw walks a container to the end
+   * its 32-bit size claims, past the file's (fuzz_probe found the crash
+   * again through a moov 12 bytes too long): its TIFFs are still checked */
   sound(&t, 0);
   n = cr3(&t, 1, b);
-  be32(b + 24, 1u << 30); /* moov larger than the file */
+  be32(b + 24, 1u << 30);
   CHECK(fy_raw_check(b, n, "x.cr3") == FERRY_OK);
   CHECK(fy_raw_check(b, 30, "x.cr3") == FERRY_OK);
+  put(&t, 244, 9000, 4);
+  n = cr3(&t, 1, b);
+  be32(b + 24, 1u << 30);
+  CHECK(refused_as(b, n, "x.cr3", "(CR3's CMT1 box at byte 64): an IFD at byte 9072"));
+  /* a CMT box elsewhere than moov/uuid(Canon) is not LibRaw's: left */
+  n = cr3(&t, 1, b);
+  b[24 + 8 + 16] ^= 0xff; /* not Canon's UUID */
+  CHECK(fy_raw_check(b, n, "x.cr3") == FERRY_OK);
+  /* 64-bit sizes: 0 never moves LibRaw's walk on (a 104-byte file hung
+   * it), nor does one that wraps; a container claiming more than the file
+   * is walked past its end 4 GiB at a time */
+  static const uint8_t ftyp[24] = {0, 0, 0, 24, 'f', 't', 'y', 'p', 'c', 'r', 'x', ' '};
+  const struct {
+    const char *type;
+    uint64_t size;
+    const char *why;
+  } big[] = {
+      {"free", 0, "the 'free' box at byte 24 has a 64-bit size of 0 (LibRaw would walk"},
+      {"free", 15, "has a 64-bit size of 15"},
+      {"free", UINT64_MAX - 8, "has a 64-bit size of 18446744073709551607"},
+      {"moov", 1ull << 40, "the 'moov' box at byte 24 claims 1099511627776 bytes, past the end"},
+      {"free", 1ull << 40, NULL}, /* not a container: LibRaw steps over it */
+      {"moov", 64, NULL},
+  };
+  for (size_t k = 0; k < sizeof big / sizeof big[0]; k++) {
+    memset(b, 0, 128);
+    memcpy(b, ftyp, 24);
+    be32(b + 24, 1);
+    memcpy(b + 28, big[k].type, 4);
+    be32(b + 32, (size_t)(big[k].size >> 32));
+    be32(b + 36, (size_t)(big[k].size & 0xffffffffu));
+    if (big[k].why)
+      CHECK(refused_as(b, 88, "x.cr3", big[k].why));
+    else
+      CHECK_MSG(fy_raw_check(b, 88, "x.cr3") == FERRY_OK, "%s: %s", big[k].type,
+                ferry_last_error());
+  }
+  /* a 64-bit size of 0 deeper down: inside moov (LibRaw walks moov's
+   * children), not inside a box LibRaw does not open */
+  for (int open = 0; open < 2; open++) {
+    memset(b, 0, 128);
+    memcpy(b, ftyp, 24);
+    be32(b + 24, 64);
+    memcpy(b + 28, open ? "moov" : "mdat", 4);
+    be32(b + 32, 1);
+    memcpy(b + 36, "trak", 4);
+    if (open)
+      CHECK(refused_as(b, 88, "x.cr3", "the 'trak' box at byte 32 has a 64-bit size of 0"));
+    else
+      CHECK(fy_raw_check(b, 88, "x.cr3") == FERRY_OK);
+  }
 }
 
 static int refused(const tiff *t, const char *why) {
