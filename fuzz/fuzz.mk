@@ -8,7 +8,7 @@
 FUZZ_BUILD        ?= build-fuzz
 FUZZ_SECONDS      ?= 600
 FUZZ_TEST_SECONDS ?= 3
-FUZZ_TARGETS      ?= decode probe pack list catalog options shards
+FUZZ_TARGETS      ?= decode probe pack list catalog options shards video
 FUZZ_CC           ?= $(shell command -v clang-14 || command -v clang || echo clang)
 
 FUZZ_PKGS    := libjpeg libpng libwebp libtiff-4 libgif libheif stb libraw_r zlib jansson

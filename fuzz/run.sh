@@ -8,7 +8,7 @@ build=$1
 secs=$2
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode probe pack list catalog options shards)
+[ ${#targets[@]} -gt 0 ] || targets=(decode probe pack list catalog options shards video)
 root=$(cd "$(dirname "$0")/.." && pwd)
 corpus=${FUZZ_CORPUS:-$root/fuzz/corpus}
 mkdir -p "$build/crashes" "$build/logs"

@@ -8,7 +8,7 @@ corpus=$1
 mkseeds=$2
 root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${FERRY_CORPUS:-$root/../shared/corpus}
-mkdir -p "$corpus"/{decode,probe,pack,list,catalog,options}
+mkdir -p "$corpus"/{decode,probe,pack,list,catalog,options,video}
 
 # Images up to 64 KiB: big inputs make slow fuzzing.
 images=()
@@ -25,6 +25,16 @@ for f in "${images[@]}"; do
   # decode: a mode byte (options) first; 0 = defaults, 0x97 = crop + scaling
   for mode in 00 97; do
     out="$corpus/decode/$name-$mode"
+    [ -e "$out" ] || { printf "\\x$mode"; cat "$f"; } >"$out"
+  done
+done
+
+# video: the small fixtures (under 64 KiB), each with the mode byte (fuzz_video.c) 0, 1, 2, 4
+for f in "$root"/tests/fixtures/video/*.mp4 "$shared"/video/*.mp4 "$shared"/video/*.webm; do
+  [ -f "$f" ] && [ "$(stat -c %s "$f")" -lt 65536 ] || continue
+  name=$(printf '%s' "$f" | cksum | cut -d' ' -f1)
+  for mode in 00 01 02 04; do
+    out="$corpus/video/$name-$mode"
     [ -e "$out" ] || { printf "\\x$mode"; cat "$f"; } >"$out"
   done
 done

@@ -31,6 +31,9 @@
 #define LLVMFuzzerTestOneInput fuzz_shards_one
 #include "../../fuzz/fuzz_shards.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_video_one
+#include "../../fuzz/fuzz_video.c"
+#undef LLVMFuzzerTestOneInput
 #include "../../fuzz/fuzz_util.c"
 
 static const struct {
@@ -39,7 +42,7 @@ static const struct {
 } targets[] = {{"decode", fuzz_decode_one},   {"probe", fuzz_probe_one},
                {"pack", fuzz_pack_one},       {"list", fuzz_list_one},
                {"catalog", fuzz_catalog_one}, {"options", fuzz_options_one},
-               {"shards", fuzz_shards_one}};
+               {"shards", fuzz_shards_one},   {"video", fuzz_video_one}};
 
 #define slurp(path, n) check_slurp(path, n)
 
