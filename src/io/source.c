@@ -43,18 +43,24 @@ static int add_sample(fy_source *s, const char *path, int32_t label) {
   return FERRY_OK;
 }
 
-/* Sorted names of a directory's entries (no dot files: io/walk.c). */
-static int list_dir(const char *dir, char ***names, size_t *n) {
-  int err = fy_dir_names(dir, names, n);
+/* Sorted names of a directory's entries and their types (no dot files:
+ * io/walk.c). */
+static int list_dir(const char *dir, char ***names, unsigned char **types, size_t *n) {
+  int err = fy_dir_entries(dir, names, types, n);
   if (!err)
     return FERRY_OK;
   fy_dir_names_free(*names, *n);
+  free(*types);
   if (err == ENOMEM)
     return fy_error(FERRY_ENOMEM, "%s: out of memory listing directory", dir);
   return fy_error(FERRY_EIO, "%s: cannot open directory: %s", dir, strerror(err));
 }
 
-static int is_dir(const char *path) {
+/* A folder (symbolic links followed): readdir's word when it gave one, a
+ * stat otherwise. */
+static int is_dir(const char *path, unsigned char type) {
+  if (type != FY_ENTRY_ASK)
+    return type == FY_ENTRY_DIR;
   struct stat st;
   return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
@@ -81,15 +87,16 @@ static int walk(fy_source *s, const char *dir, int32_t label, int depth) {
   if (depth > 32)
     return fy_error(FERRY_EINVAL, "%s: directories nested too deep (a link loop?)", dir);
   char **names;
+  unsigned char *types;
   size_t n;
-  int rc = list_dir(dir, &names, &n);
+  int rc = list_dir(dir, &names, &types, &n);
   if (rc)
     return rc;
   char path[4096];
   for (size_t i = 0; i < n && rc == FERRY_OK; i++) {
     if (join(path, sizeof path, dir, names[i]))
       continue;
-    if (is_dir(path))
+    if (is_dir(path, types[i]))
       rc = walk(s, path, label, depth + 1);
     else if (fy_is_image_name(names[i]))
       rc = add_sample(s, path, label);
@@ -97,19 +104,21 @@ static int walk(fy_source *s, const char *dir, int32_t label, int depth) {
       count_not_read(s, names[i]);
   }
   fy_dir_names_free(names, n);
+  free(types);
   return rc;
 }
 
 static int open_dir(fy_source *s, const char *root) {
   char **names;
+  unsigned char *types;
   size_t n;
-  int rc = list_dir(root, &names, &n);
+  int rc = list_dir(root, &names, &types, &n);
   if (rc)
     return rc;
   char path[4096];
   /* ImageFolder: each sorted sub-folder is a class. */
   for (size_t i = 0; i < n && rc == FERRY_OK; i++) {
-    if (join(path, sizeof path, root, names[i]) || !is_dir(path))
+    if (join(path, sizeof path, root, names[i]) || !is_dir(path, types[i]))
       continue;
     char **cn = realloc(s->class_names, (size_t)(s->num_classes + 1) * sizeof *cn);
     if (!cn || !(cn[s->num_classes] = strdup(names[i]))) {
@@ -126,12 +135,14 @@ static int open_dir(fy_source *s, const char *root) {
     int len = snprintf(path, sizeof path, "%s/%s", root, names[i]);
     if (len < 0 || (size_t)len >= sizeof path)
       continue; /* said by the loop above */
-    if (!is_dir(path) && fy_is_image_name(names[i]))
+    int folder = is_dir(path, types[i]);
+    if (!folder && fy_is_image_name(names[i]))
       rc = add_sample(s, path, -1);
-    else if (!is_dir(path))
+    else if (!folder)
       count_not_read(s, names[i]);
   }
   fy_dir_names_free(names, n);
+  free(types);
   return rc;
 }
 

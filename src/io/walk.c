@@ -53,8 +53,14 @@ int fy_not_read_format(const char *name) {
   return -1;
 }
 
-static int cmp_str(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
+/* One entry: its name and what readdir said of it. */
+typedef struct entry {
+  char *name;
+  unsigned char type;
+} entry;
+
+static int cmp_entry(const void *a, const void *b) {
+  return strcmp(((const entry *)a)->name, ((const entry *)b)->name);
 }
 
 void fy_dir_names_free(char **names, size_t n) {
@@ -63,15 +69,29 @@ void fy_dir_names_free(char **names, size_t n) {
   free(names);
 }
 
-int fy_dir_names(const char *dir, char ***names, size_t *n) {
+static unsigned char entry_type(const struct dirent *e) {
+#ifdef DT_DIR
+  if (e->d_type == DT_DIR)
+    return FY_ENTRY_DIR;
+  if (e->d_type == DT_REG)
+    return FY_ENTRY_FILE;
+#else
+  (void)e;
+#endif
+  return FY_ENTRY_ASK; /* DT_LNK, DT_UNKNOWN: stat follows and says */
+}
+
+int fy_dir_entries(const char *dir, char ***names, unsigned char **types, size_t *n) {
   *names = NULL;
+  if (types)
+    *types = NULL;
   *n = 0;
   if (fy_fault_dir_denied(dir))
     return EACCES;
   DIR *d = opendir(dir);
   if (!d)
     return errno ? errno : EIO;
-  char **v = NULL;
+  entry *v = NULL;
   size_t k = 0, cap = 0;
   struct dirent *e;
   int err = 0;
@@ -80,26 +100,49 @@ int fy_dir_names(const char *dir, char ***names, size_t *n) {
     if (e->d_name[0] == '.') /* ".", "..", hidden names */
       continue;
     if (k == cap) {
-      char **nv = fy_grow(v, &cap, k + 1, sizeof *nv, 64);
+      entry *nv = fy_grow(v, &cap, k + 1, sizeof *nv, 64);
       if (!nv) {
         err = ENOMEM;
         break;
       }
       v = nv;
     }
-    if (!(v[k] = strdup(e->d_name))) {
+    if (!(v[k].name = strdup(e->d_name))) {
       err = ENOMEM;
       break;
     }
-    k++;
+    v[k++].type = entry_type(e);
     errno = 0;
   }
   if (!err && errno)
     err = errno; /* readdir failed part way */
   closedir(d);
   if (k > 1)
-    qsort(v, k, sizeof *v, cmp_str);
-  *names = v;
+    qsort(v, k, sizeof *v, cmp_entry);
+  /* the names and types apart, as the callers take them */
+  char **nm = k ? malloc(k * sizeof *nm) : NULL;
+  unsigned char *ty = k && types ? malloc(k) : NULL;
+  if (k && (!nm || (types && !ty))) {
+    free(nm);
+    free(ty);
+    for (size_t i = 0; i < k; i++)
+      free(v[i].name);
+    free(v);
+    return ENOMEM;
+  }
+  for (size_t i = 0; i < k; i++) {
+    nm[i] = v[i].name;
+    if (ty)
+      ty[i] = v[i].type;
+  }
+  free(v);
+  *names = nm;
+  if (types)
+    *types = ty;
   *n = k;
   return err;
+}
+
+int fy_dir_names(const char *dir, char ***names, size_t *n) {
+  return fy_dir_entries(dir, names, NULL, n);
 }

@@ -14,6 +14,14 @@
  * part way, the names read so far are kept in *names (free them). */
 int fy_dir_names(const char *dir, char ***names, size_t *n);
 void fy_dir_names_free(char **names, size_t n);
+/* The same, with what readdir says of each entry (types may be NULL):
+ * FY_ENTRY_DIR, FY_ENTRY_FILE, or FY_ENTRY_ASK when only a stat can say (a
+ * symbolic link, or a file system that does not tell), so that a walk
+ * stats only those: a folder of a million images is listed without a
+ * million stat calls (network file systems answer each one). *types is
+ * freed with free(). */
+enum { FY_ENTRY_ASK = 0, FY_ENTRY_DIR = 1, FY_ENTRY_FILE = 2 };
+int fy_dir_entries(const char *dir, char ***names, unsigned char **types, size_t *n);
 
 /* 1 when a file name has an image extension (FY_IMAGE_EXTENSIONS, any
  * case) and is not a dot file. */
