@@ -184,8 +184,8 @@ static void containers(void) {
   b[24 + 8 + 16] ^= 0xff; /* not Canon's UUID */
   CHECK(fy_raw_check(b, n, "x.cr3") == FERRY_OK);
   /* 64-bit sizes: 0 never moves LibRaw's walk on (a 104-byte file hung
-   * it), nor does one that wraps; a container claiming more than the file
-   * is walked past its end 4 GiB at a time */
+   * it), and one that wraps back loops it; a container claiming more than
+   * the file is refused as damaged */
   static const uint8_t ftyp[24] = {0, 0, 0, 24, 'f', 't', 'y', 'p', 'c', 'r', 'x', ' '};
   const struct {
     const char *type;
@@ -212,6 +212,21 @@ static void containers(void) {
       CHECK_MSG(fy_raw_check(b, 88, "x.cr3") == FERRY_OK, "%s: %s", big[k].type,
                 ferry_last_error());
   }
+  /* a header across the end of the file, inside a moov whose 32-bit size
+   * claims more than the file: read with 0xff past the end (raw_cr3.c),
+   * its 64-bit size wraps and is refused */
+  memset(b, 0, 128);
+  memcpy(b, ftyp, 24);
+  be32(b + 24, 4096);
+  memcpy(b + 28, "moov", 4);
+  be32(b + 32, 1);
+  memcpy(b + 36, "free", 4);
+  memset(b + 40, 0xff, 5);
+  CHECK(refused_as(b, 45, "x.cr3",
+                   "the 'free' box at byte 32 has a 64-bit size of "
+                   "18446744073709551615"));
+  b[40] = 0; /* 0x00ffffff ffffffff: no wrap, and past the end: not walked */
+  CHECK_MSG(fy_raw_check(b, 45, "x.cr3") == FERRY_OK, "%s", ferry_last_error());
   /* a 64-bit size of 0 deeper down: inside moov (LibRaw walks moov's
    * children), not inside a box LibRaw does not open */
   for (int open = 0; open < 2; open++) {
