@@ -8,7 +8,8 @@
 FUZZ_BUILD        ?= build-fuzz
 FUZZ_SECONDS      ?= 600
 FUZZ_TEST_SECONDS ?= 3
-FUZZ_TARGETS      ?= decode probe pack list catalog options shards video
+# every fuzz/fuzz_<target>.c (fuzz_util.c holds shared helpers)
+FUZZ_TARGETS      ?= $(filter-out util,$(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c)))
 FUZZ_CC           ?= $(shell command -v clang-14 || command -v clang || echo clang)
 
 FUZZ_PKGS    := libjpeg libpng libwebp libtiff-4 libgif libheif stb libraw_r zlib jansson

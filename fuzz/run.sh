@@ -8,8 +8,13 @@ build=$1
 secs=$2
 shift 2
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode probe pack list catalog options shards video)
 root=$(cd "$(dirname "$0")/.." && pwd)
+if [ ${#targets[@]} -eq 0 ]; then # every fuzz/fuzz_<target>.c but the helpers
+  for f in "$root"/fuzz/fuzz_*.c; do
+    t=${f##*/fuzz_} t=${t%.c}
+    [ "$t" = util ] || targets+=("$t")
+  done
+fi
 corpus=${FUZZ_CORPUS:-$root/fuzz/corpus}
 mkdir -p "$build/crashes" "$build/logs"
 total=0

@@ -184,8 +184,9 @@ int fy_raw_orientation(const uint8_t *data, size_t size);
 /* FERRY_ECORRUPT with the reason when a TIFF that LibRaw would read in a
  * raw (the file itself when TIFF-shaped; the blocks a RAF header points to;
  * a CR3's CMT1-4 boxes) has IFDs or entries pointing past the end of the
- * file, or a RAF header's offsets do (raw_check.c: LibRaw is never given
- * it); FERRY_OK otherwise. */
+ * file, or a RAF header's offsets do, or a CR3's box sizes would make
+ * LibRaw loop (raw_check.c, raw_cr3.c: LibRaw is never given it); FERRY_OK
+ * otherwise. */
 int fy_raw_check(const uint8_t *data, size_t size, const char *name);
 /* raw_check.c's walk of the TIFF at byte `base` of the file (its byte
  * order, II or MM, at base): its IFDs from the one at `first` (an offset
