@@ -137,7 +137,7 @@ class Rank:
             seed=args.seed, drop_last=True, rank=self.rank, world_size=self.world,
             workers=args.workers or None, hw_decode=args.hw_decode if self.gpu is not None
             else None, output="torch")
-        self.result["workers"] = self.loader._options["workers"]
+        self.result["workers"] = self.loader.workers
         n = len(self.loader)
         self.result.update(batches_per_epoch=n, ring=self.loader.ring, numa=list(self.loader.numa))
         if n == 0:

@@ -25,7 +25,8 @@
 #   SET_IMAGES=10000 distinct JPEGs, SET_REPEAT=4 names for each (hard links: a larger epoch,
 #   the same files), SET_DIR=/tmp/x2set; BATCH=256 per GPU; LOAD_BATCHES=200 LOAD_WARMUP=20 (per
 #   rank), LOAD_ARGS (more dist_load.py options: --no-hw-decode), LOAD_SHARE=1 (also one rank
-#   with 1/NGPU of the cores, an informative second baseline); TRAIN_STEPS=220
+#   with 1/NGPU of the cores, an informative second baseline), LOAD_VARIANTS (more informative
+#   runs: "1x16 2x12 1x0:engine 2x0:cpu", part_load says how); TRAIN_STEPS=220
 #   TRAIN_WARMUP=60 (fewer: ferry's JPEG engine has not settled, 85 % of the ceiling at 45 timed
 #   steps on an H200 against 99.4 % at 160); SEARCH_N=20000000 (0: the search's tests only);
 #   PARTS="load train search"; BUDGET=570.
@@ -41,6 +42,7 @@ SUM=$OUT/summary.txt
 BUDGET=${BUDGET:-570} SET_IMAGES=${SET_IMAGES:-10000} SET_REPEAT=${SET_REPEAT:-4}
 SET=${SET_DIR:-/tmp/x2set} BATCH=${BATCH:-256}
 LOAD_BATCHES=${LOAD_BATCHES:-200} LOAD_WARMUP=${LOAD_WARMUP:-20} LOAD_ARGS=${LOAD_ARGS:-}
+LOAD_VARIANTS=${LOAD_VARIANTS:-}
 TRAIN_STEPS=${TRAIN_STEPS:-220} TRAIN_WARMUP=${TRAIN_WARMUP:-60}
 SEARCH_N=${SEARCH_N:-20000000} PARTS=${PARTS:-load train search}
 export LD_LIBRARY_PATH=$PWD/$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -87,7 +89,10 @@ trun() {
     echo "not run: the budget is spent" | tee -a "$log"
     return 124
   fi
-  env FERRY_X2_TOKEN="$token" timeout -k 20 "$t" python3 -m torch.distributed.run --standalone \
+  # FERRY_X2_ENV: one more VAR=value for the run; FERRY_X2_PIN: the CPUs it may use (taskset)
+  env FERRY_X2_TOKEN="$token" ${FERRY_X2_ENV:-FERRY_X2_VARIANT=0} \
+    ${FERRY_X2_PIN:+taskset -c "$FERRY_X2_PIN"} timeout -k 20 "$t" \
+    python3 -m torch.distributed.run --standalone \
     --nproc-per-node "$np" "$@" > "$tmp/run.txt" 2>&1
   rc=$?
   cat "$tmp/run.txt" >> "$log"
@@ -214,18 +219,42 @@ part_load() {
     verdict "$q" 1.8
     say "  LOAD $n ranks / 1 rank: ${q:-?}x: $vtext"
     if [ "${LOAD_SHARE:-0}" = 1 ]; then
-      # the other reading of "one rank": one rank with the share of the cores it has among n
-      # (the scaling of one rank's own resources), beside the one rank with every core above
+      # the other reading of "one rank": one rank on the share of the cores it has among n
+      # (taskset: its default workers and engine threads are then those of a rank of n), the
+      # scaling of one rank's own resources, beside the one rank with every core above
       local w=$(($(nproc) / n))
       t=$(limit 150)
-      trun "$log" "$t" 1 "${a[@]}" --workers "$w" --timeout $((t - 10)) --label "1 rank, $w workers"
+      FERRY_X2_PIN=0-$((w - 1)) trun "$log" "$t" 1 "${a[@]}" --timeout $((t - 10)) \
+        --label "1 rank on cores 0-$((w - 1))"
       rc=$?
-      rate "1 rank, $w workers (1/$n of the cores)" "$last" "$rc"
+      rate "1 rank on $w cores (1/$n of them)" "$last" "$rc"
+      [ -n "$val" ] && ranks "$last" | sed 's/^/  /' | tee -a "$SUM"
       say "  load $n ranks / 1 rank with 1/$n of the cores: $(ratio "$rn" "$val")x (informative)"
     fi
   else
     say "  load 2 ranks on ONE GPU / 1 rank: ${q:-?}x (mechanics check, not the acceptance)"
   fi
+  # LOAD_VARIANTS: more runs beside those, informative: NPxW[:engine|:cpu] is NP ranks of W
+  # workers each (0: ferry's default); engine: the JPEG engine alone (FERRY_BENCH_ENGINE_ONLY,
+  # the CPU workers leave every sample to it); cpu: the cores alone (--no-hw-decode)
+  local v vn vw vm va ve
+  for v in $LOAD_VARIANTS; do
+    vn=${v%%x*} vw=${v#*x} vm="" va=() ve=FERRY_X2_VARIANT=1
+    [ "$vw" != "${vw%%:*}" ] && vm=${vw#*:} vw=${vw%%:*}
+    [ "$vw" != 0 ] && va+=(--workers "$vw")
+    [ "$multi" = 0 ] && va+=(--one-gpu)
+    case $vm in
+      engine) ve=FERRY_BENCH_ENGINE_ONLY=1 ;;
+      cpu) va+=(--no-hw-decode) ;;
+    esac
+    t=$(limit 120)
+    FERRY_X2_ENV=$ve trun "$log" "$t" "$vn" "${a[@]}" "${va[@]}" --timeout $((t - 10)) \
+      --label "variant $v"
+    rc=$?
+    rate "variant $v" "$last" "$rc"
+    [ -n "$val" ] && say "  variant $v: $(ranks "$last" | head -1)" &&
+      ranks "$last" | tail -n +2 | sed 's/^/  /' | tee -a "$SUM"
+  done
 }
 
 part_train() {

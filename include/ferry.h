@@ -455,7 +455,7 @@ int64_t ferry_loader_num_batches(const ferry_loader *loader);
 const char *ferry_loader_path(const ferry_loader *loader, int64_t index);
 int32_t ferry_loader_label(const ferry_loader *loader, int64_t index);
 /* Worker threads decoding on the CPU (options.workers, or the automatic
- * choice: one per core; on a GPU with a JPEG engine, cores - 4). */
+ * choice: the cores of its share; on a GPU with the JPEG engine, less its 4 decoder threads). */
 int ferry_loader_num_workers(const ferry_loader *loader);
 /* The ring's length: options.prefetch, or what ferry chose for 0. */
 int ferry_loader_prefetch(const ferry_loader *loader);

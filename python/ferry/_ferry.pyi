@@ -139,6 +139,7 @@ class Loader:
     num_classes: int
     live_batches: int
     ring: int
+    workers: int
     numa: Tuple[int, str]
     closed: bool
     freed: bool

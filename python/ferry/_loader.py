@@ -10,7 +10,7 @@ from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, U
 from . import _ferry
 from ._ferry import InvalidArgument, StateError, Tensor
 from ._common import (
-    _Closable, _DTYPE_NAMES, _OUTPUTS, _default_workers, _device_index, _dist_defaults,
+    _Closable, _DTYPE_NAMES, _OUTPUTS, _device_index, _dist_defaults,
     _dtype_name, _normalization, _size, _stall_ms)
 
 # The options that ferry.Loader takes under a name of its own (and in its own
@@ -162,8 +162,10 @@ class Loader(_Closable):
       rank, world_size: sharding: rank r takes every world_size-th sample
         of the epoch's permutation. Default: torch.distributed when
         initialised, else $RANK / $WORLD_SIZE (torchrun), else 0 / 1.
-      workers: decoding threads; default every core this process may use,
-        divided by $LOCAL_WORLD_SIZE.
+      workers: CPU decoding threads; default (None) ferry's choice: the cores
+        this process may use, divided by $LOCAL_WORLD_SIZE, less the threads
+        that feed the GPU's JPEG engine when it decodes (Loader.workers says
+        how many).
       cache: "memory" (up to a quarter of RAM) or a number of bytes: transformed samples are
           kept after they are first made and later epochs are served from RAM; needs a
           deterministic pipeline (crop="center" or "none", no flip).
@@ -237,7 +239,7 @@ class Loader(_Closable):
         rank, world_size = _dist_defaults(rank, world_size)
         options.update(
             batch_size=batch_size, width=width, height=height,
-            workers=_default_workers() if workers is None else workers,
+            workers=0 if workers is None else workers,  # 0: the C library's one rule
             flip_prob=0.5 if flip is True else 0.0 if flip is False or flip is None else flip,
             normalize=normalize, mean=mean3, std=std3, dtype=_dtype_name(dtype), rank=rank,
             world_size=world_size, allow_dct_scaling=dct_scaling, device=dev,
@@ -401,6 +403,11 @@ class Loader(_Closable):
     def ring(self) -> int:
         """Batch buffers in the ring: prefetch, or ferry's choice for prefetch=None."""
         return self._live_core().ring
+
+    @property
+    def workers(self) -> int:
+        """CPU worker threads decoding: workers=, or ferry's choice for workers=None."""
+        return self._live_core().workers
 
     @property
     def classes(self) -> List[str]:

@@ -89,7 +89,7 @@ def load_tensor(source: Any, size: Union[int, Sequence[int]] = 224, *, device: A
             raise InvalidArgument('output="numpy" needs device="cpu"')
         cpu = Loader(source, batch_size, size, device="cpu", dtype=dtype, output="torch",
                      pin_memory=True, **options)
-        small = cpu.num_samples < _CPU_IMAGES_PER_CORE * max(1, cpu._options["workers"])
+        small = cpu.num_samples < _CPU_IMAGES_PER_CORE * max(1, cpu.workers)
         if gpu_decode is False or small:
             try:
                 return _fill(cpu, progress, reserve, to_device=target)

@@ -145,13 +145,17 @@ static int alloc_slots(ferry_loader *L) {
 }
 
 static int start_threads(ferry_loader *L) {
-  /* On a GPU, 3 decoder threads feed the JPEG engine (device.c) and the
-   * consumer needs a core: measured on 16 cores, 12 workers beat 16. */
   /* Placed near the GPU (place.c): the cores of that placement; else this
-   * process's share of the node's (ferry_default_threads). */
+   * process's share of the node's (ferry_default_threads). On a GPU with
+   * the JPEG engine, its decoder threads (device.c: 4, and they decode on
+   * the CPU while their context is off) take cores of that share and the
+   * workers the rest: on 16 cores 12 workers beat 16; with the whole share
+   * as workers the decoder threads starve and the engine decodes half as
+   * many images (2 ranks of 16 workers on 32 cores, bench/RESULTS.md). */
   int cores = L->numa.placed ? fy_cpus_count(&L->numa.cpus) : fy_share_cores();
-  int gpu_auto = cores > 8 ? cores - 4 : cores > 2 ? cores - 1 : cores;
-  L->nworkers = L->o.workers ? L->o.workers : L->gpu && fy_gpu_hw_decode(L->gpu) ? gpu_auto : cores;
+  int feed = L->gpu_threads;
+  int gpu_auto = cores > 2 * feed ? cores - feed : cores > 2 ? cores - 1 : cores;
+  L->nworkers = L->o.workers ? L->o.workers : feed > 0 ? gpu_auto : cores;
   L->threads = calloc((size_t)L->nworkers, sizeof *L->threads);
   L->ws = calloc((size_t)L->nworkers, sizeof *L->ws);
   L->wnotes = calloc((size_t)L->nworkers, sizeof *L->wnotes);

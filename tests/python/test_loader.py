@@ -135,9 +135,15 @@ def test_rank_world_size_from_environment(sample, monkeypatch):
 
 
 def test_workers_default_shares_cores(sample, monkeypatch):
+    # workers=None is the C library's choice (0), reported by Loader.workers: on
+    # the CPU, the cores this process may use divided by LOCAL_WORLD_SIZE
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "64")
     loader = numpy_loader(sample, 4, 16, workers=None)
-    assert loader._options["workers"] >= 1
+    assert loader._options["workers"] == 0
+    assert loader.workers == ferry._ferry.default_threads() >= 1
+    monkeypatch.delenv("LOCAL_WORLD_SIZE")
+    assert numpy_loader(sample, 4, 16).workers == ferry._ferry.default_threads() >= 1
+    assert numpy_loader(sample, 4, 16, workers=3).workers == 3
 
 
 @pytest.mark.parametrize("kw,match", [

@@ -390,6 +390,7 @@ LOADER_INT64_GETTER(epoch_size, ferry_loader_epoch_size)
 LOADER_INT64_GETTER(num_batches, ferry_loader_num_batches)
 LOADER_INT64_GETTER(num_classes, ferry_loader_num_classes)
 LOADER_INT64_GETTER(pinned, ferry_loader_pinned)
+LOADER_INT64_GETTER(workers, ferry_loader_num_workers)
 
 /* (NUMA node, CPUs as a cpulist) where the threads were placed near the
  * GPU (the numa option), else (-1, why not) */
@@ -451,6 +452,8 @@ static PyGetSetDef loader_getset[] = {
     {"live_batches", (getter)loader_get_live, NULL, "Batch objects alive (holding slots).", NULL},
     {"ring", (getter)loader_get_ring, NULL, "Batches in the ring: prefetch, or ferry's choice.",
      NULL},
+    {"workers", (getter)loader_get_workers, NULL,
+     "CPU worker threads: the workers option, or ferry's choice for 0.", NULL},
     {"options", (getter)loader_get_options, NULL,
      "The options it was opened with, by name (choices as their C values).", NULL},
     {"closed", (getter)loader_get_closed, NULL, "close() was called.", NULL},
