@@ -96,6 +96,30 @@ def endless(loader, first_epoch):
         epoch += 1
 
 
+def thread_cpu():
+    """CPU seconds (user + system) of this process's threads, by kind: ferry's
+    loader names its threads ferry-worker (CPU decoding) and ferry-engine
+    (feeding the JPEG engine); every other thread (Python, torch, CUDA's) is
+    "other". Read from /proc/self/task (Linux); {} where that cannot be read."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = {}
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:  # the thread ended
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        kind = name if name in ("ferry-worker", "ferry-engine") else "other"
+        out[kind] = out.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 class Rank:
     """One rank's run, step by step; a step after a failure does nothing, so
     that a failed rank still meets the others at every barrier."""
@@ -160,13 +184,17 @@ class Rank:
         self.sync()
 
     def timed(self):
-        s0 = self.loader.stats()
+        s0, c0 = self.loader.stats(), thread_cpu()
         start, t0 = time.time(), time.perf_counter()
         images = self.take(self.args.batches)
         self.sync()
         seconds = time.perf_counter() - t0
         end = time.time()
-        s1 = self.loader.stats()
+        s1, c1 = self.loader.stats(), thread_cpu()
+        # the cores this rank kept busy over the window, by kind of thread (thread_cpu)
+        cpu = {k: round(c1[k] - c0.get(k, 0.0), 2) for k in c1}
+        self.result.update(cpu_s=cpu, cores_busy=round(sum(cpu.values()) / seconds, 2)
+                           if seconds > 0 else None)
         self.result.update(
             images=images, seconds=round(seconds, 4), start=start, end=end,
             images_per_s=round(images / seconds, 1) if seconds > 0 else None,

@@ -148,6 +148,7 @@ for r in d["ranks"]:
     print(f"    rank {r['rank']} on {r['device']}: {r.get('images_per_s')} images/s, "
           f"{r.get('workers')} workers, {r.get('gpu_decoded')} images on the engine, "
           f"decode {r.get('decode_s')} s, idle {r.get('idle_s')} s, numa {r.get('numa')}")
+    print(f"      cores busy {r.get('cores_busy')} (CPU s by thread: {r.get('cpu_s')})")
 EOF
 }
 
@@ -161,6 +162,7 @@ multi=1
 [ "$n" -ge 2 ] || multi=0
 gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 say "== gpu_x2_checks: $n of $ngpu GPU(s) ($gpu_name), $(nproc) cores, $(date -u '+%Y-%m-%d %H:%M UTC')"
+say "   CPUs: $(lscpu | sed -n 's/^\(Thread(s) per core\|Core(s) per socket\|Socket(s)\|NUMA node(s)\|Model name\): *\(.*\)/\1 \2/p' | paste -sd ';')"
 say "   bundle of commit $(cat "$D/COMMIT" 2>/dev/null || echo '? (no COMMIT in the bundle)'), torch $(python3 -c \
   'import torch; print(torch.__version__)' 2>&1 | tail -1), budget $BUDGET s"
 if [ "$multi" = 0 ]; then

@@ -108,6 +108,12 @@ double fy_now(void);
 /* Number of online CPU cores (at least 1). */
 int fy_num_cores(void);
 
+/* Names the calling thread (at most 15 characters are kept), as `top -H`,
+ * /proc/PID/task/TID/comm and profilers show it: ferry's threads are
+ * "ferry-worker" (a loader's CPU decoding) and "ferry-engine" (a loader's
+ * JPEG engine feeding). Best effort: a failure changes nothing. */
+void fy_thread_name(const char *name);
+
 /* Whether this CPU runs AVX2 (asked once; 0 off x86-64). */
 int fy_cpu_avx2(void);
 

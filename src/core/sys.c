@@ -1,4 +1,4 @@
-/* sys.c — clock, core count, whole-file reads (with a time-out for FIFOs
+/* sys.c — clock, core count, thread names, whole-file reads (with a time-out for FIFOs
  * and devices) and byte-range reads of an open file (a shard's member), all
  * through the injected read fault of fault.c. */
 #include "core/internal.h"
@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -20,6 +22,12 @@ double fy_now(void) {
 int fy_num_cores(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (int)n : 1;
+}
+
+void fy_thread_name(const char *name) {
+  char n[16];
+  snprintf(n, sizeof n, "%s", name);
+  (void)pthread_setname_np(pthread_self(), n);
 }
 
 int fy_cpu_avx2(void) {

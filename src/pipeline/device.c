@@ -307,6 +307,7 @@ void *fy_dev_decoder_main(void *arg) {
   fy_buf scratch = {0};
   memset(&w, 0, sizeof w);
   w.note = &L->dnotes[engine];
+  fy_thread_name("ferry-engine");
   fy_read_timeout_set(L->o.read_timeout_ms); /* fy_read_file in this thread */
   pthread_mutex_lock(&L->ring.mu);
   for (;;) {

@@ -28,6 +28,7 @@ static void *worker_run(void *arg) {
   fy_worker_state *w = &L->ws[a->id];
   w->note = &L->wnotes[a->id];
   free(a);
+  fy_thread_name("ferry-worker");
   fy_read_timeout_set(L->o.read_timeout_ms); /* fy_read_file in this thread */
   /* FERRY_BENCH_ENGINE_ONLY (benchmarks: the JPEG engine's own rate): the
    * CPU workers leave every sample to the engine threads */

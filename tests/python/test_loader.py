@@ -1,5 +1,7 @@
 """ferry.Loader: shapes, dtypes, values equal to the C pipeline, epochs,
 sharding arguments, options."""
+import os
+
 import numpy as np
 import pytest
 
@@ -142,7 +144,7 @@ def test_workers_default_shares_cores(sample, monkeypatch):
     assert loader._options["workers"] == 0
     assert loader.workers == ferry._ferry.default_threads() >= 1
     monkeypatch.delenv("LOCAL_WORLD_SIZE")
-    assert numpy_loader(sample, 4, 16).workers == ferry._ferry.default_threads() >= 1
+    assert numpy_loader(sample, 4, 16, workers=None).workers == ferry._ferry.default_threads()
     assert numpy_loader(sample, 4, 16, workers=3).workers == 3
 
 
@@ -260,3 +262,27 @@ def test_no_images_names_the_formats_seen(tmp_path):
     (tmp_path / "b.psb").unlink()
     with pytest.raises(ferry.EmptySourceError, match="no images found"):
         ferry.Loader(str(tmp_path), batch_size=1)
+
+
+def _thread_names():
+    names = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:  # the thread ended
+            pass
+    return names
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"),
+                    reason="thread names are read from /proc/self/task (Linux only)")
+def test_worker_threads_named(sample):
+    # ferry's loader names its CPU decoding threads, as top -H and profilers show them
+    # (bench/dist_load.py sums their CPU time by name)
+    before = _thread_names().count("ferry-worker")
+    loader = numpy_loader(sample, 4, 16, workers=3)
+    next(iter(loader))
+    assert _thread_names().count("ferry-worker") - before == 3
+    loader.close()  # joins them
+    assert _thread_names().count("ferry-worker") == before
