@@ -150,9 +150,9 @@ static int start_threads(ferry_loader *L) {
    * process's share of the node's (ferry_default_threads). On a GPU with
    * the JPEG engine, its decoder threads (device.c: 4, and they decode on
    * the CPU while their context is off) take cores of that share and the
-   * workers the rest: on 16 cores 12 workers beat 16; with the whole share
-   * as workers the decoder threads starve and the engine decodes half as
-   * many images (2 ranks of 16 workers on 32 cores, bench/RESULTS.md). */
+   * workers the rest: on 16 cores 12 workers beat 16; 2 ranks of 16
+   * workers on 32 cores loaded 15 % fewer images than of 12, the engine
+   * taking 55 % of them instead of 67 % (2 x H200, bench/RESULTS.md). */
   int cores = L->numa.placed ? fy_cpus_count(&L->numa.cpus) : fy_share_cores();
   int feed = L->gpu_threads;
   int gpu_auto = cores > 2 * feed ? cores - feed : cores > 2 ? cores - 1 : cores;
