@@ -236,9 +236,10 @@ part_load() {
   else
     say "  load 2 ranks on ONE GPU / 1 rank: ${q:-?}x (mechanics check, not the acceptance)"
   fi
-  # LOAD_VARIANTS: more runs beside those, informative: NPxW[:engine|:cpu] is NP ranks of W
-  # workers each (0: ferry's default); engine: the JPEG engine alone (FERRY_BENCH_ENGINE_ONLY,
-  # the CPU workers leave every sample to it); cpu: the cores alone (--no-hw-decode)
+  # LOAD_VARIANTS: more runs beside those, informative: NPxW[:engine|:cpu|:nice] is NP ranks of
+  # W workers each (0: ferry's default); engine: the JPEG engine alone (FERRY_BENCH_ENGINE_ONLY,
+  # the CPU workers leave every sample to it); cpu: the cores alone (--no-hw-decode); nice: the
+  # workers at nice 10 (FERRY_WORKER_NICE), the engine's feeding threads first
   local v vn vw vm va ve
   for v in $LOAD_VARIANTS; do
     vn=${v%%x*} vw=${v#*x} vm="" va=() ve=FERRY_X2_VARIANT=1
@@ -247,6 +248,7 @@ part_load() {
     [ "$multi" = 0 ] && va+=(--one-gpu)
     case $vm in
       engine) ve=FERRY_BENCH_ENGINE_ONLY=1 ;;
+      nice) ve=FERRY_WORKER_NICE=10 ;;
       cpu) va+=(--no-hw-decode) ;;
     esac
     t=$(limit 120)

@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 typedef struct worker_arg {
   ferry_loader *L;
@@ -29,6 +31,8 @@ static void *worker_run(void *arg) {
   w->note = &L->wnotes[a->id];
   free(a);
   fy_thread_name("ferry-worker");
+  if (L->worker_nice) /* this thread alone (Linux: a thread id is a process id here) */
+    (void)setpriority(PRIO_PROCESS, (id_t)gettid(), L->worker_nice);
   fy_read_timeout_set(L->o.read_timeout_ms); /* fy_read_file in this thread */
   /* FERRY_BENCH_ENGINE_ONLY (benchmarks: the JPEG engine's own rate): the
    * CPU workers leave every sample to the engine threads */
@@ -157,6 +161,12 @@ static int start_threads(ferry_loader *L) {
   int feed = L->gpu_threads;
   int gpu_auto = cores > 2 * feed ? cores - feed : cores > 2 ? cores - 1 : cores;
   L->nworkers = L->o.workers ? L->o.workers : feed > 0 ? gpu_auto : cores;
+  /* FERRY_WORKER_NICE=1..19 (benchmarks): the workers yield the cores to the
+   * engine's feeding threads and the consumer when all are busy */
+  const char *nice = getenv("FERRY_WORKER_NICE");
+  L->worker_nice = nice && atoi(nice) >= 1 && atoi(nice) <= 19 ? atoi(nice) : 0;
+  if (nice && *nice && !L->worker_nice)
+    fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_NICE=%s is not 1..19: ignored", nice);
   L->threads = calloc((size_t)L->nworkers, sizeof *L->threads);
   L->ws = calloc((size_t)L->nworkers, sizeof *L->ws);
   L->wnotes = calloc((size_t)L->nworkers, sizeof *L->wnotes);

@@ -38,6 +38,7 @@ struct ferry_loader {
   fy_ring ring;
   pthread_mutex_t report_mu;
   int nworkers;
+  int worker_nice; /* FERRY_WORKER_NICE (benchmarks): the workers' nice value, 0 untouched */
   pthread_t *threads;
   fy_worker_state *ws;
   int epoch; /* (mu) */

@@ -78,7 +78,8 @@ const ferry_option fy_loader_option_table[] = {
      INT(workers, 0, 1024),
      .default_value = "0",
      .help = "decode threads (default 0: one per core this process may use, shared among "
-             "torchrun's LOCAL_WORLD_SIZE processes)"},
+             "torchrun's LOCAL_WORLD_SIZE processes; on a GPU with the JPEG engine, less its 4 "
+             "feeding threads)"},
     {.name = "prefetch",
      .flag = "--prefetch",
      INT(prefetch, 1, 64),

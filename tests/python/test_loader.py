@@ -286,3 +286,35 @@ def test_worker_threads_named(sample):
     assert _thread_names().count("ferry-worker") - before == 3
     loader.close()  # joins them
     assert _thread_names().count("ferry-worker") == before
+
+
+def _worker_nices():
+    out = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if stat[stat.index("(") + 1:stat.rindex(")")] == "ferry-worker":
+            out.append(int(stat[stat.rindex(")") + 2:].split()[16]))  # field 19: nice
+    return out
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"),
+                    reason="thread nice values are read from /proc/self/task (Linux only)")
+def test_worker_nice_knob(sample, monkeypatch):
+    # FERRY_WORKER_NICE (a benchmark knob): the CPU workers' nice value; out of 1..19 ignored
+    base = os.nice(0)
+    if base > 7:
+        pytest.skip(f"this process already runs at nice {base}: 7 would need privileges")
+    monkeypatch.setenv("FERRY_WORKER_NICE", "7")
+    loader = numpy_loader(sample, 4, 16, workers=2)
+    next(iter(loader))
+    assert _worker_nices() == [7, 7]
+    loader.close()
+    monkeypatch.setenv("FERRY_WORKER_NICE", "99")
+    loader = numpy_loader(sample, 4, 16, workers=2)
+    next(iter(loader))
+    assert _worker_nices() == [base, base]
+    loader.close()
