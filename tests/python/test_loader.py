@@ -1,6 +1,7 @@
 """ferry.Loader: shapes, dtypes, values equal to the C pipeline, epochs,
 sharding arguments, options."""
 import os
+import time
 
 import numpy as np
 import pytest
@@ -264,15 +265,36 @@ def test_no_images_names_the_formats_seen(tmp_path):
         ferry.Loader(str(tmp_path), batch_size=1)
 
 
-def _thread_names():
-    names = []
+def _threads():
+    """(name, nice value) of each thread of this process, from /proc/self/task."""
+    out = []
     for tid in os.listdir("/proc/self/task"):
         try:
-            with open(f"/proc/self/task/{tid}/comm") as f:
-                names.append(f.read().strip())
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
         except OSError:  # the thread ended
-            pass
-    return names
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        out.append((stat[stat.index("(") + 1:stat.rindex(")")], int(fields[16])))  # 19: nice
+    return out
+
+
+def _thread_names():
+    return [name for name, _nice in _threads()]
+
+
+def _worker_nices():
+    return [nice for name, nice in _threads() if name == "ferry-worker"]
+
+
+def _soon(read, want, seconds=10.0):
+    """read() once it equals want, or its last value after `seconds`: a thread
+    names itself and sets its nice value when it first runs, which on a busy
+    machine can come after the batch the others made."""
+    end = time.monotonic() + seconds
+    while (got := read()) != want and time.monotonic() < end:
+        time.sleep(0.01)
+    return got
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"),
@@ -283,22 +305,10 @@ def test_worker_threads_named(sample):
     before = _thread_names().count("ferry-worker")
     loader = numpy_loader(sample, 4, 16, workers=3)
     next(iter(loader))
-    assert _thread_names().count("ferry-worker") - before == 3
+    assert _soon(lambda: _thread_names().count("ferry-worker") - before, 3) == 3
     loader.close()  # joins them
     assert _thread_names().count("ferry-worker") == before
 
-
-def _worker_nices():
-    out = []
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{tid}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        if stat[stat.index("(") + 1:stat.rindex(")")] == "ferry-worker":
-            out.append(int(stat[stat.rindex(")") + 2:].split()[16]))  # field 19: nice
-    return out
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"),
@@ -311,10 +321,10 @@ def test_worker_nice_knob(sample, monkeypatch):
     monkeypatch.setenv("FERRY_WORKER_NICE", "7")
     loader = numpy_loader(sample, 4, 16, workers=2)
     next(iter(loader))
-    assert _worker_nices() == [7, 7]
+    assert _soon(_worker_nices, [7, 7]) == [7, 7]
     loader.close()
     monkeypatch.setenv("FERRY_WORKER_NICE", "99")
     loader = numpy_loader(sample, 4, 16, workers=2)
     next(iter(loader))
-    assert _worker_nices() == [base, base]
+    assert _soon(_worker_nices, [base, base]) == [base, base]
     loader.close()
