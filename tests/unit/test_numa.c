@@ -13,6 +13,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <ftw.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@
 #include <unistd.h>
 
 static char root[4096];
+static char made[8][4096]; /* the fake sysfs trees, removed at the end */
+static int nmade;
 
 /* mkdir -p of the folder that holds `path` */
 static void make_parents(const char *path) {
@@ -91,6 +94,22 @@ static void use_root(const char *name) {
            name);
   mkdir(root, 0755);
   setenv("FERRY_SYSFS_ROOT", root, 1);
+  int known = 0;
+  for (int i = 0; i < nmade; i++)
+    known |= !strcmp(made[i], root);
+  if (!known && nmade < 8)
+    snprintf(made[nmade++], sizeof made[0], "%s", root);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st, (void)flag, (void)ftw;
+  return remove(path);
+}
+
+/* The trees use_root made, gone (nothing of the test left in TMPDIR). */
+static void remove_roots(void) {
+  for (int i = 0; i < nmade; i++)
+    CHECK_MSG(nftw(made[i], remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0, "removing %s", made[i]);
 }
 
 static int cpus_are(const fy_cpus *s, const char *want) {
@@ -447,5 +466,6 @@ int main(void) {
   plans();
   loader_cpu();
   loader_gpu();
+  remove_roots();
   return check_done();
 }
