@@ -29,7 +29,8 @@
 #   runs: "1x16 2x12 1x0:engine 2x0:cpu", part_load says how); TRAIN_STEPS=220
 #   TRAIN_WARMUP=60 (fewer: ferry's JPEG engine has not settled, 85 % of the ceiling at 45 timed
 #   steps on an H200 against 99.4 % at 160); SEARCH_N=20000000 (0: the search's tests only);
-#   PARTS="load train search"; BUDGET=570.
+#   PARTS="load train search"; BUDGET=570; TRAIN_LOADERS="ferry torch synthetic dali" (the
+#   training runs: "ferry" alone repeats ferry 1 GPU / ferry n GPUs, for the spread of that ratio).
 # Out: $OUT/summary.txt (also printed last), load.log, train.log, search.log. Exit 0: every run
 # ran (and, on several GPUs, every figure met its threshold); 1: a run failed or was not run;
 # 3: all ran, a figure below its threshold.
@@ -44,6 +45,7 @@ SET=${SET_DIR:-/tmp/x2set} BATCH=${BATCH:-256}
 LOAD_BATCHES=${LOAD_BATCHES:-200} LOAD_WARMUP=${LOAD_WARMUP:-20} LOAD_ARGS=${LOAD_ARGS:-}
 LOAD_VARIANTS=${LOAD_VARIANTS:-}
 TRAIN_STEPS=${TRAIN_STEPS:-220} TRAIN_WARMUP=${TRAIN_WARMUP:-60}
+TRAIN_LOADERS=${TRAIN_LOADERS:-ferry torch synthetic dali}
 SEARCH_N=${SEARCH_N:-20000000} PARTS=${PARTS:-load train search}
 export LD_LIBRARY_PATH=$PWD/$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # the caller's PYTHONPATH after the bundle's: DALI's /tmp/site (bench/dali_install.sh) stays
@@ -261,6 +263,9 @@ part_load() {
   done
 }
 
+# train_wants NAME: NAME is among TRAIN_LOADERS
+train_wants() { case " $TRAIN_LOADERS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
+
 part_train() {
   local log=$OUT/train.log rc f1 fn tn sn qs qt a=() np=$n
   a=(examples/train_imagenet.py "$SET" --arch resnet50 --batch-size "$BATCH" --steps
@@ -280,6 +285,12 @@ part_train() {
   else
     np=1
     fn=$f1
+  fi
+  if ! train_wants torch; then
+    say "  DataLoader, synthetic data, DALI: not run (TRAIN_LOADERS=$TRAIN_LOADERS)"
+    [ "$multi" = 1 ] && qs=$(ratio "$fn" "$f1") && verdict "$qs" 1.9 &&
+      say "  TRAIN ferry $n GPUs / ferry 1 GPU: ${qs:-?}x: $vtext"
+    return
   fi
   trun "$log" "$(limit 180)" "$np" "${a[@]}" --loader torch
   rc=$?
