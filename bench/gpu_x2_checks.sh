@@ -286,28 +286,32 @@ part_train() {
     np=1
     fn=$f1
   fi
-  if ! train_wants torch; then
-    say "  DataLoader, synthetic data, DALI: not run (TRAIN_LOADERS=$TRAIN_LOADERS)"
-    [ "$multi" = 1 ] && qs=$(ratio "$fn" "$f1") && verdict "$qs" 1.9 &&
-      say "  TRAIN ferry $n GPUs / ferry 1 GPU: ${qs:-?}x: $vtext"
-    return
+  tn=""
+  if train_wants torch; then
+    trun "$log" "$(limit 180)" "$np" "${a[@]}" --loader torch
+    rc=$?
+    rate "DataLoader, $np GPU(s)" "$last" "$rc"
+    tn=$val
+  else
+    say "  DataLoader: not run (TRAIN_LOADERS=$TRAIN_LOADERS)"
   fi
-  trun "$log" "$(limit 180)" "$np" "${a[@]}" --loader torch
-  rc=$?
-  rate "DataLoader, $np GPU(s)" "$last" "$rc"
-  tn=$val
   [ -n "$tn" ] && say "  DataLoader, $np GPU(s): $tn images/s (rank 0's GPU busy $(jget "$last" gpu_util_mean) %)"
   qt=$(ratio "$fn" "$tn")
   # The step's own ceiling: one random batch on each GPU, reused (no loading at all). No loader
   # passes it, so ceiling / DataLoader is the most any loader's ratio to the DataLoader can be
-  trun "$log" "$(limit 150)" "$np" "${a[@]}" --loader synthetic
-  rc=$?
-  rate "synthetic, $np GPU(s)" "$last" "$rc"
-  sn=$val
+  sn=""
+  if train_wants synthetic; then
+    trun "$log" "$(limit 150)" "$np" "${a[@]}" --loader synthetic
+    rc=$?
+    rate "synthetic, $np GPU(s)" "$last" "$rc"
+    sn=$val
+  fi
   [ -n "$sn" ] && say "  synthetic data (the step's ceiling), $np GPU(s): $sn images/s; ferry at $(ratio "$fn" "$sn")x of it; ceiling / DataLoader: $(ratio "$sn" "$tn")x (the most any loader can reach)"
   # DALI beside them where it is carried (bench/dali_wheels.sh, bench/dali_install.sh: PYTHONPATH
   # /tmp/site); a peer for comparison, no threshold
-  if python3 -c "import nvidia.dali" > /dev/null 2>&1; then
+  if ! train_wants dali; then
+    :
+  elif python3 -c "import nvidia.dali" > /dev/null 2>&1; then
     trun "$log" "$(limit 180)" "$np" "${a[@]}" --loader dali
     rc=$?
     rate "DALI, $np GPU(s)" "$last" "$rc"
