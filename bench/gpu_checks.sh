@@ -25,7 +25,7 @@ if [ "$tests" = 1 ]; then
   done
   timeout 400 python3 -m pytest -q -x -p no:cacheprovider tests/python/test_gpu.py \
     tests/python/test_watchdog.py tests/python/test_torch.py tests/python/test_hash.py \
-    tests/python/test_hash_cli.py 2>&1 | tail -6
+    tests/python/test_hash_cli.py tests/python/test_examples.py 2>&1 | tail -6
 fi
 if [ -n "${SANITIZE:-}" ]; then # compute-sanitizer over the GPU tests (issue 15)
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)

@@ -30,7 +30,9 @@
 #   TRAIN_WARMUP=60 (fewer: ferry's JPEG engine has not settled, 85 % of the ceiling at 45 timed
 #   steps on an H200 against 99.4 % at 160); SEARCH_N=20000000 (0: the search's tests only);
 #   PARTS="load train search"; BUDGET=570; TRAIN_LOADERS="ferry torch synthetic dali" (the
-#   training runs: "ferry" alone repeats ferry 1 GPU / ferry n GPUs, for the spread of that ratio).
+#   training runs: "ferry" alone repeats ferry 1 GPU / ferry n GPUs, for the spread of that ratio);
+#   PARTS=ab: ferry's training runs TRAIN_AB="1x0 2x0 2x6" (GPUs x workers per rank, 0: ferry's
+#   default; "synthetic" the step's ceiling on n GPUs) interleaved, TRAIN_AB_ROUNDS=3 rounds.
 # Out: $OUT/summary.txt (also printed last), load.log, train.log, search.log. Exit 0: every run
 # ran (and, on several GPUs, every figure met its threshold); 1: a run failed or was not run;
 # 3: all ran, a figure below its threshold.
@@ -46,6 +48,7 @@ LOAD_BATCHES=${LOAD_BATCHES:-200} LOAD_WARMUP=${LOAD_WARMUP:-20} LOAD_ARGS=${LOA
 LOAD_VARIANTS=${LOAD_VARIANTS:-}
 TRAIN_STEPS=${TRAIN_STEPS:-220} TRAIN_WARMUP=${TRAIN_WARMUP:-60}
 TRAIN_LOADERS=${TRAIN_LOADERS:-ferry torch synthetic dali}
+TRAIN_AB=${TRAIN_AB:-1x0 2x0 2x6} TRAIN_AB_ROUNDS=${TRAIN_AB_ROUNDS:-3}
 SEARCH_N=${SEARCH_N:-20000000} PARTS=${PARTS:-load train search}
 export LD_LIBRARY_PATH=$PWD/$D/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # the caller's PYTHONPATH after the bundle's: DALI's /tmp/site (bench/dali_install.sh) stays
@@ -330,6 +333,34 @@ part_train() {
   fi
 }
 
+# part_ab: ferry's training with several worker counts, interleaved round by round so that the
+# machine's drift falls on each alike; each line: images/s, data wait, workers, the engine's
+# share of the images, rank 0's cores busy
+part_ab() {
+  local log=$OUT/ab.log r v vn vw va a rc w e c d
+  a=(examples/train_imagenet.py "$SET" --arch resnet50 --batch-size "$BATCH" --steps
+    "$TRAIN_STEPS" --warmup "$TRAIN_WARMUP" --epochs 1000 --log-every 0)
+  say "ab: ResNet-50 as in train, $TRAIN_AB_ROUNDS rounds of: $TRAIN_AB"
+  for r in $(seq 1 "$TRAIN_AB_ROUNDS"); do
+    for v in $TRAIN_AB; do
+      va=(--loader ferry)
+      if [ "$v" = synthetic ]; then
+        vn=$n va=(--loader synthetic)
+      else
+        vn=${v%%x*} vw=${v#*x}
+        [ "$vw" != 0 ] && va+=(--workers "$vw")
+      fi
+      trun "$log" "$(limit 100)" "$vn" "${a[@]}" "${va[@]}"
+      rc=$?
+      rate "ab round $r, $v" "$last" "$rc"
+      [ -z "$val" ] && continue
+      d=$(jget "$last" data_wait_ms_per_step) w=$(jget "$last" ferry_workers)
+      e=$(jget "$last" ferry_engine_share) c=$(jget "$last" cores_busy)
+      say "  round $r, $v: $val images/s, data wait $d ms/step, workers ${w:--}, engine share ${e:--}, rank 0's cores busy $c"
+    done
+  done
+}
+
 part_search() {
   local log=$OUT/search.log rc devs t q f
   if [ "$multi" = 1 ]; then devs=$(seq -s, 0 $((n - 1))); else devs=0,0; fi
@@ -369,6 +400,7 @@ for p in $PARTS; do
   case $p in
     load) part_load ;;
     train) part_train ;;
+    ab) part_ab ;;
     search) part_search ;;
     *) say "unknown part '$p': FAILED"; bad=1 ;;
   esac

@@ -181,6 +181,7 @@ def ferry_loader(args, rank, world):
                           seed=args.seed, drop_last=True, rank=rank, world_size=world,
                           workers=args.workers or None, prefetch=args.prefetch,
                           hw_decode=args.hw_decode, output="torch")
+    args.ferry_loader = loader  # its workers and stats in the result line
 
     def epoch(e):
         loader.set_epoch(e)
@@ -195,6 +196,7 @@ def ferry_loader(args, rank, world):
 
 def main():
     args = parse_args()
+    args.ferry_loader = None
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
@@ -239,6 +241,7 @@ def main():
     util = GpuUtilisation(local_rank).start() if device_type == "cuda" else None
 
     step, timed_images, t0, data_wait = 0, 0, None, 0.0
+    cpu0, stats0 = 0.0, None
     done = False
     start = time.perf_counter()
     for e in range(args.epochs):
@@ -265,6 +268,8 @@ def main():
                 if device_type == "cuda":
                     torch.cuda.synchronize()
                 t0 = time.perf_counter()
+                cpu0 = time.process_time()
+                stats0 = args.ferry_loader.stats() if args.ferry_loader is not None else None
                 if util:
                     util.active = True
             elif step > args.warmup:
@@ -282,6 +287,10 @@ def main():
     if device_type == "cuda":
         torch.cuda.synchronize()
     elapsed = time.perf_counter() - (t0 or start)
+    # this rank's process: cores kept busy (the loader's threads and the step's) over the timed
+    # steps (not the DataLoader's worker processes); ferry's: its workers and the share of
+    # images its JPEG engine decoded
+    cores_busy = round((time.process_time() - cpu0) / elapsed, 2) if t0 and elapsed > 0 else None
     if util:
         util.stop.set()
     result = {"loader": args.loader, "arch": args.arch, "batch_size": args.batch_size,
@@ -290,7 +299,15 @@ def main():
               "gpu_util_mean": round(util.mean(), 1) if util and util.mean() is not None else None,
               "data_wait_ms_per_step": round(1e3 * data_wait / max(1, step - args.warmup), 2),
               "amp": args.amp, "fused_sgd": args.fused, "device": args.device,
-              "ferry_device": (args.ferry_device or device_type) if args.loader == "ferry" else None}
+              "ferry_device": (args.ferry_device or device_type) if args.loader == "ferry" else None,
+              "cores_busy": cores_busy}
+    if args.ferry_loader is not None:
+        result["ferry_workers"] = args.ferry_loader.workers
+        if stats0 is not None:
+            s1 = args.ferry_loader.stats()
+            n = s1["images"] - stats0["images"]
+            result["ferry_engine_share"] = (round((s1["gpu_decoded"] - stats0["gpu_decoded"]) / n, 3)
+                                            if n > 0 else None)
     if rank == 0:
         print(json.dumps(result), flush=True)
     if distributed:

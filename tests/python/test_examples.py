@@ -83,3 +83,8 @@ def test_train_imagenet_two_steps(tiny, loader):
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["loader"] == loader and result["steps"] == 3 and result["images_per_s"] > 0
+    assert result["cores_busy"] > 0
+    if loader == "ferry":  # on the CPU: the one worker asked for, no image on an engine
+        assert result["ferry_workers"] == 1 and result["ferry_engine_share"] == 0.0
+    else:
+        assert "ferry_workers" not in result
