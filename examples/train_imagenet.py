@@ -303,8 +303,9 @@ def main():
               "cores_busy": cores_busy}
     if args.ferry_loader is not None:
         result["ferry_workers"] = args.ferry_loader.workers
+        s1 = args.ferry_loader.stats()
+        result["ferry_workers_active"] = s1.get("workers_active")
         if stats0 is not None:
-            s1 = args.ferry_loader.stats()
             n = s1["images"] - stats0["images"]
             result["ferry_engine_share"] = (round((s1["gpu_decoded"] - stats0["gpu_decoded"]) / n, 3)
                                             if n > 0 else None)

@@ -12,6 +12,8 @@
 #define GAIN 1.03       /* a context on trial must make batches this much faster */
 #define BACKOFF_MIN 4.0 /* s before the next trial after a failed one; doubles */
 #define BACKOFF_MAX 64.0
+#define PARK_IDLE 0.30 /* no context on and the workers idle this share: park some */
+#define PARK_BUSY 0.85 /* as many stay as the window's busy workers over this */
 
 static void new_window(fy_engine_ctl *c, int settle) {
   c->left = settle;
@@ -27,6 +29,11 @@ void fy_engine_ctl_init(fy_engine_ctl *c, int max, int settle) {
   c->t_last = -1;
   c->backoff_s = BACKOFF_MIN;
   new_window(c, c->settle);
+}
+
+void fy_engine_ctl_park(fy_engine_ctl *c, int workers) {
+  c->park = workers > 1;
+  c->workers = c->active = workers;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -53,7 +60,7 @@ static void measure(fy_engine_ctl *c, int workers) {
 }
 
 static int decide(fy_engine_ctl *c, double now) {
-  int was = c->level;
+  int was = c->level, was_active = c->active;
   if (c->trial) { /* keep the new context only if it paid */
     c->trial = 0;
     if (c->rate < c->rate_before * GAIN) {
@@ -64,6 +71,12 @@ static int decide(fy_engine_ctl *c, double now) {
     } else {
       c->backoff_s = BACKOFF_MIN;
     }
+  } else if (c->park && c->idle_frac < IDLE_UP && c->active < c->workers) {
+    /* the parked workers first: the cores are there */
+    c->active += (c->workers + 3) / 4;
+    if (c->active > c->workers)
+      c->active = c->workers;
+    c->why = "the loader is the limit: parked CPU workers back";
   } else if (c->idle_frac < IDLE_UP && c->level < c->max && now >= c->no_up_until) {
     c->rate_before = c->rate;
     c->level++;
@@ -72,8 +85,13 @@ static int decide(fy_engine_ctl *c, double now) {
   } else if (c->idle_frac > IDLE_DOWN && c->level > 0) {
     c->level -= c->idle_frac > IDLE_DOWN2 && c->level > 1 ? 2 : 1;
     c->why = "the CPU workers keep up";
+  } else if (c->park && c->level == 0 && c->idle_frac > PARK_IDLE && c->active > 1) {
+    double busy = c->active * (1 - c->idle_frac);
+    int keep = (int)(busy / PARK_BUSY) + 1;
+    c->active = keep < 1 ? 1 : keep < c->active ? keep : c->active - 1;
+    c->why = "the consumer is the limit: CPU workers parked";
   }
-  return c->level != was;
+  return c->level != was || c->active != was_active;
 }
 
 int fy_engine_ctl_step(fy_engine_ctl *c, double now, double idle_s, int workers, int counted) {
@@ -91,7 +109,7 @@ int fy_engine_ctl_step(fy_engine_ctl *c, double now, double idle_s, int workers,
   c->span += dt;
   if ((c->n < WINDOW_N || c->span < WINDOW_S) && c->n < FY_CTL_MAX_DT)
     return 0;
-  measure(c, workers);
+  measure(c, c->park ? c->active : workers);
   int changed = decide(c, now);
   c->changes += changed;
   new_window(c, changed ? c->settle : 0);

@@ -13,7 +13,16 @@
  * and the next trial waits 4 s, doubling to 64 s. Windows of at least
  * 0.5 s and 8 batches, measured once the batches made before a change
  * have passed (the ring's length), and never across an epoch's refill of
- * the ring. */
+ * the ring.
+ *
+ * Parking (fy_engine_ctl_park; FERRY_WORKER_PARK=1, under trial): once no
+ * context decodes and the workers still idle over 30 % of the time, the
+ * consumer is the limit and the loader parks the workers it does not need,
+ * so that fewer threads decode at once beside the consumer's own (2 ranks
+ * of DDP training on one host ran faster with 6 workers each than with 12;
+ * bench/RESULTS.md): as many stay as the window kept busy, over 0.85. When
+ * the workers left are never idle, a quarter of all come back at once,
+ * before any context is tried. */
 #ifndef FY_ENGINE_CTL_H
 #define FY_ENGINE_CTL_H
 
@@ -35,15 +44,23 @@ typedef struct fy_engine_ctl {
   double rate, idle_frac; /* the last window's: batches/s, idle share of the workers */
   const char *why;        /* the last change's reason, for messages */
   int changes;
+  int park;    /* 1: park the workers the consumer does not need */
+  int workers; /* CPU workers there are (with park) */
+  int active;  /* of them, those that claim samples; the rest are parked */
 } fy_engine_ctl;
 
 /* max contexts, starting with all of them (the ring's first fill is always
  * decode-bound); settle: the ring's length in batches. */
 void fy_engine_ctl_init(fy_engine_ctl *c, int max, int settle);
+/* Parks workers the consumer does not need, of `workers` (all active at
+ * first). */
+void fy_engine_ctl_park(fy_engine_ctl *c, int workers);
 /* The consumer asks for a batch at time now (s); idle_s: the CPU workers'
- * idle time so far (summed, growing); workers: how many; counted = 0 where
+ * idle time so far (summed, growing); workers: how many (with park: the
+ * active ones, c->active, whatever is passed); counted = 0 where
  * the interval since the last request is not steady state (the ring's
- * first fill of an epoch). Returns 1 when the level changed. */
+ * first fill of an epoch). Returns 1 when the level or the active workers
+ * changed. */
 int fy_engine_ctl_step(fy_engine_ctl *c, double now, double idle_s, int workers, int counted);
 
 #endif

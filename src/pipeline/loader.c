@@ -27,8 +27,9 @@ typedef struct worker_arg {
 static void *worker_run(void *arg) {
   worker_arg *a = arg;
   ferry_loader *L = a->L;
-  fy_worker_state *w = &L->ws[a->id];
-  w->note = &L->wnotes[a->id];
+  int a_id = a->id;
+  fy_worker_state *w = &L->ws[a_id];
+  w->note = &L->wnotes[a_id];
   free(a);
   fy_thread_name("ferry-worker");
   if (L->worker_nice) /* this thread alone (Linux: a thread id is a process id here) */
@@ -41,6 +42,13 @@ static void *worker_run(void *arg) {
   for (; !leave;) {
     slot *s = NULL;
     int n;
+    /* parked while the consumer does not need this worker (engine_ctl.h);
+     * work_cv is broadcast when workers come back and when the ring stops */
+    if (L->ctl.park && a_id >= L->ctl.active && !L->ring.stop) {
+      fy_note_set(w->note, FY_STAGE_PARKED, NULL, 0);
+      pthread_cond_wait(&L->ring.work_cv, &L->ring.mu);
+      continue;
+    }
     /* u8 pack samples are a copy each: claim several per lock. */
     int64_t pos = fy_ring_claim(&L->ring, w->note, 1,
                                 L->pack && L->pack->kind == FY_PACK_KIND_U8 ? 16 : 1, &s, &n);
@@ -167,6 +175,17 @@ static int start_threads(ferry_loader *L) {
   L->worker_nice = nice && atoi(nice) >= 1 && atoi(nice) <= 19 ? atoi(nice) : 0;
   if (nice && *nice && !L->worker_nice)
     fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_NICE=%s is not 1..19: ignored", nice);
+  /* FERRY_WORKER_PARK=1 (under trial; bench/RESULTS.md): with the engine's
+   * contexts under the controller, the workers a consumer-bound run does not
+   * need are parked (engine_ctl.h) */
+  const char *park = getenv("FERRY_WORKER_PARK");
+  if (park && *park && strcmp(park, "0") && strcmp(park, "1"))
+    fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_PARK=%s is not 0 or 1: ignored", park);
+  if (park && !strcmp(park, "1") && feed > 0 && L->engine_policy == FY_ENGINES_ADAPT) {
+    pthread_mutex_lock(&L->ring.mu);
+    fy_engine_ctl_park(&L->ctl, L->nworkers);
+    pthread_mutex_unlock(&L->ring.mu);
+  }
   L->threads = calloc((size_t)L->nworkers, sizeof *L->threads);
   L->ws = calloc((size_t)L->nworkers, sizeof *L->ws);
   L->wnotes = calloc((size_t)L->nworkers, sizeof *L->wnotes);
@@ -347,6 +366,13 @@ int64_t ferry_loader_epoch_size(const ferry_loader *L) { return L->ring.epoch_n;
 int64_t ferry_loader_num_batches(const ferry_loader *L) { return L->ring.num_batches; }
 int ferry_loader_num_classes(const ferry_loader *L) { return L->src.num_classes; }
 int ferry_loader_num_workers(const ferry_loader *L) { return L->nworkers; }
+int ferry_loader_num_workers_active(const ferry_loader *L) {
+  ferry_loader *M = (ferry_loader *)L;
+  pthread_mutex_lock(&M->ring.mu);
+  int n = L->ctl.park ? L->ctl.active : L->nworkers;
+  pthread_mutex_unlock(&M->ring.mu);
+  return n;
+}
 int ferry_loader_prefetch(const ferry_loader *L) { return L->ring.nslots; }
 
 const char *ferry_loader_path(const ferry_loader *L, int64_t i) {

@@ -44,7 +44,8 @@ enum {
   FY_STAGE_DECODE,   /* decoding `what` */
   FY_STAGE_RESIZE,   /* resampling and storing `what` */
   FY_STAGE_COPY,     /* copying `what` from a pack or the memory cache */
-  FY_STAGE_ENGINE    /* `count` images on the GPU's JPEG engine */
+  FY_STAGE_ENGINE,   /* `count` images on the GPU's JPEG engine */
+  FY_STAGE_PARKED    /* a worker the consumer does not need (engine_ctl.h) */
 };
 
 typedef struct fy_note {

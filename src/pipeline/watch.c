@@ -57,6 +57,7 @@ static void describe(text *t, const ferry_loader *L, const fy_note *n, int engin
   case FY_STAGE_DECODE: put(t, "decoding %s", what); break;
   case FY_STAGE_RESIZE: put(t, "resizing %s", what); break;
   case FY_STAGE_COPY: put(t, "copying %s", what); break;
+  case FY_STAGE_PARKED: put(t, "parked"); break;
   case FY_STAGE_ENGINE:
     put(t, "%d images on the GPU JPEG engine (%s)", count,
         L->gpu && engine >= 0 ? fy_gpu_engine_phase(L->gpu, engine) : "?");
@@ -69,10 +70,12 @@ static void describe(text *t, const ferry_loader *L, const fy_note *n, int engin
 void fy_watch_describe(const ferry_loader *L, char *buf, size_t cap) {
   text t = {buf, cap, 0};
   buf[0] = '\0';
-  int idle = 0;
+  int idle = 0, parked = 0;
   for (int i = 0; i < L->nworkers; i++) {
-    if (__atomic_load_n(&L->wnotes[i].stage, __ATOMIC_ACQUIRE) == FY_STAGE_IDLE) {
-      idle++;
+    int stage = __atomic_load_n(&L->wnotes[i].stage, __ATOMIC_ACQUIRE);
+    if (stage == FY_STAGE_IDLE || stage == FY_STAGE_PARKED) {
+      idle += stage == FY_STAGE_IDLE;
+      parked += stage == FY_STAGE_PARKED;
       continue;
     }
     put(&t, "%sworker %d: ", t.len ? "; " : "", i);
@@ -87,6 +90,9 @@ void fy_watch_describe(const ferry_loader *L, char *buf, size_t cap) {
         "%s%d of %d workers waiting for work (the ring is full or the epoch's samples are "
         "all claimed)",
         t.len ? "; " : "", idle, L->nworkers);
+  if (parked)
+    put(&t, "%s%d of %d workers parked (the consumer did not need them)", t.len ? "; " : "", parked,
+        L->nworkers);
 }
 
 int fy_watch_stall(ferry_loader *L, const char *waiting_for, double waited) {

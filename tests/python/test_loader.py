@@ -149,6 +149,16 @@ def test_workers_default_shares_cores(sample, monkeypatch):
     assert numpy_loader(sample, 4, 16, workers=3).workers == 3
 
 
+def test_workers_active_in_stats(sample, monkeypatch):
+    # stats()["workers_active"]: every worker on the CPU, FERRY_WORKER_PARK or not (it parks
+    # only beside a GPU's JPEG engine; test_gpu.c runs that on a GPU)
+    monkeypatch.setenv("FERRY_WORKER_PARK", "1")
+    loader = numpy_loader(sample, 4, 16, workers=3)
+    for _ in loader:
+        pass
+    assert loader.stats()["workers_active"] == loader.workers == 3
+
+
 @pytest.mark.parametrize("kw,match", [
     (dict(dtype="int7"), "dtype"), (dict(layout="cwh"), "layout"), (dict(crop="top"), "crop"),
     (dict(filter="gauss"), "filter"), (dict(on_error="ignore"), "on_error"),

@@ -5,7 +5,10 @@
  * does shows a ring's length later. Decode-bound it keeps every context;
  * feeding a training step the cores keep up with, none; loader-bound, the
  * level that delivers most, its failed trials backing off; one long pause
- * of the consumer's or an epoch's refill of the ring does not decide. */
+ * of the consumer's or an epoch's refill of the ring does not decide. With
+ * parking on, a training step the cores keep up with leaves the workers it
+ * needs, no context, and its full rate; decode-bound nothing is parked; the
+ * parked workers come back within seconds of the consumer speeding up. */
 #include "check.h"
 #include "pipeline/engine_ctl.h"
 
@@ -20,8 +23,9 @@ typedef struct sim {
   double harm;     /* share of the consumer's rate each context takes */
   double jitter;   /* +- share of each interval */
   unsigned seed;
-  int hist[RING]; /* levels the ring's batches were made at */
-  double t, idle, time_at[4], total;
+  int hist[RING];  /* levels the ring's batches were made at */
+  int hista[RING]; /* and active workers */
+  double t, idle, time_at[4], total, batches;
 } sim;
 
 static double noise(sim *s) {
@@ -29,9 +33,11 @@ static double noise(sim *s) {
   return ((double)(s->seed >> 8 & 0xffff) / 65535.0 * 2 - 1) * s->jitter;
 }
 
-/* Interval and idle worker-seconds of one batch made at level k. */
-static void batch_at(const sim *s, int k, double *dt, double *idle) {
-  double made = s->cpu + k * s->eng, rate = made;
+/* Interval and idle worker-seconds of one batch made at level k with act
+ * of the WORKERS active. */
+static void batch_at(const sim *s, int k, int act, double *dt, double *idle) {
+  double cpu = s->cpu * act / WORKERS;
+  double made = cpu + k * s->eng, rate = made;
   if (s->consumer > 0) {
     double take = s->consumer * (1 - s->harm * k);
     if (take < 1)
@@ -39,9 +45,9 @@ static void batch_at(const sim *s, int k, double *dt, double *idle) {
     rate = take < made ? take : made;
   }
   double cpu_share = rate - k * s->eng; /* the contexts take their fill first */
-  double busy = cpu_share <= 0 ? 0 : cpu_share >= s->cpu ? 1 : cpu_share / s->cpu;
+  double busy = cpu_share <= 0 ? 0 : cpu_share >= cpu ? 1 : cpu_share / cpu;
   *dt = 1 / rate;
-  *idle = (1 - busy) * WORKERS * *dt;
+  *idle = (1 - busy) * act * *dt;
 }
 
 /* Runs secs simulated seconds in epochs of epoch_n batches (the first
@@ -49,11 +55,13 @@ static void batch_at(const sim *s, int k, double *dt, double *idle) {
 static void run(sim *s, fy_engine_ctl *c, double secs, int epoch_n) {
   double end = s->t + secs;
   for (int b = 0; s->t < end; b = (b + 1) % epoch_n) {
-    int k = s->hist[0];
+    int k = s->hist[0], act = s->hista[0];
     memmove(s->hist, s->hist + 1, (RING - 1) * sizeof s->hist[0]);
+    memmove(s->hista, s->hista + 1, (RING - 1) * sizeof s->hista[0]);
     s->hist[RING - 1] = c->level;
+    s->hista[RING - 1] = c->park ? c->active : WORKERS;
     double dt, idle;
-    batch_at(s, k, &dt, &idle);
+    batch_at(s, k, act, &dt, &idle);
     dt *= 1 + noise(s);
     if (b < RING)
       dt *= 3, idle = 0.5 * WORKERS * dt;
@@ -61,6 +69,7 @@ static void run(sim *s, fy_engine_ctl *c, double secs, int epoch_n) {
     s->idle += idle;
     s->time_at[c->level] += dt;
     s->total += dt;
+    s->batches += b >= RING;
     fy_engine_ctl_step(c, s->t, s->idle, WORKERS, b >= RING);
   }
 }
@@ -68,6 +77,7 @@ static void run(sim *s, fy_engine_ctl *c, double secs, int epoch_n) {
 static void reset_share(sim *s) {
   memset(s->time_at, 0, sizeof s->time_at);
   s->total = 0;
+  s->batches = 0;
 }
 
 static double share(const sim *s, int level) { return s->time_at[level] / s->total; }
@@ -75,7 +85,7 @@ static double share(const sim *s, int level) { return s->time_at[level] / s->tot
 static void start(sim *s, fy_engine_ctl *c) {
   fy_engine_ctl_init(c, 3, RING);
   for (int i = 0; i < RING; i++)
-    s->hist[i] = 3;
+    s->hist[i] = 3, s->hista[i] = WORKERS;
 }
 
 static void test_decode_bound(void) {
@@ -180,6 +190,51 @@ static void test_uncounted(void) {
   CHECK(c.level == 0);
 }
 
+static void test_park_training(void) {
+  /* the cores make 40 batches/s, the step takes 19.4: 5.8 of 12 workers busy */
+  sim s = {.cpu = 40, .eng = 25, .consumer = 19.4, .harm = 0.05, .jitter = 0.05, .seed = 6};
+  sim base = s; /* the same without parking: its rate (the epochs' refills included) */
+  fy_engine_ctl c;
+  start(&base, &c);
+  run(&base, &c, 30, 500);
+  reset_share(&base);
+  run(&base, &c, 600, 500);
+  start(&s, &c);
+  CHECK(c.park == 0 && c.active == 0); /* off unless asked */
+  fy_engine_ctl_park(&c, WORKERS);
+  CHECK(c.park == 1 && c.active == WORKERS && c.workers == WORKERS);
+  run(&s, &c, 30, 500);
+  reset_share(&s);
+  int changes = c.changes;
+  run(&s, &c, 600, 500);
+  CHECK_MSG(c.level == 0 && share(&s, 0) > 0.999, "park: %d contexts, none %.1f %% of the time",
+            c.level, 100 * share(&s, 0));
+  CHECK_MSG(c.active >= 6 && c.active <= 9, "park: %d of %d workers active", c.active, WORKERS);
+  double rate = s.batches / s.total, rate0 = base.batches / base.total;
+  CHECK_MSG(rate > 0.995 * rate0, "park: the step ran at %.2f batches/s, %.2f without", rate,
+            rate0);
+  CHECK_MSG(c.changes - changes <= 6, "park: %d changes in 600 s", c.changes - changes);
+  s.consumer = 0; /* decode-bound again: every worker back, then every context */
+  run(&s, &c, 10, 500);
+  CHECK_MSG(c.active == WORKERS && c.level == 3,
+            "park: after 10 s decode-bound %d workers, %d "
+            "contexts",
+            c.active, c.level);
+}
+
+static void test_park_decode_bound(void) {
+  sim s = {.cpu = 50, .eng = 25, .jitter = 0.1, .seed = 7};
+  fy_engine_ctl c;
+  start(&s, &c);
+  fy_engine_ctl_park(&c, WORKERS);
+  run(&s, &c, 600, 40);
+  CHECK_MSG(c.active == WORKERS && c.level == 3 && c.changes == 0,
+            "park, decode-bound: %d workers, %d contexts, %d changes", c.active, c.level,
+            c.changes);
+  fy_engine_ctl_park(&c, 1); /* one worker: nothing to park */
+  CHECK(c.park == 0);
+}
+
 int main(void) {
   test_decode_bound();
   test_training();
@@ -188,5 +243,7 @@ int main(void) {
   test_follows_change();
   test_pauses();
   test_uncounted();
+  test_park_training();
+  test_park_decode_bound();
   return check_done();
 }
