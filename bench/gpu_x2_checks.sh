@@ -32,7 +32,8 @@
 #   PARTS="load train search"; BUDGET=570; TRAIN_LOADERS="ferry torch synthetic dali" (the
 #   training runs: "ferry" alone repeats ferry 1 GPU / ferry n GPUs, for the spread of that ratio);
 #   PARTS=ab: ferry's training runs TRAIN_AB="1x0 2x0 2x6" (GPUs x workers per rank, 0: ferry's
-#   default; "synthetic" the step's ceiling on n GPUs) interleaved, TRAIN_AB_ROUNDS=3 rounds.
+#   default; :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10; "synthetic" the step's
+#   ceiling on n GPUs) interleaved, TRAIN_AB_ROUNDS=3 rounds. LOAD_VARIANTS take :park too.
 # Out: $OUT/summary.txt (also printed last), load.log, train.log, search.log. Exit 0: every run
 # ran (and, on several GPUs, every figure met its threshold); 1: a run failed or was not run;
 # 3: all ran, a figure below its threshold.
@@ -254,6 +255,7 @@ part_load() {
     case $vm in
       engine) ve=FERRY_BENCH_ENGINE_ONLY=1 ;;
       nice) ve=FERRY_WORKER_NICE=10 ;;
+      park) ve=FERRY_WORKER_PARK=1 ;;
       cpu) va+=(--no-hw-decode) ;;
     esac
     t=$(limit 120)
@@ -337,26 +339,33 @@ part_train() {
 # machine's drift falls on each alike; each line: images/s, data wait, workers, the engine's
 # share of the images, rank 0's cores busy
 part_ab() {
-  local log=$OUT/ab.log r v vn vw va a rc w e c d
+  local log=$OUT/ab.log r v vn vw va ve a rc w e c d
   a=(examples/train_imagenet.py "$SET" --arch resnet50 --batch-size "$BATCH" --steps
     "$TRAIN_STEPS" --warmup "$TRAIN_WARMUP" --epochs 1000 --log-every 0)
   say "ab: ResNet-50 as in train, $TRAIN_AB_ROUNDS rounds of: $TRAIN_AB"
   for r in $(seq 1 "$TRAIN_AB_ROUNDS"); do
     for v in $TRAIN_AB; do
-      va=(--loader ferry)
+      va=(--loader ferry) ve=FERRY_X2_VARIANT=1
       if [ "$v" = synthetic ]; then
         vn=$n va=(--loader synthetic)
       else
         vn=${v%%x*} vw=${v#*x}
+        case $vw in
+          *:park) ve=FERRY_WORKER_PARK=1 ;;
+          *:nice) ve=FERRY_WORKER_NICE=10 ;;
+          *:*) say "  ab: '$v': not NPxW[:park|:nice]: FAILED"; bad=1; continue ;;
+        esac
+        vw=${vw%%:*}
         [ "$vw" != 0 ] && va+=(--workers "$vw")
       fi
-      trun "$log" "$(limit 100)" "$vn" "${a[@]}" "${va[@]}"
+      FERRY_X2_ENV=$ve trun "$log" "$(limit 100)" "$vn" "${a[@]}" "${va[@]}"
       rc=$?
       rate "ab round $r, $v" "$last" "$rc"
       [ -z "$val" ] && continue
       d=$(jget "$last" data_wait_ms_per_step) w=$(jget "$last" ferry_workers)
+      [ -n "$w" ] && w="$w/$(jget "$last" ferry_workers_active)"
       e=$(jget "$last" ferry_engine_share) c=$(jget "$last" cores_busy)
-      say "  round $r, $v: $val images/s, data wait $d ms/step, workers ${w:--}, engine share ${e:--}, rank 0's cores busy $c"
+      say "  round $r, $v: $val images/s, data wait $d ms/step, workers/active ${w:--}, engine share ${e:--}, rank 0's cores busy $c"
     done
   done
 }
