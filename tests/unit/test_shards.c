@@ -9,7 +9,6 @@
 #include "io/shards.h"
 #include "tar_write.h"
 
-
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
