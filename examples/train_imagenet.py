@@ -241,7 +241,7 @@ def main():
     util = GpuUtilisation(local_rank).start() if device_type == "cuda" else None
 
     step, timed_images, t0, data_wait = 0, 0, None, 0.0
-    cpu0, stats0 = 0.0, None
+    cpu0 = 0.0
     done = False
     start = time.perf_counter()
     for e in range(args.epochs):
@@ -269,7 +269,6 @@ def main():
                     torch.cuda.synchronize()
                 t0 = time.perf_counter()
                 cpu0 = time.process_time()
-                stats0 = args.ferry_loader.stats() if args.ferry_loader is not None else None
                 if util:
                     util.active = True
             elif step > args.warmup:
@@ -288,8 +287,8 @@ def main():
         torch.cuda.synchronize()
     elapsed = time.perf_counter() - (t0 or start)
     # this rank's process: cores kept busy (the loader's threads and the step's) over the timed
-    # steps (not the DataLoader's worker processes); ferry's: its workers and the share of
-    # images its JPEG engine decoded
+    # steps (not the DataLoader's worker processes); ferry's: its workers, those active at the
+    # end, and the share of the images its JPEG engine decoded
     cores_busy = round((time.process_time() - cpu0) / elapsed, 2) if t0 and elapsed > 0 else None
     if util:
         util.stop.set()
@@ -303,12 +302,10 @@ def main():
               "cores_busy": cores_busy}
     if args.ferry_loader is not None:
         result["ferry_workers"] = args.ferry_loader.workers
-        s1 = args.ferry_loader.stats()
-        result["ferry_workers_active"] = s1.get("workers_active")
-        if stats0 is not None:
-            n = s1["images"] - stats0["images"]
-            result["ferry_engine_share"] = (round((s1["gpu_decoded"] - stats0["gpu_decoded"]) / n, 3)
-                                            if n > 0 else None)
+        st = args.ferry_loader.stats()  # the whole run's: the timed steps' images came early
+        result["ferry_workers_active"] = st.get("workers_active")
+        result["ferry_engine_share"] = (round(st["gpu_decoded"] / st["images"], 3)
+                                        if st["images"] > 0 else None)
     if rank == 0:
         print(json.dumps(result), flush=True)
     if distributed:
