@@ -15,7 +15,8 @@
  * have passed (the ring's length), and never across an epoch's refill of
  * the ring.
  *
- * Parking (fy_engine_ctl_park; FERRY_WORKER_PARK=1, under trial): once no
+ * Parking (fy_engine_ctl_park; FERRY_WORKER_PARK=1, under trial; a CPU
+ * loader has the controller with no context, for this alone): once no
  * context decodes and the workers still idle over 30 % of the time, the
  * consumer is the limit and the loader parks the workers it does not need,
  * so that fewer threads decode at once beside the consumer's own (2 ranks

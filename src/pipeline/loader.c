@@ -175,14 +175,16 @@ static int start_threads(ferry_loader *L) {
   L->worker_nice = nice && atoi(nice) >= 1 && atoi(nice) <= 19 ? atoi(nice) : 0;
   if (nice && *nice && !L->worker_nice)
     fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_NICE=%s is not 1..19: ignored", nice);
-  /* FERRY_WORKER_PARK=1 (under trial; bench/RESULTS.md): with the engine's
-   * contexts under the controller, the workers a consumer-bound run does not
-   * need are parked (engine_ctl.h) */
+  /* FERRY_WORKER_PARK=1 (under trial; bench/RESULTS.md): the workers a
+   * consumer-bound run does not need are parked (engine_ctl.h); on a GPU
+   * with the engine only while its controller decides the contexts */
   const char *park = getenv("FERRY_WORKER_PARK");
   if (park && *park && strcmp(park, "0") && strcmp(park, "1"))
     fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_PARK=%s is not 0 or 1: ignored", park);
-  if (park && !strcmp(park, "1") && feed > 0 && L->engine_policy == FY_ENGINES_ADAPT) {
+  if (park && !strcmp(park, "1") && (!L->gpu || L->engine_policy == FY_ENGINES_ADAPT)) {
     pthread_mutex_lock(&L->ring.mu);
+    if (!L->gpu) /* the controller without contexts: it parks only */
+      fy_engine_ctl_init(&L->ctl, 0, L->ring.nslots);
     fy_engine_ctl_park(&L->ctl, L->nworkers);
     pthread_mutex_unlock(&L->ring.mu);
   }
@@ -439,7 +441,7 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
   } else if ((s = fy_ring_next(r, &rc))) {
     double t0 = fy_now();
     int b = (int)r->next_batch;
-    if (L->gpu && !r->error)
+    if ((L->gpu || L->ctl.park) && !r->error)
       fy_dev_asked(L, b);
     while (!r->error && s->state != SLOT_READY)
       if (fy_watch_wait(L, &r->ready_cv, t0)) {

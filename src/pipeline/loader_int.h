@@ -107,7 +107,8 @@ enum { FY_ENGINES_ADAPT, FY_ENGINES_ONE, FY_ENGINES_ALWAYS };
 /* 1 while engine context `engine` should decode (mu held). */
 int fy_dev_engine_on(const ferry_loader *L, int engine);
 /* The consumer asks for batch b of the epoch (mu held): feeds the engine
- * policy and wakes the contexts it turns on. */
+ * policy (and parking, on the CPU too) and wakes the contexts and workers
+ * it turns on. */
 void fy_dev_asked(ferry_loader *L, int64_t b);
 /* The decoder thread that feeds the hardware JPEG engine. */
 void *fy_dev_decoder_main(void *arg);

@@ -150,9 +150,9 @@ def test_workers_default_shares_cores(sample, monkeypatch):
 
 
 def test_workers_active_in_stats(sample, monkeypatch):
-    # stats()["workers_active"]: every worker on the CPU, FERRY_WORKER_PARK or not (it parks
-    # only beside a GPU's JPEG engine; test_gpu.c runs that on a GPU)
-    monkeypatch.setenv("FERRY_WORKER_PARK", "1")
+    # stats()["workers_active"]: every worker unless FERRY_WORKER_PARK=1 parked some (test_loader.c
+    # and test_gpu.c check the parking itself)
+    monkeypatch.delenv("FERRY_WORKER_PARK", raising=False)
     loader = numpy_loader(sample, 4, 16, workers=3)
     for _ in loader:
         pass

@@ -7,6 +7,7 @@
 #include "core/internal.h"
 #include "cuda/gpu.h"
 #include "image/image.h"
+#include "park_check.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -396,99 +397,6 @@ static void test_loader_stall(const char *dir) {
   fy_fault_stall_set(0, 0);
 }
 
-/* FERRY_WORKER_PARK=1 (engine_ctl.h): a slow consumer leaves workers
- * parked, a fast one brings them all back; every epoch still has all its
- * samples, and close() does not wait on the parked ones. The source: the
- * sample's whole JPEGs listed 24 times, so that an epoch outlasts the ring. */
-static void test_loader_park(void) {
-  enum { REPEAT = 24, MAXP = 4096 };
-  static char names[MAXP / REPEAT][4200];
-  static const char *paths[MAXP];
-  static int32_t labels[MAXP];
-  int n = 0;
-  for (int c = 0; c < 4; c++) {
-    char dir[64];
-    snprintf(dir, sizeof dir, "class%d", c);
-    DIR *d = opendir(sample_file(dir));
-    struct dirent *e;
-    while (d && (e = readdir(d)) && n < MAXP / REPEAT)
-      if (strstr(e->d_name, ".jpg") && !strstr(e->d_name, "truncated")) /* all decode */
-        snprintf(names[n++], sizeof names[0], "%.4096s/%.100s", sample_file(dir), e->d_name);
-    if (d)
-      closedir(d);
-  }
-  CHECK_MSG(n >= 20, "%d sample JPEGs", n);
-  int count = 0;
-  for (int r = 0; r < REPEAT; r++)
-    for (int i = 0; i < n; i++, count++)
-      paths[count] = names[i], labels[count] = i % 4;
-  ferry_loader_options o;
-  ferry_loader_options_default(&o);
-  o.batch_size = 8;
-  o.width = o.height = 64;
-  o.device = 0;
-  o.workers = 8;
-  o.shuffle = 1;
-  setenv("FERRY_WORKER_PARK", "1", 1);
-  ferry_loader *L;
-  int rc = ferry_loader_open_paths(&o, paths, labels, count, &L);
-  unsetenv("FERRY_WORKER_PARK");
-  CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
-  if (rc)
-    return;
-  CHECK(ferry_loader_num_workers(L) == 8 && ferry_loader_num_workers_active(L) == 8);
-  int min_active = 8, epoch = 0, images = 0, epochs_done = 0;
-  ferry_batch *b;
-  /* a slow consumer: 15 ms a batch of 8 (530 images/s), for 5 s */
-  double t0 = fy_now();
-  while (fy_now() - t0 < 5) {
-    rc = ferry_loader_next(L, &b);
-    if (rc == FERRY_END) {
-      CHECK_MSG(images == count, "epoch %d: %d of %d images", epoch, images, count);
-      epochs_done++;
-      images = 0;
-      CHECK(ferry_loader_start_epoch(L, ++epoch) == FERRY_OK);
-      continue;
-    }
-    CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
-    if (rc)
-      break;
-    images += b->count;
-    ferry_loader_release(L, b);
-    struct timespec nap = {0, 15000000};
-    nanosleep(&nap, NULL);
-    int a = ferry_loader_num_workers_active(L);
-    min_active = a < min_active ? a : min_active;
-  }
-  CHECK_MSG(min_active < 8, "a slow consumer: %d of 8 workers still active", min_active);
-  /* a fast one: all back within 10 s */
-  t0 = fy_now();
-  int active = 0;
-  while (fy_now() - t0 < 10 && (active = ferry_loader_num_workers_active(L)) < 8) {
-    rc = ferry_loader_next(L, &b);
-    if (rc == FERRY_END) {
-      CHECK_MSG(images == count, "epoch %d: %d of %d images", epoch, images, count);
-      epochs_done++;
-      images = 0;
-      CHECK(ferry_loader_start_epoch(L, ++epoch) == FERRY_OK);
-      continue;
-    }
-    CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
-    if (rc)
-      break;
-    images += b->count;
-    ferry_loader_release(L, b);
-  }
-  CHECK_MSG(active == 8, "a fast consumer: %d of 8 workers active after %.1f s", active,
-            fy_now() - t0);
-  printf("parking: %d of 8 workers active at least with a slow consumer, %d after %.1f s of a "
-         "fast one; %d whole epochs of %d images\n",
-         min_active, active, fy_now() - t0, epochs_done, count);
-  t0 = fy_now();
-  ferry_loader_close(L);
-  CHECK_MSG(fy_now() - t0 < 2, "close took %.1f s", fy_now() - t0);
-}
-
 int main(void) {
   fy_gpu_probe p;
   fy_gpu_probe_run(&p);
@@ -530,7 +438,7 @@ int main(void) {
   test_wait_timeout();
   test_loader_stall(sample_file(""));
   if (p.dev[0].hw_jpeg)
-    test_loader_park();
+    check_parking(sample_file(""), 0, 15, 8, 10);
   else
     SKIP("parking: %s (it parks only beside the JPEG engine)", p.dev[0].hw_jpeg_why);
   return check_done();
