@@ -30,7 +30,8 @@
 #   TRAIN_WARMUP=60 (fewer: ferry's JPEG engine has not settled, 85 % of the ceiling at 45 timed
 #   steps on an H200 against 99.4 % at 160); SEARCH_N=20000000 (0: the search's tests only);
 #   PARTS="load train search"; BUDGET=570; TRAIN_LOADERS="ferry torch synthetic dali" (the
-#   training runs: "ferry" alone repeats ferry 1 GPU / ferry n GPUs, for the spread of that ratio);
+#   training runs beside ferry's, which always run: "ferry" alone repeats ferry 1 GPU / ferry n
+#   GPUs, for the spread of that ratio);
 #   PARTS=ab: ferry's training runs TRAIN_AB="1x0 2x0 2x6" (GPUs x workers per rank, 0: ferry's
 #   default; :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10; "synthetic" the step's
 #   ceiling on n GPUs) interleaved, TRAIN_AB_ROUNDS=3 rounds. LOAD_VARIANTS take :park too.
@@ -268,23 +269,29 @@ part_load() {
   done
 }
 
+# The training script as every training run calls it (its --loader and the rest added)
+train_cmd=(examples/train_imagenet.py "$SET" --arch resnet50 --batch-size "$BATCH" --steps
+  "$TRAIN_STEPS" --warmup "$TRAIN_WARMUP" --epochs 1000 --log-every 0)
+# train_one LOG CAP NP LABEL ARGS...: the training script under torchrun on NP GPUs, at most CAP
+# seconds, with ARGS; $val its images/s ('' when it failed: said and counted), $last its line
+train_one() {
+  local log=$1 cap=$2 np=$3 label=$4 rc
+  shift 4
+  trun "$log" "$(limit "$cap")" "$np" "${train_cmd[@]}" "$@"
+  rc=$?
+  rate "$label" "$last" "$rc"
+}
 # train_wants NAME: NAME is among TRAIN_LOADERS
 train_wants() { case " $TRAIN_LOADERS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 part_train() {
-  local log=$OUT/train.log rc f1 fn tn sn qs qt a=() np=$n
-  a=(examples/train_imagenet.py "$SET" --arch resnet50 --batch-size "$BATCH" --steps
-    "$TRAIN_STEPS" --warmup "$TRAIN_WARMUP" --epochs 1000 --log-every 0)
+  local log=$OUT/train.log f1 fn tn sn qs qt np=$n
   say "train: ResNet-50, AMP fp16, batch $BATCH per GPU, $TRAIN_STEPS steps ($TRAIN_WARMUP untimed)"
-  trun "$log" "$(limit 150)" 1 "${a[@]}" --loader ferry
-  rc=$?
-  rate "ferry, 1 GPU" "$last" "$rc"
+  train_one "$log" 150 1 "ferry, 1 GPU" --loader ferry
   f1=$val
   [ -n "$f1" ] && say "  ferry, 1 GPU: $f1 images/s (GPU busy $(jget "$last" gpu_util_mean) %)"
   if [ "$multi" = 1 ]; then
-    trun "$log" "$(limit 150)" "$n" "${a[@]}" --loader ferry
-    rc=$?
-    rate "ferry, $n GPUs" "$last" "$rc"
+    train_one "$log" 150 "$n" "ferry, $n GPUs" --loader ferry
     fn=$val
     [ -n "$fn" ] && say "  ferry, $n GPUs (DDP): $fn images/s (rank 0's GPU busy $(jget "$last" gpu_util_mean) %)"
   else
@@ -293,9 +300,7 @@ part_train() {
   fi
   tn=""
   if train_wants torch; then
-    trun "$log" "$(limit 180)" "$np" "${a[@]}" --loader torch
-    rc=$?
-    rate "DataLoader, $np GPU(s)" "$last" "$rc"
+    train_one "$log" 180 "$np" "DataLoader, $np GPU(s)" --loader torch
     tn=$val
   else
     say "  DataLoader: not run (TRAIN_LOADERS=$TRAIN_LOADERS)"
@@ -306,9 +311,7 @@ part_train() {
   # passes it, so ceiling / DataLoader is the most any loader's ratio to the DataLoader can be
   sn=""
   if train_wants synthetic; then
-    trun "$log" "$(limit 150)" "$np" "${a[@]}" --loader synthetic
-    rc=$?
-    rate "synthetic, $np GPU(s)" "$last" "$rc"
+    train_one "$log" 150 "$np" "synthetic, $np GPU(s)" --loader synthetic
     sn=$val
   fi
   [ -n "$sn" ] && say "  synthetic data (the step's ceiling), $np GPU(s): $sn images/s; ferry at $(ratio "$fn" "$sn")x of it; ceiling / DataLoader: $(ratio "$sn" "$tn")x (the most any loader can reach)"
@@ -317,9 +320,7 @@ part_train() {
   if ! train_wants dali; then
     :
   elif python3 -c "import nvidia.dali" > /dev/null 2>&1; then
-    trun "$log" "$(limit 180)" "$np" "${a[@]}" --loader dali
-    rc=$?
-    rate "DALI, $np GPU(s)" "$last" "$rc"
+    train_one "$log" 180 "$np" "DALI, $np GPU(s)" --loader dali
     [ -n "$val" ] && say "  DALI, $np GPU(s): $val images/s (rank 0's GPU busy $(jget "$last" gpu_util_mean) %); ferry / DALI: $(ratio "$fn" "$val")x"
   else
     say "  DALI: not run (nvidia.dali does not import here: carry it with bench/dali_wheels.sh)"
@@ -339,9 +340,7 @@ part_train() {
 # machine's drift falls on each alike; each line: images/s, data wait, workers, the engine's
 # share of the images, rank 0's cores busy
 part_ab() {
-  local log=$OUT/ab.log r v vn vw va ve a rc w e c d
-  a=(examples/train_imagenet.py "$SET" --arch resnet50 --batch-size "$BATCH" --steps
-    "$TRAIN_STEPS" --warmup "$TRAIN_WARMUP" --epochs 1000 --log-every 0)
+  local log=$OUT/ab.log r v vn vw va ve w e c d
   say "ab: ResNet-50 as in train, $TRAIN_AB_ROUNDS rounds of: $TRAIN_AB"
   for r in $(seq 1 "$TRAIN_AB_ROUNDS"); do
     for v in $TRAIN_AB; do
@@ -358,9 +357,7 @@ part_ab() {
         vw=${vw%%:*}
         [ "$vw" != 0 ] && va+=(--workers "$vw")
       fi
-      FERRY_X2_ENV=$ve trun "$log" "$(limit 100)" "$vn" "${a[@]}" "${va[@]}"
-      rc=$?
-      rate "ab round $r, $v" "$last" "$rc"
+      FERRY_X2_ENV=$ve train_one "$log" 100 "$vn" "ab round $r, $v" "${va[@]}"
       [ -z "$val" ] && continue
       d=$(jget "$last" data_wait_ms_per_step) w=$(jget "$last" ferry_workers)
       [ -n "$w" ] && w="$w/$(jget "$last" ferry_workers_active)"
