@@ -33,7 +33,8 @@
 #   training runs beside ferry's, which always run: "ferry" alone repeats ferry 1 GPU / ferry n
 #   GPUs, for the spread of that ratio);
 #   PARTS=ab: ferry's training runs TRAIN_AB="1x0 2x0 2x6" (GPUs x workers per rank, 0: ferry's
-#   default; :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10; "synthetic" the step's
+#   default; :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10, :pin each rank on its slice
+#   of the CPUs (bench/rank_pin.sh), :cpu no JPEG engine (--no-hw-decode); "synthetic" the step's
 #   ceiling on n GPUs) interleaved, TRAIN_AB_ROUNDS=3 rounds. LOAD_VARIANTS take :park too.
 # Out: $OUT/summary.txt (also printed last), load.log, train.log, search.log. Exit 0: every run
 # ran (and, on several GPUs, every figure met its threshold); 1: a run failed or was not run;
@@ -96,11 +97,14 @@ trun() {
     echo "not run: the budget is spent" | tee -a "$log"
     return 124
   fi
-  # FERRY_X2_ENV: one more VAR=value for the run; FERRY_X2_PIN: the CPUs it may use (taskset)
+  # FERRY_X2_ENV: one more VAR=value for the run; FERRY_X2_PIN: the CPUs it may use (taskset);
+  # FERRY_X2_RANKPIN=1: each rank on its own slice of them (bench/rank_pin.sh)
+  local wrap=()
+  [ "${FERRY_X2_RANKPIN:-0}" = 1 ] && wrap=(--no-python "$PWD/bench/rank_pin.sh" python3)
   env FERRY_X2_TOKEN="$token" ${FERRY_X2_ENV:-FERRY_X2_VARIANT=0} \
     ${FERRY_X2_PIN:+taskset -c "$FERRY_X2_PIN"} timeout -k 20 "$t" \
     python3 -m torch.distributed.run --standalone \
-    --nproc-per-node "$np" "$@" > "$tmp/run.txt" 2>&1
+    --nproc-per-node "$np" "${wrap[@]}" "$@" > "$tmp/run.txt" 2>&1
   rc=$?
   cat "$tmp/run.txt" >> "$log"
   last=$(grep '^{' "$tmp/run.txt" | tail -1)
@@ -340,11 +344,11 @@ part_train() {
 # machine's drift falls on each alike; each line: images/s, data wait, workers, the engine's
 # share of the images, rank 0's cores busy
 part_ab() {
-  local log=$OUT/ab.log r v vn vw va ve w e c d
+  local log=$OUT/ab.log r v vn vw va ve vp w e c d
   say "ab: ResNet-50 as in train, $TRAIN_AB_ROUNDS rounds of: $TRAIN_AB"
   for r in $(seq 1 "$TRAIN_AB_ROUNDS"); do
     for v in $TRAIN_AB; do
-      va=(--loader ferry) ve=FERRY_X2_VARIANT=1
+      va=(--loader ferry) ve=FERRY_X2_VARIANT=1 vp=0
       if [ "$v" = synthetic ]; then
         vn=$n va=(--loader synthetic)
       else
@@ -352,12 +356,14 @@ part_ab() {
         case $vw in
           *:park) ve=FERRY_WORKER_PARK=1 ;;
           *:nice) ve=FERRY_WORKER_NICE=10 ;;
-          *:*) say "  ab: '$v': not NPxW[:park|:nice]: FAILED"; bad=1; continue ;;
+          *:pin) vp=1 ;;
+          *:cpu) va+=(--no-hw-decode) ;;
+          *:*) say "  ab: '$v': not NPxW[:park|:nice|:pin|:cpu]: FAILED"; bad=1; continue ;;
         esac
         vw=${vw%%:*}
         [ "$vw" != 0 ] && va+=(--workers "$vw")
       fi
-      FERRY_X2_ENV=$ve train_one "$log" 100 "$vn" "ab round $r, $v" "${va[@]}"
+      FERRY_X2_ENV=$ve FERRY_X2_RANKPIN=$vp train_one "$log" 100 "$vn" "ab round $r, $v" "${va[@]}"
       [ -z "$val" ] && continue
       d=$(jget "$last" data_wait_ms_per_step) w=$(jget "$last" ferry_workers)
       [ -n "$w" ] && w="$w/$(jget "$last" ferry_workers_active)"
