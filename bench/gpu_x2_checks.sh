@@ -368,9 +368,42 @@ part_ab() {
       d=$(jget "$last" data_wait_ms_per_step) w=$(jget "$last" ferry_workers)
       [ -n "$w" ] && w="$w/$(jget "$last" ferry_workers_active)"
       e=$(jget "$last" ferry_engine_share) c=$(jget "$last" cores_busy)
-      say "  round $r, $v: $val images/s, data wait $d ms/step, workers/active ${w:--}, engine share ${e:--}, rank 0's cores busy $c"
+      say "  round $r, $v: $val images/s, data wait $d ms/step (in ferry $(jget "$last" ferry_wait_ms_per_step)), workers/active ${w:--}, engine share ${e:--}, rank 0's cores busy $c"
+      [ "$vn" -gt 1 ] && say "$(ab_ranks "$last")"
+      echo "$r $v $val" >> "$tmp/ab.txt"
     done
   done
+  ab_summary "$tmp/ab.txt"
+}
+# ab_ranks JSON: each rank's own data wait (all of it / in ferry), engine share and cores busy
+ab_ranks() {
+  python3 - "$1" <<'EOF2'
+import json, sys
+d = json.loads(sys.argv[1])
+print("    " + "; ".join(
+    f"rank {r['rank']}: wait {r.get('data_wait_ms_per_step')}/{r.get('ferry_wait_ms_per_step')} ms,"
+    f" engine {r.get('ferry_engine_share')}, cores {r.get('cores_busy')}"
+    for r in d.get("ranks") or []) or "    (no per-rank figures)")
+EOF2
+}
+# ab_summary FILE ("round variant images/s" lines): each several-GPU variant over the same
+# round's 1x0, round by round, and the median of those ratios (the statistic quoted for each)
+ab_summary() {
+  [ -s "$1" ] || return 0
+  python3 - "$1" <<'EOF2' | while IFS= read -r line; do say "$line"; done
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+base = {r: float(x) for r, v, x in rows if v == "1x0"}
+per = {}
+for r, v, x in rows:
+    if v != "1x0" and not v.startswith("1x") and r in base:
+        per.setdefault(v, []).append(float(x) / base[r])
+if not base:
+    print("  ab summary: no 1x0 run to divide by")
+for v, q in per.items():
+    print(f"  ab summary, {v} / the round's 1x0: " + ", ".join(f"{x:.3f}" for x in q)
+          + f"; median {statistics.median(q):.3f}, {sum(x >= 1.9 for x in q)} of {len(q)} >= 1.9")
+EOF2
 }
 
 part_search() {

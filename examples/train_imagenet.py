@@ -241,7 +241,7 @@ def main():
     util = GpuUtilisation(local_rank).start() if device_type == "cuda" else None
 
     step, timed_images, t0, data_wait = 0, 0, None, 0.0
-    cpu0 = 0.0
+    cpu0 = wait0 = 0.0
     done = False
     start = time.perf_counter()
     for e in range(args.epochs):
@@ -269,6 +269,7 @@ def main():
                     torch.cuda.synchronize()
                 t0 = time.perf_counter()
                 cpu0 = time.process_time()
+                wait0 = args.ferry_loader.stats()["wait_s"] if args.ferry_loader else 0.0
                 if util:
                     util.active = True
             elif step > args.warmup:
@@ -306,6 +307,18 @@ def main():
         result["ferry_workers_active"] = st.get("workers_active")
         result["ferry_engine_share"] = (round(st["gpu_decoded"] / st["images"], 3)
                                         if st["images"] > 0 else None)
+        # of the data wait, the part inside ferry's C loader (a batch not ready yet, or its GPU
+        # kernels not done); the rest is Python's and torch's per-batch work
+        result["ferry_wait_ms_per_step"] = round(
+            1e3 * (st["wait_s"] - wait0) / max(1, step - args.warmup), 2) if t0 else None
+    if distributed:  # every rank's own figures: in DDP the slowest rank sets the pace
+        keys = ("data_wait_ms_per_step", "cores_busy", "ferry_wait_ms_per_step",
+                "ferry_engine_share", "ferry_workers_active")
+        mine = {k: result[k] for k in keys if k in result}
+        mine["rank"] = rank
+        everyone = [None] * world
+        torch.distributed.all_gather_object(everyone, mine)
+        result["ranks"] = everyone
     if rank == 0:
         print(json.dumps(result), flush=True)
     if distributed:

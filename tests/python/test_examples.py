@@ -86,5 +86,29 @@ def test_train_imagenet_two_steps(tiny, loader):
     assert result["cores_busy"] > 0
     if loader == "ferry":  # on the CPU: the one worker asked for, no image on an engine
         assert result["ferry_workers"] == 1 and result["ferry_engine_share"] == 0.0
+        # the C loader's wait is a part of the step's data wait
+        assert 0 <= result["ferry_wait_ms_per_step"] <= result["data_wait_ms_per_step"] + 0.05
     else:
         assert "ferry_workers" not in result
+    assert "ranks" not in result  # one process
+
+
+def test_train_imagenet_two_ranks_report_each(tiny):
+    """Under torchrun (2 CPU processes, gloo): rank 0's line lists both ranks' own figures."""
+    pytest.importorskip("torch", reason="torch not importable")
+    pytest.importorskip("torchvision", reason="torchvision not importable")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
+                          "--nproc-per-node", "2", str(EXAMPLES / "train_imagenet.py"), str(tiny),
+                          "--loader", "ferry", "--arch", "resnet18", "--batch-size", "2",
+                          "--size", "32", "--steps", "3", "--warmup", "1", "--workers", "1",
+                          "--device", "cpu", "--amp", "off", "--log-every", "0"],
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = [json.loads(x) for x in out.stdout.splitlines() if x.startswith("{")]
+    assert len(lines) == 1, out.stdout  # rank 0 alone prints
+    result = lines[0]
+    assert result["world_size"] == 2 and [r["rank"] for r in result["ranks"]] == [0, 1]
+    for r in result["ranks"]:
+        assert r["ferry_workers_active"] == 1 and r["ferry_engine_share"] == 0.0
+        assert 0 <= r["ferry_wait_ms_per_step"] <= r["data_wait_ms_per_step"] + 0.05
