@@ -457,7 +457,7 @@ int32_t ferry_loader_label(const ferry_loader *loader, int64_t index);
 /* Worker threads decoding on the CPU (options.workers, or the automatic
  * choice: the cores of its share; on a GPU with the JPEG engine, less its 4 decoder threads). */
 int ferry_loader_num_workers(const ferry_loader *loader);
-/* Of those, the ones claiming samples now: all, unless FERRY_WORKER_PARK=1 (under trial) parked
+/* Of those, the ones claiming samples now: all, unless FERRY_WORKER_PARK=1 (off by default) parked
  * those a consumer-bound run did not need. */
 int ferry_loader_num_workers_active(const ferry_loader *loader);
 /* The ring's length: options.prefetch, or what ferry chose for 0. */

@@ -15,7 +15,7 @@
  * have passed (the ring's length), and never across an epoch's refill of
  * the ring.
  *
- * Parking (fy_engine_ctl_park; FERRY_WORKER_PARK=1, under trial; a CPU
+ * Parking (fy_engine_ctl_park; FERRY_WORKER_PARK=1, off by default; a CPU
  * loader has the controller with no context, for this alone): once no
  * context decodes and the workers still idle over 30 % of the time, the
  * consumer is the limit and the loader parks the workers it does not need,

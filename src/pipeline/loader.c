@@ -175,9 +175,9 @@ static int start_threads(ferry_loader *L) {
   L->worker_nice = nice && atoi(nice) >= 1 && atoi(nice) <= 19 ? atoi(nice) : 0;
   if (nice && *nice && !L->worker_nice)
     fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_NICE=%s is not 1..19: ignored", nice);
-  /* FERRY_WORKER_PARK=1 (under trial; bench/RESULTS.md): the workers a
-   * consumer-bound run does not need are parked (engine_ctl.h); on a GPU
-   * with the engine only while its controller decides the contexts */
+  /* FERRY_WORKER_PARK=1 (off by default: it frees cores but made no run faster, bench/RESULTS.md):
+   * the workers a consumer-bound run does not need are parked (engine_ctl.h); on a GPU with the
+   * engine only while its controller decides the contexts */
   const char *park = getenv("FERRY_WORKER_PARK");
   if (park && *park && strcmp(park, "0") && strcmp(park, "1"))
     fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_PARK=%s is not 0 or 1: ignored", park);
