@@ -368,7 +368,7 @@ part_ab() {
       d=$(jget "$last" data_wait_ms_per_step) w=$(jget "$last" ferry_workers)
       [ -n "$w" ] && w="$w/$(jget "$last" ferry_workers_active)"
       e=$(jget "$last" ferry_engine_share) c=$(jget "$last" cores_busy)
-      say "  round $r, $v: $val images/s, data wait $d ms/step (in ferry $(jget "$last" ferry_wait_ms_per_step)), workers/active ${w:--}, engine share ${e:--}, rank 0's cores busy $c"
+      say "  round $r, $v: $val images/s, data wait $d ms/step (in ferry $(jget "$last" ferry_wait_ms_per_step); epochs of $(jget "$last" steps_per_epoch) steps), workers/active ${w:--}, engine share ${e:--}, rank 0's cores busy $c"
       [ "$vn" -gt 1 ] && say "$(ab_ranks "$last")"
       echo "$r $v $val" >> "$tmp/ab.txt"
     done
@@ -382,6 +382,7 @@ import json, sys
 d = json.loads(sys.argv[1])
 print("    " + "; ".join(
     f"rank {r['rank']}: wait {r.get('data_wait_ms_per_step')}/{r.get('ferry_wait_ms_per_step')} ms,"
+    f" max {r.get('data_wait_ms_max')} ms, over 5 ms at steps {r.get('data_waits_over_5ms')},"
     f" engine {r.get('ferry_engine_share')}, cores {r.get('cores_busy')}"
     for r in d.get("ranks") or []) or "    (no per-rank figures)")
 EOF2

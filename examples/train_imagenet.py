@@ -242,6 +242,7 @@ def main():
 
     step, timed_images, t0, data_wait = 0, 0, None, 0.0
     cpu0 = wait0 = 0.0
+    waits = []  # each timed step's data wait: its longest ones are when a GPU may have idled
     done = False
     start = time.perf_counter()
     for e in range(args.epochs):
@@ -254,7 +255,8 @@ def main():
             except StopIteration:
                 break
             if t0 is not None:  # host time the step waited for its batch
-                data_wait += time.perf_counter() - tw
+                waits.append(time.perf_counter() - tw)
+                data_wait += waits[-1]
             if args.channels_last:
                 images = images.contiguous(memory_format=torch.channels_last)
             with torch.autocast(device_type, dtype=amp_dtype, enabled=amp_dtype is not None):
@@ -294,10 +296,15 @@ def main():
     if util:
         util.stop.set()
     result = {"loader": args.loader, "arch": args.arch, "batch_size": args.batch_size,
+              "steps_per_epoch": steps_per_epoch,
               "world_size": world, "steps": step, "timed_steps": max(0, step - args.warmup),
               "images_per_s": round(timed_images * world / elapsed, 1) if t0 else None,
               "gpu_util_mean": round(util.mean(), 1) if util and util.mean() is not None else None,
               "data_wait_ms_per_step": round(1e3 * data_wait / max(1, step - args.warmup), 2),
+              "data_wait_ms_max": round(1e3 * max(waits), 2) if waits else None,
+              # steps that waited over 5 ms, and where (the step numbers, epoch starts included)
+              "data_waits_over_5ms": [args.warmup + 1 + i for i, w in enumerate(waits)
+                                      if w > 5e-3],
               "amp": args.amp, "fused_sgd": args.fused, "device": args.device,
               "ferry_device": (args.ferry_device or device_type) if args.loader == "ferry" else None,
               "cores_busy": cores_busy}
@@ -312,8 +319,8 @@ def main():
         result["ferry_wait_ms_per_step"] = round(
             1e3 * (st["wait_s"] - wait0) / max(1, step - args.warmup), 2) if t0 else None
     if distributed:  # every rank's own figures: in DDP the slowest rank sets the pace
-        keys = ("data_wait_ms_per_step", "cores_busy", "ferry_wait_ms_per_step",
-                "ferry_engine_share", "ferry_workers_active")
+        keys = ("data_wait_ms_per_step", "data_wait_ms_max", "data_waits_over_5ms", "cores_busy",
+                "ferry_wait_ms_per_step", "ferry_engine_share", "ferry_workers_active")
         mine = {k: result[k] for k in keys if k in result}
         mine["rank"] = rank
         everyone = [None] * world

@@ -83,7 +83,9 @@ def test_train_imagenet_two_steps(tiny, loader):
     assert out.returncode == 0, out.stderr[-3000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["loader"] == loader and result["steps"] == 3 and result["images_per_s"] > 0
-    assert result["cores_busy"] > 0
+    assert result["cores_busy"] > 0 and result["steps_per_epoch"] > 0
+    # the 2 timed steps' waits: the longest, and those over 5 ms by step number (3 at most)
+    assert 0 <= result["data_wait_ms_max"] and set(result["data_waits_over_5ms"]) <= {2, 3}
     if loader == "ferry":  # on the CPU: the one worker asked for, no image on an engine
         assert result["ferry_workers"] == 1 and result["ferry_engine_share"] == 0.0
         # the C loader's wait is a part of the step's data wait
