@@ -11,8 +11,8 @@ BUILD_NOVIDEO ?= build-novideo
 # quick there: FERRY_TEST_QUICK, set by CMakeLists.txt for TSan builds;
 # test_opencl_cache: hashers and searches on several threads sharing the OpenCL programs;
 # test_shard_fd: shard members read on several threads, each through its own open fds)
-TSAN_TESTS ?= test_loader test_pack test_hash_api test_watchdog test_engine_gate test_catalog \
-              test_opencl_search test_hamming_multi test_opencl_hash test_opencl_cache \
+TSAN_TESTS ?= test_loader test_epoch_ahead test_pack test_hash_api test_watchdog test_engine_gate \
+              test_catalog test_opencl_search test_hamming_multi test_opencl_hash test_opencl_cache \
               test_shard_fd
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=

@@ -322,6 +322,12 @@ typedef struct ferry_loader_options {
    * node sysfs does not tell, CPU mode, or FERRY_NUMA_OFF: no placement.
    * ferry_loader_numa() tells what was done. */
   ferry_numa numa;
+  /* 1 (default): once every batch of an epoch has a slot, the slots freed
+   * after that fill with the first batches of the epoch after it (its
+   * number + 1, the one Python's Loader and most loops start next), so
+   * that starting it does not wait for a whole batch; starting another
+   * epoch drops them. 0: the workers idle between epochs. */
+  int epoch_ahead;
 } ferry_loader_options;
 
 void ferry_loader_options_default(ferry_loader_options *options);

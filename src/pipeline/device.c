@@ -233,7 +233,7 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
   for (int i = 0; i < n; i++) {
     int64_t pos = pos0 + i;
     int k = (int)(pos - s->number * L->o.batch_size);
-    int64_t idx = L->order[pos];
+    int64_t idx = s->order[pos];
     s->labels[k] = L->src.labels[idx];
     s->indices[k] = idx;
     if (__atomic_load_n(&L->bad[idx], __ATOMIC_ACQUIRE)) {
@@ -330,9 +330,13 @@ void *fy_dev_decoder_main(void *arg) {
     int on = fy_dev_engine_on(L, engine);
     int64_t pos =
         fy_ring_claim(&L->ring, w.note, 0, on && !fy_cache_has_room(&L->cache) ? chunk : 1, &s, &n);
+    if (pos == FY_CLAIM_AHEAD) {
+      fy_loader_make_ahead(L);
+      continue;
+    }
     if (pos < 0)
       break;
-    int epoch = L->epoch;
+    int epoch = s->epoch;
     pthread_mutex_unlock(&L->ring.mu);
     if (on)
       decode_chunk(L, engine, &w, &scratch, s, pos, n, epoch);

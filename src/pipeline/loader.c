@@ -12,6 +12,7 @@
 #include "pipeline/loader_int.h"
 #include "pipeline/options.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,9 +53,13 @@ static void *worker_run(void *arg) {
     /* u8 pack samples are a copy each: claim several per lock. */
     int64_t pos = fy_ring_claim(&L->ring, w->note, 1,
                                 L->pack && L->pack->kind == FY_PACK_KIND_U8 ? 16 : 1, &s, &n);
+    if (pos == FY_CLAIM_AHEAD) {
+      fy_loader_make_ahead(L);
+      continue;
+    }
     if (pos < 0)
       break;
-    int epoch = L->epoch;
+    int epoch = s->epoch;
     pthread_mutex_unlock(&L->ring.mu);
     for (int i = 0; i < n; i++)
       fy_run_cpu_sample(L, w, s, pos + i, epoch);
@@ -323,11 +328,16 @@ static int open_loader(const ferry_loader_options *options, fy_source *given, fe
        : fy_pack_is(L->o.source) ? open_pack(L)
                                  : fy_source_open(&L->src, L->o.source);
   if (rc == FERRY_OK) {
+    size_t scratch = ((size_t)L->src.nshards * 2 + 1) * sizeof *L->order_scratch;
     L->order = malloc((size_t)L->src.count * sizeof *L->order);
     L->bad = calloc((size_t)L->src.count, 1);
-    L->order_scratch =
-        L->src.shard ? malloc(((size_t)L->src.nshards * 2 + 1) * sizeof *L->order_scratch) : NULL;
-    rc = L->order && L->bad && (L->order_scratch || !L->src.shard)
+    L->order_scratch = L->src.shard ? malloc(scratch) : NULL;
+    if (L->o.epoch_ahead) {
+      L->order_next = malloc((size_t)L->src.count * sizeof *L->order);
+      L->order_next_scratch = L->src.shard ? malloc(scratch) : NULL;
+    }
+    rc = L->order && L->bad && (L->order_scratch || !L->src.shard) &&
+                 (!L->o.epoch_ahead || (L->order_next && (L->order_next_scratch || !L->src.shard)))
              ? FERRY_OK
              : fy_error(FERRY_ENOMEM, "loader: out of memory");
   }
@@ -402,24 +412,68 @@ static int drain(ferry_loader *L) {
   return FERRY_OK;
 }
 
+/* Epoch `epoch`'s order into `order` (and the shards' `scratch`). */
+static void make_order(ferry_loader *L, int epoch, int64_t *order, int64_t *scratch) {
+  int64_t n = L->src.shard ? fy_epoch_order_shards(&L->src, L->o.shuffle, L->o.shuffle_buffer,
+                                                   L->o.seed, epoch, L->o.rank, L->o.world_size,
+                                                   L->o.drop_last, order, scratch)
+                           : fy_epoch_order(L->src.count, L->o.shuffle, L->o.seed, epoch, L->o.rank,
+                                            L->o.world_size, L->o.drop_last, order);
+  (void)n; /* equals epoch_n, or more with drop_last (trailing partial batch) */
+}
+
+void fy_loader_make_ahead(ferry_loader *L) {
+  int epoch = L->ring.ahead_want;
+  /* nothing reads order_next now: the epoch's slots read order, and any
+   * earlier epoch ahead was started (its order is `order` now) or dropped */
+  pthread_mutex_unlock(&L->ring.mu);
+  make_order(L, epoch, L->order_next, L->order_next_scratch);
+  pthread_mutex_lock(&L->ring.mu);
+  fy_ring_ahead(&L->ring, epoch, L->order_next);
+}
+
+/* Waits (mu held) until no thread makes the order of an epoch ahead. */
+static int wait_ahead_made(ferry_loader *L) {
+  double t0 = fy_now();
+  while (L->ring.ahead_busy)
+    if (fy_watch_wait(L, &L->ring.ready_cv, t0))
+      return fy_watch_stall(L, "the next epoch's order", fy_now() - t0);
+  return FERRY_OK;
+}
+
 int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
   if (!L || epoch < 0)
     return fy_error(FERRY_EINVAL, "ferry_loader_start_epoch: bad argument");
-  pthread_mutex_lock(&L->ring.mu);
-  if (L->stalled || drain(L) != FERRY_OK) {
-    int rc = fy_error(FERRY_ETIMEOUT, "%s", L->ring.error_msg);
-    pthread_mutex_unlock(&L->ring.mu);
+  fy_ring *r = &L->ring;
+  pthread_mutex_lock(&r->mu);
+  /* Started ahead, and every batch of the epoch taken (none of its samples
+   * in flight): the consumer goes on where the workers are. Otherwise
+   * nothing of the epoch (or of the one ahead) may be in flight. */
+  int ok = !L->stalled && wait_ahead_made(L) == FERRY_OK;
+  int ahead = ok && r->ahead_epoch == epoch;
+  if (ok && !(ahead && r->next_batch >= r->num_batches))
+    ok = drain(L) == FERRY_OK;
+  if (!ok) {
+    int rc = fy_error(FERRY_ETIMEOUT, "%s", r->error_msg);
+    pthread_mutex_unlock(&r->mu);
     return rc;
   }
-  int64_t n = L->src.shard ? fy_epoch_order_shards(&L->src, L->o.shuffle, L->o.shuffle_buffer,
-                                                   L->o.seed, epoch, L->o.rank, L->o.world_size,
-                                                   L->o.drop_last, L->order, L->order_scratch)
-                           : fy_epoch_order(L->src.count, L->o.shuffle, L->o.seed, epoch, L->o.rank,
-                                            L->o.world_size, L->o.drop_last, L->order);
-  (void)n; /* equals epoch_n, or more with drop_last (trailing partial batch) */
+  if (ahead) { /* its slots read order_next: it becomes the epoch's order */
+    int64_t *t = L->order;
+    L->order = L->order_next;
+    L->order_next = t;
+    t = L->order_scratch;
+    L->order_scratch = L->order_next_scratch;
+    L->order_next_scratch = t;
+    fy_ring_promote(r);
+  } else {
+    make_order(L, epoch, L->order, L->order_scratch);
+    fy_ring_start_epoch(r, epoch, L->order);
+  }
   L->epoch = epoch;
-  fy_ring_start_epoch(&L->ring);
-  pthread_mutex_unlock(&L->ring.mu);
+  if (L->o.epoch_ahead && epoch < INT_MAX)
+    fy_ring_want_ahead(r, epoch + 1);
+  pthread_mutex_unlock(&r->mu);
   return FERRY_OK;
 }
 
@@ -561,6 +615,8 @@ void ferry_loader_close(ferry_loader *L) {
   free(L->threads);
   free(L->order);
   free(L->order_scratch);
+  free(L->order_next);
+  free(L->order_next_scratch);
   free(L->bad);
   fy_cache_free(&L->cache);
   fy_source_free(&L->src);

@@ -30,8 +30,12 @@ struct ferry_loader {
   size_t sample_bytes;
   int64_t *order;         /* this epoch's positions -> source indices */
   int64_t *order_scratch; /* shards: fy_epoch_order_shards's scratch */
-  int pinned;             /* the ring's host buffers are page-locked (pin_memory) */
-  uint8_t *bad;           /* per source index: known bad file */
+  /* the next epoch's, made ahead by a claiming thread (ring.h; NULL when
+   * epoch_ahead is off), and its scratch */
+  int64_t *order_next;
+  int64_t *order_next_scratch;
+  int pinned;   /* the ring's host buffers are page-locked (pin_memory) */
+  uint8_t *bad; /* per source index: known bad file */
 
   /* The ring of batch slots, its claims and the mutex `mu` that also
    * guards the fields marked (mu) here (ring.h says how). */
@@ -79,6 +83,10 @@ struct ferry_loader {
  * bytes in a name survive, no list file in between); takes *src over and
  * clears it, whatever happens. options->source names it in messages. */
 int fy_loader_open_source(const ferry_loader_options *options, fy_source *src, ferry_loader **out);
+/* A claiming thread that got FY_CLAIM_AHEAD (mu held on entry and on
+ * return): makes the next epoch's order without mu and hands it to the
+ * ring (loader.c). */
+void fy_loader_make_ahead(ferry_loader *L);
 
 /* place.c: the threads near the GPU (the numa option). fy_place_begin
  * decides where (L->numa; CPU mode: nowhere) and binds the calling thread

@@ -261,6 +261,12 @@ const ferry_option fy_loader_option_table[] = {
      .default_value = "auto",
      .help = "GPU on a host of several NUMA nodes: auto runs the threads on the GPU's node's "
              "CPUs (a slice each where several GPUs there have a process); off: anywhere"},
+    {.name = "epoch_ahead",
+     .flag = "--no-epoch-ahead",
+     BOOL(epoch_ahead),
+     .default_value = "1",
+     .help = "once an epoch's last batches have slots, fill the freed ones with the next "
+             "epoch's first, so that it starts without a wait; off: idle between epochs"},
 };
 
 const int fy_loader_option_table_count =

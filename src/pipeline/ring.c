@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 void fy_ring_init(fy_ring *r) {
+  r->epoch = r->ahead_epoch = r->ahead_want = -1;
   pthread_mutex_init(&r->mu, NULL);
   pthread_cond_init(&r->work_cv, NULL);
   if (fy_watch_cond_init(&r->ready_cv) != 0)
@@ -57,15 +58,29 @@ int fy_ring_batch_count(const fy_ring *r, int64_t b) {
 
 /* Slots take batch numbers in order as they are freed, so a batch the
  * consumer keeps only takes its slot out of the ring. */
-slot *fy_ring_slot_of(fy_ring *r, int64_t b) {
+static slot *slot_of(fy_ring *r, int64_t b, int ahead) {
   for (int i = 0; i < r->nslots; i++)
-    if (r->slots[i].number == b)
+    if (r->slots[i].number == b && r->slots[i].ahead == ahead)
       return &r->slots[i];
   return NULL;
 }
 
+slot *fy_ring_slot_of(fy_ring *r, int64_t b) { return slot_of(r, b, 0); }
+
 void fy_ring_assign(fy_ring *r, slot *s) {
-  s->number = r->next_assign < r->num_batches ? r->next_assign++ : -1;
+  s->ahead = 0;
+  if (r->next_assign < r->num_batches) {
+    s->number = r->next_assign++;
+    s->epoch = r->epoch;
+    s->order = r->order;
+  } else if (r->ahead_epoch >= 0 && r->ahead_assign < r->num_batches) {
+    s->number = r->ahead_assign++;
+    s->epoch = r->ahead_epoch;
+    s->order = r->ahead_order;
+    s->ahead = 1;
+  } else {
+    s->number = -1;
+  }
   s->state = SLOT_FILLING;
   s->done = 0;
   s->expected = s->number >= 0 ? fy_ring_batch_count(r, s->number) : 0;
@@ -80,24 +95,40 @@ static void workers_idle(fy_ring *r, double now, int delta) {
   r->idle_n += delta;
 }
 
+/* Up to max positions from *next on, all of one batch, when that batch
+ * has a slot (of the epoch ahead or not): the first, or -1. */
+static int64_t claim_from(fy_ring *r, int64_t *next, int ahead, int max, slot **out, int *n) {
+  int64_t b = *next / r->batch_size;
+  slot *s = slot_of(r, b, ahead);
+  if (!s || s->state != SLOT_FILLING)
+    return -1;
+  int64_t end = (b + 1) * r->batch_size, pos = *next;
+  if (end > r->epoch_n)
+    end = r->epoch_n;
+  *n = (int)(end - pos < max ? end - pos : max);
+  *out = s;
+  r->inflight += *n;
+  *next += *n;
+  return pos;
+}
+
 int64_t fy_ring_claim(fy_ring *r, struct fy_note *note, int worker, int max, slot **out, int *n) {
   for (;;) {
     if (r->stop)
       return -1;
-    if (r->epoch_active && !r->error && r->next_pos < r->epoch_n) {
-      int64_t b = r->next_pos / r->batch_size;
-      slot *s = fy_ring_slot_of(r, b);
-      if (s && s->state == SLOT_FILLING) {
-        int64_t end = (b + 1) * r->batch_size, pos = r->next_pos;
-        if (end > r->epoch_n)
-          end = r->epoch_n;
-        *n = (int)(end - pos < max ? end - pos : max);
-        *out = s;
-        r->inflight += *n;
-        r->next_pos += *n;
-        return pos;
-      }
+    int64_t pos = -1;
+    if (r->epoch_active && r->next_pos < r->epoch_n) {
+      if (!r->error)
+        pos = claim_from(r, &r->next_pos, 0, max, out, n);
+    } else if (r->epoch_active && r->ahead_want >= 0 && !r->ahead_busy) {
+      r->ahead_busy = 1; /* the epoch's every position is claimed: make the next one's order */
+      return FY_CLAIM_AHEAD;
+    } else if (r->epoch_active && r->ahead_epoch >= 0 && !r->ahead_error &&
+               r->ahead_pos < r->epoch_n) {
+      pos = claim_from(r, &r->ahead_pos, 1, max, out, n);
     }
+    if (pos >= 0)
+      return pos;
     fy_note_set(note, FY_STAGE_IDLE, NULL, 0);
     double t0 = fy_now();
     if (worker)
@@ -121,6 +152,15 @@ void fy_ring_fail(fy_ring *r, int rc) {
   }
 }
 
+void fy_ring_fail_at(fy_ring *r, const slot *s, int rc) {
+  if (!s->ahead) {
+    fy_ring_fail(r, rc);
+  } else if (!r->ahead_error) {
+    r->ahead_error = rc;
+    snprintf(r->ahead_error_msg, sizeof r->ahead_error_msg, "%s", ferry_last_error());
+  }
+}
+
 int fy_ring_sample_done(fy_ring *r, slot *s) {
   (void)r;
   return ++s->done == s->expected;
@@ -140,11 +180,16 @@ void fy_ring_sample_out(fy_ring *r, int complete, int rc) {
     pthread_cond_broadcast(&r->ready_cv);
 }
 
-void fy_ring_start_epoch(fy_ring *r) {
-  r->next_pos = 0;
-  r->next_batch = 0;
-  r->next_assign = 0;
-  r->error = 0;
+static void drop_ahead(fy_ring *r) {
+  r->ahead_epoch = r->ahead_want = -1;
+  r->ahead_order = NULL;
+  r->ahead_pos = r->ahead_assign = 0;
+  r->ahead_error = 0;
+}
+
+/* Every slot not held and not kept takes a batch; held ones join when
+ * released. Claims resume. */
+static void reassign(fy_ring *r, int keep_ahead) {
   for (int i = 0; i < r->nslots; i++) {
     slot *s = &r->slots[i];
     if (s->state == SLOT_HELD) {
@@ -152,11 +197,60 @@ void fy_ring_start_epoch(fy_ring *r) {
        * variable does): it stays valid; the slot joins this epoch's ring
        * when the batch is released. */
       s->number = -1;
-      continue;
+      s->ahead = 0;
+    } else if (keep_ahead && s->ahead) {
+      s->ahead = 0; /* a batch of this epoch now, filled or filling */
+    } else {
+      fy_ring_assign(r, s);
     }
-    fy_ring_assign(r, s);
   }
   r->epoch_active = 1;
+  pthread_cond_broadcast(&r->work_cv);
+}
+
+void fy_ring_start_epoch(fy_ring *r, int epoch, const int64_t *order) {
+  r->next_pos = 0;
+  r->next_batch = 0;
+  r->next_assign = 0;
+  r->error = 0;
+  r->epoch = epoch;
+  r->order = order;
+  drop_ahead(r);
+  reassign(r, 0);
+}
+
+void fy_ring_promote(fy_ring *r) {
+  r->next_pos = r->ahead_pos;
+  r->next_batch = 0;
+  r->next_assign = r->ahead_assign;
+  r->error = r->ahead_error;
+  snprintf(r->error_msg, sizeof r->error_msg, "%s", r->ahead_error_msg);
+  r->epoch = r->ahead_epoch;
+  r->order = r->ahead_order;
+  drop_ahead(r);
+  /* the slots ahead first: the others take the batches after theirs */
+  reassign(r, 1);
+}
+
+void fy_ring_want_ahead(fy_ring *r, int epoch) {
+  r->ahead_want = epoch;
+  pthread_cond_broadcast(&r->work_cv);
+}
+
+void fy_ring_ahead(fy_ring *r, int epoch, const int64_t *order) {
+  r->ahead_busy = 0;
+  pthread_cond_broadcast(&r->ready_cv); /* an epoch start may wait for this */
+  if (r->ahead_want != epoch || r->stop)
+    return;
+  r->ahead_want = -1;
+  drop_ahead(r);
+  r->ahead_epoch = epoch;
+  r->ahead_order = order;
+  for (int i = 0; i < r->nslots; i++) {
+    slot *s = &r->slots[i];
+    if (s->number < 0 && s->state != SLOT_HELD)
+      fy_ring_assign(r, s);
+  }
   pthread_cond_broadcast(&r->work_cv);
 }
 

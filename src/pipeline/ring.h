@@ -22,7 +22,17 @@
  * failed, an epoch drained, a thread left); it runs on CLOCK_MONOTONIC,
  * the watchdog's clock. A slot's samples are written by the threads that
  * claimed them, without mu; the one that finishes the last completes the
- * batch, also without mu, and holds no lock while it does. */
+ * batch, also without mu, and holds no lock while it does.
+ *
+ * The next epoch ahead. Once every batch of the epoch has a slot, the
+ * slots freed after that take the first batches of the epoch the loader
+ * expects next (fy_ring_ahead), so that the consumer does not wait for a
+ * whole batch when it starts that epoch: such a slot is `ahead`, claims go
+ * to it only when every position of the epoch is claimed, and the consumer
+ * is not given it. Starting that epoch keeps those slots and their
+ * positions (fy_ring_promote); starting another one discards them, as it
+ * does the rest (fy_ring_start_epoch). A slot carries its epoch and that
+ * epoch's order, which is what its samples read. */
 #ifndef FY_RING_H
 #define FY_RING_H
 
@@ -47,6 +57,11 @@ typedef struct slot {
   int64_t *indices;
   void *data;
   int id; /* index in the ring */
+  /* the batch's epoch, and that epoch's sample order (position -> index);
+   * ahead: of the epoch after the one the consumer takes (mu) */
+  int epoch;
+  const int64_t *order;
+  int ahead;
 } slot;
 
 typedef struct fy_ring {
@@ -73,6 +88,20 @@ typedef struct fy_ring {
   int held;            /* batches handed out, not released */
   int error;           /* the epoch's first error: claims stop, the consumer gets it */
   char error_msg[4096];
+  int epoch;            /* the epoch the consumer takes, -1 before the first */
+  const int64_t *order; /* its order */
+  /* the next epoch ahead (mu): its number (-1: none), order, next position
+   * to claim and next batch to give a slot, and its first error, which
+   * becomes the epoch's when it starts */
+  int ahead_epoch;
+  const int64_t *ahead_order;
+  int64_t ahead_pos, ahead_assign;
+  int ahead_error;
+  char ahead_error_msg[4096];
+  /* the epoch whose order a claiming thread should make, once the epoch
+   * has no position left to claim (-1: none), and whether one does */
+  int ahead_want;
+  int ahead_busy;
   /* waits to claim (mu) */
   double idle_s;   /* every thread's, summed (ferry_stats.idle_s) */
   int idle_n;      /* CPU workers idle now */
@@ -92,16 +121,20 @@ void fy_ring_free(fy_ring *r);
 
 /* Samples in batch b of the epoch. */
 int fy_ring_batch_count(const fy_ring *r, int64_t b);
-/* The slot that carries batch b of this epoch, or NULL when no slot was
- * free for it yet (mu held). */
+/* The slot that carries batch b of this epoch (not the one ahead), or
+ * NULL when no slot was free for it yet (mu held). */
 slot *fy_ring_slot_of(fy_ring *r, int64_t b);
-/* Gives slot s the next batch of the epoch, or none (mu held). */
+/* Gives slot s the next batch of the epoch, else of the epoch ahead, or
+ * none (mu held). */
 void fy_ring_assign(fy_ring *r, slot *s);
 
 /* Claims up to max positions of one batch (mu held; waits on work_cv
  * while there are none, noting the thread idle in `note`, and counting its
  * wait as a CPU worker's when `worker`); returns the first position and
- * sets *out and *n, or -1 once the ring stops. */
+ * sets *out and *n, or -1 once the ring stops, or FY_CLAIM_AHEAD: the
+ * caller makes the order of epoch ahead_want, without mu, then calls
+ * fy_ring_ahead (ahead_busy is set meanwhile). */
+#define FY_CLAIM_AHEAD (-2)
 int64_t fy_ring_claim(fy_ring *r, struct fy_note *note, int worker, int max, slot **out, int *n);
 /* The CPU workers' idle seconds so far, summed (mu held). */
 double fy_ring_workers_idle_s(const fy_ring *r, double now);
@@ -109,6 +142,9 @@ double fy_ring_workers_idle_s(const fy_ring *r, double now);
 /* The epoch fails with rc (nonzero) and ferry_last_error()'s message,
  * unless it failed already (mu held). */
 void fy_ring_fail(fy_ring *r, int rc);
+/* The same for slot s's epoch: the next one's error waits until it starts
+ * (mu held). */
+void fy_ring_fail_at(fy_ring *r, const slot *s, int rc);
 /* A sample of slot s finished (mu held): 1 when it was the batch's last,
  * the caller then completes the batch (it stays in flight meanwhile). */
 int fy_ring_sample_done(fy_ring *r, slot *s);
@@ -119,9 +155,20 @@ void fy_ring_batch_ready(fy_ring *r, slot *s);
  * the last in flight of a draining epoch). */
 void fy_ring_sample_out(fy_ring *r, int complete, int rc);
 
-/* A new epoch (mu held): positions and the error restart, every slot not
- * held takes a batch (held ones join when released), claims resume. */
-void fy_ring_start_epoch(fy_ring *r);
+/* A new epoch, with its order (mu held; nothing in flight): positions and
+ * the error restart, the epoch ahead is dropped, every slot not held takes
+ * a batch (held ones join when released), claims resume. */
+void fy_ring_start_epoch(fy_ring *r, int epoch, const int64_t *order);
+/* The epoch ahead becomes the epoch (mu held; none of the epoch's samples
+ * in flight): its slots, positions and error stay, the other slots not
+ * held take its next batches, claims resume. */
+void fy_ring_promote(fy_ring *r);
+/* Asks for the epoch ahead: a claiming thread makes its order once the
+ * epoch has no position left (mu held). */
+void fy_ring_want_ahead(fy_ring *r, int epoch);
+/* The order of the epoch asked for is made: slots freed once every batch
+ * of the epoch has one take its batches (mu held). */
+void fy_ring_ahead(fy_ring *r, int epoch, const int64_t *order);
 /* Claims stop until the next epoch starts (mu held). */
 void fy_ring_end_epoch(fy_ring *r);
 /* Claims stop for good (mu held). */

@@ -48,7 +48,7 @@ static void finish_batch(ferry_loader *L, slot *s, int any_failed) {
     compact(L, s);
   s->batch.nbytes = (size_t)s->batch.count * L->sample_bytes;
   s->batch.index = (int)s->number;
-  s->batch.epoch = L->epoch;
+  s->batch.epoch = s->epoch;
 }
 
 /* Closes a batch whose every sample is done: compacts around skipped files
@@ -62,23 +62,23 @@ static void complete_batch(ferry_loader *L, slot *s) {
   else
     finish_batch(L, s, any);
   s->batch.index = (int)s->number;
-  s->batch.epoch = L->epoch;
+  s->batch.epoch = s->epoch;
   pthread_mutex_lock(&L->ring.mu);
   if (rc)
-    fy_ring_fail(&L->ring, rc);
+    fy_ring_fail_at(&L->ring, s, rc);
   fy_ring_batch_ready(&L->ring, s);
   L->stats.batches++;
 }
 
 void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
   int k = (int)(pos - s->number * L->o.batch_size);
-  int64_t idx = L->order[pos];
+  int64_t idx = s->order[pos];
   if (rc && L->o.on_error == FERRY_ON_ERROR_SKIP)
     report_skip(L, idx, fy_source_path(&L->src, idx), rc);
   s->failed[k] = rc != FERRY_OK;
   pthread_mutex_lock(&L->ring.mu);
   if (rc && L->o.on_error == FERRY_ON_ERROR_FAIL)
-    fy_ring_fail(&L->ring, rc);
+    fy_ring_fail_at(&L->ring, s, rc);
   L->stats.images += rc == FERRY_OK;
   L->stats.skipped += rc != FERRY_OK;
   L->progress_t = fy_now(); /* the watchdog's clock */
@@ -96,7 +96,7 @@ void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
 
 void fy_run_cpu_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch) {
   int k = (int)(pos - s->number * L->o.batch_size);
-  int64_t idx = L->order[pos];
+  int64_t idx = s->order[pos];
   const char *path = fy_source_path(&L->src, idx);
   s->labels[k] = L->src.labels[idx];
   s->indices[k] = idx;

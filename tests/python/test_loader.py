@@ -97,6 +97,36 @@ def test_epochs_shuffle_and_determinism(sample):
     assert order(unshuffled, 0) == sorted(order(unshuffled, 0))
 
 
+def test_epoch_ahead_same_batches_and_made_early(sample):
+    """The next epoch's first batches are made before it starts (epoch_ahead, the default),
+    and every epoch's batches equal those of a loader that does not (random crops and flips,
+    epochs run in order, one skipped, one left early)."""
+    kw = dict(crop="random", flip=True, seed=3, prefetch=2, workers=2)
+    on = numpy_loader(sample, 8, 24, **kw)
+    off = numpy_loader(sample, 8, 24, epoch_ahead=False, **kw)
+
+    def epoch(L, e, stop=None):
+        got = []
+        for k, b in enumerate(L.batches(e)):
+            if k == stop:
+                break
+            got.append((b.indices.copy(), b.images.copy()))
+        return got
+
+    for e, stop in ((0, None), (1, None), (3, 2), (4, None)):
+        a, b = epoch(on, e, stop), epoch(off, e, stop)
+        assert len(a) == len(b) > 0
+        for (ia, xa), (ib, xb) in zip(a, b):
+            assert (ia == ib).all() and (xa == xb).all(), f"epoch {e}"
+    made = lambda L: L.stats()["images"] + L.stats()["skipped"]  # noqa: E731
+    deadline = time.monotonic() + 10
+    # on made 2 batches more twice: epoch 2's (dropped: epoch 3 came next) and epoch 5's
+    while made(on) < made(off) + 32 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)
+    assert made(on) == made(off) + 32
+
+
 def test_set_epoch_and_auto_increment(sample):
     loader = numpy_loader(sample, 49, 16)
     first = [b.epoch for b in loader.batches()]

@@ -64,6 +64,7 @@ static void test_counts_and_skip(void) {
   base_opts(&o);
   ferry_loader *L;
   skips = 0;
+  o.epoch_ahead = 0; /* the counts of two epochs exactly (none made ahead) */
   CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
   CHECK(ferry_loader_source_size(L) == 49);
   CHECK(ferry_loader_num_classes(L) == 4);
@@ -298,6 +299,7 @@ static void test_memory_cache(void) {
   o.on_skip = NULL;
   o.shuffle = 0;
   o.cache_bytes = 30 * per; /* room for 30 of the 48 samples */
+  o.epoch_ahead = 0;        /* the cache's count over two epochs exactly */
   ferry_loader *L;
   CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
   CHECK(run_epoch(L, 0, a, ia, per) == 48);

@@ -1,0 +1,222 @@
+/* test_epoch_ahead.c — the loader fills its freed slots with the next
+ * epoch's first batches (epoch_ahead, ring.h): it does so before the
+ * consumer asks; the batches of an epoch started ahead are bit for bit those
+ * of a loader that starts it cold; starting another epoch, leaving one
+ * early, or holding its last batch across the start changes nothing; the
+ * next epoch's error waits for that epoch. */
+#include "check.h"
+#include "ferry.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PER (3 * 48 * 40 * 4)
+#define MAXN 64
+
+static const char *sample(void) {
+  const char *s = getenv("FERRY_SAMPLE");
+  return s ? s : "data/sample";
+}
+
+static void opts(ferry_loader_options *o, int ahead) {
+  ferry_loader_options_default(o);
+  o->source = sample();
+  o->batch_size = 8;
+  o->width = 48;
+  o->height = 40;
+  o->workers = 3;
+  o->prefetch = 2;
+  o->crop = FERRY_CROP_RANDOM;
+  o->flip_prob = 0.5f;
+  o->dtype = FERRY_F32;
+  o->normalize = 1;
+  o->seed = 11;
+  o->epoch_ahead = ahead;
+}
+
+typedef struct run {
+  uint8_t *img;
+  int64_t idx[MAXN];
+  int64_t n;
+} run;
+
+/* Takes `take` batches (-1: all) of an epoch already started; copies them. */
+static void take(ferry_loader *L, int epoch, int batches, run *out) {
+  ferry_batch *b;
+  int rc = FERRY_OK;
+  for (int k = 0; batches < 0 || k < batches; k++) {
+    if ((rc = ferry_loader_next(L, &b)) != FERRY_OK)
+      break;
+    CHECK(b->epoch == epoch && b->index == k);
+    CHECK(out->n + b->count <= MAXN);
+    memcpy(out->idx + out->n, b->indices, (size_t)b->count * sizeof *b->indices);
+    memcpy(out->img + (size_t)out->n * PER, b->data, b->nbytes);
+    out->n += b->count;
+    ferry_loader_release(L, b);
+  }
+  CHECK(batches >= 0 || rc == FERRY_END);
+}
+
+/* Epoch `epoch` from a loader that starts it cold (no epoch ahead). */
+static void cold(int epoch, run *out) {
+  ferry_loader_options o;
+  opts(&o, 0);
+  ferry_loader *L;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  CHECK(ferry_loader_start_epoch(L, epoch) == FERRY_OK);
+  out->n = 0;
+  take(L, epoch, -1, out);
+  ferry_loader_close(L);
+}
+
+static int same(const run *a, const run *b) {
+  return a->n == b->n && a->n > 0 && !memcmp(a->idx, b->idx, (size_t)a->n * sizeof *a->idx) &&
+         !memcmp(a->img, b->img, (size_t)a->n * PER);
+}
+
+static uint64_t made(ferry_loader *L) {
+  ferry_stats st;
+  ferry_loader_get_stats(L, &st);
+  return st.images + st.skipped;
+}
+
+/* Waits up to 10 s for the loader to have made `n` samples. */
+static int wait_made(ferry_loader *L, uint64_t n) {
+  for (int i = 0; i < 1000 && made(L) < n; i++)
+    usleep(10000);
+  return made(L) >= n;
+}
+
+static void test_ahead_equals_cold(void) {
+  run a = {malloc(MAXN * PER), {0}, 0}, c = {malloc(MAXN * PER), {0}, 0};
+  ferry_loader_options o;
+  opts(&o, 1);
+  ferry_loader *L;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  CHECK(ferry_loader_start_epoch(L, 0) == FERRY_OK);
+  take(L, 0, -1, &a);
+  CHECK(a.n == 48); /* 49 files, one truncated */
+  cold(0, &c);
+  CHECK(same(&a, &c));
+  /* Before the consumer asks: the 2 slots hold epoch 1's first 16 samples. */
+  CHECK_MSG(wait_made(L, 49 + 16), "made %llu samples, want 65 (epoch 0's 49 and 16 ahead)",
+            (unsigned long long)made(L));
+  usleep(50000);
+  CHECK(made(L) == 49 + 16); /* no more: the ring is full */
+  CHECK(ferry_loader_start_epoch(L, 1) == FERRY_OK);
+  a.n = 0;
+  take(L, 1, -1, &a);
+  cold(1, &c);
+  CHECK_MSG(same(&a, &c), "epoch 1 started ahead differs from a cold start (%lld samples)",
+            (long long)a.n);
+  /* An epoch other than the one ahead: those batches are dropped. */
+  CHECK(wait_made(L, 2 * 49 + 16));
+  CHECK(ferry_loader_start_epoch(L, 5) == FERRY_OK);
+  a.n = 0;
+  take(L, 5, -1, &a);
+  cold(5, &c);
+  CHECK(same(&a, &c));
+  /* Leaving epoch 5's successor early (2 of 6 batches), then starting the next. */
+  CHECK(ferry_loader_start_epoch(L, 6) == FERRY_OK);
+  a.n = 0;
+  take(L, 6, 2, &a);
+  CHECK(a.n >= 15 && a.n <= 16); /* 16 positions, one may be the truncated file */
+  CHECK(ferry_loader_start_epoch(L, 7) == FERRY_OK);
+  a.n = 0;
+  take(L, 7, -1, &a);
+  cold(7, &c);
+  CHECK(same(&a, &c));
+  /* The last batch held while the next epoch starts (a loop variable does):
+   * it stays as it was while the whole next epoch goes through the rest of
+   * the ring. */
+  CHECK(ferry_loader_start_epoch(L, 8) == FERRY_OK);
+  a.n = 0;
+  take(L, 8, 6, &a); /* 49 positions: batches 0-5 of 8, then the last of 1 */
+  ferry_batch *last, *end;
+  CHECK(ferry_loader_next(L, &last) == FERRY_OK && last->epoch == 8 && last->index == 6);
+  CHECK(ferry_loader_next(L, &end) == FERRY_END);
+  uint8_t *kept = malloc(last->nbytes);
+  memcpy(kept, last->data, last->nbytes);
+  usleep(100000); /* the one free slot fills ahead */
+  CHECK(ferry_loader_start_epoch(L, 9) == FERRY_OK);
+  run h = {malloc(MAXN * PER), {0}, 0};
+  take(L, 9, -1, &h);
+  cold(9, &c);
+  CHECK(same(&h, &c));
+  CHECK(last->epoch == 8 && last->index == 6 && !memcmp(kept, last->data, last->nbytes));
+  ferry_loader_release(L, last);
+  free(kept);
+  ferry_loader_close(L);
+  free(a.img);
+  free(c.img);
+  free(h.img);
+}
+
+/* Off: the workers make nothing between epochs. */
+static void test_off(void) {
+  run a = {malloc(MAXN * PER), {0}, 0};
+  ferry_loader_options o;
+  opts(&o, 0);
+  ferry_loader *L;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  CHECK(ferry_loader_start_epoch(L, 0) == FERRY_OK);
+  take(L, 0, -1, &a);
+  usleep(200000);
+  CHECK_MSG(made(L) == 49, "epoch_ahead off: %llu samples made, want 49",
+            (unsigned long long)made(L));
+  ferry_loader_close(L);
+  free(a.img);
+}
+
+/* A file that goes bad after epoch 0 read it: epoch 0 ends well, epoch 1
+ * (made ahead) fails at its first batch, with the file's name. */
+static void test_error_waits_for_its_epoch(void) {
+  char dir[] = "/tmp/ferry_ahead_XXXXXX", sub[300], src[512], dst[512], cmd[1200];
+  CHECK(mkdtemp(dir) != NULL);
+  snprintf(sub, sizeof sub, "%s/c0", dir);
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp %s/class*/p00*.jpg '%s'/", sub, sample(), sub);
+  CHECK(system(cmd) == 0);
+  ferry_loader_options o;
+  opts(&o, 1);
+  o.source = dir;
+  o.shuffle = 0;
+  o.on_error = FERRY_ON_ERROR_FAIL;
+  o.prefetch = 2;
+  ferry_loader *L;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  int64_t n = ferry_loader_epoch_size(L);
+  CHECK(n >= 24); /* at least 3 batches: the ahead starts after batch 0 is taken */
+  CHECK(ferry_loader_start_epoch(L, 0) == FERRY_OK);
+  ferry_batch *b;
+  CHECK(ferry_loader_next(L, &b) == FERRY_OK && b->index == 0);
+  snprintf(src, sizeof src, "%s", ferry_loader_path(L, b->indices[0]));
+  FILE *f = fopen(src, "wb"); /* now a file of 5 bytes: not a JPEG */
+  CHECK(f && fwrite("bad!\n", 1, 5, f) == 5 && fclose(f) == 0);
+  ferry_loader_release(L, b);
+  int rc, batches = 1;
+  while ((rc = ferry_loader_next(L, &b)) == FERRY_OK) {
+    batches++;
+    ferry_loader_release(L, b);
+  }
+  CHECK_MSG(rc == FERRY_END, "epoch 0 after the file went bad: %s", ferry_last_error());
+  CHECK(batches == (int)((n + 7) / 8));
+  CHECK(wait_made(L, (uint64_t)n + 1)); /* epoch 1's first sample failed ahead */
+  CHECK(ferry_loader_start_epoch(L, 1) == FERRY_OK);
+  rc = ferry_loader_next(L, &b);
+  CHECK_MSG(rc != FERRY_OK && strstr(ferry_last_error(), strrchr(src, '/') + 1) != NULL,
+            "epoch 1: rc %d, %s", rc, ferry_last_error());
+  ferry_loader_close(L);
+  snprintf(dst, sizeof dst, "rm -rf '%s'", dir);
+  CHECK(system(dst) == 0);
+}
+
+int main(void) {
+  test_ahead_equals_cold();
+  test_off();
+  test_error_waits_for_its_epoch();
+  return check_done();
+}
