@@ -141,7 +141,7 @@ static void diff_stats(const ferry_stats *a, const ferry_stats *b, ferry_stats *
 }
 
 static int run_epoch(const char *cmd, ferry_loader *L, cli_load_args *a, int e, int tty,
-                     int *grid_done, consumer_report *cr) {
+                     int *grid_done, consumer_report *cr, int64_t *delivered) {
   double t0 = now(), last = t0;
   int64_t total = ferry_loader_epoch_size(L), done = 0;
   int rc = ferry_loader_start_epoch(L, e);
@@ -172,6 +172,7 @@ static int run_epoch(const char *cmd, ferry_loader *L, cli_load_args *a, int e, 
   }
   if (tty)
     fprintf(stderr, "\r%60s\r", "");
+  *delivered = done;
   if (rc == FERRY_END && a->consume_ms > 0 && a->o.device >= 0) {
     /* The consumer's GPU timeline starts with the first batch (before it,
      * the ring fills: reported apart, as an epoch's start-up). */
@@ -231,6 +232,10 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
     a->o.on_skip = on_skip;
     a->o.on_skip_user = &skips;
   }
+  /* One epoch: nothing to start ahead (the last epoch of several makes at most a ring of
+   * samples that no epoch takes) */
+  if (a->epochs == 1)
+    a->o.epoch_ahead = 0;
   int rc = ferry_loader_open(&a->o, &L);
   if (a->unlink_after) /* the list is read: its temporary copy can go */
     unlink(a->unlink_after);
@@ -279,14 +284,23 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
   int tty = !a->quiet && isatty(2);
   int grid_done = 0;
   ferry_stats prev = {0}, cur = {0}, d;
+  uint64_t images = 0, skipped = 0; /* given and left out, all epochs */
   double total_s = 0;
   for (int e = 0; e < a->epochs && rc == FERRY_OK; e++) {
     double t0 = now();
     consumer_report cr = {0};
-    rc = run_epoch(cmd, L, a, e, tty, &grid_done, &cr);
+    int64_t got = 0;
+    rc = run_epoch(cmd, L, a, e, tty, &grid_done, &cr, &got);
     ferry_loader_get_stats(L, &cur);
     diff_stats(&cur, &prev, &d);
     prev = cur;
+    /* the images this epoch gave and the files it left out (the loader's own counters also
+     * hold the next epoch's first batches, made ahead) */
+    d.images = (uint64_t)got;
+    d.skipped = (uint64_t)(ferry_loader_epoch_size(L) - got);
+    d.batches = (uint64_t)ferry_loader_num_batches(L);
+    images += d.images;
+    skipped += d.skipped;
     double secs = now() - t0;
     total_s += secs;
     if (rc == FERRY_OK && a->json)
@@ -307,11 +321,11 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
   else if (a->npy)
     saved = cli_npy_close(cmd, a->npy);
   a->npy = NULL;
-  int code = rc || abandoned || saved ? CLI_FAIL : cur.skipped ? CLI_PARTIAL : CLI_OK;
+  int code = rc || abandoned || saved ? CLI_FAIL : skipped ? CLI_PARTIAL : CLI_OK;
   if (a->json) {
     cli_json_close(&j); /* epochs */
-    cli_json_int(&j, "images", (long long)cur.images);
-    cli_json_int(&j, "skipped", (long long)cur.skipped);
+    cli_json_int(&j, "images", (long long)images);
+    cli_json_int(&j, "skipped", (long long)skipped);
     cli_json_array(&j, "skipped_files");
     for (size_t i = 0; i < skips.n; i++) {
       cli_json_object(&j, NULL);
@@ -321,7 +335,7 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
     }
     cli_json_close(&j);
     cli_json_num(&j, "seconds", total_s);
-    cli_json_num(&j, "images_per_s", total_s > 0 ? cur.images / total_s : 0.0);
+    cli_json_num(&j, "images_per_s", total_s > 0 ? images / total_s : 0.0);
     cli_json_num(&j, "peak_rss_mib", cli_peak_rss_mib());
     cli_json_str(&j, "error", rc ? error : NULL);
     cli_json_int(&j, "exit_code", code);
