@@ -34,7 +34,8 @@
 #   GPUs, for the spread of that ratio);
 #   PARTS=ab: ferry's training runs TRAIN_AB="1x0 2x0 2x6" (GPUs x workers per rank, 0: ferry's
 #   default; :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10, :pin each rank on its slice
-#   of the CPUs (bench/rank_pin.sh), :cpu no JPEG engine (--no-hw-decode); "synthetic" the step's
+#   of the CPUs (bench/rank_pin.sh), :cpu no JPEG engine (--no-hw-decode), :noahead no epoch
+#   made ahead (--no-epoch-ahead); "synthetic" the step's
 #   ceiling on n GPUs) interleaved, TRAIN_AB_ROUNDS=3 rounds. LOAD_VARIANTS take :park too.
 # Out: $OUT/summary.txt (also printed last), load.log, train.log, search.log. Exit 0: every run
 # ran (and, on several GPUs, every figure met its threshold); 1: a run failed or was not run;
@@ -358,7 +359,8 @@ part_ab() {
           *:nice) ve=FERRY_WORKER_NICE=10 ;;
           *:pin) vp=1 ;;
           *:cpu) va+=(--no-hw-decode) ;;
-          *:*) say "  ab: '$v': not NPxW[:park|:nice|:pin|:cpu]: FAILED"; bad=1; continue ;;
+          *:noahead) va+=(--no-epoch-ahead) ;;
+          *:*) say "  ab: '$v': not NPxW[:park|:nice|:pin|:cpu|:noahead]: FAILED"; bad=1; continue ;;
         esac
         vw=${vw%%:*}
         [ "$vw" != 0 ] && va+=(--workers "$vw")

@@ -69,6 +69,9 @@ def parse_args():
                         "up with the step, bench/RESULTS.md)")
     p.add_argument("--no-hw-decode", dest="hw_decode", action="store_false",
                    help="ferry on a GPU: decode on the CPU cores only, resize on the GPU")
+    p.add_argument("--no-epoch-ahead", dest="epoch_ahead", action="store_false", default=True,
+                   help="ferry: idle between epochs instead of making the next epoch's first "
+                        "batches ahead (ferry.Loader's epoch_ahead; for comparisons)")
     p.add_argument("--prefetch", type=int, default=4,
                    help="ferry: batches in the ring (ferry.Loader's prefetch)")
     p.add_argument("--compile", action="store_true",
@@ -180,7 +183,8 @@ def ferry_loader(args, rank, world):
                           crop="random", flip=True, mean=MEAN, std=STD, shuffle=True,
                           seed=args.seed, drop_last=True, rank=rank, world_size=world,
                           workers=args.workers or None, prefetch=args.prefetch,
-                          hw_decode=args.hw_decode, output="torch")
+                          hw_decode=args.hw_decode, epoch_ahead=args.epoch_ahead,
+                          output="torch")
     args.ferry_loader = loader  # its workers and stats in the result line
 
     def epoch(e):
