@@ -152,6 +152,7 @@ static void vanishing_files(const char *dir, const char *jpeg, int mode, ferry_o
   o.batch_size = 2, o.workers = 1, o.prefetch = 1, o.shuffle = 0;
   o.width = o.height = 32;
   o.on_error = policy;
+  o.epoch_ahead = 0; /* one epoch's files and skips exactly (epoch 1 ahead would read more) */
   skips sk = {0, 0};
   o.on_skip = on_skip, o.on_skip_user = &sk;
   ferry_loader *L = NULL;
@@ -301,6 +302,7 @@ static int run_epoch(const char *dir, ferry_on_error policy, int timeout_ms, las
   o.batch_size = 2, o.workers = 1, o.prefetch = 1, o.shuffle = 0;
   o.width = o.height = 32;
   o.on_error = policy;
+  o.epoch_ahead = 0; /* one epoch's files and skips exactly (epoch 1 ahead would read more) */
   o.read_timeout_ms = timeout_ms;
   o.on_skip = keep_skip, o.on_skip_user = sk;
   ferry_loader *L = NULL;
