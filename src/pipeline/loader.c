@@ -458,6 +458,17 @@ int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
     pthread_mutex_unlock(&r->mu);
     return rc;
   }
+  /* the files the epoch ahead skipped: said below when it starts, else forgotten (the epoch
+   * that reads them again says them) */
+  fy_skip_note *said = L->ahead_skips;
+  int nsaid = L->ahead_nskips;
+  L->ahead_skips = NULL;
+  L->ahead_nskips = L->ahead_capskips = 0;
+  if (!ahead) {
+    for (int i = 0; i < nsaid; i++)
+      free(said[i].msg);
+    nsaid = 0;
+  }
   if (ahead) { /* its slots read order_next: it becomes the epoch's order */
     int64_t *t = L->order;
     L->order = L->order_next;
@@ -474,6 +485,11 @@ int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
   if (L->o.epoch_ahead && epoch < INT_MAX)
     fy_ring_want_ahead(r, epoch + 1);
   pthread_mutex_unlock(&r->mu);
+  for (int i = 0; i < nsaid; i++) {
+    fy_report_skip(L, said[i].idx, said[i].rc, said[i].msg);
+    free(said[i].msg);
+  }
+  free(said);
   return FERRY_OK;
 }
 
@@ -617,6 +633,9 @@ void ferry_loader_close(ferry_loader *L) {
   free(L->order_scratch);
   free(L->order_next);
   free(L->order_next_scratch);
+  for (int i = 0; i < L->ahead_nskips; i++)
+    free(L->ahead_skips[i].msg);
+  free(L->ahead_skips);
   free(L->bad);
   fy_cache_free(&L->cache);
   fy_source_free(&L->src);

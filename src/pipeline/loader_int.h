@@ -34,6 +34,10 @@ struct ferry_loader {
    * epoch_ahead is off), and its scratch */
   int64_t *order_next;
   int64_t *order_next_scratch;
+  /* files the epoch ahead skipped (mu): said when that epoch starts (its
+   * files may not be this epoch's), forgotten when another one does */
+  struct fy_skip_note *ahead_skips;
+  int ahead_nskips, ahead_capskips;
   int pinned;   /* the ring's host buffers are page-locked (pin_memory) */
   uint8_t *bad; /* per source index: known bad file */
 
@@ -134,6 +138,16 @@ int fy_dev_finish(ferry_loader *L, slot *s);
  * data/device of the batch. FERRY_ETIMEOUT when they did not finish. */
 int fy_dev_ready(ferry_loader *L, slot *s, int timeout_ms);
 void fy_dev_release(ferry_loader *L, slot *s, void *stream);
+
+/* A skipped file, kept until its epoch starts. */
+typedef struct fy_skip_note {
+  int64_t idx;
+  int rc;
+  char *msg;
+} fy_skip_note;
+/* Reports a skipped file once per loader (the on_skip callback, else a
+ * warning), with msg; mu not held (run_sample.c). */
+void fy_report_skip(ferry_loader *L, int64_t idx, int rc, const char *msg);
 
 /* run_sample.c, for the CPU workers (loader.c) and the GPU decoder threads
  * (device.c): runs one claimed sample on the CPU path (mu not held). */

@@ -10,13 +10,14 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static void report_skip(ferry_loader *L, int64_t idx, const char *path, int rc) {
+void fy_report_skip(ferry_loader *L, int64_t idx, int rc, const char *msg) {
   /* Each bad file is reported once per loader, not once per epoch. */
   if (__atomic_exchange_n(&L->bad[idx], 1, __ATOMIC_ACQ_REL))
     return;
-  const char *msg = ferry_last_error();
+  const char *path = fy_source_path(&L->src, idx);
   pthread_mutex_lock(&L->report_mu);
   if (L->o.on_skip)
     L->o.on_skip(L->o.on_skip_user, path, rc, msg);
@@ -70,11 +71,36 @@ static void complete_batch(ferry_loader *L, slot *s) {
   L->stats.batches++;
 }
 
+/* A file the epoch ahead skipped is said when that epoch starts (loader.c):
+ * 1 when kept for then, 0 when it is to be said now (not ahead, or no
+ * memory to keep it). */
+static int keep_skip(ferry_loader *L, slot *s, int64_t idx, int rc) {
+  pthread_mutex_lock(&L->ring.mu);
+  int kept = 0;
+  if (s->ahead) {
+    if (L->ahead_nskips == L->ahead_capskips) {
+      int cap = L->ahead_capskips ? 2 * L->ahead_capskips : 16;
+      fy_skip_note *v = realloc(L->ahead_skips, (size_t)cap * sizeof *v);
+      if (v) {
+        L->ahead_skips = v;
+        L->ahead_capskips = cap;
+      }
+    }
+    char *msg = L->ahead_nskips < L->ahead_capskips ? strdup(ferry_last_error()) : NULL;
+    if (msg) {
+      L->ahead_skips[L->ahead_nskips++] = (fy_skip_note){idx, rc, msg};
+      kept = 1;
+    }
+  }
+  pthread_mutex_unlock(&L->ring.mu);
+  return kept;
+}
+
 void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
   int k = (int)(pos - s->number * L->o.batch_size);
   int64_t idx = s->order[pos];
-  if (rc && L->o.on_error == FERRY_ON_ERROR_SKIP)
-    report_skip(L, idx, fy_source_path(&L->src, idx), rc);
+  if (rc && L->o.on_error == FERRY_ON_ERROR_SKIP && !keep_skip(L, s, idx, rc))
+    fy_report_skip(L, idx, rc, ferry_last_error());
   s->failed[k] = rc != FERRY_OK;
   pthread_mutex_lock(&L->ring.mu);
   if (rc && L->o.on_error == FERRY_ON_ERROR_FAIL)

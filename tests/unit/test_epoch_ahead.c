@@ -3,7 +3,7 @@
  * consumer asks; the batches of an epoch started ahead are bit for bit those
  * of a loader that starts it cold; starting another epoch, leaving one
  * early, or holding its last batch across the start changes nothing; the
- * next epoch's error waits for that epoch. */
+ * next epoch's error, and the files it skips, wait for that epoch. */
 #include "check.h"
 #include "ferry.h"
 
@@ -214,9 +214,66 @@ static void test_error_waits_for_its_epoch(void) {
   CHECK(system(dst) == 0);
 }
 
+static int said;
+static char said_path[512];
+static void count_skip(void *user, const char *path, int status, const char *msg) {
+  (void)user, (void)status, (void)msg;
+  said++;
+  snprintf(said_path, sizeof said_path, "%s", path);
+}
+
+/* A file that goes bad after epoch 0 read it, on_error=skip: the epoch ahead
+ * skips it, but says so only when that epoch starts; starting another epoch
+ * forgets it, and the epoch that reads it again says it. */
+static void test_skip_said_when_its_epoch_starts(void) {
+  char dir[] = "/tmp/ferry_ahead_XXXXXX", cmd[1200], bad[512];
+  CHECK(mkdtemp(dir) != NULL);
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s/c0' && cp %s/class*/p00*.jpg '%s/c0'/", dir, sample(),
+           dir);
+  CHECK(system(cmd) == 0);
+  for (int next = 1; next <= 3; next += 2) { /* the epoch ahead, then another */
+    snprintf(cmd, sizeof cmd, "cp %s/class0/p0000.jpg '%s/c0/p0000.jpg'", sample(), dir);
+    CHECK(system(cmd) == 0);
+    ferry_loader_options o;
+    opts(&o, 1);
+    o.source = dir;
+    o.shuffle = 0;
+    o.on_skip = count_skip;
+    said = 0;
+    ferry_loader *L;
+    CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+    int64_t n = ferry_loader_epoch_size(L);
+    CHECK(ferry_loader_start_epoch(L, 0) == FERRY_OK);
+    ferry_batch *b;
+    CHECK(ferry_loader_next(L, &b) == FERRY_OK);
+    snprintf(bad, sizeof bad, "%s", ferry_loader_path(L, b->indices[0]));
+    FILE *f = fopen(bad, "wb");
+    CHECK(f && fwrite("bad!\n", 1, 5, f) == 5 && fclose(f) == 0);
+    ferry_loader_release(L, b);
+    int got = 0;
+    while (ferry_loader_next(L, &b) == FERRY_OK) {
+      got += b->count;
+      ferry_loader_release(L, b);
+    }
+    CHECK(got == n - 8);
+    CHECK(wait_made(L, (uint64_t)n + 8)); /* the epoch ahead's first batch, the bad file in it */
+    CHECK_MSG(said == 0, "said %d skips before the epoch that skipped them started", said);
+    CHECK(ferry_loader_start_epoch(L, next) == FERRY_OK);
+    /* started: said at once; another: said when that epoch reads it (maybe already) */
+    CHECK_MSG(next != 1 || said == 1, "epoch %d started: said %d", next, said);
+    CHECK(ferry_loader_next(L, &b) == FERRY_OK && b->count == 7);
+    ferry_loader_release(L, b);
+    CHECK_MSG(said == 1 && !strcmp(said_path, bad), "said %d (%s)", said, said_path);
+    ferry_loader_close(L);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0);
+}
+
 int main(void) {
   test_ahead_equals_cold();
   test_off();
   test_error_waits_for_its_epoch();
+  test_skip_said_when_its_epoch_starts();
   return check_done();
 }
