@@ -326,7 +326,9 @@ typedef struct ferry_loader_options {
    * after that fill with the first batches of the epoch after it (its
    * number + 1, the one Python's Loader and most loops start next), so
    * that starting it does not wait for a whole batch; starting another
-   * epoch drops them. 0: the workers idle between epochs. */
+   * epoch drops them. The files it skips reach on_skip when it starts;
+   * ferry_stats counts its work as it is done. 0: the workers idle between
+   * epochs. */
   int epoch_ahead;
 } ferry_loader_options;
 
