@@ -368,7 +368,6 @@ static int open_loader(const ferry_loader_options *options, fy_source *given, fe
     ferry_loader_close(L);
     return fy_error(rc, "%s", msg);
   }
-  L->epoch = -1;
   *out = L;
   return FERRY_OK;
 }
@@ -464,11 +463,6 @@ int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
   int nsaid = L->ahead_nskips;
   L->ahead_skips = NULL;
   L->ahead_nskips = L->ahead_capskips = 0;
-  if (!ahead) {
-    for (int i = 0; i < nsaid; i++)
-      free(said[i].msg);
-    nsaid = 0;
-  }
   if (ahead) { /* its slots read order_next: it becomes the epoch's order */
     int64_t *t = L->order;
     L->order = L->order_next;
@@ -478,10 +472,12 @@ int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
     L->order_next_scratch = t;
     fy_ring_promote(r);
   } else {
+    for (int i = 0; i < nsaid; i++)
+      free(said[i].msg);
+    nsaid = 0;
     make_order(L, epoch, L->order, L->order_scratch);
     fy_ring_start_epoch(r, epoch, L->order);
   }
-  L->epoch = epoch;
   if (L->o.epoch_ahead && epoch < INT_MAX)
     fy_ring_want_ahead(r, epoch + 1);
   pthread_mutex_unlock(&r->mu);
@@ -497,7 +493,7 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
   if (!L || !out)
     return fy_error(FERRY_EINVAL, "ferry_loader_next: NULL argument");
   *out = NULL;
-  if (L->epoch < 0) {
+  if (L->ring.epoch < 0) { /* before the first epoch (set by fy_ring_start_epoch) */
     int rc = ferry_loader_start_epoch(L, 0);
     if (rc)
       return rc;
@@ -516,7 +512,7 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
     while (!r->error && s->state != SLOT_READY)
       if (fy_watch_wait(L, &r->ready_cv, t0)) {
         char what[96];
-        snprintf(what, sizeof what, "batch %d of epoch %d", b, L->epoch);
+        snprintf(what, sizeof what, "batch %d of epoch %d", b, r->epoch);
         fy_watch_stall(L, what, fy_now() - t0);
       }
     L->stats.wait_s += fy_now() - t0;
@@ -534,7 +530,7 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
       L->stats.wait_s += fy_now() - t0;
       if (rc == FERRY_ETIMEOUT) {
         char what[128];
-        snprintf(what, sizeof what, "the GPU kernels of batch %d of epoch %d", b, L->epoch);
+        snprintf(what, sizeof what, "the GPU kernels of batch %d of epoch %d", b, r->epoch);
         rc = fy_watch_stall(L, what, fy_now() - t0);
       }
       if (rc)

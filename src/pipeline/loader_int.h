@@ -49,7 +49,6 @@ struct ferry_loader {
   int worker_nice; /* FERRY_WORKER_NICE (benchmarks): the workers' nice value, 0 untouched */
   pthread_t *threads;
   fy_worker_state *ws;
-  int epoch; /* (mu) */
   /* the stall watchdog (watch.c) */
   int stall_ms;                       /* 0: never */
   int stalled;                        /* a stall was reported: the loader stays failed (mu) */

@@ -48,8 +48,6 @@ static void finish_batch(ferry_loader *L, slot *s, int any_failed) {
   if (any_failed)
     compact(L, s);
   s->batch.nbytes = (size_t)s->batch.count * L->sample_bytes;
-  s->batch.index = (int)s->number;
-  s->batch.epoch = s->epoch;
 }
 
 /* Closes a batch whose every sample is done: compacts around skipped files

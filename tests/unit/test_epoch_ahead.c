@@ -78,6 +78,17 @@ static int same(const run *a, const run *b) {
          !memcmp(a->img, b->img, (size_t)a->n * PER);
 }
 
+/* Starts `epoch` on L, takes all of it into *a and checks it against a
+ * cold start (in *c). */
+static void check_epoch(ferry_loader *L, int epoch, run *a, run *c) {
+  CHECK(ferry_loader_start_epoch(L, epoch) == FERRY_OK);
+  a->n = 0;
+  take(L, epoch, -1, a);
+  cold(epoch, c);
+  CHECK_MSG(same(a, c), "epoch %d (%lld samples) differs from a cold start", epoch,
+            (long long)a->n);
+}
+
 static uint64_t made(ferry_loader *L) {
   ferry_stats st;
   ferry_loader_get_stats(L, &st);
@@ -107,29 +118,16 @@ static void test_ahead_equals_cold(void) {
             (unsigned long long)made(L));
   usleep(50000);
   CHECK(made(L) == 49 + 16); /* no more: the ring is full */
-  CHECK(ferry_loader_start_epoch(L, 1) == FERRY_OK);
-  a.n = 0;
-  take(L, 1, -1, &a);
-  cold(1, &c);
-  CHECK_MSG(same(&a, &c), "epoch 1 started ahead differs from a cold start (%lld samples)",
-            (long long)a.n);
+  check_epoch(L, 1, &a, &c);
   /* An epoch other than the one ahead: those batches are dropped. */
   CHECK(wait_made(L, 2 * 49 + 16));
-  CHECK(ferry_loader_start_epoch(L, 5) == FERRY_OK);
-  a.n = 0;
-  take(L, 5, -1, &a);
-  cold(5, &c);
-  CHECK(same(&a, &c));
+  check_epoch(L, 5, &a, &c);
   /* Leaving epoch 5's successor early (2 of 6 batches), then starting the next. */
   CHECK(ferry_loader_start_epoch(L, 6) == FERRY_OK);
   a.n = 0;
   take(L, 6, 2, &a);
   CHECK(a.n >= 15 && a.n <= 16); /* 16 positions, one may be the truncated file */
-  CHECK(ferry_loader_start_epoch(L, 7) == FERRY_OK);
-  a.n = 0;
-  take(L, 7, -1, &a);
-  cold(7, &c);
-  CHECK(same(&a, &c));
+  check_epoch(L, 7, &a, &c);
   /* The last batch held while the next epoch starts (a loop variable does):
    * it stays as it was while the whole next epoch goes through the rest of
    * the ring. */
@@ -142,18 +140,13 @@ static void test_ahead_equals_cold(void) {
   uint8_t *kept = malloc(last->nbytes);
   memcpy(kept, last->data, last->nbytes);
   usleep(100000); /* the one free slot fills ahead */
-  CHECK(ferry_loader_start_epoch(L, 9) == FERRY_OK);
-  run h = {malloc(MAXN * PER), {0}, 0};
-  take(L, 9, -1, &h);
-  cold(9, &c);
-  CHECK(same(&h, &c));
+  check_epoch(L, 9, &a, &c);
   CHECK(last->epoch == 8 && last->index == 6 && !memcmp(kept, last->data, last->nbytes));
   ferry_loader_release(L, last);
   free(kept);
   ferry_loader_close(L);
   free(a.img);
   free(c.img);
-  free(h.img);
 }
 
 /* Off: the workers make nothing between epochs. */
@@ -172,46 +165,68 @@ static void test_off(void) {
   free(a.img);
 }
 
+/* A copy of the sample's p00*.jpg files in dir/c0 (dir: a mkdtemp template). */
+static int make_copy(char *dir) {
+  char cmd[1200];
+  if (!mkdtemp(dir))
+    return 0;
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s/c0' && cp %s/class*/p00*.jpg '%s/c0'/", dir, sample(),
+           dir);
+  return system(cmd) == 0;
+}
+
+static void remove_copy(const char *dir) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0);
+}
+
+/* Epoch 0 of L (unshuffled) whose first file goes bad once batch 0 has read
+ * it (5 bytes, not a JPEG; its path into bad): the epoch's end status, with
+ * its batches and the images after batch 0. */
+static int epoch0_spoiling_first(ferry_loader *L, char *bad, size_t cap, int *batches,
+                                 int64_t *images) {
+  ferry_batch *b;
+  CHECK(ferry_loader_start_epoch(L, 0) == FERRY_OK);
+  CHECK(ferry_loader_next(L, &b) == FERRY_OK && b->index == 0);
+  snprintf(bad, cap, "%s", ferry_loader_path(L, b->indices[0]));
+  FILE *f = fopen(bad, "wb");
+  CHECK(f && fwrite("bad!\n", 1, 5, f) == 5 && fclose(f) == 0);
+  ferry_loader_release(L, b);
+  int rc;
+  *batches = 1, *images = 0;
+  while ((rc = ferry_loader_next(L, &b)) == FERRY_OK) {
+    ++*batches, *images += b->count;
+    ferry_loader_release(L, b);
+  }
+  return rc;
+}
+
 /* A file that goes bad after epoch 0 read it: epoch 0 ends well, epoch 1
  * (made ahead) fails at its first batch, with the file's name. */
 static void test_error_waits_for_its_epoch(void) {
-  char dir[] = "/tmp/ferry_ahead_XXXXXX", sub[300], src[512], dst[512], cmd[1200];
-  CHECK(mkdtemp(dir) != NULL);
-  snprintf(sub, sizeof sub, "%s/c0", dir);
-  snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp %s/class*/p00*.jpg '%s'/", sub, sample(), sub);
-  CHECK(system(cmd) == 0);
+  char dir[] = "/tmp/ferry_ahead_XXXXXX", bad[512];
+  CHECK(make_copy(dir));
   ferry_loader_options o;
   opts(&o, 1);
   o.source = dir;
   o.shuffle = 0;
   o.on_error = FERRY_ON_ERROR_FAIL;
-  o.prefetch = 2;
   ferry_loader *L;
   CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
-  int64_t n = ferry_loader_epoch_size(L);
+  int64_t n = ferry_loader_epoch_size(L), images;
   CHECK(n >= 24); /* at least 3 batches: the ahead starts after batch 0 is taken */
-  CHECK(ferry_loader_start_epoch(L, 0) == FERRY_OK);
-  ferry_batch *b;
-  CHECK(ferry_loader_next(L, &b) == FERRY_OK && b->index == 0);
-  snprintf(src, sizeof src, "%s", ferry_loader_path(L, b->indices[0]));
-  FILE *f = fopen(src, "wb"); /* now a file of 5 bytes: not a JPEG */
-  CHECK(f && fwrite("bad!\n", 1, 5, f) == 5 && fclose(f) == 0);
-  ferry_loader_release(L, b);
-  int rc, batches = 1;
-  while ((rc = ferry_loader_next(L, &b)) == FERRY_OK) {
-    batches++;
-    ferry_loader_release(L, b);
-  }
+  int batches, rc = epoch0_spoiling_first(L, bad, sizeof bad, &batches, &images);
   CHECK_MSG(rc == FERRY_END, "epoch 0 after the file went bad: %s", ferry_last_error());
   CHECK(batches == (int)((n + 7) / 8));
   CHECK(wait_made(L, (uint64_t)n + 1)); /* epoch 1's first sample failed ahead */
   CHECK(ferry_loader_start_epoch(L, 1) == FERRY_OK);
+  ferry_batch *b;
   rc = ferry_loader_next(L, &b);
-  CHECK_MSG(rc != FERRY_OK && strstr(ferry_last_error(), strrchr(src, '/') + 1) != NULL,
+  CHECK_MSG(rc != FERRY_OK && strstr(ferry_last_error(), strrchr(bad, '/') + 1) != NULL,
             "epoch 1: rc %d, %s", rc, ferry_last_error());
   ferry_loader_close(L);
-  snprintf(dst, sizeof dst, "rm -rf '%s'", dir);
-  CHECK(system(dst) == 0);
+  remove_copy(dir);
 }
 
 static int said;
@@ -226,14 +241,9 @@ static void count_skip(void *user, const char *path, int status, const char *msg
  * skips it, but says so only when that epoch starts; starting another epoch
  * forgets it, and the epoch that reads it again says it. */
 static void test_skip_said_when_its_epoch_starts(void) {
-  char dir[] = "/tmp/ferry_ahead_XXXXXX", cmd[1200], bad[512];
-  CHECK(mkdtemp(dir) != NULL);
-  snprintf(cmd, sizeof cmd, "mkdir -p '%s/c0' && cp %s/class*/p00*.jpg '%s/c0'/", dir, sample(),
-           dir);
-  CHECK(system(cmd) == 0);
   for (int next = 1; next <= 3; next += 2) { /* the epoch ahead, then another */
-    snprintf(cmd, sizeof cmd, "cp %s/class0/p0000.jpg '%s/c0/p0000.jpg'", sample(), dir);
-    CHECK(system(cmd) == 0);
+    char dir[] = "/tmp/ferry_ahead_XXXXXX", bad[512];
+    CHECK(make_copy(dir));
     ferry_loader_options o;
     opts(&o, 1);
     o.source = dir;
@@ -242,32 +252,22 @@ static void test_skip_said_when_its_epoch_starts(void) {
     said = 0;
     ferry_loader *L;
     CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
-    int64_t n = ferry_loader_epoch_size(L);
-    CHECK(ferry_loader_start_epoch(L, 0) == FERRY_OK);
-    ferry_batch *b;
-    CHECK(ferry_loader_next(L, &b) == FERRY_OK);
-    snprintf(bad, sizeof bad, "%s", ferry_loader_path(L, b->indices[0]));
-    FILE *f = fopen(bad, "wb");
-    CHECK(f && fwrite("bad!\n", 1, 5, f) == 5 && fclose(f) == 0);
-    ferry_loader_release(L, b);
-    int got = 0;
-    while (ferry_loader_next(L, &b) == FERRY_OK) {
-      got += b->count;
-      ferry_loader_release(L, b);
-    }
-    CHECK(got == n - 8);
+    int64_t n = ferry_loader_epoch_size(L), images;
+    int batches;
+    CHECK(epoch0_spoiling_first(L, bad, sizeof bad, &batches, &images) == FERRY_END);
+    CHECK(images == n - 8);
     CHECK(wait_made(L, (uint64_t)n + 8)); /* the epoch ahead's first batch, the bad file in it */
     CHECK_MSG(said == 0, "said %d skips before the epoch that skipped them started", said);
     CHECK(ferry_loader_start_epoch(L, next) == FERRY_OK);
     /* started: said at once; another: said when that epoch reads it (maybe already) */
     CHECK_MSG(next != 1 || said == 1, "epoch %d started: said %d", next, said);
+    ferry_batch *b;
     CHECK(ferry_loader_next(L, &b) == FERRY_OK && b->count == 7);
     ferry_loader_release(L, b);
     CHECK_MSG(said == 1 && !strcmp(said_path, bad), "said %d (%s)", said, said_path);
     ferry_loader_close(L);
+    remove_copy(dir);
   }
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  CHECK(system(cmd) == 0);
 }
 
 int main(void) {
