@@ -21,7 +21,8 @@ fi
 if [ "$tests" = 1 ]; then
   for t in test_gpu test_watchdog test_loader test_gpu_hash test_hash_engine test_gpu_hamming \
     test_gpu_plan; do
-    (cd "$PWD" && timeout 300 .device/$t 2>&1 | tail -2 | sed "s/^/$t: /")
+    (cd "$PWD" && timeout 300 .device/$t 2>&1 | grep -E "CHECK failed|passed|parking|epoch ahead" |
+      tail -12 | sed "s/^/$t: /")
   done
   timeout 400 python3 -m pytest -q -x -p no:cacheprovider tests/python/test_gpu.py \
     tests/python/test_watchdog.py tests/python/test_torch.py tests/python/test_hash.py \

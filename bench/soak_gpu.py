@@ -206,6 +206,7 @@ def run_one(c, args, n):
         cmd = [sys.executable, "-c", PY_RUN, json.dumps(c)]
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         errors="replace",
                          start_new_session=True)
     res = dict(c)
     try:

@@ -496,6 +496,19 @@ void ferry_loader_release(ferry_loader *loader, ferry_batch *batch);
  * queued so far has run. No host wait. */
 void ferry_loader_release_on_stream(ferry_loader *loader, ferry_batch *batch, void *stream);
 void ferry_loader_get_stats(const ferry_loader *loader, ferry_stats *stats);
+/* Stops the loader's threads and waits for them (each finishes the sample
+ * in hand; at most stall_timeout_ms): after it nothing runs in the
+ * background, the next epoch made ahead (options.epoch_ahead) included.
+ * Batches held stay valid until released; ferry_loader_start_epoch() and
+ * ferry_loader_next() then fail with FERRY_ESTATE, and a ferry_loader_next()
+ * waiting in another thread returns so. For a program that ends while it
+ * still holds batches (Python's exit does this): stop the loader before
+ * exit(), whose library destructors (CUDA's, nvJPEG's) must not run under
+ * its threads. FERRY_OK, or FERRY_ETIMEOUT when a thread stays blocked
+ * (ferry_loader_close() then leaves it behind). Calling it again is
+ * harmless. */
+int ferry_loader_stop(ferry_loader *loader);
+/* Stops the loader (ferry_loader_stop()) and frees it. */
 void ferry_loader_close(ferry_loader *loader);
 /* Loaders that ferry_loader_close() left behind in this process, their
  * threads still blocked past stall_timeout_ms (a hung GPU call): with one,

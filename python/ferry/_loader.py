@@ -3,8 +3,10 @@ the C loader's ring) and the single-image functions decode and probe."""
 
 from __future__ import annotations
 
+import atexit
 import os
 import warnings
+import weakref
 from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _ferry
@@ -39,6 +41,21 @@ _DATALOADER_NAMES = {
     "in_order": "nothing: batches always come in order",
 }
 
+
+
+# Every C loader not yet freed. A script that ends without close(), or with
+# a batch still referenced (a loop variable), would otherwise leave the
+# loader's threads working (on the next epoch, made ahead) while the
+# interpreter, CUDA and nvJPEG shut down under them: at exit they are
+# stopped and joined first. Batches stay valid; the loaders are freed as
+# usual.
+_open_cores: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_loaders() -> None:
+    for core in list(_open_cores):
+        core.stop()
 
 
 class SkippedFileWarning(UserWarning):
@@ -266,8 +283,11 @@ class Loader(_Closable):
         # Without CUDA in the C library, device >= 0 fails here with
         # UnsupportedError("... built without CUDA").
         if isinstance(self._source, list):
-            return _ferry.Loader(self._source, self._labels, **self._options)
-        return _ferry.Loader(self._source, **self._options)
+            core = _ferry.Loader(self._source, self._labels, **self._options)
+        else:
+            core = _ferry.Loader(self._source, **self._options)
+        _open_cores.add(core)
+        return core
 
     # ---------------------------------------------------------- iteration
 

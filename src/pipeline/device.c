@@ -88,9 +88,12 @@ int fy_dev_open(ferry_loader *L) {
   return FERRY_OK;
 }
 
-void fy_dev_close(ferry_loader *L) {
+void fy_dev_join(ferry_loader *L) {
   for (int i = 0; i < L->gpu_threads; i++)
     pthread_join(L->gpu_tid[i], NULL);
+}
+
+void fy_dev_close(ferry_loader *L) {
   L->gpu_threads = 0;
   if (L->dev_mu_init)
     pthread_mutex_destroy(&L->dev_mu);

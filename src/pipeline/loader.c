@@ -431,6 +431,10 @@ void fy_loader_make_ahead(ferry_loader *L) {
   fy_ring_ahead(&L->ring, epoch, L->order_next);
 }
 
+static int stopped_error(void) {
+  return fy_error(FERRY_ESTATE, "loader: stopped (ferry_loader_stop): close it");
+}
+
 /* Waits (mu held) until no thread makes the order of an epoch ahead. */
 static int wait_ahead_made(ferry_loader *L) {
   double t0 = fy_now();
@@ -448,6 +452,10 @@ int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
   /* Started ahead, and every batch of the epoch taken (none of its samples
    * in flight): the consumer goes on where the workers are. Otherwise
    * nothing of the epoch (or of the one ahead) may be in flight. */
+  if (r->stop) {
+    pthread_mutex_unlock(&r->mu);
+    return stopped_error();
+  }
   int ok = !L->stalled && wait_ahead_made(L) == FERRY_OK;
   int ahead = ok && r->ahead_epoch == epoch;
   if (ok && !(ahead && r->next_batch >= r->num_batches))
@@ -504,12 +512,14 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
   slot *s = NULL;
   if (L->stalled) {
     rc = fy_error(FERRY_ETIMEOUT, "%s", r->error_msg);
+  } else if (r->stop) {
+    rc = stopped_error();
   } else if ((s = fy_ring_next(r, &rc))) {
     double t0 = fy_now();
     int b = (int)r->next_batch;
     if ((L->gpu || L->ctl.park) && !r->error)
       fy_dev_asked(L, b);
-    while (!r->error && s->state != SLOT_READY)
+    while (!r->error && !r->stop && s->state != SLOT_READY)
       if (fy_watch_wait(L, &r->ready_cv, t0)) {
         char what[96];
         snprintf(what, sizeof what, "batch %d of epoch %d", b, r->epoch);
@@ -518,6 +528,8 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
     L->stats.wait_s += fy_now() - t0;
     if (r->error) {
       rc = fy_error(r->error, "%s", r->error_msg);
+    } else if (s->state != SLOT_READY) {
+      rc = stopped_error();
     } else {
       fy_ring_take(r, s);
       *out = &s->batch;
@@ -600,25 +612,45 @@ int ferry_loaders_abandoned(void) {
   return n;
 }
 
-void ferry_loader_close(ferry_loader *L) {
-  if (!L)
-    return;
+/* Stops and joins the threads: FERRY_OK, or FERRY_ETIMEOUT when one stays
+ * blocked past the stall time-out (a hung GPU call, a dead network mount);
+ * then none is joined. */
+static int stop_threads(ferry_loader *L) {
   pthread_mutex_lock(&L->ring.mu);
   fy_ring_stop(&L->ring);
-  /* Threads finish the sample in hand, then exit; a thread blocked for
-   * longer than the stall time-out (a hung GPU call, a dead network mount)
-   * is left behind with the loader's memory rather than hanging here. */
+  /* Threads finish the sample in hand, then exit. */
   double t0 = fy_now();
   int stuck = 0;
   while (L->live > 0 && !stuck)
     stuck = fy_watch_wait(L, &L->ring.ready_cv, t0);
+  int join = !stuck && !L->joined;
+  L->joined |= join;
   pthread_mutex_unlock(&L->ring.mu);
-  if (stuck) {
+  if (stuck)
+    return fy_error(FERRY_ETIMEOUT, "loader: %d thread%s still blocked after %.1f s", L->live,
+                    L->live == 1 ? "" : "s", L->stall_ms * 1e-3);
+  for (int i = 0; join && i < L->nworkers; i++)
+    pthread_join(L->threads[i], NULL);
+  if (join)
+    fy_dev_join(L);
+  return FERRY_OK;
+}
+
+int ferry_loader_stop(ferry_loader *L) {
+  if (!L)
+    return fy_error(FERRY_EINVAL, "ferry_loader_stop: NULL loader");
+  return stop_threads(L);
+}
+
+void ferry_loader_close(ferry_loader *L) {
+  if (!L)
+    return;
+  /* a thread blocked for longer than the stall time-out is left behind with
+   * the loader's memory rather than hanging here */
+  if (stop_threads(L) != FERRY_OK) {
     abandon(L);
     return;
   }
-  for (int i = 0; i < L->nworkers; i++)
-    pthread_join(L->threads[i], NULL);
   fy_dev_close(L);
   for (int i = 0; L->ws && i < L->nworkers; i++)
     fy_worker_state_free(&L->ws[i]);

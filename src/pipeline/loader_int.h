@@ -51,6 +51,7 @@ struct ferry_loader {
   fy_worker_state *ws;
   /* the stall watchdog (watch.c) */
   int stall_ms;                       /* 0: never */
+  int joined;                         /* the threads are stopped and joined (mu) */
   int stalled;                        /* a stall was reported: the loader stays failed (mu) */
   double progress_t;                  /* fy_now() when a sample last finished (mu) */
   int live;                           /* threads running (mu); each exit signals ready_cv */
@@ -113,6 +114,7 @@ void fy_watch_describe(const ferry_loader *L, char *buf, size_t cap);
 
 /* device.c: the GPU mode, its decoder threads and engine policy. */
 int fy_dev_open(ferry_loader *L);
+void fy_dev_join(ferry_loader *L); /* the decoder threads, once stopped */
 void fy_dev_close(ferry_loader *L);
 enum { FY_ENGINES_ADAPT, FY_ENGINES_ONE, FY_ENGINES_ALWAYS };
 /* 1 while engine context `engine` should decode (mu held). */

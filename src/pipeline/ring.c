@@ -259,6 +259,7 @@ void fy_ring_end_epoch(fy_ring *r) { r->epoch_active = 0; }
 void fy_ring_stop(fy_ring *r) {
   r->stop = 1;
   pthread_cond_broadcast(&r->work_cv);
+  pthread_cond_broadcast(&r->ready_cv); /* a consumer waiting for a batch */
 }
 
 slot *fy_ring_next(fy_ring *r, int *rc) {

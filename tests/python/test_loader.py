@@ -1,6 +1,9 @@
 """ferry.Loader: shapes, dtypes, values equal to the C pipeline, epochs,
 sharding arguments, options."""
 import os
+import re
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -127,6 +130,51 @@ def test_epoch_ahead_same_batches_and_made_early(sample):
         time.sleep(0.01)
     time.sleep(0.05)
     assert made(fresh) == 49 + 16
+
+
+EXIT_HOLDING = r"""
+import atexit, os, sys
+def tasks():
+    return len(os.listdir("/proc/self/task"))
+seen = {}
+# registered before ferry's own: runs after it (atexit is last in, first out)
+atexit.register(lambda: print("AT EXIT", seen["before"], tasks(), flush=True))
+import ferry
+seen["before"] = tasks()
+L = ferry.Loader(sys.argv[1], batch_size=8, size=24, workers=3, prefetch=3, output="numpy")
+for x, y in L:  # the loop's last batch stays referenced; no close()
+    pass
+print("IN LOOP", tasks(), L._core.closed, flush=True)
+"""
+
+
+def test_exit_stops_threads_of_a_loader_left_open(sample):
+    """A script that ends holding its last batch and never closes its loader: at exit the
+    loader's threads (making the next epoch ahead) are stopped and joined before the
+    interpreter and its libraries shut down."""
+    if not os.path.isdir("/proc/self/task"):
+        pytest.skip("no /proc/self/task here: threads not countable")
+    r = subprocess.run([sys.executable, "-c", EXIT_HOLDING, str(sample)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    in_loop = int(re.search(r"^IN LOOP (\d+)", r.stdout, re.M).group(1))
+    before, after = map(int, re.search(r"^AT EXIT (\d+) (\d+)", r.stdout, re.M).groups())
+    assert in_loop >= before + 3, r.stdout
+    assert after == before, r.stdout
+
+
+def test_stop_keeps_held_batches(sample):
+    L = numpy_loader(sample, 8, 24, workers=2, prefetch=2)
+    it = L.batches(0)
+    b = next(it)
+    kept = b.images.copy()
+    assert L._core.stop() is True
+    assert (b.images == kept).all()
+    with pytest.raises(ferry.StateError, match="stopped"):
+        next(it)
+    assert L._core.stop() is True  # again: harmless
+    del it, b
+    L.close()
 
 
 def test_set_epoch_and_auto_increment(sample):

@@ -3,10 +3,12 @@
  * consumer asks; the batches of an epoch started ahead are bit for bit those
  * of a loader that starts it cold; starting another epoch, leaving one
  * early, or holding its last batch across the start changes nothing; the
- * next epoch's error, and the files it skips, wait for that epoch. */
+ * next epoch's error, and the files it skips, wait for that epoch;
+ * ferry_loader_stop ends the work ahead, its threads joined. */
 #include "check.h"
 #include "ferry.h"
 
+#include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,7 +272,57 @@ static void test_skip_said_when_its_epoch_starts(void) {
   }
 }
 
+/* This process's threads (Linux), or -1. */
+static int tasks(void) {
+  DIR *d = opendir("/proc/self/task");
+  if (!d)
+    return -1;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
+}
+
+/* ferry_loader_stop after an epoch, its last batch held (a script that
+ * ends in its loop): nothing more is made, the epoch ahead included; the
+ * held batch stays as it was; next and start_epoch fail; close frees. */
+static void test_stop_quiets_the_epoch_ahead(void) {
+  run a = {malloc(MAXN * PER), {0}, 0};
+  ferry_loader_options o;
+  opts(&o, 1);
+  ferry_loader *L;
+  int before = tasks();
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  CHECK(ferry_loader_start_epoch(L, 0) == FERRY_OK);
+  take(L, 0, 6, &a);
+  ferry_batch *last, *b;
+  CHECK(ferry_loader_next(L, &last) == FERRY_OK && last->index == 6);
+  uint8_t *kept = malloc(last->nbytes);
+  memcpy(kept, last->data, last->nbytes);
+  int live = tasks();
+  CHECK(ferry_loader_stop(L) == FERRY_OK);
+  if (before < 0 || live < 0)
+    SKIP("no /proc/self/task: the threads' exit not counted");
+  else
+    CHECK_MSG(live >= before + 3 && tasks() == before,
+              "%d threads before the loader, %d with it, %d after stop", before, live, tasks());
+  uint64_t n = made(L);
+  usleep(200000);
+  CHECK_MSG(made(L) == n && n < 49 + 16, "%llu samples made, then %llu after the stop",
+            (unsigned long long)n, (unsigned long long)made(L));
+  CHECK(!memcmp(kept, last->data, last->nbytes));
+  CHECK(ferry_loader_next(L, &b) == FERRY_ESTATE);
+  CHECK(ferry_loader_start_epoch(L, 1) == FERRY_ESTATE);
+  CHECK(strstr(ferry_last_error(), "stopped") != NULL);
+  ferry_loader_release(L, last);
+  ferry_loader_close(L);
+  free(kept);
+  free(a.img);
+}
+
 int main(void) {
+  test_stop_quiets_the_epoch_ahead();
   test_ahead_equals_cold();
   test_off();
   test_error_waits_for_its_epoch();

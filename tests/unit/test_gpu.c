@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static char path_buf[4096];
 static const char *sample_file(const char *rel) {
@@ -311,6 +312,7 @@ static void test_loader_cache(const char *source, uint64_t budget_samples) {
   o.device = 0;
   o.hw_decode = 1;
   o.cache_bytes = budget_samples * 3 * w * h;
+  o.epoch_ahead = 0; /* the counters below are each epoch's own work */
   ferry_loader *L;
   int rc = ferry_loader_open(&o, &L);
   CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
@@ -349,6 +351,111 @@ static void test_loader_cache(const char *source, uint64_t budget_samples) {
          (unsigned long long)engine2);
   free(out[0]);
   free(out[1]);
+}
+
+/* One GPU loader's epochs 0 and 1 (engine on, random crops and flips),
+ * downloaded with their indices; with the epoch ahead, epoch 1 must be
+ * made before it starts. At the end, stopped with epoch 1's last batch
+ * held: that batch stays as it was. */
+typedef struct gpu_run {
+  uint8_t *img;
+  int64_t *idx;
+  int n[2];
+} gpu_run;
+
+static void gpu_two_epochs(const char *source, int ahead, gpu_run *r, size_t per, int cap) {
+  ferry_loader_options o;
+  ferry_loader_options_default(&o);
+  o.source = source;
+  o.batch_size = 8;
+  o.width = 64;
+  o.height = 48;
+  o.dtype = FERRY_U8;
+  o.crop = FERRY_CROP_RANDOM;
+  o.flip_prob = 0.5f;
+  o.device = 0;
+  o.hw_decode = 1;
+  o.prefetch = 3;
+  o.seed = 5;
+  o.epoch_ahead = ahead;
+  o.on_skip = NULL;
+  ferry_loader *L;
+  int rc = ferry_loader_open(&o, &L);
+  CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
+  if (rc)
+    return;
+  int at = 0;
+  ferry_batch *b, *held = NULL;
+  for (int e = 0; e < 2; e++) {
+    if (e == 1 && ahead) {
+      ferry_stats st;
+      int i = 0;
+      do {
+        usleep(10000);
+        ferry_loader_get_stats(L, &st);
+      } while (st.images + st.skipped <= (uint64_t)ferry_loader_epoch_size(L) && ++i < 1000);
+      CHECK_MSG(st.images + st.skipped > (uint64_t)ferry_loader_epoch_size(L),
+                "nothing of epoch 1 made ahead (%llu samples made)",
+                (unsigned long long)(st.images + st.skipped));
+    }
+    CHECK(ferry_loader_start_epoch(L, e) == FERRY_OK);
+    while ((rc = ferry_loader_next(L, &b)) == FERRY_OK) {
+      CHECK(at + b->count <= cap);
+      CHECK(b->epoch == e);
+      CHECK(fy_gpu_download(0, b->data, r->img + (size_t)at * per, b->nbytes) == 0);
+      memcpy(r->idx + at, b->indices, (size_t)b->count * sizeof *b->indices);
+      at += b->count;
+      r->n[e] += b->count;
+      if (held)
+        ferry_loader_release(L, held);
+      held = b;
+    }
+    CHECK_MSG(rc == FERRY_END, "%s", ferry_last_error());
+  }
+  CHECK(ferry_loader_stop(L) == FERRY_OK);
+  if (held) {
+    uint8_t *again = malloc(held->nbytes);
+    CHECK(fy_gpu_download(0, held->data, again, held->nbytes) == 0);
+    CHECK_MSG(!memcmp(again, r->img + (size_t)(at - held->count) * per, held->nbytes),
+              "the batch held across ferry_loader_stop changed");
+    free(again);
+    ferry_loader_release(L, held);
+  }
+  ferry_loader_close(L);
+}
+
+/* The epoch ahead on a GPU: the same samples in the same order as without
+ * it, the same images up to the engine's share (each sample goes to the
+ * engine or the CPU as they are free), no sticky CUDA error. */
+static void test_epoch_ahead_gpu(const char *source) {
+  const int cap = 128;
+  size_t per = (size_t)3 * 64 * 48;
+  gpu_run r[2];
+  for (int a = 0; a < 2; a++) {
+    r[a].img = calloc((size_t)cap, per);
+    r[a].idx = calloc((size_t)cap, sizeof *r[a].idx);
+    r[a].n[0] = r[a].n[1] = 0;
+    gpu_two_epochs(source, a, &r[a], per, cap);
+  }
+  int n = r[0].n[0] + r[0].n[1];
+  CHECK(n > 0 && r[0].n[0] == r[1].n[0] && r[0].n[1] == r[1].n[1]);
+  CHECK(!memcmp(r[0].idx, r[1].idx, (size_t)n * sizeof *r[0].idx));
+  double worst = 0;
+  for (int i = 0; i < n; i++) {
+    double sum = 0;
+    for (size_t k = 0; k < per; k++)
+      sum += abs(r[0].img[i * per + k] - r[1].img[i * per + k]);
+    worst = fmax(worst, sum / per);
+  }
+  CHECK_MSG(worst < 3.0, "worst mean abs diff, epoch ahead vs not: %.2f levels", worst);
+  printf("epoch ahead on a GPU: epochs of %d and %d samples, same order, worst mean abs diff "
+         "%.2f levels\n",
+         r[1].n[0], r[1].n[1], worst);
+  CHECK(fy_gpu_sync(0) == FERRY_OK);
+  for (int a = 0; a < 2; a++) {
+    free(r[a].img);
+    free(r[a].idx);
+  }
 }
 
 /* A batch whose kernels outlast the wait: FERRY_ETIMEOUT, then a longer
@@ -432,6 +539,10 @@ int main(void) {
   } else {
     SKIP("cache with the JPEG engine: %s", p.dev[0].hw_jpeg_why);
   }
+  if (p.dev[0].hw_jpeg)
+    test_epoch_ahead_gpu(sample_file(""));
+  else
+    SKIP("the epoch ahead with the JPEG engine: %s", p.dev[0].hw_jpeg_why);
   const char *list = getenv("FERRY_GPU_BAD_LIST");
   if (list)
     test_loader(list, 1);

@@ -2,13 +2,16 @@
  * (fy_fault_stall) past stall_timeout_ms gives FERRY_ETIMEOUT naming the
  * stage, the file and the thread, not a hang; the loader stays failed;
  * close returns while the stalled thread still sleeps; stalls shorter than
- * the time-out, or with the watchdog off, are only slow. */
+ * the time-out, or with the watchdog off, are only slow; stop wakes a
+ * consumer waiting for a batch. */
 #include "check.h"
 #include "core/internal.h"
 #include "ferry.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *sample(void) {
   const char *s = getenv("FERRY_SAMPLE");
@@ -120,7 +123,56 @@ static void test_close_waits_for_short_stall(void) {
   fy_fault_stall_set(0, 0);
 }
 
+typedef struct waiter {
+  ferry_loader *L;
+  int rc;
+  double returned;
+} waiter;
+
+static void *wait_next(void *arg) {
+  waiter *w = arg;
+  ferry_batch *b = NULL;
+  w->rc = ferry_loader_next(w->L, &b);
+  w->returned = fy_now();
+  return NULL;
+}
+
+/* ferry_loader_stop while the consumer waits for a batch that a stalled
+ * decode holds back: the consumer returns FERRY_ESTATE at once; stop
+ * returns once that decode ends, every thread joined. */
+static void test_stop_wakes_a_waiting_consumer(void) {
+  ferry_loader_options o;
+  opts(&o, 5000);
+  ferry_loader *L;
+  CHECK(ferry_loader_open(&o, &L) == FERRY_OK);
+  fy_fault_stall_set(1, 1500);
+  CHECK(ferry_loader_start_epoch(L, 0) == FERRY_OK);
+  waiter w = {L, -1, 0};
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, wait_next, &w) == 0);
+  struct timespec nap = {0, 300 * 1000000L};
+  nanosleep(&nap, NULL);
+  double t0 = fy_now();
+  int rc = ferry_loader_stop(L);
+  double stopped = fy_now();
+  pthread_join(t, NULL);
+  CHECK_MSG(rc == FERRY_OK, "stop: %d %s", rc, ferry_last_error());
+  CHECK_MSG(w.rc == FERRY_ESTATE, "the waiting consumer got %d", w.rc);
+  CHECK_MSG(w.returned - t0 < 0.5, "the waiting consumer returned %.2f s after stop",
+            w.returned - t0);
+  CHECK_MSG(stopped - t0 > 0.5, "stop returned after %.2f s, before the stalled decode ended",
+            stopped - t0);
+  ferry_batch *b;
+  CHECK(ferry_loader_next(L, &b) == FERRY_ESTATE);
+  CHECK(strstr(ferry_last_error(), "stopped") != NULL);
+  CHECK(ferry_loader_stop(L) == FERRY_OK); /* again: harmless */
+  ferry_loader_close(L);
+  CHECK(ferry_loaders_abandoned() == 0);
+  fy_fault_stall_set(0, 0);
+}
+
 int main(void) {
+  test_stop_wakes_a_waiting_consumer();
   test_short_stall_is_only_slow();
   test_watchdog_off();
   test_close_waits_for_short_stall();

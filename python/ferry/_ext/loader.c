@@ -292,6 +292,17 @@ static PyObject *loader_close(LoaderObject *self, PyObject *unused) {
   Py_RETURN_NONE;
 }
 
+/* Stops the C loader's threads (without the GIL); its batches stay valid
+ * and close() still frees it. For the interpreter's exit (_loader.py). */
+static PyObject *loader_stop(LoaderObject *self, PyObject *unused) {
+  ferry_loader *L = self->L;
+  if (!L || forked(self))
+    Py_RETURN_FALSE;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = ferry_loader_stop(L);
+  Py_END_ALLOW_THREADS return PyBool_FromLong(rc == FERRY_OK);
+}
+
 static PyObject *loader_take_skipped(LoaderObject *self, PyObject *unused) {
   pthread_mutex_lock(&self->skip_mu);
   skip_entry *e = self->skips;
@@ -431,6 +442,10 @@ static PyMethodDef loader_methods[] = {
     {"close", (PyCFunction)loader_close, METH_NOARGS,
      "close()\n--\n\nStops the loader: its threads and ring are freed now, or when the last "
      "batch still referenced is freed."},
+    {"stop", (PyCFunction)loader_stop, METH_NOARGS,
+     "stop()\n--\n\nStops the loader's threads (the next epoch made ahead included) and "
+     "waits for them; batches held stay valid, next() and start_epoch() then fail. True when "
+     "every thread stopped."},
     {"take_skipped", (PyCFunction)loader_take_skipped, METH_NOARGS,
      "take_skipped()\n--\n\nThe files skipped since the last call: [(path, status, message)]."},
     {"path", (PyCFunction)loader_path, METH_O, "path(index)\n--\n\nPath of a sample."},
