@@ -286,8 +286,14 @@ static PyObject *loader_next(LoaderObject *self, PyObject *unused) {
   return batch;
 }
 
+static PyObject *loader_stop(LoaderObject *self, PyObject *unused);
+
+/* The threads stop now; the C loader is freed now, or with the last batch
+ * still referenced (its buffers stay valid until then). */
 static PyObject *loader_close(LoaderObject *self, PyObject *unused) {
   self->closed = 1;
+  PyObject *r = loader_stop(self, NULL);
+  Py_XDECREF(r);
   loader_maybe_close(self);
   Py_RETURN_NONE;
 }
@@ -440,8 +446,8 @@ static PyMethodDef loader_methods[] = {
      "next()\n--\n\nWaits for the next batch of the epoch (without the GIL): a Batch, or None "
      "at the end of the epoch. Starts epoch 0 if no epoch was started."},
     {"close", (PyCFunction)loader_close, METH_NOARGS,
-     "close()\n--\n\nStops the loader: its threads and ring are freed now, or when the last "
-     "batch still referenced is freed."},
+     "close()\n--\n\nStops the loader: its threads stop now; its ring is freed now, or when "
+     "the last batch still referenced is freed."},
     {"stop", (PyCFunction)loader_stop, METH_NOARGS,
      "stop()\n--\n\nStops the loader's threads (the next epoch made ahead included) and "
      "waits for them; batches held stay valid, next() and start_epoch() then fail. True when "
