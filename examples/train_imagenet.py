@@ -247,6 +247,7 @@ def main():
     step, timed_images, t0, data_wait = 0, 0, None, 0.0
     cpu0 = wait0 = 0.0
     waits = []  # each timed step's data wait: its longest ones are when a GPU may have idled
+    marks = []  # each timed step's start: the steps' own times (GradScaler syncs every step)
     done = False
     start = time.perf_counter()
     for e in range(args.epochs):
@@ -259,6 +260,7 @@ def main():
             except StopIteration:
                 break
             if t0 is not None:  # host time the step waited for its batch
+                marks.append(tw)
                 waits.append(time.perf_counter() - tw)
                 data_wait += waits[-1]
             if args.channels_last:
@@ -293,6 +295,12 @@ def main():
     if device_type == "cuda":
         torch.cuda.synchronize()
     elapsed = time.perf_counter() - (t0 or start)
+    marks.append(time.perf_counter())
+    # the spread of step times: a loader that costs every step the same shifts the median; one
+    # that delays some steps (in DDP every rank waits for the slowest) lengthens the tail
+    steps_ms = sorted(1e3 * (b - a) for a, b in zip(marks, marks[1:]))
+    step_ms = ({f"p{q}": round(steps_ms[min(len(steps_ms) - 1, len(steps_ms) * q // 100)], 2)
+                for q in (10, 50, 90, 99)} if steps_ms else None)
     # this rank's process: cores kept busy (the loader's threads and the step's) over the timed
     # steps (not the DataLoader's worker processes); ferry's: its workers, those active at the
     # end, and the share of the images its JPEG engine decoded
@@ -306,6 +314,7 @@ def main():
               "gpu_util_mean": round(util.mean(), 1) if util and util.mean() is not None else None,
               "data_wait_ms_per_step": round(1e3 * data_wait / max(1, step - args.warmup), 2),
               "data_wait_ms_max": round(1e3 * max(waits), 2) if waits else None,
+              "step_ms": step_ms,
               # steps that waited over 5 ms, and where (the step numbers, epoch starts included)
               "data_waits_over_5ms": [args.warmup + 1 + i for i, w in enumerate(waits)
                                       if w > 5e-3],
@@ -323,7 +332,8 @@ def main():
         result["ferry_wait_ms_per_step"] = round(
             1e3 * (st["wait_s"] - wait0) / max(1, step - args.warmup), 2) if t0 else None
     if distributed:  # every rank's own figures: in DDP the slowest rank sets the pace
-        keys = ("data_wait_ms_per_step", "data_wait_ms_max", "data_waits_over_5ms", "cores_busy",
+        keys = ("data_wait_ms_per_step", "data_wait_ms_max", "data_waits_over_5ms", "step_ms",
+                "cores_busy",
                 "ferry_wait_ms_per_step", "ferry_engine_share", "ferry_workers_active")
         mine = {k: result[k] for k in keys if k in result}
         mine["rank"] = rank

@@ -86,6 +86,8 @@ def test_train_imagenet_two_steps(tiny, loader):
     assert result["cores_busy"] > 0 and result["steps_per_epoch"] > 0
     # the 2 timed steps' waits: the longest, and those over 5 ms by step number (3 at most)
     assert 0 <= result["data_wait_ms_max"] and set(result["data_waits_over_5ms"]) <= {2, 3}
+    q = result["step_ms"]  # the 2 timed steps' times, as percentiles
+    assert 0 < q["p10"] <= q["p50"] <= q["p90"] <= q["p99"]
     if loader == "ferry":  # on the CPU: the one worker asked for, no image on an engine
         assert result["ferry_workers"] == 1 and result["ferry_engine_share"] == 0.0
         # the C loader's wait is a part of the step's data wait
@@ -114,3 +116,4 @@ def test_train_imagenet_two_ranks_report_each(tiny):
     for r in result["ranks"]:
         assert r["ferry_workers_active"] == 1 and r["ferry_engine_share"] == 0.0
         assert 0 <= r["ferry_wait_ms_per_step"] <= r["data_wait_ms_per_step"] + 0.05
+        assert 0 < r["step_ms"]["p50"] <= r["step_ms"]["p99"]
