@@ -177,6 +177,25 @@ def test_stop_keeps_held_batches(sample):
     L.close()
 
 
+def test_close_with_a_batch_held_stops_threads_now(sample):
+    """close() while the loop variable still holds a batch: the threads stop at once (they
+    would otherwise make the next epoch ahead until that batch is freed); the batch stays
+    readable, and the loader is freed with it."""
+    if not os.path.isdir("/proc/self/task"):
+        pytest.skip("no /proc/self/task here: threads not countable")
+    tasks = lambda: len(os.listdir("/proc/self/task"))  # noqa: E731
+    before = tasks()
+    L = numpy_loader(sample, 8, 24, workers=3, prefetch=3)
+    for x, y in L:
+        pass
+    kept = x.copy()
+    assert tasks() >= before + 3
+    L.close()
+    assert tasks() == before
+    assert (x == kept).all()
+    del x, y
+
+
 def test_set_epoch_and_auto_increment(sample):
     loader = numpy_loader(sample, 49, 16)
     first = [b.epoch for b in loader.batches()]

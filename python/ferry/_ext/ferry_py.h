@@ -145,6 +145,7 @@ struct LoaderObject {
   int device;                   /* -1 host, N CUDA device */
   int batch_size;
   int busy;        /* a call runs without the GIL */
+  int stopping;    /* stop() runs without the GIL: the C loader is not freed under it */
   int closed;      /* close() asked; freed once no batch is alive */
   Py_ssize_t live; /* Batch objects alive */
   long pid;        /* the process that opened it */

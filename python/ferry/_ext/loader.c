@@ -56,7 +56,7 @@ static void loader_close_now(LoaderObject *self) {
 }
 
 void loader_maybe_close(LoaderObject *self) {
-  if (self->closed && !self->busy && self->live == 0)
+  if (self->closed && !self->busy && !self->stopping && self->live == 0)
     loader_close_now(self);
 }
 
@@ -305,8 +305,11 @@ static PyObject *loader_stop(LoaderObject *self, PyObject *unused) {
   if (!L || forked(self))
     Py_RETURN_FALSE;
   int rc;
+  self->stopping++; /* a batch freed by another thread meanwhile leaves L to us */
   Py_BEGIN_ALLOW_THREADS rc = ferry_loader_stop(L);
-  Py_END_ALLOW_THREADS return PyBool_FromLong(rc == FERRY_OK);
+  Py_END_ALLOW_THREADS self->stopping--;
+  loader_maybe_close(self); /* closed, and that batch was the last */
+  return PyBool_FromLong(rc == FERRY_OK);
 }
 
 static PyObject *loader_take_skipped(LoaderObject *self, PyObject *unused) {
