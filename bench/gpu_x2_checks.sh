@@ -33,7 +33,8 @@
 #   training runs beside ferry's, which always run: "ferry" alone repeats ferry 1 GPU / ferry n
 #   GPUs, for the spread of that ratio);
 #   PARTS=ab: ferry's training runs TRAIN_AB="1x0 2x0 2x6" (GPUs x workers per rank, 0: ferry's
-#   default; :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10, :pin each rank on its slice
+#   default; :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10, :idle FERRY_WORKER_NICE=idle
+#   (SCHED_IDLE workers), :pin each rank on its slice
 #   of the CPUs (bench/rank_pin.sh), :cpu no JPEG engine (--no-hw-decode), :noahead no epoch
 #   made ahead (--no-epoch-ahead); "synthetic" the step's
 #   ceiling on n GPUs) interleaved, TRAIN_AB_ROUNDS=3 rounds. LOAD_VARIANTS take :park too.
@@ -357,10 +358,11 @@ part_ab() {
         case $vw in
           *:park) ve=FERRY_WORKER_PARK=1 ;;
           *:nice) ve=FERRY_WORKER_NICE=10 ;;
+          *:idle) ve=FERRY_WORKER_NICE=idle ;;
           *:pin) vp=1 ;;
           *:cpu) va+=(--no-hw-decode) ;;
           *:noahead) va+=(--no-epoch-ahead) ;;
-          *:*) say "  ab: '$v': not NPxW[:park|:nice|:pin|:cpu|:noahead]: FAILED"; bad=1; continue ;;
+          *:*) say "  ab: '$v': not NPxW[:park|:nice|:idle|:pin|:cpu|:noahead]: FAILED"; bad=1; continue ;;
         esac
         vw=${vw%%:*}
         [ "$vw" != 0 ] && va+=(--workers "$vw")

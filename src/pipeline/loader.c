@@ -33,8 +33,13 @@ static void *worker_run(void *arg) {
   w->note = &L->wnotes[a_id];
   free(a);
   fy_thread_name("ferry-worker");
-  if (L->worker_nice) /* this thread alone (Linux: a thread id is a process id here) */
+  if (L->worker_nice == FY_WORKER_SCHED_IDLE) { /* this thread alone */
+    struct sched_param sp = {0};
+    if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0)
+      fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_NICE=idle: SCHED_IDLE refused: ignored");
+  } else if (L->worker_nice) { /* this thread alone (Linux: a thread id is a process id here) */
     (void)setpriority(PRIO_PROCESS, (id_t)gettid(), L->worker_nice);
+  }
   fy_read_timeout_set(L->o.read_timeout_ms); /* fy_read_file in this thread */
   /* FERRY_BENCH_ENGINE_ONLY (benchmarks: the JPEG engine's own rate): the
    * CPU workers leave every sample to the engine threads */
@@ -175,11 +180,14 @@ static int start_threads(ferry_loader *L) {
   int gpu_auto = cores > 2 * feed ? cores - feed : cores > 2 ? cores - 1 : cores;
   L->nworkers = L->o.workers ? L->o.workers : feed > 0 ? gpu_auto : cores;
   /* FERRY_WORKER_NICE=1..19 (benchmarks): the workers yield the cores to the
-   * engine's feeding threads and the consumer when all are busy */
+   * engine's feeding threads and the consumer when all are busy; =idle:
+   * they run only on cores nothing else wants (SCHED_IDLE) */
   const char *nice = getenv("FERRY_WORKER_NICE");
-  L->worker_nice = nice && atoi(nice) >= 1 && atoi(nice) <= 19 ? atoi(nice) : 0;
+  L->worker_nice = nice && !strcmp(nice, "idle")                 ? FY_WORKER_SCHED_IDLE
+                   : nice && atoi(nice) >= 1 && atoi(nice) <= 19 ? atoi(nice)
+                                                                 : 0;
   if (nice && *nice && !L->worker_nice)
-    fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_NICE=%s is not 1..19: ignored", nice);
+    fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_NICE=%s is not 1..19 or idle: ignored", nice);
   /* FERRY_WORKER_PARK=1 (off by default: it frees cores but made no run faster, bench/RESULTS.md):
    * the workers a consumer-bound run does not need are parked (engine_ctl.h); on a GPU with the
    * engine only while its controller decides the contexts */

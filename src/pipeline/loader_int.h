@@ -46,7 +46,8 @@ struct ferry_loader {
   fy_ring ring;
   pthread_mutex_t report_mu;
   int nworkers;
-  int worker_nice; /* FERRY_WORKER_NICE (benchmarks): the workers' nice value, 0 untouched */
+  int worker_nice; /* FERRY_WORKER_NICE (benchmarks): the workers' nice value, 0 untouched,
+                     FY_WORKER_SCHED_IDLE: SCHED_IDLE */
   pthread_t *threads;
   fy_worker_state *ws;
   /* the stall watchdog (watch.c) */
@@ -117,6 +118,7 @@ int fy_dev_open(ferry_loader *L);
 void fy_dev_join(ferry_loader *L); /* the decoder threads, once stopped */
 void fy_dev_close(ferry_loader *L);
 enum { FY_ENGINES_ADAPT, FY_ENGINES_ONE, FY_ENGINES_ALWAYS };
+enum { FY_WORKER_SCHED_IDLE = 100 }; /* worker_nice: SCHED_IDLE, not a nice value */
 /* 1 while engine context `engine` should decode (mu held). */
 int fy_dev_engine_on(const ferry_loader *L, int engine);
 /* The consumer asks for batch b of the epoch (mu held): feeds the engine

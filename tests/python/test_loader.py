@@ -396,6 +396,20 @@ def _worker_nices():
     return [nice for name, nice in _threads() if name == "ferry-worker"]
 
 
+def _worker_policies():
+    """Each ferry-worker thread's scheduling policy (/proc stat field 41; 5: SCHED_IDLE)."""
+    out = []
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if stat[stat.index("(") + 1:stat.rindex(")")] == "ferry-worker":
+            out.append(int(stat[stat.rindex(")") + 2:].split()[38]))
+    return out
+
+
 def _soon(read, want, seconds=10.0):
     """read() once it equals want, or its last value after `seconds`: a thread
     names itself and sets its nice value when it first runs, which on a busy
@@ -436,4 +450,10 @@ def test_worker_nice_knob(sample, monkeypatch):
     loader = numpy_loader(sample, 4, 16, workers=2)
     next(iter(loader))
     assert _soon(_worker_nices, [base, base]) == [base, base]
+    assert _worker_policies() == [0, 0]  # SCHED_OTHER
+    loader.close()
+    monkeypatch.setenv("FERRY_WORKER_NICE", "idle")  # SCHED_IDLE: only cores nothing else wants
+    loader = numpy_loader(sample, 4, 16, workers=2)
+    next(iter(loader))
+    assert _soon(_worker_policies, [5, 5]) == [5, 5]
     loader.close()
