@@ -36,7 +36,8 @@
 #   default; :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10, :idle FERRY_WORKER_NICE=idle
 #   (SCHED_IDLE workers), :pin each rank on its slice
 #   of the CPUs (bench/rank_pin.sh), :cpu no JPEG engine (--no-hw-decode), :noahead no epoch
-#   made ahead (--no-epoch-ahead); "synthetic" the step's
+#   made ahead (--no-epoch-ahead), :ncclhp NCCL on high-priority streams (the example's
+#   --nccl-high-priority; also "synthetic:ncclhp"); "synthetic" the step's
 #   ceiling on n GPUs) interleaved, TRAIN_AB_ROUNDS=3 rounds. LOAD_VARIANTS take :park too.
 # Out: $OUT/summary.txt (also printed last), load.log, train.log, search.log. Exit 0: every run
 # ran (and, on several GPUs, every figure met its threshold); 1: a run failed or was not run;
@@ -351,8 +352,9 @@ part_ab() {
   for r in $(seq 1 "$TRAIN_AB_ROUNDS"); do
     for v in $TRAIN_AB; do
       va=(--loader ferry) ve=FERRY_X2_VARIANT=1 vp=0
-      if [ "$v" = synthetic ]; then
+      if [ "$v" = synthetic ] || [ "$v" = synthetic:ncclhp ]; then
         vn=$n va=(--loader synthetic)
+        [ "$v" = synthetic:ncclhp ] && va+=(--nccl-high-priority)
       else
         vn=${v%%x*} vw=${v#*x}
         case $vw in
@@ -362,7 +364,8 @@ part_ab() {
           *:pin) vp=1 ;;
           *:cpu) va+=(--no-hw-decode) ;;
           *:noahead) va+=(--no-epoch-ahead) ;;
-          *:*) say "  ab: '$v': not NPxW[:park|:nice|:idle|:pin|:cpu|:noahead]: FAILED"; bad=1; continue ;;
+          *:ncclhp) va+=(--nccl-high-priority) ;;
+          *:*) say "  ab: '$v': not NPxW[:park|:nice|:idle|:pin|:cpu|:noahead|:ncclhp]: FAILED"; bad=1; continue ;;
         esac
         vw=${vw%%:*}
         [ "$vw" != 0 ] && va+=(--workers "$vw")

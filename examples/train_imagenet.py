@@ -72,6 +72,10 @@ def parse_args():
     p.add_argument("--no-epoch-ahead", dest="epoch_ahead", action="store_false", default=True,
                    help="ferry: idle between epochs instead of making the next epoch's first "
                         "batches ahead (ferry.Loader's epoch_ahead; for comparisons)")
+    p.add_argument("--nccl-high-priority", action="store_true",
+                   help="DDP: NCCL's collectives on high-priority CUDA streams, so that the "
+                        "all-reduce's blocks go before other work queued on the GPU (the "
+                        "step's, a loader's kernels)")
     p.add_argument("--prefetch", type=int, default=4,
                    help="ferry: batches in the ring (ferry.Loader's prefetch)")
     p.add_argument("--compile", action="store_true",
@@ -211,7 +215,12 @@ def main():
         torch.backends.cudnn.benchmark = True
     if distributed:
         import torch.distributed as dist
-        dist.init_process_group("nccl" if args.device.startswith("cuda") else "gloo")
+        if args.device.startswith("cuda") and args.nccl_high_priority:
+            opts = dist.ProcessGroupNCCL.Options()
+            opts.is_high_priority_stream = True
+            dist.init_process_group("nccl", pg_options=opts)
+        else:
+            dist.init_process_group("nccl" if args.device.startswith("cuda") else "gloo")
     torch.manual_seed(args.seed)
 
     import torchvision.models as models
@@ -319,6 +328,7 @@ def main():
               "data_waits_over_5ms": [args.warmup + 1 + i for i, w in enumerate(waits)
                                       if w > 5e-3],
               "amp": args.amp, "fused_sgd": args.fused, "device": args.device,
+              "nccl_high_priority": args.nccl_high_priority,
               "ferry_device": (args.ferry_device or device_type) if args.loader == "ferry" else None,
               "cores_busy": cores_busy}
     if args.ferry_loader is not None:

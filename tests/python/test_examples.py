@@ -86,6 +86,7 @@ def test_train_imagenet_two_steps(tiny, loader):
     assert result["cores_busy"] > 0 and result["steps_per_epoch"] > 0
     # the 2 timed steps' waits: the longest, and those over 5 ms by step number (3 at most)
     assert 0 <= result["data_wait_ms_max"] and set(result["data_waits_over_5ms"]) <= {2, 3}
+    assert result["nccl_high_priority"] is False  # a DDP-on-CUDA option, off by default
     q = result["step_ms"]  # the 2 timed steps' times, as percentiles
     assert 0 < q["p10"] <= q["p50"] <= q["p90"] <= q["p99"]
     if loader == "ferry":  # on the CPU: the one worker asked for, no image on an engine
