@@ -631,12 +631,12 @@ static int stop_threads(ferry_loader *L) {
   int stuck = 0;
   while (L->live > 0 && !stuck)
     stuck = fy_watch_wait(L, &L->ring.ready_cv, t0);
-  int join = !stuck && !L->joined;
+  int join = !stuck && !L->joined, live = L->live;
   L->joined |= join;
   pthread_mutex_unlock(&L->ring.mu);
   if (stuck)
-    return fy_error(FERRY_ETIMEOUT, "loader: %d thread%s still blocked after %.1f s", L->live,
-                    L->live == 1 ? "" : "s", L->stall_ms * 1e-3);
+    return fy_error(FERRY_ETIMEOUT, "loader: %d thread%s still blocked after %.1f s", live,
+                    live == 1 ? "" : "s", L->stall_ms * 1e-3);
   for (int i = 0; join && i < L->nworkers; i++)
     pthread_join(L->threads[i], NULL);
   if (join)

@@ -183,15 +183,15 @@ def test_close_with_a_batch_held_stops_threads_now(sample):
     readable, and the loader is freed with it."""
     if not os.path.isdir("/proc/self/task"):
         pytest.skip("no /proc/self/task here: threads not countable")
-    tasks = lambda: len(os.listdir("/proc/self/task"))  # noqa: E731
-    before = tasks()
+    workers = lambda: _thread_names().count("ferry-worker")  # noqa: E731
+    before = workers()
     L = numpy_loader(sample, 8, 24, workers=3, prefetch=3)
     for x, y in L:
         pass
     kept = x.copy()
-    assert tasks() >= before + 3
+    assert _soon(workers, before + 3) == before + 3
     L.close()
-    assert tasks() == before
+    assert workers() == before
     assert (x == kept).all()
     del x, y
 

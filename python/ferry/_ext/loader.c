@@ -286,30 +286,34 @@ static PyObject *loader_next(LoaderObject *self, PyObject *unused) {
   return batch;
 }
 
-static PyObject *loader_stop(LoaderObject *self, PyObject *unused);
+/* Stops the C loader's threads (without the GIL): FERRY_OK, or the stop's
+ * error; 1 when there is none to stop (closed, or a forked child's). Its
+ * batches stay valid; a batch freed by another thread meanwhile leaves the
+ * loader to be freed here, if closed. */
+static int stop_threads(LoaderObject *self) {
+  ferry_loader *L = self->L;
+  if (!L || forked(self))
+    return 1;
+  int rc;
+  self->stopping++;
+  Py_BEGIN_ALLOW_THREADS rc = ferry_loader_stop(L);
+  Py_END_ALLOW_THREADS self->stopping--;
+  loader_maybe_close(self);
+  return rc;
+}
 
 /* The threads stop now; the C loader is freed now, or with the last batch
  * still referenced (its buffers stay valid until then). */
 static PyObject *loader_close(LoaderObject *self, PyObject *unused) {
   self->closed = 1;
-  PyObject *r = loader_stop(self, NULL);
-  Py_XDECREF(r);
+  (void)stop_threads(self);
   loader_maybe_close(self);
   Py_RETURN_NONE;
 }
 
-/* Stops the C loader's threads (without the GIL); its batches stay valid
- * and close() still frees it. For the interpreter's exit (_loader.py). */
+/* For the interpreter's exit (_loader.py): True when every thread stopped. */
 static PyObject *loader_stop(LoaderObject *self, PyObject *unused) {
-  ferry_loader *L = self->L;
-  if (!L || forked(self))
-    Py_RETURN_FALSE;
-  int rc;
-  self->stopping++; /* a batch freed by another thread meanwhile leaves L to us */
-  Py_BEGIN_ALLOW_THREADS rc = ferry_loader_stop(L);
-  Py_END_ALLOW_THREADS self->stopping--;
-  loader_maybe_close(self); /* closed, and that batch was the last */
-  return PyBool_FromLong(rc == FERRY_OK);
+  return PyBool_FromLong(stop_threads(self) == FERRY_OK);
 }
 
 static PyObject *loader_take_skipped(LoaderObject *self, PyObject *unused) {
