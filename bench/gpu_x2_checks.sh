@@ -38,7 +38,10 @@
 #   of the CPUs (bench/rank_pin.sh), :cpu no JPEG engine (--no-hw-decode), :noahead no epoch
 #   made ahead (--no-epoch-ahead), :ncclhp NCCL on high-priority streams (the example's
 #   --nccl-high-priority; also "synthetic:ncclhp"); "synthetic" the step's
-#   ceiling on n GPUs) interleaved, TRAIN_AB_ROUNDS=3 rounds. LOAD_VARIANTS take :park too.
+#   ceiling on n GPUs; "synthetic:burn" that ceiling with n CPU-only `ferry load` processes
+#   beside it, BURN_WORKERS=7 decode threads each (ferry's CPU load per rank in 2x0, and none
+#   of its GPU work); "synthetic1" the ceiling on 1 GPU) interleaved, TRAIN_AB_ROUNDS=3
+#   rounds. LOAD_VARIANTS take :park too.
 # Out: $OUT/summary.txt (also printed last), load.log, train.log, search.log. Exit 0: every run
 # ran (and, on several GPUs, every figure met its threshold); 1: a run failed or was not run;
 # 3: all ran, a figure below its threshold.
@@ -347,14 +350,23 @@ part_train() {
 # machine's drift falls on each alike; each line: images/s, data wait, workers, the engine's
 # share of the images, rank 0's cores busy
 part_ab() {
-  local log=$OUT/ab.log r v vn vw va ve vp w e c d
+  local log=$OUT/ab.log r v vn vw va ve vp w e c d k burn
   say "ab: ResNet-50 as in train, $TRAIN_AB_ROUNDS rounds of: $TRAIN_AB"
   for r in $(seq 1 "$TRAIN_AB_ROUNDS"); do
     for v in $TRAIN_AB; do
-      va=(--loader ferry) ve=FERRY_X2_VARIANT=1 vp=0
-      if [ "$v" = synthetic ] || [ "$v" = synthetic:ncclhp ]; then
+      va=(--loader ferry) ve=FERRY_X2_VARIANT=1 vp=0 burn=()
+      if [ "$v" = synthetic ] || [ "$v" = synthetic:ncclhp ] || [ "$v" = synthetic:burn ] ||
+        [ "$v" = synthetic1 ]; then
         vn=$n va=(--loader synthetic)
+        [ "$v" = synthetic1 ] && vn=1
         [ "$v" = synthetic:ncclhp ] && va+=(--nccl-high-priority)
+        if [ "$v" = synthetic:burn ]; then
+          for k in $(seq 1 "$n"); do # each one decodes without a pause until killed
+            "$D/ferry" load "$SET" --device cpu --workers "${BURN_WORKERS:-7}" --crop random \
+              --flip --epochs 100000 --seed "$k" > "$OUT/burn-$r-$k.log" 2>&1 &
+            burn+=($!)
+          done
+        fi
       else
         vn=${v%%x*} vw=${v#*x}
         case $vw in
@@ -371,11 +383,16 @@ part_ab() {
         [ "$vw" != 0 ] && va+=(--workers "$vw")
       fi
       FERRY_X2_ENV=$ve FERRY_X2_RANKPIN=$vp train_one "$log" 100 "$vn" "ab round $r, $v" "${va[@]}"
+      if [ ${#burn[@]} -gt 0 ]; then
+        kill "${burn[@]}" 2> /dev/null
+        wait "${burn[@]}" 2> /dev/null
+      fi
       [ -z "$val" ] && continue
       d=$(jget "$last" data_wait_ms_per_step) w=$(jget "$last" ferry_workers)
       [ -n "$w" ] && w="$w/$(jget "$last" ferry_workers_active)"
       e=$(jget "$last" ferry_engine_share) c=$(jget "$last" cores_busy)
       say "  round $r, $v: $val images/s, data wait $d ms/step (in ferry $(jget "$last" ferry_wait_ms_per_step); epochs of $(jget "$last" steps_per_epoch) steps), workers/active ${w:--}, engine share ${e:--}, rank 0's cores busy $c, step ms $(jget "$last" step_ms)"
+      say "    rank 0: GPU busy $(jget "$last" gpu_util_mean) %, $(gparts "$last"), main thread preempted $(jget "$last" main_thread_preempted_per_step) times a step"
       [ "$vn" -gt 1 ] && say "$(ab_ranks "$last")"
       echo "$r $v $val" >> "$tmp/ab.txt"
     done
@@ -390,8 +407,20 @@ d = json.loads(sys.argv[1])
 print("    " + "; ".join(
     f"rank {r['rank']}: wait {r.get('data_wait_ms_per_step')}/{r.get('ferry_wait_ms_per_step')} ms,"
     f" max {r.get('data_wait_ms_max')} ms, over 5 ms at steps {r.get('data_waits_over_5ms')},"
-    f" engine {r.get('ferry_engine_share')}, cores {r.get('cores_busy')}"
+    f" engine {r.get('ferry_engine_share')}, cores {r.get('cores_busy')},"
+    f" GPU busy {r.get('gpu_util_mean')} %, main thread preempted"
+    f" {r.get('main_thread_preempted_per_step')}/step, GPU ms (mean/p90) " + " ".join(
+        f"{k} {v['mean']}/{v['p90']}" for k, v in (r.get('gpu_ms') or {}).items())
     for r in d.get("ranks") or []) or "    (no per-rank figures)")
+EOF2
+}
+# gparts JSON: the step's parts on the GPU's clock (train_imagenet.py's gpu_ms), mean/p90 in ms
+gparts() {
+  python3 - "$1" <<'EOF2'
+import json, sys
+g = json.loads(sys.argv[1]).get("gpu_ms") or {}
+print("GPU ms (mean/p90) " + (" ".join(f"{k} {v['mean']}/{v['p90']}" for k, v in g.items())
+                              or "not reported"))
 EOF2
 }
 # ab_summary FILE ("round variant images/s" lines): each several-GPU variant over the same

@@ -27,6 +27,11 @@ import sys
 import threading
 import time
 
+try:
+    import resource  # the main thread's context switches (POSIX)
+except ImportError:
+    resource = None
+
 import torch
 import torch.nn as nn
 
@@ -178,6 +183,63 @@ def dali_loader(args, rank, world):
     return epoch, n
 
 
+def percentiles(values):
+    """p10, p50, p90 and p99 of values (None when there are none)."""
+    v = sorted(values)
+    if not v:
+        return None
+    return {f"p{q}": round(v[min(len(v) - 1, len(v) * q // 100)], 3) for q in (10, 50, 90, 99)}
+
+
+class GpuTimeline:
+    """CUDA events at four points of each timed step: its batch in hand, the loss computed,
+    backward done (DDP: the gradients' all-reduce waited for), the optimizer's update done. Off
+    on the CPU (every call does nothing, summary() is None)."""
+    PARTS = ("gap", "forward", "backward", "optimizer")
+
+    def __init__(self, on):
+        self.on, self.steps, self.cur = on, [], None
+
+    def begin(self):
+        if self.on:
+            self.cur = []
+            self.mark()
+
+    def mark(self):
+        if self.cur is not None:
+            self.cur.append(torch.cuda.Event(enable_timing=True))
+            self.cur[-1].record()
+
+    def end(self):
+        if self.cur is not None:
+            self.mark()
+            self.steps.append(self.cur)
+            self.cur = None
+
+    def summary(self):
+        """Each part's mean, p10..p99 in ms over the timed steps (call after a synchronize);
+        gap: from a step's end to the next step's batch in hand, the idle stream's wait for
+        the host."""
+        parts = {k: [] for k in self.PARTS}
+        for prev, ev in zip([None] + self.steps, self.steps):
+            if prev is not None:
+                parts["gap"].append(prev[-1].elapsed_time(ev[0]))
+            for k, (a, b) in zip(self.PARTS[1:], zip(ev, ev[1:])):
+                parts[k].append(a.elapsed_time(b))
+        out = {}
+        for k, v in parts.items():
+            if v:
+                out[k] = percentiles(v)
+                out[k]["mean"] = round(sum(v) / len(v), 3)
+        return out or None
+
+
+def main_thread_switches():
+    """The calling thread's involuntary context switches so far (None where not reported)."""
+    who = getattr(resource, "RUSAGE_THREAD", None) if resource else None
+    return resource.getrusage(who).ru_nivcsw if who is not None else None
+
+
 def ferry_loader(args, rank, world):
     import ferry
     where = args.ferry_device or ("cuda" if str(args.device).startswith("cuda") else "cpu")
@@ -257,6 +319,8 @@ def main():
     cpu0 = wait0 = 0.0
     waits = []  # each timed step's data wait: its longest ones are when a GPU may have idled
     marks = []  # each timed step's start: the steps' own times (GradScaler syncs every step)
+    timeline = GpuTimeline(device_type == "cuda")
+    nivcsw0 = None  # the main thread's involuntary switches: how often others pushed it off
     done = False
     start = time.perf_counter()
     for e in range(args.epochs):
@@ -272,20 +336,25 @@ def main():
                 marks.append(tw)
                 waits.append(time.perf_counter() - tw)
                 data_wait += waits[-1]
+                timeline.begin()
             if args.channels_last:
                 images = images.contiguous(memory_format=torch.channels_last)
             with torch.autocast(device_type, dtype=amp_dtype, enabled=amp_dtype is not None):
                 loss = criterion(model(images), labels)
+            timeline.mark()
             opt.zero_grad(set_to_none=True)
             scaler.scale(loss).backward()
+            timeline.mark()
             scaler.step(opt)
             scaler.update()
+            timeline.end()
             step += 1
             if step == args.warmup:
                 if device_type == "cuda":
                     torch.cuda.synchronize()
                 t0 = time.perf_counter()
                 cpu0 = time.process_time()
+                nivcsw0 = main_thread_switches()
                 wait0 = args.ferry_loader.stats()["wait_s"] if args.ferry_loader else 0.0
                 if util:
                     util.active = True
@@ -307,9 +376,9 @@ def main():
     marks.append(time.perf_counter())
     # the spread of step times: a loader that costs every step the same shifts the median; one
     # that delays some steps (in DDP every rank waits for the slowest) lengthens the tail
-    steps_ms = sorted(1e3 * (b - a) for a, b in zip(marks, marks[1:]))
-    step_ms = ({f"p{q}": round(steps_ms[min(len(steps_ms) - 1, len(steps_ms) * q // 100)], 2)
-                for q in (10, 50, 90, 99)} if steps_ms else None)
+    step_ms = percentiles(1e3 * (b - a) for a, b in zip(marks, marks[1:]))
+    nivcsw1 = main_thread_switches()
+    timed = max(1, step - args.warmup)
     # this rank's process: cores kept busy (the loader's threads and the step's) over the timed
     # steps (not the DataLoader's worker processes); ferry's: its workers, those active at the
     # end, and the share of the images its JPEG engine decoded
@@ -324,6 +393,11 @@ def main():
               "data_wait_ms_per_step": round(1e3 * data_wait / max(1, step - args.warmup), 2),
               "data_wait_ms_max": round(1e3 * max(waits), 2) if waits else None,
               "step_ms": step_ms,
+              # CUDA: each part of the step on the GPU's clock; "gap" is the stream's idle time
+              # between a step's end and the next batch in hand (about 0: the host is ahead)
+              "gpu_ms": timeline.summary(),
+              "main_thread_preempted_per_step": (round((nivcsw1 - nivcsw0) / timed, 2)
+                                                 if None not in (nivcsw0, nivcsw1) else None),
               # steps that waited over 5 ms, and where (the step numbers, epoch starts included)
               "data_waits_over_5ms": [args.warmup + 1 + i for i, w in enumerate(waits)
                                       if w > 5e-3],
@@ -343,7 +417,7 @@ def main():
             1e3 * (st["wait_s"] - wait0) / max(1, step - args.warmup), 2) if t0 else None
     if distributed:  # every rank's own figures: in DDP the slowest rank sets the pace
         keys = ("data_wait_ms_per_step", "data_wait_ms_max", "data_waits_over_5ms", "step_ms",
-                "cores_busy",
+                "cores_busy", "gpu_util_mean", "gpu_ms", "main_thread_preempted_per_step",
                 "ferry_wait_ms_per_step", "ferry_engine_share", "ferry_workers_active")
         mine = {k: result[k] for k in keys if k in result}
         mine["rank"] = rank

@@ -89,6 +89,8 @@ def test_train_imagenet_two_steps(tiny, loader):
     assert result["nccl_high_priority"] is False  # a DDP-on-CUDA option, off by default
     q = result["step_ms"]  # the 2 timed steps' times, as percentiles
     assert 0 < q["p10"] <= q["p50"] <= q["p90"] <= q["p99"]
+    assert result["gpu_ms"] is None  # the step's parts on a CUDA stream's clock: none on the CPU
+    assert result["main_thread_preempted_per_step"] >= 0  # Linux reports the thread's switches
     if loader == "ferry":  # on the CPU: the one worker asked for, no image on an engine
         assert result["ferry_workers"] == 1 and result["ferry_engine_share"] == 0.0
         # the C loader's wait is a part of the step's data wait
@@ -118,3 +120,48 @@ def test_train_imagenet_two_ranks_report_each(tiny):
         assert r["ferry_workers_active"] == 1 and r["ferry_engine_share"] == 0.0
         assert 0 <= r["ferry_wait_ms_per_step"] <= r["data_wait_ms_per_step"] + 0.05
         assert 0 < r["step_ms"]["p50"] <= r["step_ms"]["p99"]
+        assert r["gpu_ms"] is None and r["main_thread_preempted_per_step"] >= 0
+
+
+def test_train_imagenet_gpu_timeline_parts(monkeypatch):
+    """The example's GPU timeline (its CUDA path, on events that read a clock of our own): each
+    step's parts and the gap between steps come out as the differences between its marks."""
+    pytest.importorskip("torch", reason="torch not importable")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("train_imagenet",
+                                                  EXAMPLES / "train_imagenet.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    clock = [0.0]
+
+    class Event:  # torch.cuda.Event's record() / elapsed_time(), on that clock (ms)
+        def __init__(self, enable_timing=False):
+            assert enable_timing
+            self.t = None
+
+        def record(self):
+            self.t = clock[0]
+
+        def elapsed_time(self, other):
+            return other.t - self.t
+
+    monkeypatch.setattr(mod.torch.cuda, "Event", Event)
+    off = mod.GpuTimeline(False)
+    off.begin(), off.mark(), off.mark(), off.end()
+    assert off.summary() is None  # on the CPU: nothing recorded
+    tl = mod.GpuTimeline(True)
+    tl.end()  # a step that was not begun (the last untimed one) leaves nothing
+    for gap, fwd, bwd, upd in [(0, 10, 20, 3), (1, 11, 22, 3), (5, 12, 24, 3)]:
+        clock[0] += gap
+        tl.begin()
+        clock[0] += fwd
+        tl.mark()
+        clock[0] += bwd
+        tl.mark()
+        clock[0] += upd
+        tl.end()
+    s = tl.summary()
+    assert s["gap"]["mean"] == 3.0 and s["gap"]["p10"] == 1 and s["gap"]["p99"] == 5
+    assert s["forward"]["mean"] == 11.0 and s["forward"]["p50"] == 11
+    assert s["backward"]["mean"] == 22.0 and s["optimizer"]["p90"] == 3
+    assert mod.percentiles([]) is None
