@@ -403,24 +403,29 @@ part_ab() {
 ab_ranks() {
   python3 - "$1" <<'EOF2'
 import json, sys
+def parts(r):  # the step's parts (train_imagenet.py's gpu_ms, host_ms): mean/p90 in ms
+    return "; ".join(f"{clk} ms (mean/p90) " + " ".join(
+        f"{k} {v['mean']}/{v['p90']}" for k, v in (r.get(f"{key}_ms") or {}).items())
+        for clk, key in (("GPU", "gpu"), ("host", "host")) if r.get(f"{key}_ms"))
 d = json.loads(sys.argv[1])
 print("    " + "; ".join(
     f"rank {r['rank']}: wait {r.get('data_wait_ms_per_step')}/{r.get('ferry_wait_ms_per_step')} ms,"
     f" max {r.get('data_wait_ms_max')} ms, over 5 ms at steps {r.get('data_waits_over_5ms')},"
     f" engine {r.get('ferry_engine_share')}, cores {r.get('cores_busy')},"
     f" GPU busy {r.get('gpu_util_mean')} %, main thread preempted"
-    f" {r.get('main_thread_preempted_per_step')}/step, GPU ms (mean/p90) " + " ".join(
-        f"{k} {v['mean']}/{v['p90']}" for k, v in (r.get('gpu_ms') or {}).items())
+    f" {r.get('main_thread_preempted_per_step')}/step, " + parts(r)
     for r in d.get("ranks") or []) or "    (no per-rank figures)")
 EOF2
 }
-# gparts JSON: the step's parts on the GPU's clock (train_imagenet.py's gpu_ms), mean/p90 in ms
+# gparts JSON: the step's parts on the GPU's clock and the host's (train_imagenet.py's gpu_ms,
+# host_ms), mean/p90 in ms
 gparts() {
   python3 - "$1" <<'EOF2'
 import json, sys
-g = json.loads(sys.argv[1]).get("gpu_ms") or {}
-print("GPU ms (mean/p90) " + (" ".join(f"{k} {v['mean']}/{v['p90']}" for k, v in g.items())
-                              or "not reported"))
+d = json.loads(sys.argv[1])
+print("; ".join(f"{clk} ms (mean/p90) " + " ".join(
+    f"{k} {v['mean']}/{v['p90']}" for k, v in (d.get(f"{key}_ms") or {}).items())
+    for clk, key in (("GPU", "gpu"), ("host", "host")) if d.get(f"{key}_ms")) or "no step parts")
 EOF2
 }
 # ab_summary FILE ("round variant images/s" lines): each several-GPU variant over the same

@@ -191,24 +191,27 @@ def percentiles(values):
     return {f"p{q}": round(v[min(len(v) - 1, len(v) * q // 100)], 3) for q in (10, 50, 90, 99)}
 
 
-class GpuTimeline:
-    """CUDA events at four points of each timed step: its batch in hand, the loss computed,
-    backward done (DDP: the gradients' all-reduce waited for), the optimizer's update done. Off
-    on the CPU (every call does nothing, summary() is None)."""
+class StepTimeline:
+    """Marks at four points of each timed step: its batch in hand, the loss computed, backward
+    done (DDP: the gradients' all-reduce waited for), the optimizer's update done. Each mark
+    reads the host's clock and, on CUDA, records an event on the current stream, so that each
+    part of the step has a host time and a GPU time."""
     PARTS = ("gap", "forward", "backward", "optimizer")
 
-    def __init__(self, on):
-        self.on, self.steps, self.cur = on, [], None
+    def __init__(self, cuda):
+        self.cuda, self.steps, self.cur = cuda, [], None
 
     def begin(self):
-        if self.on:
-            self.cur = []
-            self.mark()
+        self.cur = []
+        self.mark()
 
     def mark(self):
         if self.cur is not None:
-            self.cur.append(torch.cuda.Event(enable_timing=True))
-            self.cur[-1].record()
+            ev = None
+            if self.cuda:
+                ev = torch.cuda.Event(enable_timing=True)
+                ev.record()
+            self.cur.append((time.perf_counter(), ev))
 
     def end(self):
         if self.cur is not None:
@@ -216,16 +219,22 @@ class GpuTimeline:
             self.steps.append(self.cur)
             self.cur = None
 
-    def summary(self):
-        """Each part's mean, p10..p99 in ms over the timed steps (call after a synchronize);
-        gap: from a step's end to the next step's batch in hand, the idle stream's wait for
-        the host."""
+    def summary(self, gpu):
+        """Each part's mean and p10..p99 in ms over the timed steps: on the GPU's clock (gpu
+        true, after a synchronize; None without CUDA) or the host's. gap: from a step's end
+        to the next step's batch in hand; on the GPU, the stream's idle wait for the host
+        (about 0 while the host is ahead)."""
+        if gpu and not self.cuda:
+            return None
+
+        def ms(a, b):
+            return a[1].elapsed_time(b[1]) if gpu else 1e3 * (b[0] - a[0])
         parts = {k: [] for k in self.PARTS}
-        for prev, ev in zip([None] + self.steps, self.steps):
+        for prev, marks in zip([None] + self.steps, self.steps):
             if prev is not None:
-                parts["gap"].append(prev[-1].elapsed_time(ev[0]))
-            for k, (a, b) in zip(self.PARTS[1:], zip(ev, ev[1:])):
-                parts[k].append(a.elapsed_time(b))
+                parts["gap"].append(ms(prev[-1], marks[0]))
+            for k, (a, b) in zip(self.PARTS[1:], zip(marks, marks[1:])):
+                parts[k].append(ms(a, b))
         out = {}
         for k, v in parts.items():
             if v:
@@ -319,7 +328,7 @@ def main():
     cpu0 = wait0 = 0.0
     waits = []  # each timed step's data wait: its longest ones are when a GPU may have idled
     marks = []  # each timed step's start: the steps' own times (GradScaler syncs every step)
-    timeline = GpuTimeline(device_type == "cuda")
+    timeline = StepTimeline(device_type == "cuda")
     nivcsw0 = None  # the main thread's involuntary switches: how often others pushed it off
     done = False
     start = time.perf_counter()
@@ -393,9 +402,11 @@ def main():
               "data_wait_ms_per_step": round(1e3 * data_wait / max(1, step - args.warmup), 2),
               "data_wait_ms_max": round(1e3 * max(waits), 2) if waits else None,
               "step_ms": step_ms,
-              # CUDA: each part of the step on the GPU's clock; "gap" is the stream's idle time
-              # between a step's end and the next batch in hand (about 0: the host is ahead)
-              "gpu_ms": timeline.summary(),
+              # each part of the step on the GPU's clock (CUDA) and the host's: on the GPU,
+              # "gap" is the stream's idle time between a step's end and the next batch in hand
+              # (about 0: the host is ahead); on the host, "optimizer" holds GradScaler's sync
+              "gpu_ms": timeline.summary(gpu=True),
+              "host_ms": timeline.summary(gpu=False),
               "main_thread_preempted_per_step": (round((nivcsw1 - nivcsw0) / timed, 2)
                                                  if None not in (nivcsw0, nivcsw1) else None),
               # steps that waited over 5 ms, and where (the step numbers, epoch starts included)
@@ -417,7 +428,7 @@ def main():
             1e3 * (st["wait_s"] - wait0) / max(1, step - args.warmup), 2) if t0 else None
     if distributed:  # every rank's own figures: in DDP the slowest rank sets the pace
         keys = ("data_wait_ms_per_step", "data_wait_ms_max", "data_waits_over_5ms", "step_ms",
-                "cores_busy", "gpu_util_mean", "gpu_ms", "main_thread_preempted_per_step",
+                "cores_busy", "gpu_util_mean", "gpu_ms", "host_ms", "main_thread_preempted_per_step",
                 "ferry_wait_ms_per_step", "ferry_engine_share", "ferry_workers_active")
         mine = {k: result[k] for k in keys if k in result}
         mine["rank"] = rank

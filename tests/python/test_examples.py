@@ -90,6 +90,8 @@ def test_train_imagenet_two_steps(tiny, loader):
     q = result["step_ms"]  # the 2 timed steps' times, as percentiles
     assert 0 < q["p10"] <= q["p50"] <= q["p90"] <= q["p99"]
     assert result["gpu_ms"] is None  # the step's parts on a CUDA stream's clock: none on the CPU
+    h = result["host_ms"]  # on the host's: the 2 timed steps' parts, and the 1 gap between them
+    assert set(h) == {"gap", "forward", "backward", "optimizer"} and h["forward"]["mean"] > 0
     assert result["main_thread_preempted_per_step"] >= 0  # Linux reports the thread's switches
     if loader == "ferry":  # on the CPU: the one worker asked for, no image on an engine
         assert result["ferry_workers"] == 1 and result["ferry_engine_share"] == 0.0
@@ -121,20 +123,22 @@ def test_train_imagenet_two_ranks_report_each(tiny):
         assert 0 <= r["ferry_wait_ms_per_step"] <= r["data_wait_ms_per_step"] + 0.05
         assert 0 < r["step_ms"]["p50"] <= r["step_ms"]["p99"]
         assert r["gpu_ms"] is None and r["main_thread_preempted_per_step"] >= 0
+        assert r["host_ms"]["backward"]["p50"] > 0
 
 
-def test_train_imagenet_gpu_timeline_parts(monkeypatch):
-    """The example's GPU timeline (its CUDA path, on events that read a clock of our own): each
-    step's parts and the gap between steps come out as the differences between its marks."""
+def test_train_imagenet_step_timeline_parts(monkeypatch):
+    """The example's step timeline (its CUDA path, on events that read a clock of our own, and
+    the host's, on a patched perf_counter): each step's parts and the gap between steps come
+    out as the differences between its marks."""
     pytest.importorskip("torch", reason="torch not importable")
     import importlib.util
     spec = importlib.util.spec_from_file_location("train_imagenet",
                                                   EXAMPLES / "train_imagenet.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    clock = [0.0]
+    clock = [0.0]  # ms
 
-    class Event:  # torch.cuda.Event's record() / elapsed_time(), on that clock (ms)
+    class Event:  # torch.cuda.Event's record() / elapsed_time(), on that clock
         def __init__(self, enable_timing=False):
             assert enable_timing
             self.t = None
@@ -146,10 +150,11 @@ def test_train_imagenet_gpu_timeline_parts(monkeypatch):
             return other.t - self.t
 
     monkeypatch.setattr(mod.torch.cuda, "Event", Event)
-    off = mod.GpuTimeline(False)
-    off.begin(), off.mark(), off.mark(), off.end()
-    assert off.summary() is None  # on the CPU: nothing recorded
-    tl = mod.GpuTimeline(True)
+    monkeypatch.setattr(mod.time, "perf_counter", lambda: 2e-3 * clock[0])  # the host: 2x
+    cpu = mod.StepTimeline(False)
+    cpu.begin(), cpu.mark(), cpu.mark(), cpu.end()
+    assert cpu.summary(gpu=True) is None  # no CUDA: no GPU clock
+    tl = mod.StepTimeline(True)
     tl.end()  # a step that was not begun (the last untimed one) leaves nothing
     for gap, fwd, bwd, upd in [(0, 10, 20, 3), (1, 11, 22, 3), (5, 12, 24, 3)]:
         clock[0] += gap
@@ -160,8 +165,9 @@ def test_train_imagenet_gpu_timeline_parts(monkeypatch):
         tl.mark()
         clock[0] += upd
         tl.end()
-    s = tl.summary()
-    assert s["gap"]["mean"] == 3.0 and s["gap"]["p10"] == 1 and s["gap"]["p99"] == 5
-    assert s["forward"]["mean"] == 11.0 and s["forward"]["p50"] == 11
-    assert s["backward"]["mean"] == 22.0 and s["optimizer"]["p90"] == 3
+    g, h = tl.summary(gpu=True), tl.summary(gpu=False)
+    assert g["gap"]["mean"] == 3.0 and g["gap"]["p10"] == 1 and g["gap"]["p99"] == 5
+    assert g["forward"]["mean"] == 11.0 and g["forward"]["p50"] == 11
+    assert g["backward"]["mean"] == 22.0 and g["optimizer"]["p90"] == 3
+    assert h["gap"]["mean"] == 6.0 and h["backward"]["p50"] == 44 and h["optimizer"]["mean"] == 6
     assert mod.percentiles([]) is None
