@@ -391,6 +391,7 @@ part_ab() {
       d=$(jget "$last" data_wait_ms_per_step) w=$(jget "$last" ferry_workers)
       [ -n "$w" ] && w="$w/$(jget "$last" ferry_workers_active)"
       e=$(jget "$last" ferry_engine_share) c=$(jget "$last" cores_busy)
+      [ -n "$e" ] && e="$e (timed steps $(jget "$last" ferry_engine_share_timed))"
       say "  round $r, $v: $val images/s, data wait $d ms/step (in ferry $(jget "$last" ferry_wait_ms_per_step); epochs of $(jget "$last" steps_per_epoch) steps), workers/active ${w:--}, engine share ${e:--}, rank 0's cores busy $c, step ms $(jget "$last" step_ms)"
       say "    rank 0: GPU busy $(jget "$last" gpu_util_mean) %, $(gparts "$last"), main thread preempted $(jget "$last" main_thread_preempted_per_step) times a step"
       [ "$vn" -gt 1 ] && say "$(ab_ranks "$last")"
@@ -411,7 +412,8 @@ d = json.loads(sys.argv[1])
 print("    " + "; ".join(
     f"rank {r['rank']}: wait {r.get('data_wait_ms_per_step')}/{r.get('ferry_wait_ms_per_step')} ms,"
     f" max {r.get('data_wait_ms_max')} ms, over 5 ms at steps {r.get('data_waits_over_5ms')},"
-    f" engine {r.get('ferry_engine_share')}, cores {r.get('cores_busy')},"
+    f" engine {r.get('ferry_engine_share')} (timed {r.get('ferry_engine_share_timed')}),"
+    f" cores {r.get('cores_busy')},"
     f" GPU busy {r.get('gpu_util_mean')} %, main thread preempted"
     f" {r.get('main_thread_preempted_per_step')}/step, " + parts(r)
     for r in d.get("ranks") or []) or "    (no per-rank figures)")

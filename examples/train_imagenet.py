@@ -326,6 +326,7 @@ def main():
 
     step, timed_images, t0, data_wait = 0, 0, None, 0.0
     cpu0 = wait0 = 0.0
+    st0 = None  # ferry's counters when the timed steps start
     waits = []  # each timed step's data wait: its longest ones are when a GPU may have idled
     marks = []  # each timed step's start: the steps' own times (GradScaler syncs every step)
     timeline = StepTimeline(device_type == "cuda")
@@ -364,7 +365,8 @@ def main():
                 t0 = time.perf_counter()
                 cpu0 = time.process_time()
                 nivcsw0 = main_thread_switches()
-                wait0 = args.ferry_loader.stats()["wait_s"] if args.ferry_loader else 0.0
+                st0 = args.ferry_loader.stats() if args.ferry_loader else None
+                wait0 = st0["wait_s"] if st0 else 0.0
                 if util:
                     util.active = True
             elif step > args.warmup:
@@ -426,10 +428,16 @@ def main():
         # kernels not done); the rest is Python's and torch's per-batch work
         result["ferry_wait_ms_per_step"] = round(
             1e3 * (st["wait_s"] - wait0) / max(1, step - args.warmup), 2) if t0 else None
+        # the engine's share of the images made while the timed steps ran (the whole run's
+        # share above includes the first batches, made before the step started)
+        made = st["images"] - st0["images"] if st0 else 0
+        result["ferry_engine_share_timed"] = (round((st["gpu_decoded"] - st0["gpu_decoded"])
+                                                    / made, 3) if made > 0 else None)
     if distributed:  # every rank's own figures: in DDP the slowest rank sets the pace
         keys = ("data_wait_ms_per_step", "data_wait_ms_max", "data_waits_over_5ms", "step_ms",
                 "cores_busy", "gpu_util_mean", "gpu_ms", "host_ms", "main_thread_preempted_per_step",
-                "ferry_wait_ms_per_step", "ferry_engine_share", "ferry_workers_active")
+                "ferry_wait_ms_per_step", "ferry_engine_share", "ferry_engine_share_timed",
+                "ferry_workers_active")
         mine = {k: result[k] for k in keys if k in result}
         mine["rank"] = rank
         everyone = [None] * world

@@ -95,6 +95,7 @@ def test_train_imagenet_two_steps(tiny, loader):
     assert result["main_thread_preempted_per_step"] >= 0  # Linux reports the thread's switches
     if loader == "ferry":  # on the CPU: the one worker asked for, no image on an engine
         assert result["ferry_workers"] == 1 and result["ferry_engine_share"] == 0.0
+        assert result["ferry_engine_share_timed"] in (0.0, None)  # None: nothing made meanwhile
         # the C loader's wait is a part of the step's data wait
         assert 0 <= result["ferry_wait_ms_per_step"] <= result["data_wait_ms_per_step"] + 0.05
     else:
