@@ -34,7 +34,8 @@
 #   GPUs, for the spread of that ratio);
 #   PARTS=ab: ferry's training runs TRAIN_AB="1x0 2x0 2x6" (GPUs x workers per rank, 0: ferry's
 #   default; :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10, :idle FERRY_WORKER_NICE=idle
-#   (SCHED_IDLE workers), :pin each rank on its slice
+#   (SCHED_IDLE workers), :next FERRY_GPU_LAUNCH=next (a batch's GPU work launched when the
+#   consumer takes a batch), :pin each rank on its slice
 #   of the CPUs (bench/rank_pin.sh), :cpu no JPEG engine (--no-hw-decode), :noahead no epoch
 #   made ahead (--no-epoch-ahead), :ncclhp NCCL on high-priority streams (the example's
 #   --nccl-high-priority; also "synthetic:ncclhp"); "synthetic" the step's
@@ -373,11 +374,16 @@ part_ab() {
           *:park) ve=FERRY_WORKER_PARK=1 ;;
           *:nice) ve=FERRY_WORKER_NICE=10 ;;
           *:idle) ve=FERRY_WORKER_NICE=idle ;;
+          *:next) ve=FERRY_GPU_LAUNCH=next ;;
           *:pin) vp=1 ;;
           *:cpu) va+=(--no-hw-decode) ;;
           *:noahead) va+=(--no-epoch-ahead) ;;
           *:ncclhp) va+=(--nccl-high-priority) ;;
-          *:*) say "  ab: '$v': not NPxW[:park|:nice|:idle|:pin|:cpu|:noahead|:ncclhp]: FAILED"; bad=1; continue ;;
+          *:*)
+            say "  ab: '$v': not NPxW[:park|:nice|:idle|:next|:pin|:cpu|:noahead|:ncclhp]: FAILED"
+            bad=1
+            continue
+            ;;
         esac
         vw=${vw%%:*}
         [ "$vw" != 0 ] && va+=(--workers "$vw")

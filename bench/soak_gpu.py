@@ -107,6 +107,9 @@ def draw(r, i, args):
         # Python runs: one in three ends without close() (not drawn: the draws above, and so
         # every run's options, stay those of earlier soaks)
         "close": i % 3 != 0,
+        # one run in four launches each batch's GPU work when the consumer takes a batch
+        # (FERRY_GPU_LAUNCH=next; not drawn either)
+        "launch_next": i % 4 == 1,
     }
 
 
@@ -211,8 +214,9 @@ def run_one(c, args, n):
     else:
         cmd = [sys.executable, "-c", PY_RUN, json.dumps(c)]
     t0 = time.monotonic()
+    env = dict(os.environ, FERRY_GPU_LAUNCH="next") if c["launch_next"] else None
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         errors="replace",
+                         errors="replace", env=env,
                          start_new_session=True)
     res = dict(c)
     try:

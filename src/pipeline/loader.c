@@ -188,6 +188,13 @@ static int start_threads(ferry_loader *L) {
                                                                  : 0;
   if (nice && *nice && !L->worker_nice)
     fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_NICE=%s is not 1..19 or idle: ignored", nice);
+  /* FERRY_GPU_LAUNCH=next (benchmarks; default done): on a GPU, a batch's copies and kernels
+   * are launched when the consumer takes a batch (the start of its step), not when the batch's
+   * last sample is done, at whatever point of the step that falls */
+  const char *launch = getenv("FERRY_GPU_LAUNCH");
+  L->launch_at_next = launch && !strcmp(launch, "next");
+  if (launch && *launch && strcmp(launch, "next") && strcmp(launch, "done"))
+    fy_log(FERRY_LOG_WARNING, "FERRY_GPU_LAUNCH=%s is not done or next: done", launch);
   /* FERRY_WORKER_PARK=1 (off by default: it frees cores but made no run faster, bench/RESULTS.md):
    * the workers a consumer-bound run does not need are parked (engine_ctl.h); on a GPU with the
    * engine only while its controller decides the contexts */
@@ -505,6 +512,34 @@ int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
   return FERRY_OK;
 }
 
+/* FERRY_GPU_LAUNCH=next: launches the copies and kernels of the batch taken
+ * (when still pending), then those of the other complete batches, in the
+ * order the consumer takes them (mu held: no slot is reassigned meanwhile;
+ * the calls only queue work on the loader's stream). */
+static int launch_pending(ferry_loader *L, slot *taken) {
+  int rc = FERRY_OK;
+  if (taken->launch_pending) {
+    taken->launch_pending = 0;
+    rc = fy_dev_finish(L, taken);
+  }
+  for (;;) {
+    slot *first = NULL;
+    for (int i = 0; i < L->ring.nslots; i++) {
+      slot *o = &L->ring.slots[i];
+      if (o->launch_pending && o->state == SLOT_READY &&
+          (!first || o->ahead < first->ahead ||
+           (o->ahead == first->ahead && o->number < first->number)))
+        first = o;
+    }
+    if (!first)
+      return rc;
+    first->launch_pending = 0;
+    int frc = fy_dev_finish(L, first);
+    if (frc)
+      fy_ring_fail_at(&L->ring, first, frc);
+  }
+}
+
 int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
   if (!L || !out)
     return fy_error(FERRY_EINVAL, "ferry_loader_next: NULL argument");
@@ -541,6 +576,11 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
     } else {
       fy_ring_take(r, s);
       *out = &s->batch;
+      if (L->gpu && L->launch_at_next && (rc = launch_pending(L, s)) != FERRY_OK) {
+        fy_ring_fail_at(r, s, rc); /* the epoch fails; the slot goes back to the ring */
+        fy_ring_put_back(r, s);
+        *out = NULL;
+      }
     }
     if (rc == FERRY_OK && L->gpu) {
       pthread_mutex_unlock(&r->mu);

@@ -46,8 +46,10 @@ struct ferry_loader {
   fy_ring ring;
   pthread_mutex_t report_mu;
   int nworkers;
-  int worker_nice; /* FERRY_WORKER_NICE (benchmarks): the workers' nice value, 0 untouched,
-                     FY_WORKER_SCHED_IDLE: SCHED_IDLE */
+  int worker_nice;    /* FERRY_WORKER_NICE (benchmarks): the workers' nice value, 0 untouched,
+                        FY_WORKER_SCHED_IDLE: SCHED_IDLE */
+  int launch_at_next; /* FERRY_GPU_LAUNCH=next (benchmarks): a completed batch's copies and
+                         kernels go to the GPU when the consumer next takes a batch */
   pthread_t *threads;
   fy_worker_state *ws;
   /* the stall watchdog (watch.c) */

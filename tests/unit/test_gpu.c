@@ -355,15 +355,17 @@ static void test_loader_cache(const char *source, uint64_t budget_samples) {
 
 /* One GPU loader's epochs 0 and 1 (engine on, random crops and flips),
  * downloaded with their indices; with the epoch ahead, epoch 1 must be
- * made before it starts. At the end, stopped with epoch 1's last batch
- * held: that batch stays as it was. */
+ * made before it starts; launch_next: FERRY_GPU_LAUNCH=next (each batch's
+ * copies and kernels launched when the consumer takes a batch). At the end,
+ * stopped with epoch 1's last batch held: that batch stays as it was. */
 typedef struct gpu_run {
   uint8_t *img;
   int64_t *idx;
   int n[2];
 } gpu_run;
 
-static void gpu_two_epochs(const char *source, int ahead, gpu_run *r, size_t per, int cap) {
+static void gpu_two_epochs(const char *source, int ahead, int launch_next, gpu_run *r, size_t per,
+                           int cap) {
   ferry_loader_options o;
   ferry_loader_options_default(&o);
   o.source = source;
@@ -381,7 +383,10 @@ static void gpu_two_epochs(const char *source, int ahead, gpu_run *r, size_t per
   o.epoch_ahead = ahead;
   o.on_skip = NULL;
   ferry_loader *L;
+  if (launch_next)
+    setenv("FERRY_GPU_LAUNCH", "next", 1); /* read when the loader opens */
   int rc = ferry_loader_open(&o, &L);
+  unsetenv("FERRY_GPU_LAUNCH");
   CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
   if (rc)
     return;
@@ -425,38 +430,42 @@ static void gpu_two_epochs(const char *source, int ahead, gpu_run *r, size_t per
   ferry_loader_close(L);
 }
 
-/* The epoch ahead on a GPU: the same samples in the same order as without
- * it, the same images up to the engine's share (each sample goes to the
- * engine or the CPU as they are free), no sticky CUDA error. */
+/* The epoch ahead on a GPU, and FERRY_GPU_LAUNCH=next with it: the same
+ * samples in the same order as the plain loader, the same images up to the
+ * engine's share (each sample goes to the engine or the CPU as they are
+ * free), no sticky CUDA error. */
 static void test_epoch_ahead_gpu(const char *source) {
   const int cap = 128;
   size_t per = (size_t)3 * 64 * 48;
-  gpu_run r[2];
-  for (int a = 0; a < 2; a++) {
+  gpu_run r[3];
+  static const char *what[3] = {"", "epoch ahead", "epoch ahead, launched at next"};
+  for (int a = 0; a < 3; a++) {
     r[a].img = calloc((size_t)cap, per);
     r[a].idx = calloc((size_t)cap, sizeof *r[a].idx);
     r[a].n[0] = r[a].n[1] = 0;
-    gpu_two_epochs(source, a, &r[a], per, cap);
+    gpu_two_epochs(source, a > 0, a == 2, &r[a], per, cap);
   }
   int n = r[0].n[0] + r[0].n[1];
-  CHECK(n > 0 && r[0].n[0] == r[1].n[0] && r[0].n[1] == r[1].n[1]);
-  CHECK(!memcmp(r[0].idx, r[1].idx, (size_t)n * sizeof *r[0].idx));
-  double worst = 0, all = 0;
-  int differ = 0;
-  for (int i = 0; i < n; i++) {
-    double sum = 0;
-    for (size_t k = 0; k < per; k++)
-      sum += abs(r[0].img[i * per + k] - r[1].img[i * per + k]);
-    worst = fmax(worst, sum / per);
-    all += sum / per / n;
-    differ += sum > 0;
+  for (int a = 1; a < 3; a++) {
+    CHECK_MSG(n > 0 && r[0].n[0] == r[a].n[0] && r[0].n[1] == r[a].n[1], "%s", what[a]);
+    CHECK_MSG(!memcmp(r[0].idx, r[a].idx, (size_t)n * sizeof *r[0].idx), "%s: order", what[a]);
+    double worst = 0, all = 0;
+    int differ = 0;
+    for (int i = 0; i < n; i++) {
+      double sum = 0;
+      for (size_t k = 0; k < per; k++)
+        sum += abs(r[0].img[i * per + k] - r[a].img[i * per + k]);
+      worst = fmax(worst, sum / per);
+      all += sum / per / n;
+      differ += sum > 0;
+    }
+    CHECK_MSG(worst < 3.0, "worst mean abs diff, %s vs neither: %.2f levels", what[a], worst);
+    printf("%s on a GPU: epochs of %d and %d samples, same order; %d samples differ "
+           "(engine or CPU), mean abs diff %.2f levels, worst %.2f\n",
+           what[a], r[a].n[0], r[a].n[1], differ, all, worst);
   }
-  CHECK_MSG(worst < 3.0, "worst mean abs diff, epoch ahead vs not: %.2f levels", worst);
-  printf("epoch ahead on a GPU: epochs of %d and %d samples, same order; %d samples differ "
-         "(engine or CPU), mean abs diff %.2f levels, worst %.2f\n",
-         r[1].n[0], r[1].n[1], differ, all, worst);
   CHECK(fy_gpu_sync(0) == FERRY_OK);
-  for (int a = 0; a < 2; a++) {
+  for (int a = 0; a < 3; a++) {
     free(r[a].img);
     free(r[a].idx);
   }
