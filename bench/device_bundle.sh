@@ -14,14 +14,14 @@ B=${FERRY_GPU_BUILD:-build-gpu}
 D=.device
 SHARED=${FERRY_SHARED:-../shared}
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DFERRY_HEIF=OFF -DFERRY_VIDEO=OFF >/dev/null
-cmake --build "$B" -j "$(nproc)" --target ferry ferry_static test_gpu test_loader test_watchdog test_epoch_ahead \
-  test_gpu_hash test_hash_engine test_gpu_hamming test_gpu_plan test_signature bench_dupes_robust \
+cmake --build "$B" -j "$(nproc)" --target ferry ferry_static test_gpu test_loader test_watchdog \
+  test_epoch_ahead test_gpu_hash test_hash_engine test_gpu_hamming test_gpu_plan test_signature bench_dupes_robust \
   test_hamming_multi bench_gpu_hamming >/dev/null
 grep -q "FERRY_HAVE_CUDA" "$B/CMakeCache.txt" || true
 rm -rf "$D"
 mkdir -p "$D/lib" "$D/py/ferry"
-cp "$B"/ferry "$B"/test_gpu "$B"/test_loader "$B"/test_watchdog "$B"/test_epoch_ahead "$B"/test_gpu_hash \
-  "$B"/test_hash_engine "$B"/test_gpu_hamming "$B"/test_gpu_plan "$B"/test_signature \
+cp "$B"/ferry "$B"/test_gpu "$B"/test_loader "$B"/test_watchdog "$B"/test_epoch_ahead \
+  "$B"/test_gpu_hash "$B"/test_hash_engine "$B"/test_gpu_hamming "$B"/test_gpu_plan "$B"/test_signature \
   "$B"/bench_dupes_robust "$B"/test_hamming_multi "$B"/bench_gpu_hamming "$D/"
 bundle_libs "$D/lib"
 bundle_commit "$D"

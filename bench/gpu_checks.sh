@@ -19,8 +19,8 @@ if [ ! -d "$SET" ]; then
   echo "made $(find "$SET" -name '*.jpg' | wc -l) JPEGs in $(( $(date +%s) - t0 )) s"
 fi
 if [ "$tests" = 1 ]; then
-  for t in test_gpu test_watchdog test_loader test_epoch_ahead test_gpu_hash test_hash_engine test_gpu_hamming \
-    test_gpu_plan; do
+  for t in test_gpu test_watchdog test_loader test_epoch_ahead test_gpu_hash test_hash_engine \
+    test_gpu_hamming test_gpu_plan; do
     (cd "$PWD" && timeout 300 .device/$t 2>&1 | grep -E "CHECK failed|passed|parking|epoch ahead" |
       tail -12 | sed "s/^/$t: /")
   done

@@ -399,14 +399,14 @@ part_ab() {
       e=$(jget "$last" ferry_engine_share) c=$(jget "$last" cores_busy)
       [ -n "$e" ] && e="$e (timed steps $(jget "$last" ferry_engine_share_timed))"
       say "  round $r, $v: $val images/s, data wait $d ms/step (in ferry $(jget "$last" ferry_wait_ms_per_step); epochs of $(jget "$last" steps_per_epoch) steps), workers/active ${w:--}, engine share ${e:--}, rank 0's cores busy $c, step ms $(jget "$last" step_ms)"
-      say "    rank 0: GPU busy $(jget "$last" gpu_util_mean) %, $(gparts "$last"), main thread preempted $(jget "$last" main_thread_preempted_per_step) times a step"
-      [ "$vn" -gt 1 ] && say "$(ab_ranks "$last")"
+      say "$(ab_ranks "$last")"
       echo "$r $v $val" >> "$tmp/ab.txt"
     done
   done
   ab_summary "$tmp/ab.txt"
 }
-# ab_ranks JSON: each rank's own data wait (all of it / in ferry), engine share and cores busy
+# ab_ranks JSON: each rank's own data wait (all of it / in ferry), engine share, cores and GPU
+# busy, and the step's parts (one process: its own)
 ab_ranks() {
   python3 - "$1" <<'EOF2'
 import json, sys
@@ -416,24 +416,13 @@ def parts(r):  # the step's parts (train_imagenet.py's gpu_ms, host_ms): mean/p9
         for clk, key in (("GPU", "gpu"), ("host", "host")) if r.get(f"{key}_ms"))
 d = json.loads(sys.argv[1])
 print("    " + "; ".join(
-    f"rank {r['rank']}: wait {r.get('data_wait_ms_per_step')}/{r.get('ferry_wait_ms_per_step')} ms,"
+    f"rank {r.get('rank', 0)}: wait {r.get('data_wait_ms_per_step')}/{r.get('ferry_wait_ms_per_step')} ms,"
     f" max {r.get('data_wait_ms_max')} ms, over 5 ms at steps {r.get('data_waits_over_5ms')},"
     f" engine {r.get('ferry_engine_share')} (timed {r.get('ferry_engine_share_timed')}),"
     f" cores {r.get('cores_busy')},"
     f" GPU busy {r.get('gpu_util_mean')} %, main thread preempted"
-    f" {r.get('main_thread_preempted_per_step')}/step, " + parts(r)
-    for r in d.get("ranks") or []) or "    (no per-rank figures)")
-EOF2
-}
-# gparts JSON: the step's parts on the GPU's clock and the host's (train_imagenet.py's gpu_ms,
-# host_ms), mean/p90 in ms
-gparts() {
-  python3 - "$1" <<'EOF2'
-import json, sys
-d = json.loads(sys.argv[1])
-print("; ".join(f"{clk} ms (mean/p90) " + " ".join(
-    f"{k} {v['mean']}/{v['p90']}" for k, v in (d.get(f"{key}_ms") or {}).items())
-    for clk, key in (("GPU", "gpu"), ("host", "host")) if d.get(f"{key}_ms")) or "no step parts")
+    f" {r.get('main_thread_preempted_per_step')}/step" + (", " + parts(r) if parts(r) else "")
+    for r in d.get("ranks") or [d]))
 EOF2
 }
 # ab_summary FILE ("round variant images/s" lines): each several-GPU variant over the same

@@ -5,7 +5,8 @@ and of the Python loader with varied options, each under an outside watchdog.
 Per run (drawn from --seed): crop none/center/random, flip, batch 32-512,
 prefetch ferry's choice or 1-4, epochs 1-5, --consume-ms 0-40 (CLI), a torch consumer (Python;
 one run in three ends without closing its loader, holding its last batch),
-the JPEG engine on or off, the memory cache, and a second GPU process busy
+the JPEG engine on or off (one run in four with FERRY_GPU_LAUNCH=next), the memory cache,
+and a second GPU process busy
 beside it (a torch matmul loop, or another ferry load on the JPEG engine) or
 not. The loader's own stall watchdog is set to --stall-timeout; the outside
 watchdog (--timeout) catches anything it misses. Every epoch's image and

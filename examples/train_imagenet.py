@@ -18,7 +18,9 @@ straight into the training step without a copy. SGD runs as one fused CUDA
 kernel (--no-fused: foreach), as a tuned training script would.
 
 Output: one line per --log-every steps, and a last JSON line with the
-images/s (after --warmup steps) and the mean GPU utilisation.
+images/s (after --warmup steps), the mean GPU utilisation, the data wait and
+the step times (each part on the host's and, on CUDA, the GPU's clock); under
+torchrun, every rank's own figures too.
 """
 import argparse
 import json
@@ -219,6 +221,12 @@ class StepTimeline:
             self.steps.append(self.cur)
             self.cur = None
 
+    def periods_ms(self, end):
+        """Each timed step's wall time in ms, from its batch in hand to the next step's (the
+        last one's: to end, the host's clock after the final synchronize)."""
+        starts = [marks[0][0] for marks in self.steps]
+        return [1e3 * (b - a) for a, b in zip(starts, starts[1:] + [end])]
+
     def summary(self, gpu):
         """Each part's mean and p10..p99 in ms over the timed steps: on the GPU's clock (gpu
         true, after a synchronize; None without CUDA) or the host's. gap: from a step's end
@@ -328,7 +336,6 @@ def main():
     cpu0 = wait0 = 0.0
     st0 = None  # ferry's counters when the timed steps start
     waits = []  # each timed step's data wait: its longest ones are when a GPU may have idled
-    marks = []  # each timed step's start: the steps' own times (GradScaler syncs every step)
     timeline = StepTimeline(device_type == "cuda")
     nivcsw0 = None  # the main thread's involuntary switches: how often others pushed it off
     done = False
@@ -343,7 +350,6 @@ def main():
             except StopIteration:
                 break
             if t0 is not None:  # host time the step waited for its batch
-                marks.append(tw)
                 waits.append(time.perf_counter() - tw)
                 data_wait += waits[-1]
                 timeline.begin()
@@ -384,10 +390,10 @@ def main():
     if device_type == "cuda":
         torch.cuda.synchronize()
     elapsed = time.perf_counter() - (t0 or start)
-    marks.append(time.perf_counter())
-    # the spread of step times: a loader that costs every step the same shifts the median; one
-    # that delays some steps (in DDP every rank waits for the slowest) lengthens the tail
-    step_ms = percentiles(1e3 * (b - a) for a, b in zip(marks, marks[1:]))
+    # the spread of step times (GradScaler syncs every step): a loader that costs every step the
+    # same shifts the median; one that delays some steps (in DDP every rank waits for the
+    # slowest) lengthens the tail
+    step_ms = percentiles(timeline.periods_ms(time.perf_counter()))
     nivcsw1 = main_thread_switches()
     timed = max(1, step - args.warmup)
     # this rank's process: cores kept busy (the loader's threads and the step's) over the timed
@@ -401,7 +407,7 @@ def main():
               "world_size": world, "steps": step, "timed_steps": max(0, step - args.warmup),
               "images_per_s": round(timed_images * world / elapsed, 1) if t0 else None,
               "gpu_util_mean": round(util.mean(), 1) if util and util.mean() is not None else None,
-              "data_wait_ms_per_step": round(1e3 * data_wait / max(1, step - args.warmup), 2),
+              "data_wait_ms_per_step": round(1e3 * data_wait / timed, 2),
               "data_wait_ms_max": round(1e3 * max(waits), 2) if waits else None,
               "step_ms": step_ms,
               # each part of the step on the GPU's clock (CUDA) and the host's: on the GPU,
@@ -427,7 +433,7 @@ def main():
         # of the data wait, the part inside ferry's C loader (a batch not ready yet, or its GPU
         # kernels not done); the rest is Python's and torch's per-batch work
         result["ferry_wait_ms_per_step"] = round(
-            1e3 * (st["wait_s"] - wait0) / max(1, step - args.warmup), 2) if t0 else None
+            1e3 * (st["wait_s"] - wait0) / timed, 2) if t0 else None
         # the engine's share of the images made while the timed steps ran (the whole run's
         # share above includes the first batches, made before the step started)
         made = st["images"] - st0["images"] if st0 else 0

@@ -171,4 +171,6 @@ def test_train_imagenet_step_timeline_parts(monkeypatch):
     assert g["forward"]["mean"] == 11.0 and g["forward"]["p50"] == 11
     assert g["backward"]["mean"] == 22.0 and g["optimizer"]["p90"] == 3
     assert h["gap"]["mean"] == 6.0 and h["backward"]["p50"] == 44 and h["optimizer"]["mean"] == 6
+    # the steps' wall times on the host (2x): batch in hand to the next, the last to its end
+    assert tl.periods_ms(2e-3 * clock[0]) == pytest.approx([68, 82, 78])
     assert mod.percentiles([]) is None
