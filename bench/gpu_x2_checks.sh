@@ -375,12 +375,13 @@ part_ab() {
           *:nice) ve=FERRY_WORKER_NICE=10 ;;
           *:idle) ve=FERRY_WORKER_NICE=idle ;;
           *:next) ve=FERRY_GPU_LAUNCH=next ;;
+          *:lowprio) ve=FERRY_GPU_NO_PRIORITY=1 ;;
           *:pin) vp=1 ;;
           *:cpu) va+=(--no-hw-decode) ;;
           *:noahead) va+=(--no-epoch-ahead) ;;
           *:ncclhp) va+=(--nccl-high-priority) ;;
           *:*)
-            say "  ab: '$v': not NPxW[:park|:nice|:idle|:next|:pin|:cpu|:noahead|:ncclhp]: FAILED"
+            say "  ab: '$v': not NPxW[:park|:nice|:idle|:next|:lowprio|:pin|:cpu|:noahead|:ncclhp]: FAILED"
             bad=1
             continue
             ;;
