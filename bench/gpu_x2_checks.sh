@@ -35,14 +35,17 @@
 #   PARTS=ab: ferry's training runs TRAIN_AB="1x0 2x0 2x6" (GPUs x workers per rank, 0: ferry's
 #   default; :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10, :idle FERRY_WORKER_NICE=idle
 #   (SCHED_IDLE workers), :next FERRY_GPU_LAUNCH=next (a batch's GPU work launched when the
-#   consumer takes a batch), :pin each rank on its slice
+#   consumer takes a batch), :lowprio FERRY_GPU_NO_PRIORITY=1 (the loader's stream at the lowest
+#   priority instead of the highest), :pin each rank on its slice
 #   of the CPUs (bench/rank_pin.sh), :cpu no JPEG engine (--no-hw-decode), :noahead no epoch
 #   made ahead (--no-epoch-ahead), :ncclhp NCCL on high-priority streams (the example's
 #   --nccl-high-priority; also "synthetic:ncclhp"); "synthetic" the step's
 #   ceiling on n GPUs; "synthetic:burn" that ceiling with n CPU-only `ferry load` processes
 #   beside it, BURN_WORKERS=7 decode threads each (ferry's CPU load per rank in 2x0, and none
-#   of its GPU work); "synthetic1" the ceiling on 1 GPU) interleaved, TRAIN_AB_ROUNDS=3
-#   rounds. LOAD_VARIANTS take :park too.
+#   of its GPU work); "synthetic1" the ceiling on 1 GPU; any of them with :prof last, e.g.
+#   "2x0:lowprio:prof": also a GPU trace of its last PROF_STEPS=8 steps per rank (the example's
+#   --profile; in $OUT/prof/, summed up by bench/trace_gaps.py: where the step's stream waited)
+#   interleaved, TRAIN_AB_ROUNDS=3 rounds. LOAD_VARIANTS take :park too.
 # Out: $OUT/summary.txt (also printed last), load.log, train.log, search.log. Exit 0: every run
 # ran (and, on several GPUs, every figure met its threshold); 1: a run failed or was not run;
 # 3: all ran, a figure below its threshold.
@@ -351,17 +354,20 @@ part_train() {
 # machine's drift falls on each alike; each line: images/s, data wait, workers, the engine's
 # share of the images, rank 0's cores busy
 part_ab() {
-  local log=$OUT/ab.log r v vn vw va ve vp w e c d k burn
+  local log=$OUT/ab.log r v vn vw va ve vp w e c d k burn vt vprof
   say "ab: ResNet-50 as in train, $TRAIN_AB_ROUNDS rounds of: $TRAIN_AB"
   for r in $(seq 1 "$TRAIN_AB_ROUNDS"); do
     for v in $TRAIN_AB; do
-      va=(--loader ferry) ve=FERRY_X2_VARIANT=1 vp=0 burn=()
-      if [ "$v" = synthetic ] || [ "$v" = synthetic:ncclhp ] || [ "$v" = synthetic:burn ] ||
-        [ "$v" = synthetic1 ]; then
+      va=(--loader ferry) ve=FERRY_X2_VARIANT=1 vp=0 burn=() vt=$v vprof=""
+      if [ "${v%:prof}" != "$v" ]; then # any variant:prof: its last steps' GPU trace too
+        vt=${v%:prof} vprof=$OUT/prof/r$r-${vt//:/_}
+      fi
+      if [ "$vt" = synthetic ] || [ "$vt" = synthetic:ncclhp ] || [ "$vt" = synthetic:burn ] ||
+        [ "$vt" = synthetic1 ]; then
         vn=$n va=(--loader synthetic)
-        [ "$v" = synthetic1 ] && vn=1
-        [ "$v" = synthetic:ncclhp ] && va+=(--nccl-high-priority)
-        if [ "$v" = synthetic:burn ]; then
+        [ "$vt" = synthetic1 ] && vn=1
+        [ "$vt" = synthetic:ncclhp ] && va+=(--nccl-high-priority)
+        if [ "$vt" = synthetic:burn ]; then
           for k in $(seq 1 "$n"); do # each one decodes without a pause until killed
             "$D/ferry" load "$SET" --device cpu --workers "${BURN_WORKERS:-7}" --crop random \
               --flip --epochs 100000 --seed "$k" > "$OUT/burn-$r-$k.log" 2>&1 &
@@ -369,7 +375,7 @@ part_ab() {
           done
         fi
       else
-        vn=${v%%x*} vw=${v#*x}
+        vn=${vt%%x*} vw=${vt#*x}
         case $vw in
           *:park) ve=FERRY_WORKER_PARK=1 ;;
           *:nice) ve=FERRY_WORKER_NICE=10 ;;
@@ -381,7 +387,7 @@ part_ab() {
           *:noahead) va+=(--no-epoch-ahead) ;;
           *:ncclhp) va+=(--nccl-high-priority) ;;
           *:*)
-            say "  ab: '$v': not NPxW[:park|:nice|:idle|:next|:lowprio|:pin|:cpu|:noahead|:ncclhp]: FAILED"
+            say "  ab: '$v': not NPxW[:park|:nice|:idle|:next|:lowprio|:pin|:cpu|:noahead|:ncclhp][:prof]: FAILED"
             bad=1
             continue
             ;;
@@ -389,6 +395,7 @@ part_ab() {
         vw=${vw%%:*}
         [ "$vw" != 0 ] && va+=(--workers "$vw")
       fi
+      [ -n "$vprof" ] && va+=(--profile "$vprof" --profile-steps "${PROF_STEPS:-8}")
       FERRY_X2_ENV=$ve FERRY_X2_RANKPIN=$vp train_one "$log" 100 "$vn" "ab round $r, $v" "${va[@]}"
       if [ ${#burn[@]} -gt 0 ]; then
         kill "${burn[@]}" 2> /dev/null
@@ -402,6 +409,16 @@ part_ab() {
       say "  round $r, $v: $val images/s, data wait $d ms/step (in ferry $(jget "$last" ferry_wait_ms_per_step); epochs of $(jget "$last" steps_per_epoch) steps), workers/active ${w:--}, engine share ${e:--}, rank 0's cores busy $c, step ms $(jget "$last" step_ms)"
       say "$(ab_ranks "$last")"
       echo "$r $v $val" >> "$tmp/ab.txt"
+      if [ -n "$vprof" ]; then # where each rank's stream waited (bench/trace_gaps.py)
+        if ls "$vprof"/rank*.json > /dev/null 2>&1; then
+          say "$(python3 bench/trace_gaps.py "$vprof"/rank*.json --steps "${PROF_STEPS:-8}" 2>&1 |
+            sed "s|^$OUT/prof/|    trace |")"
+          gzip -f "$vprof"/rank*.json
+        else
+          say "    $v: no trace written (see $log): FAILED"
+          bad=1
+        fi
+      fi
     done
   done
   ab_summary "$tmp/ab.txt"

@@ -89,9 +89,18 @@ def parse_args():
                    help="torch.compile the model (the first steps compile; --warmup leaves them out)")
     p.add_argument("--no-fused", dest="fused", action="store_false",
                    help="foreach SGD instead of the fused CUDA kernel")
+    p.add_argument("--profile", metavar="DIR", default=None,
+                   help="record the GPU's kernels and copies and the CUDA calls that launched "
+                        "them over the last --profile-steps steps into DIR/rank<R>.json (a "
+                        "Chrome trace; bench/trace_gaps.py sums it up); needs --steps")
+    p.add_argument("--profile-steps", type=int, default=8)
     p.add_argument("--log-every", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
-    return p.parse_args()
+    args = p.parse_args()
+    if args.profile and not 1 <= args.profile_steps < args.steps - max(1, args.warmup - 2):
+        p.error(f"--profile needs --steps above --profile-steps ({args.profile_steps}) "
+                f"+ --warmup ({args.warmup}) - 2")
+    return args
 
 
 class GpuUtilisation:
@@ -251,6 +260,48 @@ class StepTimeline:
         return out or None
 
 
+class StepProfile:
+    """--profile: the kernels and copies of every stream of this process's GPU (the step's,
+    NCCL's, the loader's) and the CUDA calls that launched them, over the last
+    --profile-steps steps, as a Chrome trace in DIR/rank<R>.json. The profiler starts two steps
+    before the timed ones, so that its start-up falls outside them and its cost (CUPTI's, per
+    kernel) weighs on every timed step alike. Without CUDA it records the host's operators."""
+
+    def __init__(self, args, rank, cuda):
+        self.args, self.rank, self.cuda, self.prof, self.saved = args, rank, cuda, None, False
+        self.start_after = max(1, args.warmup - 2)  # steps done when the profiler starts
+
+    def after_step(self, step):
+        """Called with the number of steps done, after each one."""
+        a = self.args
+        if not a.profile:
+            return
+        if self.prof is None and step == self.start_after:
+            from torch.profiler import ProfilerActivity, profile, schedule
+            acts = [ProfilerActivity.CUDA if self.cuda else ProfilerActivity.CPU]
+            # warmup: traced and dropped, until the last profile_steps steps, which it keeps
+            warm = a.steps - a.profile_steps - step
+            self.prof = profile(activities=acts, on_trace_ready=self._save,
+                                schedule=schedule(wait=0, warmup=warm, active=a.profile_steps))
+            self.prof.start()
+        elif self.prof is not None and step < a.steps:
+            self.prof.step()
+
+    def finish(self):
+        """After the final synchronize: the last steps' kernels are all done, so all traced."""
+        if self.prof is not None:
+            self.prof.stop()
+            self.prof = None
+        if self.args.profile and not self.saved:
+            print(f"--profile: the run ended before its last {self.args.profile_steps} steps "
+                  f"(--steps {self.args.steps}): no trace", file=sys.stderr)
+
+    def _save(self, prof):
+        self.saved = True
+        os.makedirs(self.args.profile, exist_ok=True)
+        prof.export_chrome_trace(os.path.join(self.args.profile, f"rank{self.rank}.json"))
+
+
 def main_thread_switches():
     """The calling thread's involuntary context switches so far (None where not reported)."""
     who = getattr(resource, "RUSAGE_THREAD", None) if resource else None
@@ -337,6 +388,7 @@ def main():
     st0 = None  # ferry's counters when the timed steps start
     waits = []  # each timed step's data wait: its longest ones are when a GPU may have idled
     timeline = StepTimeline(device_type == "cuda")
+    profiler = StepProfile(args, rank, device_type == "cuda")
     nivcsw0 = None  # the main thread's involuntary switches: how often others pushed it off
     done = False
     start = time.perf_counter()
@@ -365,6 +417,7 @@ def main():
             scaler.update()
             timeline.end()
             step += 1
+            profiler.after_step(step)
             if step == args.warmup:
                 if device_type == "cuda":
                     torch.cuda.synchronize()
@@ -390,6 +443,7 @@ def main():
     if device_type == "cuda":
         torch.cuda.synchronize()
     elapsed = time.perf_counter() - (t0 or start)
+    profiler.finish()
     # the spread of step times (GradScaler syncs every step): a loader that costs every step the
     # same shifts the median; one that delays some steps (in DDP every rank waits for the
     # slowest) lengthens the tail
@@ -423,7 +477,8 @@ def main():
               "amp": args.amp, "fused_sgd": args.fused, "device": args.device,
               "nccl_high_priority": args.nccl_high_priority,
               "ferry_device": (args.ferry_device or device_type) if args.loader == "ferry" else None,
-              "cores_busy": cores_busy}
+              "cores_busy": cores_busy,
+              "profiled_steps": args.profile_steps if args.profile else 0}
     if args.ferry_loader is not None:
         result["ferry_workers"] = args.ferry_loader.workers
         st = args.ferry_loader.stats()  # the whole run's: the timed steps' images came early

@@ -174,3 +174,28 @@ def test_train_imagenet_step_timeline_parts(monkeypatch):
     # the steps' wall times on the host (2x): batch in hand to the next, the last to its end
     assert tl.periods_ms(2e-3 * clock[0]) == pytest.approx([68, 82, 78])
     assert mod.percentiles([]) is None
+
+
+def test_train_imagenet_profile_keeps_the_last_steps(tmp_path):
+    """--profile: a Chrome trace of exactly the last --profile-steps steps (on the CPU, of the
+    host's operators: the profiler's step marks tell which steps it holds); --profile with too
+    few --steps is refused before anything runs."""
+    pytest.importorskip("torch", reason="torch not importable")
+    pytest.importorskip("torchvision", reason="torchvision not importable")
+    base = [sys.executable, str(EXAMPLES / "train_imagenet.py"), str(tmp_path), "--loader",
+            "synthetic", "--arch", "resnet18", "--batch-size", "2", "--size", "32", "--device",
+            "cpu", "--amp", "off", "--log-every", "0"]
+    prof = tmp_path / "prof"
+    out = subprocess.run(base + ["--steps", "7", "--warmup", "3", "--profile", str(prof),
+                                 "--profile-steps", "2"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1])["profiled_steps"] == 2
+    events = json.loads((prof / "rank0.json").read_text())["traceEvents"]
+    # started after step 1 (warmup 3 - 2): steps 2..5 traced and dropped, 6 and 7 kept
+    marks = {e["name"] for e in events if e.get("name", "").startswith("ProfilerStep#")}
+    assert marks == {"ProfilerStep#4", "ProfilerStep#5"}, marks
+    refused = subprocess.run(base + ["--steps", "4", "--warmup", "3", "--profile", str(prof),
+                                     "--profile-steps", "3"],
+                             capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "--profile needs --steps above" in refused.stderr

@@ -1,0 +1,81 @@
+"""bench/trace_gaps.py: where a step's GPU stream waits, from a profiler's Chrome trace."""
+import importlib.util
+import json
+import pathlib
+
+import pytest
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "bench" / "trace_gaps.py"
+
+
+@pytest.fixture(scope="module")
+def tg():
+    spec = importlib.util.spec_from_file_location("trace_gaps", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def op(cat, name, ts, dur, stream, corr=None):
+    args = {"stream": stream, "device": 0}
+    if corr is not None:
+        args["correlation"] = corr
+    return {"ph": "X", "cat": cat, "name": name, "ts": ts, "dur": dur, "pid": 0, "tid": stream,
+            "args": args}
+
+
+def launch(ts, corr):
+    return {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": ts, "dur": 3,
+            "pid": 99, "tid": 99, "args": {"correlation": corr}}
+
+
+def trace(tmp_path):
+    """The step's stream 7: K1, a gap the host is late for (launched at 140, 40 µs after K1
+    ends, started 10 µs later), K2, a gap waiting on NCCL (40 µs) then the loader's copy
+    (10 µs), K3 with a loader kernel beside it for 30 µs."""
+    ev = [op("kernel", "k1", 0, 100, 7, 1), launch(10, 1),
+          op("kernel", "k2", 150, 100, 7, 2), launch(140, 2),
+          op("kernel", "k3", 300, 100, 7, 3), launch(120, 3),
+          op("kernel", "ncclDevKernel_Broadcast", 240, 50, 20, 4), launch(100, 4),
+          op("gpu_memcpy", "Memcpy HtoD (Pinned -> Device)", 280, 30, 30, 5),
+          op("kernel", "ferry_resize", 350, 30, 30, 6),
+          {"ph": "i", "name": "an instant event", "ts": 5}]
+    p = tmp_path / "rank0.json"
+    p.write_text(json.dumps({"traceEvents": ev}))
+    return p
+
+
+def test_trace_gaps_splits_the_step_streams_idle(tg, tmp_path):
+    r = tg.analyse(*tg.load(trace(tmp_path)), steps=1)
+    assert r["main_stream"] == 7 and r["step_ms"] == 0.4 and r["stream_busy_ms"] == 0.3
+    assert r["launch_found"] == 1.0
+    assert r["stream_idle_ms"] == 0.1
+    assert r["host_late_ms"] == 0.04 and r["wait_nothing_ms"] == 0.01
+    assert r["wait_nccl_ms"] == 0.04 and r["wait_other_streams_ms"] == 0.01
+    assert r["gpu_idle_ms"] == 0.05  # 100..150: nothing on any stream
+    # the loader's kernel during k3 (30 µs) and the tail of its copy (300..310)
+    assert r["other_streams_beside_step_ms"] == 0.04
+    assert r["streams"]["20"] == {"nccl": True, "kernel_ms": 0.05, "copy_ms": 0.0}
+    assert r["streams"]["30"] == {"nccl": False, "kernel_ms": 0.03, "copy_ms": 0.03}
+    assert [g["before"] for g in r["longest_gaps"]] == ["k2", "k3"]
+    # per step: the window's totals over the steps it holds
+    r2 = tg.analyse(*tg.load(trace(tmp_path)), steps=2)
+    assert r2["step_ms"] == 0.2 and r2["host_late_ms"] == 0.02
+
+
+def test_trace_gaps_cli(tg, tmp_path, capsys):
+    good = trace(tmp_path)
+    empty = tmp_path / "empty.json"
+    empty.write_text(json.dumps({"traceEvents": [launch(1, 1)]}))
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    assert tg.main([str(good), "--steps", "1", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["trace"] == str(good) and out["host_late_ms"] == 0.04
+    assert tg.main([str(good), str(empty), str(broken), "--steps", "1"]) == 1
+    cap = capsys.readouterr()
+    assert cap.out.count("\n") == 1 and "host late 0.04" in cap.out  # the good one's line
+    assert f"{empty}: no GPU operation in the trace" in cap.err
+    assert f"{broken}: cannot read the trace" in cap.err
+    with pytest.raises(SystemExit):
+        tg.main([str(good), "--steps", "0"])
