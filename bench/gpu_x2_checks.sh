@@ -32,20 +32,21 @@
 #   PARTS="load train search"; BUDGET=570; TRAIN_LOADERS="ferry torch synthetic dali" (the
 #   training runs beside ferry's, which always run: "ferry" alone repeats ferry 1 GPU / ferry n
 #   GPUs, for the spread of that ratio);
-#   PARTS=ab: ferry's training runs TRAIN_AB="1x0 2x0 2x6" (GPUs x workers per rank, 0: ferry's
-#   default; :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10, :idle FERRY_WORKER_NICE=idle
+#   PARTS=ab: training runs TRAIN_AB="1x0 2x0 2x6" interleaved, TRAIN_AB_ROUNDS=3 rounds. Each
+#   is BASE[:FLAG]...; BASE: NPxW (ferry on NP GPUs, W workers per rank, 0: ferry's default),
+#   "synthetic" (the step's ceiling on n GPUs), "synthetic1" (on 1 GPU). FLAGs: ferry's knobs
+#   :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10, :idle FERRY_WORKER_NICE=idle
 #   (SCHED_IDLE workers), :next FERRY_GPU_LAUNCH=next (a batch's GPU work launched when the
-#   consumer takes a batch), :lowprio FERRY_GPU_NO_PRIORITY=1 (the loader's stream at the lowest
-#   priority instead of the highest), :pin each rank on its slice
-#   of the CPUs (bench/rank_pin.sh), :cpu no JPEG engine (--no-hw-decode), :noahead no epoch
-#   made ahead (--no-epoch-ahead), :ncclhp NCCL on high-priority streams (the example's
-#   --nccl-high-priority; also "synthetic:ncclhp"); "synthetic" the step's
-#   ceiling on n GPUs; "synthetic:burn" that ceiling with n CPU-only `ferry load` processes
-#   beside it, BURN_WORKERS=7 decode threads each (ferry's CPU load per rank in 2x0, and none
-#   of its GPU work); "synthetic1" the ceiling on 1 GPU; any of them with :prof last, e.g.
-#   "2x0:lowprio:prof": also a GPU trace of its last PROF_STEPS=8 steps per rank (the example's
-#   --profile; in $OUT/prof/, summed up by bench/trace_gaps.py: where the step's stream waited)
-#   interleaved, TRAIN_AB_ROUNDS=3 rounds. LOAD_VARIANTS take :park too.
+#   consumer takes a batch), :lowprio FERRY_GPU_NO_PRIORITY=1 (the loader's stream at the
+#   lowest priority instead of the highest), :cpu no JPEG engine (--no-hw-decode), :noahead no
+#   epoch made ahead (--no-epoch-ahead); the step's :ncclhp NCCL on high-priority streams
+#   (--nccl-high-priority), :nobb no DDP buffer broadcast (--no-ddp-broadcast-buffers), :bview
+#   gradients as views of DDP's buckets (--ddp-bucket-view); the machine's :pin each rank on its
+#   slice of the CPUs (bench/rank_pin.sh), :burn n CPU-only `ferry load` processes beside the
+#   run, BURN_WORKERS=7 decode threads each (ferry's CPU load per rank in 2x0 without its GPU
+#   work); :prof a GPU trace of the last PROF_STEPS=8 steps per rank too (the example's
+#   --profile, in $OUT/prof/, summed up by bench/trace_gaps.py: where the step's stream
+#   waited). E.g. "2x0:lowprio:prof synthetic:nobb". LOAD_VARIANTS take :park too.
 # Out: $OUT/summary.txt (also printed last), load.log, train.log, search.log. Exit 0: every run
 # ran (and, on several GPUs, every figure met its threshold); 1: a run failed or was not run;
 # 3: all ran, a figure below its threshold.
@@ -354,46 +355,51 @@ part_train() {
 # machine's drift falls on each alike; each line: images/s, data wait, workers, the engine's
 # share of the images, rank 0's cores busy
 part_ab() {
-  local log=$OUT/ab.log r v vn vw va ve vp w e c d k burn vt vprof
+  local log=$OUT/ab.log r v vn vw va ve vp w e c d k burn vt vf vprof vbad
   say "ab: ResNet-50 as in train, $TRAIN_AB_ROUNDS rounds of: $TRAIN_AB"
   for r in $(seq 1 "$TRAIN_AB_ROUNDS"); do
     for v in $TRAIN_AB; do
-      va=(--loader ferry) ve=FERRY_X2_VARIANT=1 vp=0 burn=() vt=$v vprof=""
-      if [ "${v%:prof}" != "$v" ]; then # any variant:prof: its last steps' GPU trace too
-        vt=${v%:prof} vprof=$OUT/prof/r$r-${vt//:/_}
-      fi
-      if [ "$vt" = synthetic ] || [ "$vt" = synthetic:ncclhp ] || [ "$vt" = synthetic:burn ] ||
-        [ "$vt" = synthetic1 ]; then
-        vn=$n va=(--loader synthetic)
-        [ "$vt" = synthetic1 ] && vn=1
-        [ "$vt" = synthetic:ncclhp ] && va+=(--nccl-high-priority)
-        if [ "$vt" = synthetic:burn ]; then
-          for k in $(seq 1 "$n"); do # each one decodes without a pause until killed
-            "$D/ferry" load "$SET" --device cpu --workers "${BURN_WORKERS:-7}" --crop random \
-              --flip --epochs 100000 --seed "$k" > "$OUT/burn-$r-$k.log" 2>&1 &
-            burn+=($!)
-          done
-        fi
-      else
-        vn=${vt%%x*} vw=${vt#*x}
-        case $vw in
-          *:park) ve=FERRY_WORKER_PARK=1 ;;
-          *:nice) ve=FERRY_WORKER_NICE=10 ;;
-          *:idle) ve=FERRY_WORKER_NICE=idle ;;
-          *:next) ve=FERRY_GPU_LAUNCH=next ;;
-          *:lowprio) ve=FERRY_GPU_NO_PRIORITY=1 ;;
-          *:pin) vp=1 ;;
-          *:cpu) va+=(--no-hw-decode) ;;
-          *:noahead) va+=(--no-epoch-ahead) ;;
-          *:ncclhp) va+=(--nccl-high-priority) ;;
-          *:*)
-            say "  ab: '$v': not NPxW[:park|:nice|:idle|:next|:lowprio|:pin|:cpu|:noahead|:ncclhp][:prof]: FAILED"
-            bad=1
-            continue
-            ;;
+      # a variant: BASE[:FLAG]...; BASE NPxW (ferry) or synthetic (n GPUs) or synthetic1
+      va=(--loader ferry) ve=FERRY_X2_VARIANT=1 vp=0 burn=() vprof="" vbad=""
+      vt=${v%%:*} vf=${v#"$vt"}
+      case $vt in
+        synthetic) vn=$n va=(--loader synthetic) ;;
+        synthetic1) vn=1 va=(--loader synthetic) ;;
+        *x*) vn=${vt%%x*} vw=${vt#*x}
+          [[ "$vn" =~ ^[0-9]+$ && "$vw" =~ ^[0-9]+$ ]] || vbad=1
+          [ "$vw" != 0 ] && va+=(--workers "$vw") ;;
+        *) vbad=1 ;;
+      esac
+      for k in ${vf//:/ }; do
+        case $k in # ferry's knobs (environment), the example's options, the machine's setup
+          park) ve="$ve FERRY_WORKER_PARK=1" ;;
+          nice) ve="$ve FERRY_WORKER_NICE=10" ;;
+          idle) ve="$ve FERRY_WORKER_NICE=idle" ;;
+          next) ve="$ve FERRY_GPU_LAUNCH=next" ;;
+          lowprio) ve="$ve FERRY_GPU_NO_PRIORITY=1" ;;
+          pin) vp=1 ;;
+          cpu) va+=(--no-hw-decode) ;;
+          noahead) va+=(--no-epoch-ahead) ;;
+          ncclhp) va+=(--nccl-high-priority) ;;
+          nobb) va+=(--no-ddp-broadcast-buffers) ;;
+          bview) va+=(--ddp-bucket-view) ;;
+          burn) burn=(start) ;;
+          prof) vprof=$OUT/prof/r$r-${v//:/_} ;;
+          *) vbad=1 ;;
         esac
-        vw=${vw%%:*}
-        [ "$vw" != 0 ] && va+=(--workers "$vw")
+      done
+      if [ -n "$vbad" ]; then
+        say "  ab: '$v': not NPxW|synthetic|synthetic1 with [:park|:nice|:idle|:next|:lowprio|:pin|:cpu|:noahead|:ncclhp|:nobb|:bview|:burn|:prof]...: FAILED"
+        bad=1
+        continue
+      fi
+      if [ ${#burn[@]} -gt 0 ]; then
+        burn=()
+        for k in $(seq 1 "$n"); do # each one decodes without a pause until killed
+          "$D/ferry" load "$SET" --device cpu --workers "${BURN_WORKERS:-7}" --crop random \
+            --flip --epochs 100000 --seed "$k" > "$OUT/burn-$r-$k.log" 2>&1 &
+          burn+=($!)
+        done
       fi
       [ -n "$vprof" ] && va+=(--profile "$vprof" --profile-steps "${PROF_STEPS:-8}")
       FERRY_X2_ENV=$ve FERRY_X2_RANKPIN=$vp train_one "$log" 100 "$vn" "ab round $r, $v" "${va[@]}"

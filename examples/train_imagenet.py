@@ -83,6 +83,14 @@ def parse_args():
                    help="DDP: NCCL's collectives on high-priority CUDA streams, so that the "
                         "all-reduce's blocks go before other work queued on the GPU (the "
                         "step's, a loader's kernels)")
+    p.add_argument("--no-ddp-broadcast-buffers", dest="ddp_broadcast_buffers",
+                   action="store_false", default=True,
+                   help="DDP: each rank keeps its own BatchNorm running statistics instead of "
+                        "taking rank 0's at every forward (as timm's --no-ddp-bb): a broadcast "
+                        "and a copy per buffer less each step, on the host's launch path")
+    p.add_argument("--ddp-bucket-view", action="store_true",
+                   help="DDP: gradients are views into the all-reduce buckets "
+                        "(gradient_as_bucket_view), not copied into them")
     p.add_argument("--prefetch", type=int, default=4,
                    help="ferry: batches in the ring (ferry.Loader's prefetch)")
     p.add_argument("--compile", action="store_true",
@@ -361,7 +369,9 @@ def main():
         model = torch.compile(model)
     if distributed:
         model = nn.parallel.DistributedDataParallel(
-            model, device_ids=[local_rank] if args.device.startswith("cuda") else None)
+            model, device_ids=[local_rank] if args.device.startswith("cuda") else None,
+            broadcast_buffers=args.ddp_broadcast_buffers,
+            gradient_as_bucket_view=args.ddp_bucket_view)
     device_type = "cuda" if args.device.startswith("cuda") else "cpu"
     # One fused kernel for the whole update on CUDA (torch >= 2.4), else foreach.
     try:
@@ -476,6 +486,8 @@ def main():
                                       if w > 5e-3],
               "amp": args.amp, "fused_sgd": args.fused, "device": args.device,
               "nccl_high_priority": args.nccl_high_priority,
+              "ddp": ({"broadcast_buffers": args.ddp_broadcast_buffers,
+                       "gradient_as_bucket_view": args.ddp_bucket_view} if distributed else None),
               "ferry_device": (args.ferry_device or device_type) if args.loader == "ferry" else None,
               "cores_busy": cores_busy,
               "profiled_steps": args.profile_steps if args.profile else 0}

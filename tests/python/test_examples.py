@@ -87,6 +87,7 @@ def test_train_imagenet_two_steps(tiny, loader):
     # the 2 timed steps' waits: the longest, and those over 5 ms by step number (3 at most)
     assert 0 <= result["data_wait_ms_max"] and set(result["data_waits_over_5ms"]) <= {2, 3}
     assert result["nccl_high_priority"] is False  # a DDP-on-CUDA option, off by default
+    assert result["ddp"] is None  # one process: no DDP
     q = result["step_ms"]  # the 2 timed steps' times, as percentiles
     assert 0 < q["p10"] <= q["p50"] <= q["p90"] <= q["p99"]
     assert result["gpu_ms"] is None  # the step's parts on a CUDA stream's clock: none on the CPU
@@ -103,8 +104,10 @@ def test_train_imagenet_two_steps(tiny, loader):
     assert "ranks" not in result  # one process
 
 
-def test_train_imagenet_two_ranks_report_each(tiny):
-    """Under torchrun (2 CPU processes, gloo): rank 0's line lists both ranks' own figures."""
+@pytest.mark.parametrize("ddp", [[], ["--no-ddp-broadcast-buffers", "--ddp-bucket-view"]])
+def test_train_imagenet_two_ranks_report_each(tiny, ddp):
+    """Under torchrun (2 CPU processes, gloo): rank 0's line lists both ranks' own figures;
+    with PyTorch's DDP settings and with the example's two DDP options."""
     pytest.importorskip("torch", reason="torch not importable")
     pytest.importorskip("torchvision", reason="torchvision not importable")
     env = dict(os.environ, OMP_NUM_THREADS="1")
@@ -112,13 +115,14 @@ def test_train_imagenet_two_ranks_report_each(tiny):
                           "--nproc-per-node", "2", str(EXAMPLES / "train_imagenet.py"), str(tiny),
                           "--loader", "ferry", "--arch", "resnet18", "--batch-size", "2",
                           "--size", "32", "--steps", "3", "--warmup", "1", "--workers", "1",
-                          "--device", "cpu", "--amp", "off", "--log-every", "0"],
+                          "--device", "cpu", "--amp", "off", "--log-every", "0"] + ddp,
                          capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     lines = [json.loads(x) for x in out.stdout.splitlines() if x.startswith("{")]
     assert len(lines) == 1, out.stdout  # rank 0 alone prints
     result = lines[0]
     assert result["world_size"] == 2 and [r["rank"] for r in result["ranks"]] == [0, 1]
+    assert result["ddp"] == {"broadcast_buffers": not ddp, "gradient_as_bucket_view": bool(ddp)}
     for r in result["ranks"]:
         assert r["ferry_workers_active"] == 1 and r["ferry_engine_share"] == 0.0
         assert 0 <= r["ferry_wait_ms_per_step"] <= r["data_wait_ms_per_step"] + 0.05
