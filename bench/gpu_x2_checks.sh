@@ -38,7 +38,8 @@
 #   :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10, :idle FERRY_WORKER_NICE=idle
 #   (SCHED_IDLE workers), :next FERRY_GPU_LAUNCH=next (a batch's GPU work launched when the
 #   consumer takes a batch), :lowprio FERRY_GPU_NO_PRIORITY=1 (the loader's stream at the
-#   lowest priority instead of the highest), :cpu no JPEG engine (--no-hw-decode), :noahead no
+#   lowest priority instead of the highest), :pinlab FERRY_LABEL_COPY=pinned (labels to the GPU
+#   through pinned memory, bench/label_copy.py), :cpu no JPEG engine (--no-hw-decode), :noahead no
 #   epoch made ahead (--no-epoch-ahead); the step's :ncclhp NCCL on high-priority streams
 #   (--nccl-high-priority), :nobb no DDP buffer broadcast (--no-ddp-broadcast-buffers), :bview
 #   gradients as views of DDP's buckets (--ddp-bucket-view); the machine's :pin each rank on its
@@ -377,6 +378,7 @@ part_ab() {
           idle) ve="$ve FERRY_WORKER_NICE=idle" ;;
           next) ve="$ve FERRY_GPU_LAUNCH=next" ;;
           lowprio) ve="$ve FERRY_GPU_NO_PRIORITY=1" ;;
+          pinlab) ve="$ve FERRY_LABEL_COPY=pinned" ;;
           pin) vp=1 ;;
           cpu) va+=(--no-hw-decode) ;;
           noahead) va+=(--no-epoch-ahead) ;;
@@ -389,7 +391,7 @@ part_ab() {
         esac
       done
       if [ -n "$vbad" ]; then
-        say "  ab: '$v': not NPxW|synthetic|synthetic1 with [:park|:nice|:idle|:next|:lowprio|:pin|:cpu|:noahead|:ncclhp|:nobb|:bview|:burn|:prof]...: FAILED"
+        say "  ab: '$v': not NPxW|synthetic|synthetic1 with [:park|:nice|:idle|:next|:lowprio|:pinlab|:pin|:cpu|:noahead|:ncclhp|:nobb|:bview|:burn|:prof]...: FAILED"
         bad=1
         continue
       fi

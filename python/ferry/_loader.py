@@ -88,6 +88,8 @@ class _Converter:
             self.np = numpy
             self.from_dlpack = getattr(numpy, "from_dlpack", numpy.asarray)
         self.on_gpu = on_gpu
+        # FERRY_LABEL_COPY=pinned (a benchmark knob, off): labels for a GPU through pinned memory
+        self.pinned = os.environ.get("FERRY_LABEL_COPY") == "pinned"
 
     def images(self, t: Tensor) -> Any:
         if self.kind == "torch":
@@ -101,10 +103,15 @@ class _Converter:
         return t
 
     def small(self, t: Tensor, device: Any = None) -> Any:
-        """Labels and indices: small host arrays of their own."""
+        """Labels and indices: small host arrays of their own, copied to a GPU device if given
+        (non-blocking, from pageable memory; with FERRY_LABEL_COPY=pinned through pinned
+        memory, which torch's caching host allocator keeps until the copy is done: a copy from
+        pageable memory may make the host wait, bench/label_copy.py measures it)."""
         if self.kind == "torch":
             x = self.torch.from_dlpack(t)
-            if t.owner is not None:
+            if device is not None and device.type != "cpu" and self.pinned:
+                return x.pin_memory().to(device, non_blocking=True)  # pin_memory copies
+            if t.owner is not None:  # a view of the loader's ring: a copy of its own
                 x = x.clone()
             if device is not None and device.type != "cpu":
                 x = x.to(device, non_blocking=True)
