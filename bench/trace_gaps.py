@@ -8,9 +8,10 @@ The step's stream is the one with the most kernel time. Between two of its opera
 copies, memsets) a gap is either the host's ("host late": the next operation was launched after
 the previous one ended, so the stream had nothing queued) or a wait for something else (launched
 in time, started late: an event of another stream, NCCL's or the loader's). Where the trace
-lacks an operation's launch call, its gap counts as a wait (launch_found says how often). Each wait is split by
-what ran meanwhile on the GPU's other streams: NCCL's kernels, other work (the loader's copies and
-kernels), or nothing. Figures are ms per step (the window's totals / --steps).
+lacks an operation's launch call, its gap counts as a wait (launch_found says how often). Each
+wait is split by what ran meanwhile on the GPU's other streams: NCCL's kernels, other work (the
+loader's copies and kernels), or nothing. Figures are ms per step (the window's totals /
+--steps).
 
 Output: one line per trace (--json: one JSON object per line), with the longest gaps.
 """
@@ -119,7 +120,8 @@ def analyse(ops, launches, steps, top=5):
         # the other streams' work (the loader's copies and kernels) while the step's kernels ran
         "other_streams_beside_step_ms": round(beside / per, 3),
         "streams": {k: {"nccl": v["nccl"], "kernel_ms": round(v["kernel"] / per, 3),
-                        "copy_ms": round(v["copy"] / per, 3)} for k, v in sorted(stream_ms.items())},
+                        "copy_ms": round(v["copy"] / per, 3)}
+                    for k, v in sorted(stream_ms.items())},
         "longest_gaps": sorted(gaps, key=lambda g: -g["ms"])[:top],
     }
 

@@ -454,9 +454,9 @@ def main():
         torch.cuda.synchronize()
     elapsed = time.perf_counter() - (t0 or start)
     profiler.finish()
-    # the spread of step times (GradScaler syncs every step): a loader that costs every step the
-    # same shifts the median; one that delays some steps (in DDP every rank waits for the
-    # slowest) lengthens the tail
+    # the spread of step times, on the host's clock (with fused SGD, GradScaler does not wait for
+    # the GPU): a loader that costs every step the same shifts the median; one that delays some
+    # steps (in DDP every rank waits for the slowest) lengthens the tail
     step_ms = percentiles(timeline.periods_ms(time.perf_counter()))
     nivcsw1 = main_thread_switches()
     timed = max(1, step - args.warmup)
@@ -476,7 +476,8 @@ def main():
               "step_ms": step_ms,
               # each part of the step on the GPU's clock (CUDA) and the host's: on the GPU,
               # "gap" is the stream's idle time between a step's end and the next batch in hand
-              # (about 0: the host is ahead); on the host, "optimizer" holds GradScaler's sync
+              # (about 0: the host is ahead); on the host, each part ends when its last launch
+              # returns (with --no-fused, "optimizer" holds GradScaler's wait for the GPU)
               "gpu_ms": timeline.summary(gpu=True),
               "host_ms": timeline.summary(gpu=False),
               "main_thread_preempted_per_step": (round((nivcsw1 - nivcsw0) / timed, 2)
