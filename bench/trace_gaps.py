@@ -64,6 +64,26 @@ def is_nccl(op):
     return op["name"].lower().startswith("nccl")
 
 
+def phases(mine):
+    """Each of the step stream's operations' part of the step, from the step's own kernels: a
+    step's fused SGD kernels (FusedSgd) are its update, the loss's nll_loss_forward kernel ends
+    its forward, what follows up to the update is its backward. None when the trace holds
+    neither kernel (another model, loss or optimizer)."""
+    names = [o["name"] for o in mine]
+    if not any("FusedSgd" in n for n in names) or not any("nll_loss_forward" in n for n in names):
+        return None
+    out, state = [], "forward"
+    for n in names:
+        if "FusedSgd" in n:
+            out.append("optimizer")
+            state = "forward"
+        else:
+            out.append(state)
+            if "nll_loss_forward" in n:
+                state = "backward"
+    return out
+
+
 def analyse(ops, launches, steps, top=5):
     if not ops:
         return {"error": "no GPU operation in the trace (was it recorded with CUDA activity?)"}
@@ -83,7 +103,9 @@ def analyse(ops, launches, steps, top=5):
     late = wait_nccl = wait_other = wait_none = 0.0
     matched = sum(1 for o in mine if launches.get(o["corr"]) is not None)
     gaps, reach = [], mine[0]["end"]
-    for op in mine[1:]:
+    part = phases(mine)
+    by_part = {}  # a gap counts in the part of the operation it delays
+    for i, op in enumerate(mine[1:], 1):
         gap = op["ts"] - reach
         if gap > 0:
             launched = launches.get(op["corr"])
@@ -96,6 +118,10 @@ def analyse(ops, launches, steps, top=5):
                 wait_none + wn
             gaps.append({"at_ms": round((reach - t0) / 1e3, 3), "ms": round(gap / 1e3, 3),
                          "host_late_ms": round(h / 1e3, 3), "before": op["name"][:60]})
+            if part:
+                b = by_part.setdefault(part[i], [0.0, 0.0])
+                b[0], b[1] = b[0] + gap, b[1] + h
+                gaps[-1]["part"] = part[i]
         reach = max(reach, op["end"])
     per = 1e3 * steps  # µs in the window -> ms per step
     stream_ms = {}
@@ -117,6 +143,10 @@ def analyse(ops, launches, steps, top=5):
         "wait_other_streams_ms": round(wait_other / per, 3),
         "wait_nothing_ms": round(wait_none / per, 3),
         "gpu_idle_ms": round(((t1 - t0) - overlap(t0, t1, anything)) / per, 3),
+        # the stream's idle time and its host-late share in each part of the step (None: the
+        # trace has no fused SGD or nll_loss kernel to tell the parts by)
+        "parts": ({k: {"idle_ms": round(v[0] / per, 3), "host_late_ms": round(v[1] / per, 3)}
+                   for k, v in sorted(by_part.items())} if part else None),
         # the other streams' work (the loader's copies and kernels) while the step's kernels ran
         "other_streams_beside_step_ms": round(beside / per, 3),
         "streams": {k: {"nccl": v["nccl"], "kernel_ms": round(v["kernel"] / per, 3),
@@ -133,11 +163,14 @@ def line(path, r):
                   for k, v in r["streams"].items())
     g = "; ".join(f"{x['ms']} ms at {x['at_ms']} (host {x['host_late_ms']}) before {x['before']}"
                   for x in r["longest_gaps"][:3])
+    pt = ", ".join(f"{k} {v['idle_ms']} (host {v['host_late_ms']})"
+                   for k, v in (r["parts"] or {}).items()) or "not told apart"
     return (f"{path}: step {r['step_ms']} ms on stream {r['main_stream']}: busy "
             f"{r['stream_busy_ms']}, idle {r['stream_idle_ms']} = host late {r['host_late_ms']} "
             f"(launch calls found for {100 * r['launch_found']:.0f} %) + "
             f"waits on NCCL {r['wait_nccl_ms']}, on other streams {r['wait_other_streams_ms']}, "
-            f"on nothing {r['wait_nothing_ms']}; GPU idle {r['gpu_idle_ms']}; other streams beside "
+            f"on nothing {r['wait_nothing_ms']}; idle by part: {pt}; GPU idle {r['gpu_idle_ms']}; "
+            f"other streams beside "
             f"the step's kernels {r['other_streams_beside_step_ms']}; streams (kernel+copy ms) "
             f"{s}; longest gaps: {g}")
 

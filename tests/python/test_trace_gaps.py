@@ -79,3 +79,31 @@ def test_trace_gaps_cli(tg, tmp_path, capsys):
     assert f"{broken}: cannot read the trace" in cap.err
     with pytest.raises(SystemExit):
         tg.main([str(good), "--steps", "0"])
+
+
+def test_trace_gaps_tells_the_steps_parts(tg, tmp_path):
+    """With the step's own markers (the loss's nll_loss_forward kernel ends a forward, the fused
+    SGD kernels are the update), each gap counts in the part it delays; without them the parts
+    are not told apart."""
+    ev, corr, t = [], 0, 0.0
+    for step in range(2):  # per step: forward gap 30 (host late 20), backward gap 10 (a wait)
+        for name, pre, late_by in [("conv_fwd", 30, 20), ("nll_loss_forward_kernel", 0, 0),
+                                   ("conv_bwd", 10, 0), ("FusedSgdMathFunctor", 0, 0)]:
+            if step == 0 and name == "conv_fwd":
+                pre = late_by = 0  # the window starts at its first operation
+            corr += 1
+            start = t + pre
+            ev += [op("kernel", name, start, 50, 7, corr), launch(t + late_by, corr)]
+            t = start + 50
+    p = tmp_path / "parts.json"
+    p.write_text(json.dumps({"traceEvents": ev}))
+    r = tg.analyse(*tg.load(p), steps=2)
+    # step 2's forward gap (30, of which 20 before its launch) and both backward gaps (10 each,
+    # launched in time), over 2 steps
+    assert r["parts"] == {"backward": {"idle_ms": 0.01, "host_late_ms": 0.0},
+                          "forward": {"idle_ms": 0.015, "host_late_ms": 0.01}}
+    assert {g["part"] for g in r["longest_gaps"]} == {"forward", "backward"}
+    for e in ev:
+        e["name"] = e["name"].replace("FusedSgd", "Adam")
+    p.write_text(json.dumps({"traceEvents": ev}))
+    assert tg.analyse(*tg.load(p), steps=2)["parts"] is None
