@@ -47,7 +47,8 @@
 #   run, BURN_WORKERS=7 decode threads each (ferry's CPU load per rank in 2x0 without its GPU
 #   work); :prof a GPU trace of the last PROF_STEPS=8 steps per rank too (the example's
 #   --profile, in $OUT/prof/, summed up by bench/trace_gaps.py: where the step's stream
-#   waited). E.g. "2x0:lowprio:prof synthetic:nobb". LOAD_VARIANTS take :park too.
+#   waited). E.g. "2x0:lowprio:prof synthetic:nobb". Each run also lists the GPUs every process
+#   holds a context on, sampled APPS_AT=20 s in (nvidia-smi). LOAD_VARIANTS take :park too.
 # Out: $OUT/summary.txt (also printed last), load.log, train.log, search.log. Exit 0: every run
 # ran (and, on several GPUs, every figure met its threshold); 1: a run failed or was not run;
 # 3: all ran, a figure below its threshold.
@@ -356,7 +357,7 @@ part_train() {
 # machine's drift falls on each alike; each line: images/s, data wait, workers, the engine's
 # share of the images, rank 0's cores busy
 part_ab() {
-  local log=$OUT/ab.log r v vn vw va ve vp w e c d k burn vt vf vprof vbad
+  local log=$OUT/ab.log r v vn vw va ve vp w e c d k burn vt vf vprof vbad sampler
   say "ab: ResNet-50 as in train, $TRAIN_AB_ROUNDS rounds of: $TRAIN_AB"
   for r in $(seq 1 "$TRAIN_AB_ROUNDS"); do
     for v in $TRAIN_AB; do
@@ -404,7 +405,15 @@ part_ab() {
         done
       fi
       [ -n "$vprof" ] && va+=(--profile "$vprof" --profile-steps "${PROF_STEPS:-8}")
+      # which GPUs each process holds a context on, sampled while the steps run: a rank with a
+      # context on another rank's GPU would share that GPU with it
+      rm -f "$tmp/apps.txt"
+      (sleep "${APPS_AT:-20}" && nvidia-smi --query-compute-apps=pid,gpu_bus_id,used_memory \
+        --format=csv,noheader > "$tmp/apps.txt" 2>&1) &
+      sampler=$!
       FERRY_X2_ENV=$ve FERRY_X2_RANKPIN=$vp train_one "$log" 100 "$vn" "ab round $r, $v" "${va[@]}"
+      kill "$sampler" 2> /dev/null
+      wait "$sampler" 2> /dev/null
       if [ ${#burn[@]} -gt 0 ]; then
         kill "${burn[@]}" 2> /dev/null
         wait "${burn[@]}" 2> /dev/null
@@ -416,6 +425,7 @@ part_ab() {
       [ -n "$e" ] && e="$e (timed steps $(jget "$last" ferry_engine_share_timed))"
       say "  round $r, $v: $val images/s, data wait $d ms/step (in ferry $(jget "$last" ferry_wait_ms_per_step); epochs of $(jget "$last" steps_per_epoch) steps), workers/active ${w:--}, engine share ${e:--}, rank 0's cores busy $c, step ms $(jget "$last" step_ms)"
       say "$(ab_ranks "$last")"
+      say "    GPU contexts at ${APPS_AT:-20} s: $(apps_line "$tmp/apps.txt")"
       echo "$r $v $val" >> "$tmp/ab.txt"
       if [ -n "$vprof" ]; then # where each rank's stream waited (bench/trace_gaps.py)
         if ls "$vprof"/rank*.json > /dev/null 2>&1; then
@@ -430,6 +440,26 @@ part_ab() {
     done
   done
   ab_summary "$tmp/ab.txt"
+}
+# apps_line FILE: nvidia-smi's compute processes as "pid on GPU(s) (MiB)"; a process on several
+# GPUs is named
+apps_line() {
+  python3 - "$1" <<'EOF2'
+import sys
+try:
+    rows = [l.split(", ") for l in open(sys.argv[1]) if l.count(",") >= 2]
+except OSError:
+    rows = []
+if not rows:
+    print("no sample (the run had ended, or nvidia-smi said nothing)")
+    sys.exit()
+by = {}
+for pid, bus, mem in rows:
+    by.setdefault(pid.strip(), []).append(f"{bus.strip()[-7:]} {mem.strip()}")
+many = [p for p, g in by.items() if len(g) > 1]
+print("; ".join(f"pid {p} on {', '.join(g)}" for p, g in sorted(by.items())) +
+      (f"; ON SEVERAL GPUS: {' '.join(many)}" if many else "; one GPU each"))
+EOF2
 }
 # ab_ranks JSON: each rank's own data wait (all of it / in ferry), engine share, cores and GPU
 # busy, and the step's parts (one process: its own)
