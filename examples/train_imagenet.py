@@ -211,11 +211,13 @@ def percentiles(values):
 
 
 class StepTimeline:
-    """Marks at four points of each timed step: its batch in hand, the loss computed, backward
-    done (DDP: the gradients' all-reduce waited for), the optimizer's update done. Each mark
-    reads the host's clock and, on CUDA, records an event on the current stream, so that each
-    part of the step has a host time and a GPU time."""
-    PARTS = ("gap", "forward", "backward", "optimizer")
+    """Marks at five points of each timed step: its batch in hand, the model's own forward
+    starting (a forward pre-hook: after the channels-last copy and, under DDP, the broadcast
+    of rank 0's buffers), the loss computed, backward done (DDP: the gradients' all-reduce
+    waited for), the optimizer's update done. Each mark reads the host's clock and, on CUDA,
+    records an event on the current stream, so that each part of the step has a host time and
+    a GPU time."""
+    PARTS = ("gap", "prepare", "forward", "backward", "optimizer")
 
     def __init__(self, cuda):
         self.cuda, self.steps, self.cur = cuda, [], None
@@ -398,6 +400,8 @@ def main():
     st0 = None  # ferry's counters when the timed steps start
     waits = []  # each timed step's data wait: its longest ones are when a GPU may have idled
     timeline = StepTimeline(device_type == "cuda")
+    # the model's own forward starts: after what DDP does first (its buffers' broadcast)
+    getattr(model, "module", model).register_forward_pre_hook(lambda *_: timeline.mark())
     profiler = StepProfile(args, rank, device_type == "cuda")
     nivcsw0 = None  # the main thread's involuntary switches: how often others pushed it off
     done = False

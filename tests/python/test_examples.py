@@ -92,7 +92,8 @@ def test_train_imagenet_two_steps(tiny, loader):
     assert 0 < q["p10"] <= q["p50"] <= q["p90"] <= q["p99"]
     assert result["gpu_ms"] is None  # the step's parts on a CUDA stream's clock: none on the CPU
     h = result["host_ms"]  # on the host's: the 2 timed steps' parts, and the 1 gap between them
-    assert set(h) == {"gap", "forward", "backward", "optimizer"} and h["forward"]["mean"] > 0
+    assert set(h) == {"gap", "prepare", "forward", "backward", "optimizer"}
+    assert h["forward"]["mean"] > 0 and h["prepare"]["mean"] >= 0
     assert result["main_thread_preempted_per_step"] >= 0  # Linux reports the thread's switches
     if loader == "ferry":  # on the CPU: the one worker asked for, no image on an engine
         assert result["ferry_workers"] == 1 and result["ferry_engine_share"] == 0.0
@@ -157,26 +158,27 @@ def test_train_imagenet_step_timeline_parts(monkeypatch):
     monkeypatch.setattr(mod.torch.cuda, "Event", Event)
     monkeypatch.setattr(mod.time, "perf_counter", lambda: 2e-3 * clock[0])  # the host: 2x
     cpu = mod.StepTimeline(False)
-    cpu.begin(), cpu.mark(), cpu.mark(), cpu.end()
+    cpu.begin(), cpu.mark(), cpu.mark(), cpu.mark(), cpu.end()
     assert cpu.summary(gpu=True) is None  # no CUDA: no GPU clock
     tl = mod.StepTimeline(True)
     tl.end()  # a step that was not begun (the last untimed one) leaves nothing
-    for gap, fwd, bwd, upd in [(0, 10, 20, 3), (1, 11, 22, 3), (5, 12, 24, 3)]:
+    tl.mark()  # nor does a mark outside a step (the forward pre-hook in an untimed step)
+    for gap, prep, fwd, bwd, upd in [(0, 1, 10, 20, 3), (1, 2, 11, 22, 3), (5, 3, 12, 24, 3)]:
         clock[0] += gap
         tl.begin()
-        clock[0] += fwd
-        tl.mark()
-        clock[0] += bwd
-        tl.mark()
+        for part in (prep, fwd, bwd):
+            clock[0] += part
+            tl.mark()
         clock[0] += upd
         tl.end()
     g, h = tl.summary(gpu=True), tl.summary(gpu=False)
     assert g["gap"]["mean"] == 3.0 and g["gap"]["p10"] == 1 and g["gap"]["p99"] == 5
+    assert g["prepare"]["mean"] == 2.0 and g["prepare"]["p90"] == 3
     assert g["forward"]["mean"] == 11.0 and g["forward"]["p50"] == 11
     assert g["backward"]["mean"] == 22.0 and g["optimizer"]["p90"] == 3
     assert h["gap"]["mean"] == 6.0 and h["backward"]["p50"] == 44 and h["optimizer"]["mean"] == 6
     # the steps' wall times on the host (2x): batch in hand to the next, the last to its end
-    assert tl.periods_ms(2e-3 * clock[0]) == pytest.approx([68, 82, 78])
+    assert tl.periods_ms(2e-3 * clock[0]) == pytest.approx([70, 86, 84])
     assert mod.percentiles([]) is None
 
 
