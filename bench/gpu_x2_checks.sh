@@ -412,6 +412,7 @@ part_ab() {
         --format=csv,noheader > "$tmp/apps.txt" 2>&1) &
       sampler=$!
       FERRY_X2_ENV=$ve FERRY_X2_RANKPIN=$vp train_one "$log" 100 "$vn" "ab round $r, $v" "${va[@]}"
+      pkill -P "$sampler" 2> /dev/null # its sleep, if the run ended first
       kill "$sampler" 2> /dev/null
       wait "$sampler" 2> /dev/null
       if [ ${#burn[@]} -gt 0 ]; then

@@ -3,6 +3,7 @@
 CUDA activity (examples/train_imagenet.py --profile DIR writes DIR/rank<R>.json).
 
     python3 bench/trace_gaps.py DIR/rank0.json DIR/rank1.json --steps 8 [--json]
+    (a trace may be gzipped, NAME.json.gz, as bench/gpu_x2_checks.sh keeps them)
 
 The step's stream is the one with the most kernel time. Between two of its operations (kernels,
 copies, memsets) a gap is either the host's ("host late": the next operation was launched after
@@ -16,6 +17,7 @@ loader's copies and kernels), or nothing. Figures are ms per step (the window's 
 Output: one line per trace (--json: one JSON object per line), with the longest gaps.
 """
 import argparse
+import gzip
 import json
 import sys
 
@@ -25,7 +27,7 @@ LAUNCH_CATS = {"cuda_runtime", "cuda_driver"}
 
 def load(path):
     """The trace's GPU operations and its launch calls by correlation id."""
-    with open(path) as f:
+    with (gzip.open if str(path).endswith(".gz") else open)(path, "rt") as f:
         doc = json.load(f)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
     ops, launches = [], {}

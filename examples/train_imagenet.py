@@ -101,13 +101,26 @@ def parse_args():
                    help="record the GPU's kernels and copies and the CUDA calls that launched "
                         "them over the last --profile-steps steps into DIR/rank<R>.json (a "
                         "Chrome trace; bench/trace_gaps.py sums it up); needs --steps")
-    p.add_argument("--profile-steps", type=int, default=8)
+    p.add_argument("--profile-steps", type=int, default=8,
+                   help="how many of the last steps --profile keeps (default 8)")
     p.add_argument("--log-every", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
-    if args.profile and not 1 <= args.profile_steps < args.steps - max(1, args.warmup - 2):
-        p.error(f"--profile needs --steps above --profile-steps ({args.profile_steps}) "
-                f"+ --warmup ({args.warmup}) - 2")
+    if args.profile:
+        start = StepProfile.starts_after(args.warmup)
+        if args.profile_steps < 1:
+            p.error(f"--profile-steps must be 1 or more, not {args.profile_steps}")
+        if args.steps <= args.profile_steps + start:
+            p.error(f"--profile needs --steps above {args.profile_steps + start} (the profiler "
+                    f"starts after step {start}, --warmup - 2, and keeps the last "
+                    f"--profile-steps {args.profile_steps})")
+        # here, not after the run: a path that cannot be a folder fails before training
+        if os.path.exists(args.profile) and not os.path.isdir(args.profile):
+            p.error(f"--profile {args.profile}: exists and is not a folder")
+        try:
+            os.makedirs(args.profile, exist_ok=True)
+        except OSError as e:
+            p.error(f"--profile {args.profile}: cannot make the folder: {e.strerror or e}")
     return args
 
 
@@ -279,7 +292,12 @@ class StepProfile:
 
     def __init__(self, args, rank, cuda):
         self.args, self.rank, self.cuda, self.prof, self.saved = args, rank, cuda, None, False
-        self.start_after = max(1, args.warmup - 2)  # steps done when the profiler starts
+        self.start_after = self.starts_after(args.warmup)
+
+    @staticmethod
+    def starts_after(warmup):
+        """The steps done when the profiler starts: two before the timed ones, at least one."""
+        return max(1, warmup - 2)
 
     def after_step(self, step):
         """Called with the number of steps done, after each one."""
@@ -306,9 +324,8 @@ class StepProfile:
             print(f"--profile: the run ended before its last {self.args.profile_steps} steps "
                   f"(--steps {self.args.steps}): no trace", file=sys.stderr)
 
-    def _save(self, prof):
+    def _save(self, prof):  # parse_args made the folder
         self.saved = True
-        os.makedirs(self.args.profile, exist_ok=True)
         prof.export_chrome_trace(os.path.join(self.args.profile, f"rank{self.rank}.json"))
 
 

@@ -1,4 +1,5 @@
 """bench/trace_gaps.py: where a step's GPU stream waits, from a profiler's Chrome trace."""
+import gzip
 import importlib.util
 import json
 import pathlib
@@ -72,6 +73,10 @@ def test_trace_gaps_cli(tg, tmp_path, capsys):
     assert tg.main([str(good), "--steps", "1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["trace"] == str(good) and out["host_late_ms"] == 0.04
+    packed = tmp_path / "rank0.json.gz"  # as gpu_x2_checks keeps the traces
+    packed.write_bytes(gzip.compress(good.read_bytes()))
+    assert tg.main([str(packed), "--steps", "1", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["host_late_ms"] == 0.04
     assert tg.main([str(good), str(empty), str(broken), "--steps", "1"]) == 1
     cap = capsys.readouterr()
     assert cap.out.count("\n") == 1 and "host late 0.04" in cap.out  # the good one's line
