@@ -42,8 +42,10 @@
 #   through pinned memory, bench/label_copy.py), :cpu no JPEG engine (--no-hw-decode), :noahead no
 #   epoch made ahead (--no-epoch-ahead); the step's :ncclhp NCCL on high-priority streams
 #   (--nccl-high-priority), :nobb no DDP buffer broadcast (--no-ddp-broadcast-buffers), :bview
-#   gradients as views of DDP's buckets (--ddp-bucket-view); the machine's :pin each rank on its
-#   slice of the CPUs (bench/rank_pin.sh), :burn n CPU-only `ferry load` processes beside the
+#   gradients as views of DDP's buckets (--ddp-bucket-view), :cbquiet cuDNN's kernels timed
+#   before the loader starts (--cudnn-benchmark quiet), :cboff cuDNN's heuristics
+#   (--cudnn-benchmark off), :census each rank's step kernels listed (--kernel-census); the
+#   machine's :pin each rank on its slice of the CPUs (bench/rank_pin.sh), :burn n CPU-only `ferry load` processes beside the
 #   run, BURN_WORKERS=7 decode threads each (ferry's CPU load per rank in 2x0 without its GPU
 #   work); :prof a GPU trace of the last PROF_STEPS=8 steps per rank too (the example's
 #   --profile, in $OUT/prof/, summed up by bench/trace_gaps.py: where the step's stream
@@ -386,13 +388,16 @@ part_ab() {
           ncclhp) va+=(--nccl-high-priority) ;;
           nobb) va+=(--no-ddp-broadcast-buffers) ;;
           bview) va+=(--ddp-bucket-view) ;;
+          cbquiet) va+=(--cudnn-benchmark quiet) ;;
+          cboff) va+=(--cudnn-benchmark off) ;;
+          census) va+=(--kernel-census) ;;
           burn) burn=(start) ;;
           prof) vprof=$OUT/prof/r$r-${v//:/_} ;;
           *) vbad=1 ;;
         esac
       done
       if [ -n "$vbad" ]; then
-        say "  ab: '$v': not NPxW|synthetic|synthetic1 with [:park|:nice|:idle|:next|:lowprio|:pinlab|:pin|:cpu|:noahead|:ncclhp|:nobb|:bview|:burn|:prof]...: FAILED"
+        say "  ab: '$v': not NPxW|synthetic|synthetic1 with [:park|:nice|:idle|:next|:lowprio|:pinlab|:pin|:cpu|:noahead|:ncclhp|:nobb|:bview|:cbquiet|:cboff|:census|:burn|:prof]...: FAILED"
         bad=1
         continue
       fi
@@ -467,6 +472,14 @@ EOF2
 ab_ranks() {
   python3 - "$1" <<'EOF2'
 import json, sys
+def census(r):  # --kernel-census: the step stream's kernels over two warm-up steps
+    c = r.get("kernel_census")
+    if not c:
+        return ""
+    if "error" in c:
+        return f", kernel census: {c['error']}"
+    return (f", kernels {c['kernel_ms_per_step']} ms/step ({c['distinct']} distinct, "
+            f"digest {c['digest']})")
 def parts(r):  # the step's parts (train_imagenet.py's gpu_ms, host_ms): mean/p90 in ms
     return "; ".join(f"{clk} ms (mean/p90) " + " ".join(
         f"{k} {v['mean']}/{v['p90']}" for k, v in (r.get(f"{key}_ms") or {}).items())
@@ -478,26 +491,40 @@ print("    " + "; ".join(
     f" engine {r.get('ferry_engine_share')} (timed {r.get('ferry_engine_share_timed')}),"
     f" cores {r.get('cores_busy')},"
     f" GPU busy {r.get('gpu_util_mean')} %, main thread preempted"
-    f" {r.get('main_thread_preempted_per_step')}/step" + (", " + parts(r) if parts(r) else "")
+    f" {r.get('main_thread_preempted_per_step')}/step" + census(r)
+    + (", " + parts(r) if parts(r) else "")
     for r in d.get("ranks") or [d]))
 EOF2
 }
 # ab_summary FILE ("round variant images/s" lines): each several-GPU variant over the same
-# round's 1x0, round by round, and the median of those ratios (the statistic quoted for each)
+# round's 1x0 run, round by round, and the median of those ratios (the statistic quoted for
+# each). The 1x0 run divided by is the one with the most of the variant's flags and no other
+# (2x0:nobb:cbquiet over 1x0:cbquiet where the round has one, else over 1x0)
 ab_summary() {
   [ -s "$1" ] || return 0
   python3 - "$1" <<'EOF2' | while IFS= read -r line; do say "$line"; done
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1])]
-base = {r: float(x) for r, v, x in rows if v == "1x0"}
-per = {}
+flags = lambda v: set(v.split(":")[1:])
+ones = {}  # round -> {1x0 variant: images/s}
 for r, v, x in rows:
-    if v != "1x0" and not v.startswith("1x") and r in base:
-        per.setdefault(v, []).append(float(x) / base[r])
-if not base:
+    if v.split(":")[0] == "1x0":
+        ones.setdefault(r, {})[v] = float(x)
+per, over = {}, {}
+for r, v, x in rows:
+    if v.startswith("1x") or r not in ones:
+        continue
+    fit = [b for b in ones[r] if flags(b) <= flags(v)]
+    if not fit:
+        continue
+    b = max(fit, key=lambda b: len(flags(b)))
+    per.setdefault(v, []).append(float(x) / ones[r][b])
+    over.setdefault(v, set()).add(b)
+if not ones:
     print("  ab summary: no 1x0 run to divide by")
 for v, q in per.items():
-    print(f"  ab summary, {v} / the round's 1x0: " + ", ".join(f"{x:.3f}" for x in q)
+    print(f"  ab summary, {v} / the round's {' or '.join(sorted(over[v]))}: "
+          + ", ".join(f"{x:.3f}" for x in q)
           + f"; median {statistics.median(q):.3f}, {sum(x >= 1.9 for x in q)} of {len(q)} >= 1.9")
 EOF2
 }

@@ -3,6 +3,7 @@
 CUDA activity (examples/train_imagenet.py --profile DIR writes DIR/rank<R>.json).
 
     python3 bench/trace_gaps.py DIR/rank0.json DIR/rank1.json --steps 8 [--json]
+    python3 bench/trace_gaps.py A.json B.json --steps 8 --diff [--json]
     (a trace may be gzipped, NAME.json.gz, as bench/gpu_x2_checks.sh keeps them)
 
 The step's stream is the one with the most kernel time. Between two of its operations (kernels,
@@ -14,7 +15,10 @@ wait is split by what ran meanwhile on the GPU's other streams: NCCL's kernels, 
 loader's copies and kernels), or nothing. Figures are ms per step (the window's totals /
 --steps).
 
-Output: one line per trace (--json: one JSON object per line), with the longest gaps.
+Output: one line per trace (--json: one JSON object per line), with the longest gaps. --diff
+(two traces): the step stream's kernels whose time per step differs between them, the largest
+difference first, as cuDNN's autotuner (torch.backends.cudnn.benchmark) may choose other
+convolution kernels in each process.
 """
 import argparse
 import gzip
@@ -107,6 +111,12 @@ def analyse(ops, launches, steps, top=5):
     gaps, reach = [], mine[0]["end"]
     part = phases(mine)
     by_part = {}  # a gap counts in the part of the operation it delays
+    kernels, part_kernel = {}, {}
+    for i, o in enumerate(mine):
+        if o["cat"] == "kernel":
+            kernels[o["name"]] = kernels.get(o["name"], 0.0) + o["end"] - o["ts"]
+            if part:
+                part_kernel[part[i]] = part_kernel.get(part[i], 0.0) + o["end"] - o["ts"]
     for i, op in enumerate(mine[1:], 1):
         gap = op["ts"] - reach
         if gap > 0:
@@ -147,8 +157,12 @@ def analyse(ops, launches, steps, top=5):
         "gpu_idle_ms": round(((t1 - t0) - overlap(t0, t1, anything)) / per, 3),
         # the stream's idle time and its host-late share in each part of the step (None: the
         # trace has no fused SGD or nll_loss kernel to tell the parts by)
-        "parts": ({k: {"idle_ms": round(v[0] / per, 3), "host_late_ms": round(v[1] / per, 3)}
-                   for k, v in sorted(by_part.items())} if part else None),
+        "parts": ({k: {"idle_ms": round(by_part.get(k, (0.0, 0.0))[0] / per, 3),
+                       "host_late_ms": round(by_part.get(k, (0.0, 0.0))[1] / per, 3),
+                       "kernel_ms": round(part_kernel.get(k, 0.0) / per, 3)}
+                   for k in sorted(set(by_part) | set(part_kernel))} if part else None),
+        # the step stream's kernel time per step, by kernel name
+        "kernels": {k: round(v / per, 4) for k, v in sorted(kernels.items())},
         # the other streams' work (the loader's copies and kernels) while the step's kernels ran
         "other_streams_beside_step_ms": round(beside / per, 3),
         "streams": {k: {"nccl": v["nccl"], "kernel_ms": round(v["kernel"] / per, 3),
@@ -158,6 +172,30 @@ def analyse(ops, launches, steps, top=5):
     }
 
 
+def diff_kernels(a, b, top=12):
+    """The kernels of two analyses' step streams whose time per step differs, the largest
+    difference first: ms per step in each (0 where a trace lacks the kernel)."""
+    ka, kb = a["kernels"], b["kernels"]
+    rows = [{"kernel": k, "a_ms": ka.get(k, 0.0), "b_ms": kb.get(k, 0.0),
+             "only_in": "a" if k not in kb else "b" if k not in ka else None}
+            for k in set(ka) | set(kb) if ka.get(k, 0.0) != kb.get(k, 0.0)]
+    rows.sort(key=lambda x: (-abs(x["a_ms"] - x["b_ms"]), x["kernel"]))
+    return {"a_kernel_ms": round(sum(ka.values()), 3), "b_kernel_ms": round(sum(kb.values()), 3),
+            "a_distinct": len(ka), "b_distinct": len(kb),
+            "only_in_a": sum(1 for k in ka if k not in kb),
+            "only_in_b": sum(1 for k in kb if k not in ka), "differ": rows[:top]}
+
+
+def diff_line(pa, pb, d):
+    rows = "\n".join(f"  {x['a_ms']:8.3f} {x['b_ms']:8.3f}  "
+                      f"{'(only in ' + x['only_in'] + ') ' if x['only_in'] else ''}"
+                      f"{x['kernel'][:100]}" for x in d["differ"])
+    return (f"a {pa}: {d['a_kernel_ms']} ms of kernels per step, {d['a_distinct']} kernels "
+            f"({d['only_in_a']} not in b)\nb {pb}: {d['b_kernel_ms']} ms, {d['b_distinct']} "
+            f"kernels ({d['only_in_b']} not in a)\n  a ms     b ms    (per step; largest "
+            f"difference first)\n{rows}")
+
+
 def line(path, r):
     if "error" in r:
         return f"{path}: {r['error']}"
@@ -165,7 +203,7 @@ def line(path, r):
                   for k, v in r["streams"].items())
     g = "; ".join(f"{x['ms']} ms at {x['at_ms']} (host {x['host_late_ms']}) before {x['before']}"
                   for x in r["longest_gaps"][:3])
-    pt = ", ".join(f"{k} {v['idle_ms']} (host {v['host_late_ms']})"
+    pt = ", ".join(f"{k} {v['idle_ms']} (host {v['host_late_ms']}; kernels {v['kernel_ms']})"
                    for k, v in (r["parts"] or {}).items()) or "not told apart"
     return (f"{path}: step {r['step_ms']} ms on stream {r['main_stream']}: busy "
             f"{r['stream_busy_ms']}, idle {r['stream_idle_ms']} = host late {r['host_late_ms']} "
@@ -182,10 +220,14 @@ def main(argv=None):
     p.add_argument("traces", nargs="+")
     p.add_argument("--steps", type=int, required=True, help="the steps the traces hold")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--diff", action="store_true",
+                   help="two traces: the step stream's kernels whose time differs between them")
     a = p.parse_args(argv)
     if a.steps < 1:
         p.error("--steps must be at least 1")
-    rc = 0
+    if a.diff and len(a.traces) != 2:
+        p.error(f"--diff compares two traces, not {len(a.traces)}")
+    rc, done = 0, []
     for path in a.traces:
         try:
             r = analyse(*load(path), a.steps)
@@ -195,7 +237,13 @@ def main(argv=None):
             rc = 1
             print(f"trace_gaps: {path}: {r['error']}", file=sys.stderr)
             continue
-        print(json.dumps(dict(r, trace=path)) if a.json else line(path, r), flush=True)
+        done.append(r)
+        if not a.diff:
+            print(json.dumps(dict(r, trace=path)) if a.json else line(path, r), flush=True)
+    if a.diff and len(done) == 2:
+        d = diff_kernels(*done)
+        print(json.dumps(dict(d, a=a.traces[0], b=a.traces[1])) if a.json
+              else diff_line(*a.traces, d))
     return rc
 
 

@@ -23,6 +23,7 @@ the step times (each part on the host's and, on CUDA, the GPU's clock); under
 torchrun, every rank's own figures too.
 """
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -91,6 +92,13 @@ def parse_args():
     p.add_argument("--ddp-bucket-view", action="store_true",
                    help="DDP: gradients are views into the all-reduce buckets "
                         "(gradient_as_bucket_view), not copied into them")
+    p.add_argument("--cudnn-benchmark", choices=["on", "quiet", "off"], default="on",
+                   help="CUDA: how cuDNN picks its convolution kernels. on: it times its "
+                        "candidates at each new shape, in the first steps, beside the loader's "
+                        "own GPU work (torch.backends.cudnn.benchmark); quiet: the same, timed "
+                        "on one synthetic batch of the step's shape before the loader starts "
+                        "(the model's BatchNorm statistics are put back); off: cuDNN's "
+                        "heuristics, no timing (each process may otherwise pick other kernels)")
     p.add_argument("--prefetch", type=int, default=4,
                    help="ferry: batches in the ring (ferry.Loader's prefetch)")
     p.add_argument("--compile", action="store_true",
@@ -103,9 +111,17 @@ def parse_args():
                         "Chrome trace; bench/trace_gaps.py sums it up); needs --steps")
     p.add_argument("--profile-steps", type=int, default=8,
                    help="how many of the last steps --profile keeps (default 8)")
+    p.add_argument("--kernel-census", action="store_true",
+                   help="CUDA: list the step's kernels over two warm-up steps (steps --warmup - "
+                        "3 and - 2, under the profiler, outside the timed steps) and report "
+                        "their time per step, how many there are and a digest of their names: "
+                        "ranks whose cuDNN picked other kernels show other digests")
     p.add_argument("--log-every", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
+    if args.kernel_census and args.warmup < KernelCensus.STEPS + 3:
+        p.error(f"--kernel-census needs --warmup {KernelCensus.STEPS + 3} or more, not "
+                f"{args.warmup} (it lists steps --warmup - 3 and - 2, before --profile starts)")
     if args.profile:
         start = StepProfile.starts_after(args.warmup)
         if args.profile_steps < 1:
@@ -329,6 +345,84 @@ class StepProfile:
         prof.export_chrome_trace(os.path.join(self.args.profile, f"rank{self.rank}.json"))
 
 
+class KernelCensus:
+    """--kernel-census: the kernels of the step's stream (the one with the most kernel time)
+    over STEPS warm-up steps that end two steps before the timed ones (and before --profile
+    starts), on a synchronized GPU at both ends. Reports their time per step, how many distinct
+    kernels and a digest of their sorted names."""
+    STEPS = 2
+
+    def __init__(self, args, cuda):
+        self.on = bool(args.kernel_census and cuda)
+        self.start_after = args.warmup - 2 - self.STEPS
+        self.prof, self.result = None, None
+
+    def after_step(self, step):
+        if not self.on:
+            return
+        if step == self.start_after:
+            from torch.profiler import ProfilerActivity, profile
+            torch.cuda.synchronize()
+            self.prof = profile(activities=[ProfilerActivity.CUDA])
+            self.prof.start()
+        elif step == self.start_after + self.STEPS and self.prof is not None:
+            torch.cuda.synchronize()
+            self.prof.stop()
+            self.result = self._count(self.prof)
+            self.prof = None
+
+    def _count(self, prof):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "census.json")
+            prof.export_chrome_trace(path)
+            with open(path) as f:
+                doc = json.load(f)
+        return kernel_census(doc["traceEvents"] if isinstance(doc, dict) else doc, self.STEPS)
+
+
+def kernel_census(events, steps):
+    """A trace's kernels on the stream with the most kernel time: their time per step (ms), how
+    many distinct ones, and a digest of their sorted names."""
+    by_stream = {}
+    for e in events:
+        if str(e.get("cat", "")).lower() == "kernel" and "dur" in e:
+            k = by_stream.setdefault((e.get("args") or {}).get("stream"), {})
+            k[e.get("name", "")] = k.get(e.get("name", ""), 0.0) + float(e["dur"])
+    if not by_stream:
+        return {"error": "no kernel in the census's window"}
+    kernels = max(by_stream.values(), key=lambda k: sum(k.values()))
+    names = "\n".join(sorted(kernels)).encode()
+    return {"steps": steps, "kernel_ms_per_step": round(sum(kernels.values()) / 1e3 / steps, 3),
+            "distinct": len(kernels), "digest": hashlib.sha1(names).hexdigest()[:10]}
+
+
+def tune_quietly(model, args):
+    """--cudnn-benchmark quiet: one forward and backward of a synthetic batch of the step's
+    shape, dtype and layout, before the loader (and DDP) start, so that cuDNN times its
+    candidate kernels on a GPU that runs nothing else; it keeps its choice for every later step
+    of that shape. The gradients are dropped and the BatchNorm statistics put back: the model
+    trains as if this pass had not been."""
+    saved = [b.detach().clone() for b in model.buffers()]
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(args.amp)
+    x = torch.randn(args.batch_size, 3, args.size, args.size, device=args.device,
+                    dtype=dtype or torch.float32)
+    if args.channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (args.batch_size,), device=args.device)
+    where = torch.device(args.device).type
+    with torch.autocast(where, dtype=dtype, enabled=dtype is not None):
+        loss = nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    with torch.no_grad():
+        for b, v in zip(model.buffers(), saved):
+            b.copy_(v)
+    for q in model.parameters():
+        q.grad = None
+    if where == "cuda":
+        torch.cuda.synchronize()
+
+
 def main_thread_switches():
     """The calling thread's involuntary context switches so far (None where not reported)."""
     who = getattr(resource, "RUSAGE_THREAD", None) if resource else None
@@ -369,7 +463,7 @@ def main():
     if str(args.device).startswith("cuda"):
         torch.cuda.set_device(local_rank)
         args.device = f"cuda:{local_rank}"
-        torch.backends.cudnn.benchmark = True
+        torch.backends.cudnn.benchmark = args.cudnn_benchmark != "off"
     if distributed:
         import torch.distributed as dist
         if args.device.startswith("cuda") and args.nccl_high_priority:
@@ -384,6 +478,8 @@ def main():
     model = getattr(models, args.arch)(num_classes=1000).to(args.device)
     if args.channels_last:
         model = model.to(memory_format=torch.channels_last)
+    if args.cudnn_benchmark == "quiet" and args.device.startswith("cuda"):
+        tune_quietly(model, args)
     if args.compile:
         model = torch.compile(model)
     if distributed:
@@ -420,6 +516,7 @@ def main():
     # the model's own forward starts: after what DDP does first (its buffers' broadcast)
     getattr(model, "module", model).register_forward_pre_hook(lambda *_: timeline.mark())
     profiler = StepProfile(args, rank, device_type == "cuda")
+    census = KernelCensus(args, device_type == "cuda")
     nivcsw0 = None  # the main thread's involuntary switches: how often others pushed it off
     done = False
     start = time.perf_counter()
@@ -448,6 +545,7 @@ def main():
             scaler.update()
             timeline.end()
             step += 1
+            census.after_step(step)  # its window ends where the profiler's starts
             profiler.after_step(step)
             if step == args.warmup:
                 if device_type == "cuda":
@@ -508,6 +606,8 @@ def main():
                                       if w > 5e-3],
               "amp": args.amp, "fused_sgd": args.fused, "device": args.device,
               "nccl_high_priority": args.nccl_high_priority,
+              "cudnn_benchmark": args.cudnn_benchmark if device_type == "cuda" else None,
+              "kernel_census": census.result,
               "ddp": ({"broadcast_buffers": args.ddp_broadcast_buffers,
                        "gradient_as_bucket_view": args.ddp_bucket_view} if distributed else None),
               "ferry_device": (args.ferry_device or device_type) if args.loader == "ferry" else None,
@@ -532,7 +632,7 @@ def main():
         keys = ("data_wait_ms_per_step", "data_wait_ms_max", "data_waits_over_5ms", "step_ms",
                 "cores_busy", "gpu_util_mean", "gpu_ms", "host_ms", "main_thread_preempted_per_step",
                 "ferry_wait_ms_per_step", "ferry_engine_share", "ferry_engine_share_timed",
-                "ferry_workers_active")
+                "ferry_workers_active", "kernel_census")
         mine = {k: result[k] for k in keys if k in result}
         mine["rank"] = rank
         everyone = [None] * world

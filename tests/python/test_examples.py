@@ -88,6 +88,8 @@ def test_train_imagenet_two_steps(tiny, loader):
     assert 0 <= result["data_wait_ms_max"] and set(result["data_waits_over_5ms"]) <= {2, 3}
     assert result["nccl_high_priority"] is False  # a DDP-on-CUDA option, off by default
     assert result["ddp"] is None  # one process: no DDP
+    # CUDA's: how cuDNN picks its kernels, and the census of the step's kernels (none asked)
+    assert result["cudnn_benchmark"] is None and result["kernel_census"] is None
     q = result["step_ms"]  # the 2 timed steps' times, as percentiles
     assert 0 < q["p10"] <= q["p50"] <= q["p90"] <= q["p99"]
     assert result["gpu_ms"] is None  # the step's parts on a CUDA stream's clock: none on the CPU
@@ -205,3 +207,91 @@ def test_train_imagenet_profile_keeps_the_last_steps(tmp_path):
                                      "--profile-steps", "3"],
                              capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and "--profile needs --steps above" in refused.stderr
+
+
+def load_example():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("train_imagenet",
+                                                  EXAMPLES / "train_imagenet.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_train_imagenet_kernel_census_counts_the_step_stream():
+    """--kernel-census's count: the kernels of the stream with the most kernel time (not NCCL's,
+    not copies), per step, and a digest that tells another choice of kernels apart."""
+    pytest.importorskip("torch", reason="torch not importable")
+    mod = load_example()
+
+    def k(name, dur, stream=7, cat="kernel"):
+        return {"ph": "X", "cat": cat, "name": name, "ts": 0, "dur": dur,
+                "args": {"stream": stream}}
+    ev = [k("conv_a", 100), k("conv_a", 100), k("bn_b", 50), k("ncclDevKernel_AllReduce", 30, 20),
+          k("Memcpy HtoD", 500, 7, "gpu_memcpy"), {"ph": "i", "name": "mark", "ts": 1}]
+    c = mod.kernel_census(ev, 2)
+    assert c["steps"] == 2 and c["kernel_ms_per_step"] == 0.125 and c["distinct"] == 2
+    slower = [dict(e, dur=e["dur"] * 2) if e.get("name") == "bn_b" else e for e in ev]
+    assert mod.kernel_census(slower, 2)["digest"] == c["digest"]  # the same kernels
+    other = [dict(e, name="bn_c") if e.get("name") == "bn_b" else e for e in ev]
+    assert mod.kernel_census(other, 2)["digest"] != c["digest"]  # another choice
+    assert "error" in mod.kernel_census([k("Memcpy", 5, 7, "gpu_memcpy")], 2)
+
+
+def test_train_imagenet_quiet_tuning_leaves_the_model_as_it_was():
+    """--cudnn-benchmark quiet's pass (run here on the CPU, the same code): a forward and
+    backward of a synthetic batch that leaves no gradient and puts the BatchNorm statistics
+    back, which such a pass alone would have moved."""
+    pytest.importorskip("torch", reason="torch not importable")
+    tv = pytest.importorskip("torchvision", reason="torchvision not importable")
+    import argparse
+    import copy
+    mod = load_example()
+    torch = mod.torch
+    torch.manual_seed(0)
+    model = tv.models.resnet18(num_classes=1000).to(memory_format=torch.channels_last)
+    model.train()
+    args = argparse.Namespace(batch_size=2, size=32, amp="off", channels_last=True,
+                              device="cpu")
+    before = copy.deepcopy(model.state_dict())
+    moved = copy.deepcopy(model)  # the pass without its put-back: the statistics move
+    moved(torch.randn(2, 3, 32, 32))
+    assert not torch.equal(moved.bn1.running_mean, before["bn1.running_mean"])
+    mod.tune_quietly(model, args)
+    after = model.state_dict()
+    assert set(after) == set(before)
+    for name, v in before.items():
+        assert torch.equal(after[name], v), name
+    assert all(q.grad is None for q in model.parameters())
+    assert model.training
+
+
+def test_train_imagenet_kernel_census_needs_warmup(tmp_path):
+    pytest.importorskip("torch", reason="torch not importable")
+    pytest.importorskip("torchvision", reason="torchvision not importable")
+    out = subprocess.run([sys.executable, str(EXAMPLES / "train_imagenet.py"), str(tmp_path),
+                          "--loader", "synthetic", "--device", "cpu", "--steps", "6",
+                          "--warmup", "4", "--kernel-census"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "--kernel-census needs --warmup 5 or more, not 4" in out.stderr
+
+
+@pytest.mark.parametrize("tune", ["quiet", "off"])
+def test_train_imagenet_cuda_census_and_tuning(tmp_path, tune):
+    """On a GPU: the step's kernels counted over two warm-up steps, with cuDNN's kernels timed
+    before the loader starts (quiet) or picked by its heuristics (off)."""
+    torch = pytest.importorskip("torch", reason="torch not importable")
+    pytest.importorskip("torchvision", reason="torchvision not importable")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device: the census and cuDNN's tuning run on a GPU only")
+    out = subprocess.run([sys.executable, str(EXAMPLES / "train_imagenet.py"), str(tmp_path),
+                          "--loader", "synthetic", "--arch", "resnet18", "--batch-size", "8",
+                          "--size", "64", "--steps", "8", "--warmup", "5", "--log-every", "0",
+                          "--kernel-census", "--cudnn-benchmark", tune],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["cudnn_benchmark"] == tune and r["steps"] == 8
+    c = r["kernel_census"]
+    assert c["steps"] == 2 and c["kernel_ms_per_step"] > 0 and c["distinct"] > 5, c
+    assert len(c["digest"]) == 10

@@ -104,11 +104,38 @@ def test_trace_gaps_tells_the_steps_parts(tg, tmp_path):
     p.write_text(json.dumps({"traceEvents": ev}))
     r = tg.analyse(*tg.load(p), steps=2)
     # step 2's forward gap (30, of which 20 before its launch) and both backward gaps (10 each,
-    # launched in time), over 2 steps
-    assert r["parts"] == {"backward": {"idle_ms": 0.01, "host_late_ms": 0.0},
-                          "forward": {"idle_ms": 0.015, "host_late_ms": 0.01}}
+    # launched in time), over 2 steps; and each part's kernel time per step (50 µs a kernel)
+    assert r["parts"] == {"backward": {"idle_ms": 0.01, "host_late_ms": 0.0, "kernel_ms": 0.05},
+                          "forward": {"idle_ms": 0.015, "host_late_ms": 0.01, "kernel_ms": 0.1},
+                          "optimizer": {"idle_ms": 0.0, "host_late_ms": 0.0, "kernel_ms": 0.05}}
     assert {g["part"] for g in r["longest_gaps"]} == {"forward", "backward"}
     for e in ev:
         e["name"] = e["name"].replace("FusedSgd", "Adam")
     p.write_text(json.dumps({"traceEvents": ev}))
     assert tg.analyse(*tg.load(p), steps=2)["parts"] is None
+
+
+def test_trace_gaps_diff_names_the_kernels_that_differ(tg, tmp_path, capsys):
+    """--diff: two traces of the same step whose processes picked other kernels for a layer
+    (as cuDNN's autotuner may): the kernels that differ, the largest difference first, with
+    the ones only one trace has."""
+    def write(name, kernels):
+        ev, t = [], 0
+        for i, (k, dur) in enumerate(kernels, 1):
+            ev += [op("kernel", k, t, dur, 7, i), launch(t, i)]
+            t += dur
+        p = tmp_path / name
+        p.write_text(json.dumps({"traceEvents": ev}))
+        return p
+    a = write("a.json", [("conv_tile128", 300), ("bn", 100), ("relu", 50)])
+    b = write("b.json", [("conv_tile64", 400), ("bn", 100), ("relu", 60)])
+    d = tg.diff_kernels(tg.analyse(*tg.load(a), steps=1), tg.analyse(*tg.load(b), steps=1))
+    assert d["a_kernel_ms"] == 0.45 and d["b_kernel_ms"] == 0.56
+    assert d["only_in_a"] == 1 and d["only_in_b"] == 1
+    assert [(x["kernel"], x["only_in"]) for x in d["differ"]] == [
+        ("conv_tile64", "b"), ("conv_tile128", "a"), ("relu", None)]  # bn: the same, left out
+    assert tg.main([str(a), str(b), "--steps", "1", "--diff"]) == 0
+    out = capsys.readouterr().out
+    assert "(only in b) conv_tile64" in out and out.count("\n") == 6
+    with pytest.raises(SystemExit):
+        tg.main([str(a), "--steps", "1", "--diff"])
