@@ -371,6 +371,14 @@ class KernelCensus:
             self.result = self._count(self.prof)
             self.prof = None
 
+    def finish(self):
+        """After the run: a census the run ended within (too few --steps) says so."""
+        if self.prof is not None:
+            self.prof.stop()
+            self.prof = None
+            self.result = {"error": f"the run ended within the census's steps "
+                                    f"({self.start_after + 1}..{self.start_after + self.STEPS})"}
+
     def _count(self, prof):
         import tempfile
         with tempfile.TemporaryDirectory() as d:
@@ -573,6 +581,7 @@ def main():
         torch.cuda.synchronize()
     elapsed = time.perf_counter() - (t0 or start)
     profiler.finish()
+    census.finish()
     # the spread of step times, on the host's clock (with fused SGD, GradScaler does not wait for
     # the GPU): a loader that costs every step the same shifts the median; one that delays some
     # steps (in DDP every rank waits for the slowest) lengthens the tail

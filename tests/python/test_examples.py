@@ -295,3 +295,47 @@ def test_train_imagenet_cuda_census_and_tuning(tmp_path, tune):
     c = r["kernel_census"]
     assert c["steps"] == 2 and c["kernel_ms_per_step"] > 0 and c["distinct"] > 5, c
     assert len(c["digest"]) == 10
+
+
+def test_train_imagenet_kernel_census_window(monkeypatch):
+    """--kernel-census's window (with a stand-in profiler and synchronize): it starts after step
+    --warmup - 4 and stops after --warmup - 2, where --profile starts; a run that ends inside
+    the window gets an error in place of the census."""
+    pytest.importorskip("torch", reason="torch not importable")
+    import argparse
+    import torch.profiler
+    mod = load_example()
+    calls = []
+
+    class Profile:
+        def __init__(self, activities):
+            calls.append(("new", activities))
+
+        def start(self):
+            calls.append("start")
+
+        def stop(self):
+            calls.append("stop")
+
+        def export_chrome_trace(self, path):
+            ev = [{"ph": "X", "cat": "kernel", "name": "conv", "ts": 0, "dur": 3000,
+                   "args": {"stream": 7}}]
+            pathlib.Path(path).write_text(json.dumps({"traceEvents": ev}))
+
+    monkeypatch.setattr(torch.profiler, "profile", Profile)
+    monkeypatch.setattr(mod.torch.cuda, "synchronize", lambda: calls.append("sync"))
+    args = argparse.Namespace(kernel_census=True, warmup=6)
+    c = mod.KernelCensus(args, True)
+    for step in range(1, 9):
+        c.after_step(step)
+        if step in (2, 4):
+            assert calls[-1] == ("start" if step == 2 else "stop"), (step, calls)
+    c.finish()
+    assert [x for x in calls if isinstance(x, str)] == ["sync", "start", "sync", "stop"]
+    assert c.result["kernel_ms_per_step"] == 1.5 and c.result["distinct"] == 1
+    early = mod.KernelCensus(args, True)
+    for step in range(1, 4):
+        early.after_step(step)
+    early.finish()
+    assert early.result == {"error": "the run ended within the census's steps (3..4)"}
+    assert mod.KernelCensus(args, False).on is False  # without CUDA: no census
