@@ -44,10 +44,11 @@
 #   (--nccl-high-priority), :nobb no DDP buffer broadcast (--no-ddp-broadcast-buffers), :bview
 #   gradients as views of DDP's buckets (--ddp-bucket-view), :cbquiet cuDNN's kernels timed
 #   before the loader starts (--cudnn-benchmark quiet), :cboff cuDNN's heuristics
-#   (--cudnn-benchmark off), :census each rank's step kernels listed (--kernel-census); the
-#   machine's :pin each rank on its slice of the CPUs (bench/rank_pin.sh), :burn n CPU-only `ferry load` processes beside the
-#   run, BURN_WORKERS=7 decode threads each (ferry's CPU load per rank in 2x0 without its GPU
-#   work); :prof a GPU trace of the last PROF_STEPS=8 steps per rank too (the example's
+#   (--cudnn-benchmark off), :census each rank's step kernels listed (--kernel-census; summed
+#   up after the ratios: the runs whose ranks used the same kernels); the machine's :pin each
+#   rank on its slice of the CPUs (bench/rank_pin.sh), :burn n CPU-only `ferry load` processes
+#   beside the run, BURN_WORKERS=7 decode threads each (ferry's CPU load per rank in 2x0
+#   without its GPU work); :prof a GPU trace of the last PROF_STEPS=8 steps per rank too (the example's
 #   --profile, in $OUT/prof/, summed up by bench/trace_gaps.py: where the step's stream
 #   waited). E.g. "2x0:lowprio:prof synthetic:nobb". Each run also lists the GPUs every process
 #   holds a context on, sampled APPS_AT=20 s in (nvidia-smi). LOAD_VARIANTS take :park too.
@@ -361,6 +362,7 @@ part_train() {
 part_ab() {
   local log=$OUT/ab.log r v vn vw va ve vp w e c d k burn vt vf vprof vbad sampler
   say "ab: ResNet-50 as in train, $TRAIN_AB_ROUNDS rounds of: $TRAIN_AB"
+  mkdir -p "$tmp/ab-json"
   for r in $(seq 1 "$TRAIN_AB_ROUNDS"); do
     for v in $TRAIN_AB; do
       # a variant: BASE[:FLAG]...; BASE NPxW (ferry) or synthetic (n GPUs) or synthetic1
@@ -433,6 +435,7 @@ part_ab() {
       say "$(ab_ranks "$last")"
       say "    GPU contexts at ${APPS_AT:-20} s: $(apps_line "$tmp/apps.txt")"
       echo "$r $v $val" >> "$tmp/ab.txt"
+      printf '%s\n' "$last" > "$tmp/ab-json/$r-${v//:/_}.json" # for the census summary
       if [ -n "$vprof" ]; then # where each rank's stream waited (bench/trace_gaps.py)
         if ls "$vprof"/rank*.json > /dev/null 2>&1; then
           say "$(python3 bench/trace_gaps.py "$vprof"/rank*.json --steps "${PROF_STEPS:-8}" 2>&1 |
@@ -446,6 +449,38 @@ part_ab() {
     done
   done
   ab_summary "$tmp/ab.txt"
+  census_summary "$tmp/ab-json"
+}
+# census_summary DIR (each run's JSON line, ROUND-VARIANT.json): for the variants run with
+# :census, the kernels each rank's cuDNN settled on: in how many runs the ranks' kernels were
+# the same (their digests), how many different sets the variant's processes used, and each
+# set's kernel time per step
+census_summary() {
+  python3 - "$1" <<'EOF2' | while IFS= read -r line; do say "$line"; done
+import json, pathlib, sys
+by = {}
+for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
+    try:
+        d = json.loads(f.read_text())
+    except ValueError:
+        continue
+    ranks = [r.get("kernel_census") for r in (d.get("ranks") or [d])]
+    if not any(ranks):
+        continue
+    variant = f.stem.split("-", 1)[1].replace("_", ":")
+    by.setdefault(variant, []).append([c for c in ranks if c and "digest" in c])
+for v, runs in by.items():
+    sets = {}
+    for run in runs:
+        for c in run:
+            sets.setdefault(c["digest"], []).append(c["kernel_ms_per_step"])
+    same = sum(1 for run in runs if len(run) > 1 and len({c["digest"] for c in run}) == 1)
+    several = sum(1 for run in runs if len(run) > 1)
+    print(f"  census, {v}: {len(runs)} run(s)"
+          + (f", the ranks' kernels the same in {same} of {several}" if several else "")
+          + f"; {len(sets)} kernel set(s): " + ", ".join(
+              f"{k} {min(ms):.2f}-{max(ms):.2f} ms/step x{len(ms)}" for k, ms in sets.items()))
+EOF2
 }
 # apps_line FILE: nvidia-smi's compute processes as "pid on GPU(s) (MiB)"; a process on several
 # GPUs is named
@@ -510,18 +545,21 @@ ones = {}  # round -> {1x0 variant: images/s}
 for r, v, x in rows:
     if v.split(":")[0] == "1x0":
         ones.setdefault(r, {})[v] = float(x)
-per, over = {}, {}
+per, over, alone = {}, {}, []
 for r, v, x in rows:
     if v.startswith("1x") or r not in ones:
         continue
     fit = [b for b in ones[r] if flags(b) <= flags(v)]
     if not fit:
+        alone += [v] if v not in alone else []
         continue
     b = max(fit, key=lambda b: len(flags(b)))
     per.setdefault(v, []).append(float(x) / ones[r][b])
     over.setdefault(v, set()).add(b)
 if not ones:
     print("  ab summary: no 1x0 run to divide by")
+for v in alone:
+    print(f"  ab summary, {v}: no ratio (no 1x0 run in its round with none but its flags)")
 for v, q in per.items():
     print(f"  ab summary, {v} / the round's {' or '.join(sorted(over[v]))}: "
           + ", ".join(f"{x:.3f}" for x in q)
