@@ -74,7 +74,10 @@ def phases(mine):
     """Each of the step stream's operations' part of the step, from the step's own kernels: a
     step's fused SGD kernels (FusedSgd) are its update, the loss's nll_loss_forward kernel ends
     its forward, what follows up to the update is its backward. None when the trace holds
-    neither kernel (another model, loss or optimizer)."""
+    neither kernel (another model, loss or optimizer). The window may open inside a step (the
+    GPU runs behind the host): what comes before its first nll_loss_forward then counts as a
+    forward though it may hold the end of a backward, so compare parts, not windows, with
+    care."""
     names = [o["name"] for o in mine]
     if not any("FusedSgd" in n for n in names) or not any("nll_loss_forward" in n for n in names):
         return None
