@@ -1,0 +1,109 @@
+"""bench/gpu_x2_checks.sh's ab mode, run against stand-ins for torchrun and nvidia-smi: the
+options each variant's flags give the example, each ratio's 1-GPU baseline, the census summed up
+per variant, and a bad variant reported. No GPU, no torch: the stand-in prints the JSON line
+examples/train_imagenet.py would."""
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# The stand-in python3: `-m torch.distributed.run ...` prints a run's JSON line, with images/s
+# 1,000 per process (1,100 with --cudnn-benchmark quiet) and, with --kernel-census, each rank's
+# census: the ranks' kernels differ unless cuDNN was tuned quietly; `-c '...import torch...'`
+# prints a version; anything else runs the real interpreter.
+FAKE_PYTHON = """#!/bin/bash
+if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
+  np=1; all="$*"
+  for ((i = 1; i <= $#; i++)); do
+    [ "${!i}" = --nproc-per-node ] && { j=$((i + 1)); np=${!j}; }
+  done
+  per=1000; [[ "$all" == *"--cudnn-benchmark quiet"* ]] && per=1100
+  census=""; ranks=""
+  c() { echo '{"steps": 2, "kernel_ms_per_step": '$1', "distinct": '$2', "digest": "'$3'"}'; }
+  if [[ "$all" == *--kernel-census* ]]; then
+    d1=aaaaaaaaaa; [[ "$all" == *"--cudnn-benchmark quiet"* ]] || d1=bbbbbbbbbb
+    census=', "kernel_census": '$(c 41.0 70 aaaaaaaaaa)
+    r0='{"rank": 0, "kernel_census": '$(c 41.0 70 aaaaaaaaaa)'}'
+    r1='{"rank": 1, "kernel_census": '$(c 41.5 72 $d1)'}'
+    [ "$np" -gt 1 ] && ranks=', "ranks": ['"$r0, $r1"']'
+  fi
+  echo "stand-in torchrun: $all" >&2
+  echo '{"loader": "ferry", "world_size": '$np', "images_per_s": '$((per * np))\
+', "data_wait_ms_per_step": 0.2'"$census$ranks"'}'
+  exit 0
+fi
+if [ "$1" = -c ] && [[ "$2" == *"import torch"* ]]; then echo 0.stand-in; exit 0; fi
+exec "$REAL_PYTHON" "$@"
+"""
+
+FAKE_SMI = """#!/bin/bash
+case "$*" in
+  -L) echo "GPU 0: Stand-in (UUID: a)"; echo "GPU 1: Stand-in (UUID: b)" ;;
+  *compute-apps*) echo "101, 00000000:18:00.0, 1500 MiB"; echo "102, 00000000:2A:00.0, 1400 MiB" ;;
+  *name*) echo "Stand-in GPU"; echo "Stand-in GPU" ;;
+  *) echo stand-in ;;
+esac
+"""
+
+
+@pytest.fixture
+def harness(tmp_path):
+    if not shutil.which("bash") or not shutil.which("lscpu"):
+        pytest.skip("bash and lscpu are needed to run gpu_x2_checks.sh")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, text in (("python3", FAKE_PYTHON), ("nvidia-smi", FAKE_SMI)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    dev = tmp_path / "dev"
+    dev.mkdir()
+    (dev / "COMMIT").write_text("0000000\n")
+    (tmp_path / "set").mkdir()
+
+    def run(ab, rounds=1):
+        out = tmp_path / "out"
+        env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", REAL_PYTHON=sys.executable,
+                   FERRY_DEVICE_DIR=str(dev), OUT=str(out), SET_DIR=str(tmp_path / "set"),
+                   PARTS="ab", APPS_AT="0", TRAIN_AB=ab, TRAIN_AB_ROUNDS=str(rounds),
+                   BUDGET="300")
+        p = subprocess.run(["bash", "bench/gpu_x2_checks.sh"], cwd=ROOT, env=env,
+                           capture_output=True, text=True, timeout=240)
+        return p, (out / "summary.txt").read_text(), (out / "ab.log").read_text()
+    return run
+
+
+def test_ab_flags_baselines_and_census(harness):
+    p, summary, log = harness("1x0 1x0:cbquiet:census 2x0:nobb 2x0:census "
+                              "2x0:nobb:cbquiet:census synthetic:cboff", rounds=2)
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    # each flag is the example's option
+    assert "--no-ddp-broadcast-buffers" in log and "--cudnn-benchmark quiet" in log
+    assert "--cudnn-benchmark off" in log and "--kernel-census" in log
+    # each variant over the 1x0 run with the most of its flags and no other
+    assert "ab summary, 2x0:nobb / the round's 1x0: 2.000, 2.000" in summary
+    assert "ab summary, 2x0:census / the round's 1x0: 2.000, 2.000" in summary
+    assert ("ab summary, 2x0:nobb:cbquiet:census / the round's 1x0:cbquiet:census: "
+            "2.000, 2.000") in summary
+    assert "ab summary, synthetic:cboff / the round's 1x0: 2.000, 2.000" in summary
+    # the census: ranks tuned beside the loader picked other kernels here, quietly the same
+    assert ("census, 2x0:census: 2 run(s), the ranks' kernels the same in 0 of 2; 2 kernel "
+            "set(s): aaaaaaaaaa 41.00-41.00 ms/step x2, bbbbbbbbbb 41.50-41.50 ms/step x2"
+            ) in summary
+    assert ("census, 2x0:nobb:cbquiet:census: 2 run(s), the ranks' kernels the same in 2 of 2; "
+            "1 kernel set(s): aaaaaaaaaa 41.00-41.50 ms/step x4") in summary
+    assert "census, 1x0:cbquiet:census: 2 run(s); 1 kernel set(s)" in summary
+    assert "kernels 41.5 ms/step (72 distinct, digest bbbbbbbbbb)" in summary  # rank 1's line
+
+
+def test_ab_bad_variant_and_no_baseline(harness):
+    p, summary, _ = harness("1x0:census 2x0 2x0:bogus")
+    assert p.returncode == 1, p.stdout[-3000:]  # a variant not run is a failure
+    assert "ab: '2x0:bogus': not NPxW|synthetic|synthetic1 with" in summary
+    assert "FAILED" in summary
+    # 2x0 has no flag, 1x0:census one it lacks: no ratio, said so
+    assert "ab summary, 2x0: no ratio (no 1x0 run in its round with none but its flags)" in summary
