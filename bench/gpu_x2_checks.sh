@@ -115,7 +115,8 @@ trun() {
   fi
   # FERRY_X2_ENV: one more VAR=value for the run; FERRY_X2_PIN: the CPUs it may use (taskset);
   # FERRY_X2_RANKPIN=1: each rank on its own slice of them (bench/rank_pin.sh)
-  local wrap=()
+  local wrap=() t_run
+  t_run=$(date +%s)
   [ "${FERRY_X2_RANKPIN:-0}" = 1 ] && wrap=(--no-python "$PWD/bench/rank_pin.sh" python3)
   env FERRY_X2_TOKEN="$token" ${FERRY_X2_ENV:-FERRY_X2_VARIANT=0} \
     ${FERRY_X2_PIN:+taskset -c "$FERRY_X2_PIN"} timeout -k 20 "$t" \
@@ -125,7 +126,7 @@ trun() {
   cat "$tmp/run.txt" >> "$log"
   last=$(grep '^{' "$tmp/run.txt" | tail -1)
   [ "$rc" = 124 ] || [ "$rc" = 137 ] && echo "timed out after $t s" | tee -a "$log"
-  echo "exit $rc" >> "$log"
+  echo "exit $rc after $(($(date +%s) - t_run)) s" >> "$log"
   leftovers "$log"
   return "$rc"
 }
@@ -360,7 +361,7 @@ part_train() {
 # machine's drift falls on each alike; each line: images/s, data wait, workers, the engine's
 # share of the images, rank 0's cores busy
 part_ab() {
-  local log=$OUT/ab.log r v vn vw va ve vp w e c d k burn vt vf vprof vbad sampler
+  local log=$OUT/ab.log r v vn vw va ve vp w e c d k burn vt vf vprof vbad sampler t_ab
   say "ab: ResNet-50 as in train, $TRAIN_AB_ROUNDS rounds of: $TRAIN_AB"
   mkdir -p "$tmp/ab-json"
   for r in $(seq 1 "$TRAIN_AB_ROUNDS"); do
@@ -418,6 +419,7 @@ part_ab() {
       (sleep "${APPS_AT:-20}" && nvidia-smi --query-compute-apps=pid,gpu_bus_id,used_memory \
         --format=csv,noheader > "$tmp/apps.txt" 2>&1) &
       sampler=$!
+      t_ab=$(date +%s)
       FERRY_X2_ENV=$ve FERRY_X2_RANKPIN=$vp train_one "$log" 100 "$vn" "ab round $r, $v" "${va[@]}"
       pkill -P "$sampler" 2> /dev/null # its sleep, if the run ended first
       kill "$sampler" 2> /dev/null
@@ -433,6 +435,7 @@ part_ab() {
       [ -n "$e" ] && e="$e (timed steps $(jget "$last" ferry_engine_share_timed))"
       say "  round $r, $v: $val images/s, data wait $d ms/step (in ferry $(jget "$last" ferry_wait_ms_per_step); epochs of $(jget "$last" steps_per_epoch) steps), workers/active ${w:--}, engine share ${e:--}, rank 0's cores busy $c, step ms $(jget "$last" step_ms)"
       say "$(ab_ranks "$last")"
+      say "    seconds: $(jget "$last" seconds) (of the run's $(($(date +%s) - t_ab)) s)"
       say "    GPU contexts at ${APPS_AT:-20} s: $(apps_line "$tmp/apps.txt")"
       echo "$r $v $val" >> "$tmp/ab.txt"
       printf '%s\n' "$last" > "$tmp/ab-json/$r-${v//:/_}.json" # for the census summary

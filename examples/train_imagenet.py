@@ -30,6 +30,8 @@ import sys
 import threading
 import time
 
+BEGUN = time.perf_counter()  # before torch's import: where the run's start-up begins
+
 try:
     import resource  # the main thread's context switches (POSIX)
 except ImportError:
@@ -528,6 +530,7 @@ def main():
     nivcsw0 = None  # the main thread's involuntary switches: how often others pushed it off
     done = False
     start = time.perf_counter()
+    first_step = None  # when the first step began: what came before is start-up
     for e in range(args.epochs):
         model.train()
         it = epoch_iter(e)
@@ -537,6 +540,8 @@ def main():
                 images, labels = next(it)
             except StopIteration:
                 break
+            if first_step is None:
+                first_step = tw
             if t0 is not None:  # host time the step waited for its batch
                 waits.append(time.perf_counter() - tw)
                 data_wait += waits[-1]
@@ -621,7 +626,12 @@ def main():
                        "gradient_as_bucket_view": args.ddp_bucket_view} if distributed else None),
               "ferry_device": (args.ferry_device or device_type) if args.loader == "ferry" else None,
               "cores_busy": cores_busy,
-              "profiled_steps": args.profile_steps if args.profile else 0}
+              "profiled_steps": args.profile_steps if args.profile else 0,
+              # where the run's wall time went: imports, model, loader and DDP up to the first
+              # batch asked for; the warm-up steps (cuDNN's tuning among them); the timed steps
+              "seconds": {"start_up": round((first_step or start) - BEGUN, 2),
+                          "warmup": round(t0 - first_step, 2) if t0 and first_step else None,
+                          "timed": round(elapsed, 2) if t0 else None}}
     if args.ferry_loader is not None:
         result["ferry_workers"] = args.ferry_loader.workers
         st = args.ferry_loader.stats()  # the whole run's: the timed steps' images came early

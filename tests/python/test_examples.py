@@ -90,6 +90,8 @@ def test_train_imagenet_two_steps(tiny, loader):
     assert result["ddp"] is None  # one process: no DDP
     # CUDA's: how cuDNN picks its kernels, and the census of the step's kernels (none asked)
     assert result["cudnn_benchmark"] is None and result["kernel_census"] is None
+    sec = result["seconds"]  # the run's wall time: start-up, the 1 warm-up step, the 2 timed
+    assert sec["start_up"] > 0 and sec["warmup"] >= 0 and sec["timed"] > 0
     q = result["step_ms"]  # the 2 timed steps' times, as percentiles
     assert 0 < q["p10"] <= q["p50"] <= q["p90"] <= q["p99"]
     assert result["gpu_ms"] is None  # the step's parts on a CUDA stream's clock: none on the CPU
