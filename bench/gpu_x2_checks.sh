@@ -48,9 +48,9 @@
 #   up after the ratios: the runs whose ranks used the same kernels); the machine's :pin each
 #   rank on its slice of the CPUs (bench/rank_pin.sh), :burn n CPU-only `ferry load` processes
 #   beside the run, BURN_WORKERS=7 decode threads each (ferry's CPU load per rank in 2x0
-#   without its GPU work); :prof a GPU trace of the last PROF_STEPS=8 steps per rank too (the example's
-#   --profile, in $OUT/prof/, summed up by bench/trace_gaps.py: where the step's stream
-#   waited). E.g. "2x0:lowprio:prof synthetic:nobb". Each run also lists the GPUs every process
+#   without its GPU work); :prof a GPU trace of the last PROF_STEPS=8 steps per rank too (the
+#   example's --profile, in $OUT/prof/, summed up by bench/trace_gaps.py: where the step's
+#   stream waited). E.g. "2x0:lowprio:prof synthetic:nobb". Each run also lists the GPUs every process
 #   holds a context on, sampled APPS_AT=20 s in (nvidia-smi). LOAD_VARIANTS take :park too.
 # Out: $OUT/summary.txt (also printed last), load.log, train.log, search.log. Exit 0: every run
 # ran (and, on several GPUs, every figure met its threshold); 1: a run failed or was not run;
@@ -363,7 +363,6 @@ part_train() {
 part_ab() {
   local log=$OUT/ab.log r v vn vw va ve vp w e c d k burn vt vf vprof vbad sampler t_ab
   say "ab: ResNet-50 as in train, $TRAIN_AB_ROUNDS rounds of: $TRAIN_AB"
-  mkdir -p "$tmp/ab-json"
   for r in $(seq 1 "$TRAIN_AB_ROUNDS"); do
     for v in $TRAIN_AB; do
       # a variant: BASE[:FLAG]...; BASE NPxW (ferry) or synthetic (n GPUs) or synthetic1
@@ -437,8 +436,8 @@ part_ab() {
       say "$(ab_ranks "$last")"
       say "    seconds: $(jget "$last" seconds) (of the run's $(($(date +%s) - t_ab)) s)"
       say "    GPU contexts at ${APPS_AT:-20} s: $(apps_line "$tmp/apps.txt")"
-      echo "$r $v $val" >> "$tmp/ab.txt"
-      printf '%s\n' "$last" > "$tmp/ab-json/$r-${v//:/_}.json" # for the census summary
+      # one line per run that ran, for the ratios and the census summed up after the rounds
+      printf '{"round": %s, "variant": "%s", "run": %s}\n' "$r" "$v" "$last" >> "$tmp/ab.jsonl"
       if [ -n "$vprof" ]; then # where each rank's stream waited (bench/trace_gaps.py)
         if ls "$vprof"/rank*.json > /dev/null 2>&1; then
           say "$(python3 bench/trace_gaps.py "$vprof"/rank*.json --steps "${PROF_STEPS:-8}" 2>&1 |
@@ -451,27 +450,24 @@ part_ab() {
       fi
     done
   done
-  ab_summary "$tmp/ab.txt"
-  census_summary "$tmp/ab-json"
+  ab_summary "$tmp/ab.jsonl"
+  census_summary "$tmp/ab.jsonl"
 }
-# census_summary DIR (each run's JSON line, ROUND-VARIANT.json): for the variants run with
+# census_summary FILE (a line per run: round, variant, its JSON line): for the variants run with
 # :census, the kernels each rank's cuDNN settled on: in how many runs the ranks' kernels were
 # the same (their digests), how many different sets the variant's processes used, and each
 # set's kernel time per step
 census_summary() {
+  [ -s "$1" ] || return 0
   python3 - "$1" <<'EOF2' | while IFS= read -r line; do say "$line"; done
-import json, pathlib, sys
+import json, sys
 by = {}
-for f in sorted(pathlib.Path(sys.argv[1]).glob("*.json")):
-    try:
-        d = json.loads(f.read_text())
-    except ValueError:
-        continue
+for line in open(sys.argv[1]):
+    run = json.loads(line)
+    d = run["run"]
     ranks = [r.get("kernel_census") for r in (d.get("ranks") or [d])]
-    if not any(ranks):
-        continue
-    variant = f.stem.split("-", 1)[1].replace("_", ":")
-    by.setdefault(variant, []).append([c for c in ranks if c and "digest" in c])
+    if any(ranks):
+        by.setdefault(run["variant"], []).append([c for c in ranks if c and "digest" in c])
 for v, runs in by.items():
     sets = {}
     for run in runs:
@@ -534,15 +530,17 @@ print("    " + "; ".join(
     for r in d.get("ranks") or [d]))
 EOF2
 }
-# ab_summary FILE ("round variant images/s" lines): each several-GPU variant over the same
+# ab_summary FILE (a line per run: round, variant, its JSON line): each several-GPU variant over
+# the same
 # round's 1x0 run, round by round, and the median of those ratios (the statistic quoted for
 # each). The 1x0 run divided by is the one with the most of the variant's flags and no other
 # (2x0:nobb:cbquiet over 1x0:cbquiet where the round has one, else over 1x0)
 ab_summary() {
   [ -s "$1" ] || return 0
   python3 - "$1" <<'EOF2' | while IFS= read -r line; do say "$line"; done
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1])]
+import json, statistics, sys
+rows = [(str(j["round"]), j["variant"], j["run"]["images_per_s"])
+        for j in map(json.loads, open(sys.argv[1]))]
 flags = lambda v: set(v.split(":")[1:])
 ones = {}  # round -> {1x0 variant: images/s}
 for r, v, x in rows:

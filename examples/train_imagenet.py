@@ -474,6 +474,12 @@ def main():
         torch.cuda.set_device(local_rank)
         args.device = f"cuda:{local_rank}"
         torch.backends.cudnn.benchmark = args.cudnn_benchmark != "off"
+    else:  # said, not silently left out
+        for flag, asked in (("--kernel-census", args.kernel_census),
+                            (f"--cudnn-benchmark {args.cudnn_benchmark}",
+                             args.cudnn_benchmark != "on")):
+            if asked and rank == 0:
+                print(f"{flag}: CUDA only, not on {args.device}: left out", file=sys.stderr)
     if distributed:
         import torch.distributed as dist
         if args.device.startswith("cuda") and args.nccl_high_priority:
