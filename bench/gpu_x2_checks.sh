@@ -41,7 +41,10 @@
 #   lowest priority instead of the highest), :pinlab FERRY_LABEL_COPY=pinned (labels to the GPU
 #   through pinned memory, bench/label_copy.py), :cpu no JPEG engine (--no-hw-decode), :noahead no
 #   epoch made ahead (--no-epoch-ahead); the step's :ncclhp NCCL on high-priority streams
-#   (--nccl-high-priority), :nobb no DDP buffer broadcast (--no-ddp-broadcast-buffers), :bview
+#   (--nccl-high-priority), DDP's BatchNorm statistics :nobb each rank's own, never averaged
+#   (--ddp-bn local), :bcast rank 0's broadcast before every forward (--ddp-bn broadcast,
+#   PyTorch's default; the example's own, with neither flag, averages them at each epoch's end
+#   and had PyTorch's in the runs recorded up to 2026-11-28 12:37 UTC), :bview
 #   gradients as views of DDP's buckets (--ddp-bucket-view), :cbquiet cuDNN's kernels timed
 #   before the loader starts (--cudnn-benchmark quiet), :cboff cuDNN's heuristics
 #   (--cudnn-benchmark off), :census each rank's step kernels listed (--kernel-census; summed
@@ -52,6 +55,9 @@
 #   example's --profile, in $OUT/prof/, summed up by bench/trace_gaps.py: where the step's
 #   stream waited). E.g. "2x0:lowprio:prof synthetic:nobb". Each run also lists the GPUs every process
 #   holds a context on, sampled APPS_AT=20 s in (nvidia-smi). LOAD_VARIANTS take :park too.
+#   CLOCKS=1: every GPU's SM clock, power, temperature and clock-event reasons sampled every
+#   0.5 s over all parts (bench/gpu_clock_sampler.sh, $OUT/clocks.csv), summed up per training
+#   run at the end (bench/clock_by_run.py): a slow run on a lower clock shows there.
 # Out: $OUT/summary.txt (also printed last), load.log, train.log, search.log. Exit 0: every run
 # ran (and, on several GPUs, every figure met its threshold); 1: a run failed or was not run;
 # 3: all ran, a figure below its threshold.
@@ -388,7 +394,8 @@ part_ab() {
           cpu) va+=(--no-hw-decode) ;;
           noahead) va+=(--no-epoch-ahead) ;;
           ncclhp) va+=(--nccl-high-priority) ;;
-          nobb) va+=(--no-ddp-broadcast-buffers) ;;
+          nobb) va+=(--ddp-bn local) ;;
+          bcast) va+=(--ddp-bn broadcast) ;;
           bview) va+=(--ddp-bucket-view) ;;
           cbquiet) va+=(--cudnn-benchmark quiet) ;;
           cboff) va+=(--cudnn-benchmark off) ;;
@@ -399,7 +406,7 @@ part_ab() {
         esac
       done
       if [ -n "$vbad" ]; then
-        say "  ab: '$v': not NPxW|synthetic|synthetic1 with [:park|:nice|:idle|:next|:lowprio|:pinlab|:pin|:cpu|:noahead|:ncclhp|:nobb|:bview|:cbquiet|:cboff|:census|:burn|:prof]...: FAILED"
+        say "  ab: '$v': not NPxW|synthetic|synthetic1 with [:park|:nice|:idle|:next|:lowprio|:pinlab|:pin|:cpu|:noahead|:ncclhp|:nobb|:bcast|:bview|:cbquiet|:cboff|:census|:burn|:prof]...: FAILED"
         bad=1
         continue
       fi
@@ -603,6 +610,11 @@ part_search() {
   fi
 }
 
+sampler=""
+if [ "${CLOCKS:-0}" = 1 ]; then
+  bash bench/gpu_clock_sampler.sh "$OUT/clocks.csv" 0.5 &
+  sampler=$!
+fi
 for p in $PARTS; do
   case $p in
     load) part_load ;;
@@ -612,6 +624,12 @@ for p in $PARTS; do
     *) say "unknown part '$p': FAILED"; bad=1 ;;
   esac
 done
+if [ -n "$sampler" ]; then
+  kill "$sampler" 2>/dev/null
+  wait "$sampler" 2>/dev/null
+  say "clocks per training run (busy GPUs; bench/clock_by_run.py $OUT/clocks.csv):"
+  python3 bench/clock_by_run.py "$OUT/clocks.csv" 2>&1 | sed 's/^/  /' | tee -a "$SUM"
+fi
 rm -rf "$tmp"
 status=ok
 [ "$below" = 1 ] && status="ran; a figure BELOW its threshold"

@@ -86,11 +86,19 @@ def parse_args():
                    help="DDP: NCCL's collectives on high-priority CUDA streams, so that the "
                         "all-reduce's blocks go before other work queued on the GPU (the "
                         "step's, a loader's kernels)")
-    p.add_argument("--no-ddp-broadcast-buffers", dest="ddp_broadcast_buffers",
-                   action="store_false", default=True,
-                   help="DDP: each rank keeps its own BatchNorm running statistics instead of "
-                        "taking rank 0's at every forward (as timm's --no-ddp-bb): a broadcast "
-                        "and a copy per buffer less each step, on the host's launch path")
+    p.add_argument("--ddp-bn", choices=["epoch-mean", "broadcast", "local"],
+                   default="epoch-mean",
+                   help="DDP: the BatchNorm running statistics across the ranks. epoch-mean (the "
+                        "default): each rank updates its own while an epoch runs, and they are "
+                        "averaged over the ranks at each epoch's end and where the run stops, "
+                        "so every rank holds the same ones wherever a checkpoint or an "
+                        "evaluation would be (as timm's --no-ddp-bb --dist-bn reduce); "
+                        "broadcast: PyTorch's DDP default, rank 0's copied to every rank before "
+                        "each forward (on ResNet-50 0.4 ms of GPU time and 3 ms of the host's "
+                        "launch path a step, and one more point each step where the ranks wait "
+                        "for each other, bench/RESULTS.md); local: never made the same")
+    p.add_argument("--no-ddp-broadcast-buffers", dest="ddp_bn", action="store_const",
+                   const="local", help="the same as --ddp-bn local (earlier runs' option)")
     p.add_argument("--ddp-bucket-view", action="store_true",
                    help="DDP: gradients are views into the all-reduce buckets "
                         "(gradient_as_bucket_view), not copied into them")
@@ -433,6 +441,37 @@ def tune_quietly(model, args):
         torch.cuda.synchronize()
 
 
+def average_buffers(model, world):
+    """--ddp-bn epoch-mean: every floating-point buffer (BatchNorm's running means and
+    variances) replaced by its mean over the ranks, all in one all-reduce, so that every rank
+    holds the same statistics. Integer buffers (the batches each BatchNorm counted) are the same
+    on every rank already and left alone. Every rank calls this at the same points (each
+    epoch's end, the run's end), as it must for a collective."""
+    import torch.distributed as dist
+    bufs = [b for b in model.buffers() if b.is_floating_point()]
+    if not bufs or world < 2:
+        return
+    with torch.no_grad():
+        flat = torch.cat([b.reshape(-1).float() for b in bufs])
+        dist.all_reduce(flat)
+        flat /= world
+        for b, v in zip(bufs, flat.split([b.numel() for b in bufs])):
+            b.copy_(v.view_as(b))
+
+
+def buffers_digest(model):
+    """A short digest of the model's floating-point buffers' bytes (None when it has none)."""
+    bufs = [b for b in model.buffers() if b.is_floating_point()]
+    if not bufs:
+        return None
+    h = hashlib.sha1()
+    for b in bufs:
+        # the float32 values' bytes, through a uint8 view (no NumPy needed)
+        h.update(bytes(b.detach().float().cpu().contiguous().reshape(-1).view(torch.uint8)
+                       .tolist()))
+    return h.hexdigest()[:10]
+
+
 def main_thread_switches():
     """The calling thread's involuntary context switches so far (None where not reported)."""
     who = getattr(resource, "RUSAGE_THREAD", None) if resource else None
@@ -501,7 +540,7 @@ def main():
     if distributed:
         model = nn.parallel.DistributedDataParallel(
             model, device_ids=[local_rank] if args.device.startswith("cuda") else None,
-            broadcast_buffers=args.ddp_broadcast_buffers,
+            broadcast_buffers=args.ddp_bn == "broadcast",
             gradient_as_bucket_view=args.ddp_bucket_view)
     device_type = "cuda" if args.device.startswith("cuda") else "cpu"
     # One fused kernel for the whole update on CUDA (torch >= 2.4), else foreach.
@@ -586,6 +625,8 @@ def main():
             if args.steps and step >= args.steps:
                 done = True
                 break
+        if distributed and args.ddp_bn == "epoch-mean":  # the epoch's end, or the run's
+            average_buffers(model, world)
         if done:
             break
     if device_type == "cuda":
@@ -628,8 +669,11 @@ def main():
               "nccl_high_priority": args.nccl_high_priority,
               "cudnn_benchmark": args.cudnn_benchmark if device_type == "cuda" else None,
               "kernel_census": census.result,
-              "ddp": ({"broadcast_buffers": args.ddp_broadcast_buffers,
+              "ddp": ({"broadcast_buffers": args.ddp_bn == "broadcast", "bn_stats": args.ddp_bn,
                        "gradient_as_bucket_view": args.ddp_bucket_view} if distributed else None),
+              # the model's running statistics as the run leaves them: under DDP with
+              # --ddp-bn epoch-mean every rank's is the same
+              "bn_stats_digest": buffers_digest(model),
               "ferry_device": (args.ferry_device or device_type) if args.loader == "ferry" else None,
               "cores_busy": cores_busy,
               "profiled_steps": args.profile_steps if args.profile else 0,
@@ -657,7 +701,7 @@ def main():
         keys = ("data_wait_ms_per_step", "data_wait_ms_max", "data_waits_over_5ms", "step_ms",
                 "cores_busy", "gpu_util_mean", "gpu_ms", "host_ms", "main_thread_preempted_per_step",
                 "ferry_wait_ms_per_step", "ferry_engine_share", "ferry_engine_share_timed",
-                "ferry_workers_active", "kernel_census")
+                "ferry_workers_active", "kernel_census", "bn_stats_digest")
         mine = {k: result[k] for k in keys if k in result}
         mine["rank"] = rank
         everyone = [None] * world

@@ -109,10 +109,12 @@ def test_train_imagenet_two_steps(tiny, loader):
     assert "ranks" not in result  # one process
 
 
-@pytest.mark.parametrize("ddp", [[], ["--no-ddp-broadcast-buffers", "--ddp-bucket-view"]])
+@pytest.mark.parametrize("ddp", [[], ["--ddp-bn", "local", "--ddp-bucket-view"],
+                                 ["--ddp-bn", "broadcast"]])
 def test_train_imagenet_two_ranks_report_each(tiny, ddp):
     """Under torchrun (2 CPU processes, gloo): rank 0's line lists both ranks' own figures;
-    with PyTorch's DDP settings and with the example's two DDP options."""
+    with the example's DDP defaults (BatchNorm statistics averaged at the end), with PyTorch's
+    buffer broadcast, and with the statistics left to each rank and gradients as views."""
     pytest.importorskip("torch", reason="torch not importable")
     pytest.importorskip("torchvision", reason="torchvision not importable")
     env = dict(os.environ, OMP_NUM_THREADS="1")
@@ -127,7 +129,14 @@ def test_train_imagenet_two_ranks_report_each(tiny, ddp):
     assert len(lines) == 1, out.stdout  # rank 0 alone prints
     result = lines[0]
     assert result["world_size"] == 2 and [r["rank"] for r in result["ranks"]] == [0, 1]
-    assert result["ddp"] == {"broadcast_buffers": not ddp, "gradient_as_bucket_view": bool(ddp)}
+    mode = ddp[1] if ddp else "epoch-mean"
+    assert result["ddp"] == {"broadcast_buffers": mode == "broadcast", "bn_stats": mode,
+                             "gradient_as_bucket_view": "--ddp-bucket-view" in ddp}
+    # each rank's statistics come from its own share of the images: averaged at the run's end
+    # they are the same on both; left alone they are not
+    digests = [r["bn_stats_digest"] for r in result["ranks"]]
+    assert None not in digests and (digests[0] == digests[1]) == (mode == "epoch-mean"), digests
+    assert result["bn_stats_digest"] == digests[0]
     for r in result["ranks"]:
         assert r["ferry_workers_active"] == 1 and r["ferry_engine_share"] == 0.0
         assert 0 <= r["ferry_wait_ms_per_step"] <= r["data_wait_ms_per_step"] + 0.05
@@ -266,6 +275,35 @@ def test_train_imagenet_quiet_tuning_leaves_the_model_as_it_was():
         assert torch.equal(after[name], v), name
     assert all(q.grad is None for q in model.parameters())
     assert model.training
+
+
+def test_train_imagenet_average_buffers_is_the_ranks_mean(monkeypatch):
+    """--ddp-bn epoch-mean's average: each floating-point buffer becomes the mean of the ranks'
+    (a stand-in all-reduce adds the other rank's values); the integer counts stay."""
+    pytest.importorskip("torch", reason="torch not importable")
+    import torch
+    import torch.distributed as dist
+    ex = load_example()
+    bn = torch.nn.BatchNorm2d(3)
+    bn.running_mean.copy_(torch.tensor([1.0, 2.0, 3.0]))
+    bn.running_var.copy_(torch.tensor([4.0, 4.0, 4.0]))
+    bn.num_batches_tracked.fill_(7)
+    other = torch.cat([torch.tensor([3.0, 2.0, 1.0]), torch.tensor([2.0, 6.0, 4.0])])
+    calls = []
+
+    def all_reduce(t):
+        calls.append(t.numel())
+        t += other
+    monkeypatch.setattr(dist, "all_reduce", all_reduce)
+    ex.average_buffers(bn, 2)
+    assert calls == [6]  # one collective for every buffer
+    assert bn.running_mean.tolist() == [2.0, 2.0, 2.0]
+    assert bn.running_var.tolist() == [3.0, 5.0, 4.0]
+    assert bn.num_batches_tracked.item() == 7
+    before = ex.buffers_digest(bn)
+    ex.average_buffers(bn, 1)  # one rank: nothing to average, no collective
+    assert calls == [6] and ex.buffers_digest(bn) == before
+    assert ex.buffers_digest(torch.nn.Linear(2, 2)) is None  # no buffer
 
 
 def test_train_imagenet_kernel_census_needs_warmup(tmp_path):

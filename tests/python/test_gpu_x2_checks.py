@@ -33,6 +33,7 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
     [ "$np" -gt 1 ] && ranks=', "ranks": ['"$r0, $r1"']'
   fi
   echo "stand-in torchrun: $all" >&2
+  sleep "${FAKE_RUN_SLEEP:-0}"
   echo '{"loader": "ferry", "world_size": '$np', "images_per_s": '$((per * np))\
 ', "data_wait_ms_per_step": 0.2'"$census$ranks"'}'
   exit 0
@@ -46,6 +47,8 @@ case "$*" in
   -L) echo "GPU 0: Stand-in (UUID: a)"; echo "GPU 1: Stand-in (UUID: b)" ;;
   *compute-apps*) echo "101, 00000000:18:00.0, 1500 MiB"; echo "102, 00000000:2A:00.0, 1400 MiB" ;;
   *name*) echo "Stand-in GPU"; echo "Stand-in GPU" ;;
+  *clocks.sm*) echo "0, 1980, 3201, 500, 50, 99, 0x0000000000000000"
+    echo "1, 1800, 3201, 690, 82, 98, 0x0000000000000004" ;;
   *) echo stand-in ;;
 esac
 """
@@ -65,12 +68,12 @@ def harness(tmp_path):
     (dev / "COMMIT").write_text("0000000\n")
     (tmp_path / "set").mkdir()
 
-    def run(ab, rounds=1):
+    def run(ab, rounds=1, **more):
         out = tmp_path / "out"
         env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", REAL_PYTHON=sys.executable,
                    FERRY_DEVICE_DIR=str(dev), OUT=str(out), SET_DIR=str(tmp_path / "set"),
                    PARTS="ab", APPS_AT="0", TRAIN_AB=ab, TRAIN_AB_ROUNDS=str(rounds),
-                   BUDGET="300")
+                   BUDGET="300", **more)
         p = subprocess.run(["bash", "bench/gpu_x2_checks.sh"], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=240)
         return p, (out / "summary.txt").read_text(), (out / "ab.log").read_text()
@@ -82,7 +85,7 @@ def test_ab_flags_baselines_and_census(harness):
                               "2x0:nobb:cbquiet:census synthetic:cboff", rounds=2)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     # each flag is the example's option
-    assert "--no-ddp-broadcast-buffers" in log and "--cudnn-benchmark quiet" in log
+    assert "--ddp-bn local" in log and "--cudnn-benchmark quiet" in log
     assert "--cudnn-benchmark off" in log and "--kernel-census" in log
     # each variant over the 1x0 run with the most of its flags and no other
     assert "ab summary, 2x0:nobb / the round's 1x0: 2.000, 2.000" in summary
@@ -107,3 +110,15 @@ def test_ab_bad_variant_and_no_baseline(harness):
     assert "FAILED" in summary
     # 2x0 has no flag, 1x0:census one it lacks: no ratio, said so
     assert "ab summary, 2x0: no ratio (no 1x0 run in its round with none but its flags)" in summary
+
+
+def test_clocks_sampled_per_run(harness):
+    """CLOCKS=1: the GPUs' clocks sampled over the runs and summed up per run at the end."""
+    p, summary, _ = harness("1x0 2x0:nobb", CLOCKS="1", FAKE_RUN_SLEEP="1.5")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert "clocks per training run (busy GPUs; bench/clock_by_run.py" in summary
+    lines = [x for x in summary.splitlines() if x.startswith("  run ")]
+    assert len(lines) == 2, summary
+    assert lines[0].startswith("  run 1 (np=1 --loader ferry): GPU 0: ")
+    assert lines[1].startswith("  run 2 (np=2 --loader ferry --ddp-bn local): GPU 0: ")
+    assert "GPU 1: " in lines[1] and "SM 1800 MHz" in lines[1] and "0x0000000000000004" in lines[1]
