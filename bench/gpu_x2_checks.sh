@@ -39,7 +39,8 @@
 #   (SCHED_IDLE workers), :next FERRY_GPU_LAUNCH=next (a batch's GPU work launched when the
 #   consumer takes a batch), :lowprio FERRY_GPU_NO_PRIORITY=1 (the loader's stream at the
 #   lowest priority instead of the highest), :pinlab FERRY_LABEL_COPY=pinned (labels to the GPU
-#   through pinned memory, bench/label_copy.py), :cpu no JPEG engine (--no-hw-decode), :noahead no
+#   through pinned memory, bench/label_copy.py), :expseg PyTorch's allocator on expandable
+#   segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), :cpu no JPEG engine (--no-hw-decode), :noahead no
 #   epoch made ahead (--no-epoch-ahead); the step's :ncclhp NCCL on high-priority streams
 #   (--nccl-high-priority), DDP's BatchNorm statistics :nobb each rank's own, never averaged
 #   (--ddp-bn local), :bcast rank 0's broadcast before every forward (--ddp-bn broadcast,
@@ -390,6 +391,7 @@ part_ab() {
           next) ve="$ve FERRY_GPU_LAUNCH=next" ;;
           lowprio) ve="$ve FERRY_GPU_NO_PRIORITY=1" ;;
           pinlab) ve="$ve FERRY_LABEL_COPY=pinned" ;;
+          expseg) ve="$ve PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" ;;
           pin) vp=1 ;;
           cpu) va+=(--no-hw-decode) ;;
           noahead) va+=(--no-epoch-ahead) ;;
@@ -406,7 +408,7 @@ part_ab() {
         esac
       done
       if [ -n "$vbad" ]; then
-        say "  ab: '$v': not NPxW|synthetic|synthetic1 with [:park|:nice|:idle|:next|:lowprio|:pinlab|:pin|:cpu|:noahead|:ncclhp|:nobb|:bcast|:bview|:cbquiet|:cboff|:census|:burn|:prof]...: FAILED"
+        say "  ab: '$v': not NPxW|synthetic|synthetic1 with [:park|:nice|:idle|:next|:lowprio|:pinlab|:expseg|:pin|:cpu|:noahead|:ncclhp|:nobb|:bcast|:bview|:cbquiet|:cboff|:census|:burn|:prof]...: FAILED"
         bad=1
         continue
       fi
@@ -521,6 +523,13 @@ def census(r):  # --kernel-census: the step stream's kernels over two warm-up st
         return f", kernel census: {c['error']}"
     return (f", kernels {c['kernel_ms_per_step']} ms/step ({c['distinct']} distinct, "
             f"digest {c['digest']})")
+def alloc(r):  # what PyTorch's CUDA allocator asked of the driver in the timed steps
+    a = r.get("cuda_allocator_timed")
+    if not a:
+        return ""
+    return (f", allocator in timed steps: {a['device_allocs']} cudaMalloc, "
+            f"{a['device_frees']} cudaFree, {a['alloc_retries']} retries "
+            f"({r.get('cuda_reserved_mib')} MiB reserved)")
 def parts(r):  # the step's parts (train_imagenet.py's gpu_ms, host_ms): mean/p90 in ms
     return "; ".join(f"{clk} ms (mean/p90) " + " ".join(
         f"{k} {v['mean']}/{v['p90']}" for k, v in (r.get(f"{key}_ms") or {}).items())
@@ -532,7 +541,7 @@ print("    " + "; ".join(
     f" engine {r.get('ferry_engine_share')} (timed {r.get('ferry_engine_share_timed')}),"
     f" cores {r.get('cores_busy')},"
     f" GPU busy {r.get('gpu_util_mean')} %, main thread preempted"
-    f" {r.get('main_thread_preempted_per_step')}/step" + census(r)
+    f" {r.get('main_thread_preempted_per_step')}/step" + census(r) + alloc(r)
     + (", " + parts(r) if parts(r) else "")
     for r in d.get("ranks") or [d]))
 EOF2

@@ -472,6 +472,19 @@ def buffers_digest(model):
     return h.hexdigest()[:10]
 
 
+def allocator_counts(cuda):
+    """PyTorch's CUDA caching allocator's counters (None off CUDA): its cudaMalloc and cudaFree
+    calls (a cudaFree waits for the whole GPU), the allocations it retried after freeing its
+    cache, and its synchronisations of every stream."""
+    if not cuda:
+        return None
+    st = torch.cuda.memory_stats()
+    return {"device_allocs": st.get("num_device_alloc", 0),
+            "device_frees": st.get("num_device_free", 0),
+            "alloc_retries": st.get("num_alloc_retries", 0),
+            "syncs_all_streams": st.get("num_sync_all_streams", 0)}
+
+
 def main_thread_switches():
     """The calling thread's involuntary context switches so far (None where not reported)."""
     who = getattr(resource, "RUSAGE_THREAD", None) if resource else None
@@ -573,6 +586,7 @@ def main():
     profiler = StepProfile(args, rank, device_type == "cuda")
     census = KernelCensus(args, device_type == "cuda")
     nivcsw0 = None  # the main thread's involuntary switches: how often others pushed it off
+    alloc0 = None  # the CUDA caching allocator's counters when the timed steps start
     done = False
     start = time.perf_counter()
     first_step = None  # when the first step began: what came before is start-up
@@ -611,6 +625,7 @@ def main():
                 t0 = time.perf_counter()
                 cpu0 = time.process_time()
                 nivcsw0 = main_thread_switches()
+                alloc0 = allocator_counts(device_type == "cuda")
                 st0 = args.ferry_loader.stats() if args.ferry_loader else None
                 wait0 = st0["wait_s"] if st0 else 0.0
                 if util:
@@ -639,6 +654,7 @@ def main():
     # steps (in DDP every rank waits for the slowest) lengthens the tail
     step_ms = percentiles(timeline.periods_ms(time.perf_counter()))
     nivcsw1 = main_thread_switches()
+    alloc1 = allocator_counts(device_type == "cuda")
     timed = max(1, step - args.warmup)
     # this rank's process: cores kept busy (the loader's threads and the step's) over the timed
     # steps (not the DataLoader's worker processes); ferry's: its workers, those active at the
@@ -662,6 +678,12 @@ def main():
               "host_ms": timeline.summary(gpu=False),
               "main_thread_preempted_per_step": (round((nivcsw1 - nivcsw0) / timed, 2)
                                                  if None not in (nivcsw0, nivcsw1) else None),
+              # what PyTorch's allocator did in the timed steps (CUDA): a steady step asks the
+              # driver for nothing; a cudaFree there stalls the whole GPU
+              "cuda_allocator_timed": ({k: alloc1[k] - alloc0[k] for k in alloc1}
+                                       if alloc0 and alloc1 else None),
+              "cuda_reserved_mib": (round(torch.cuda.memory_reserved() / 2**20)
+                                    if device_type == "cuda" else None),
               # steps that waited over 5 ms, and where (the step numbers, epoch starts included)
               "data_waits_over_5ms": [args.warmup + 1 + i for i, w in enumerate(waits)
                                       if w > 5e-3],
@@ -701,7 +723,8 @@ def main():
         keys = ("data_wait_ms_per_step", "data_wait_ms_max", "data_waits_over_5ms", "step_ms",
                 "cores_busy", "gpu_util_mean", "gpu_ms", "host_ms", "main_thread_preempted_per_step",
                 "ferry_wait_ms_per_step", "ferry_engine_share", "ferry_engine_share_timed",
-                "ferry_workers_active", "kernel_census", "bn_stats_digest")
+                "ferry_workers_active", "kernel_census", "bn_stats_digest",
+                "cuda_allocator_timed", "cuda_reserved_mib")
         mine = {k: result[k] for k in keys if k in result}
         mine["rank"] = rank
         everyone = [None] * world

@@ -99,6 +99,8 @@ def test_train_imagenet_two_steps(tiny, loader):
     assert set(h) == {"gap", "prepare", "forward", "backward", "optimizer"}
     assert h["forward"]["mean"] > 0 and h["prepare"]["mean"] >= 0
     assert result["main_thread_preempted_per_step"] >= 0  # Linux reports the thread's switches
+    # the CUDA allocator's counters: none off CUDA
+    assert result["cuda_allocator_timed"] is None and result["cuda_reserved_mib"] is None
     if loader == "ferry":  # on the CPU: the one worker asked for, no image on an engine
         assert result["ferry_workers"] == 1 and result["ferry_engine_share"] == 0.0
         assert result["ferry_engine_share_timed"] in (0.0, None)  # None: nothing made meanwhile
@@ -335,6 +337,11 @@ def test_train_imagenet_cuda_census_and_tuning(tmp_path, tune):
     c = r["kernel_census"]
     assert c["steps"] == 2 and c["kernel_ms_per_step"] > 0 and c["distinct"] > 5, c
     assert len(c["digest"]) == 10
+    # what the allocator asked of the driver in the timed steps, and what it holds
+    a = r["cuda_allocator_timed"]
+    assert set(a) == {"device_allocs", "device_frees", "alloc_retries", "syncs_all_streams"}
+    assert all(isinstance(v, int) and v >= 0 for v in a.values()), a
+    assert r["cuda_reserved_mib"] > 0
 
 
 def test_train_imagenet_kernel_census_window(monkeypatch):

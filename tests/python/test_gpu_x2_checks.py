@@ -32,10 +32,11 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
     r1='{"rank": 1, "kernel_census": '$(c 41.5 72 $d1)'}'
     [ "$np" -gt 1 ] && ranks=', "ranks": ['"$r0, $r1"']'
   fi
-  echo "stand-in torchrun: $all" >&2
+  echo "stand-in torchrun: $all (allocator: ${PYTORCH_CUDA_ALLOC_CONF:-default})" >&2
   sleep "${FAKE_RUN_SLEEP:-0}"
+  alloc=', "cuda_allocator_timed": {"device_allocs": 0, "device_frees": 0, "alloc_retries": 0, "syncs_all_streams": 0}, "cuda_reserved_mib": 9000'
   echo '{"loader": "ferry", "world_size": '$np', "images_per_s": '$((per * np))\
-', "data_wait_ms_per_step": 0.2'"$census$ranks"'}'
+', "data_wait_ms_per_step": 0.2'"$census$ranks$alloc"'}'
   exit 0
 fi
 if [ "$1" = -c ] && [[ "$2" == *"import torch"* ]]; then echo 0.stand-in; exit 0; fi
@@ -101,6 +102,18 @@ def test_ab_flags_baselines_and_census(harness):
             "1 kernel set(s): aaaaaaaaaa 41.00-41.50 ms/step x4") in summary
     assert "census, 1x0:cbquiet:census: 2 run(s); 1 kernel set(s)" in summary
     assert "kernels 41.5 ms/step (72 distinct, digest bbbbbbbbbb)" in summary  # rank 1's line
+
+
+def test_ab_allocator_flag_and_counts(harness):
+    """:expseg runs PyTorch's allocator on expandable segments; each run's allocator counts in
+    the timed steps are shown."""
+    p, summary, log = harness("1x0 2x0:expseg")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert "(allocator: default)" in log
+    assert "(allocator: expandable_segments:True)" in log
+    assert ("allocator in timed steps: 0 cudaMalloc, 0 cudaFree, 0 retries (9000 MiB reserved)"
+            in summary)
+    assert "ab summary, 2x0:expseg / the round's 1x0: 2.000" in summary
 
 
 def test_ab_bad_variant_and_no_baseline(harness):
