@@ -49,7 +49,8 @@
 #   gradients as views of DDP's buckets (--ddp-bucket-view), :cbquiet cuDNN's kernels timed
 #   before the loader starts (--cudnn-benchmark quiet), :cboff cuDNN's heuristics
 #   (--cudnn-benchmark off), :census each rank's step kernels listed (--kernel-census; summed
-#   up after the ratios: the runs whose ranks used the same kernels); the machine's :pin each
+#   up after the ratios: the runs whose ranks used the same kernels), :stages the forward's
+#   time per stage on each rank's GPU (--forward-stages); the machine's :pin each
 #   rank on its slice of the CPUs (bench/rank_pin.sh), :burn n CPU-only `ferry load` processes
 #   beside the run, BURN_WORKERS=7 decode threads each (ferry's CPU load per rank in 2x0
 #   without its GPU work); :prof a GPU trace of the last PROF_STEPS=8 steps per rank too (the
@@ -402,13 +403,14 @@ part_ab() {
           cbquiet) va+=(--cudnn-benchmark quiet) ;;
           cboff) va+=(--cudnn-benchmark off) ;;
           census) va+=(--kernel-census) ;;
+          stages) va+=(--forward-stages) ;;
           burn) burn=(start) ;;
           prof) vprof=$OUT/prof/r$r-${v//:/_} ;;
           *) vbad=1 ;;
         esac
       done
       if [ -n "$vbad" ]; then
-        say "  ab: '$v': not NPxW|synthetic|synthetic1 with [:park|:nice|:idle|:next|:lowprio|:pinlab|:expseg|:pin|:cpu|:noahead|:ncclhp|:nobb|:bcast|:bview|:cbquiet|:cboff|:census|:burn|:prof]...: FAILED"
+        say "  ab: '$v': not NPxW|synthetic|synthetic1 with [:park|:nice|:idle|:next|:lowprio|:pinlab|:expseg|:pin|:cpu|:noahead|:ncclhp|:nobb|:bcast|:bview|:cbquiet|:cboff|:census|:stages|:burn|:prof]...: FAILED"
         bad=1
         continue
       fi
@@ -530,6 +532,12 @@ def alloc(r):  # what PyTorch's CUDA allocator asked of the driver in the timed 
     return (f", allocator in timed steps: {a['device_allocs']} cudaMalloc, "
             f"{a['device_frees']} cudaFree, {a['alloc_retries']} retries "
             f"({r.get('cuda_reserved_mib')} MiB reserved)")
+def stages(r):  # --forward-stages: the forward's stages, mean GPU ms (host ms off CUDA)
+    st = r.get("forward_stages_ms") or {}
+    clk, v = next(((c, st[c]) for c in ("gpu", "host") if st.get(c)), (None, None))
+    if not v:
+        return ""
+    return f", forward stages ({clk} ms) " + " ".join(f"{k} {x}" for k, x in v.items())
 def parts(r):  # the step's parts (train_imagenet.py's gpu_ms, host_ms): mean/p90 in ms
     return "; ".join(f"{clk} ms (mean/p90) " + " ".join(
         f"{k} {v['mean']}/{v['p90']}" for k, v in (r.get(f"{key}_ms") or {}).items())
@@ -541,7 +549,7 @@ print("    " + "; ".join(
     f" engine {r.get('ferry_engine_share')} (timed {r.get('ferry_engine_share_timed')}),"
     f" cores {r.get('cores_busy')},"
     f" GPU busy {r.get('gpu_util_mean')} %, main thread preempted"
-    f" {r.get('main_thread_preempted_per_step')}/step" + census(r) + alloc(r)
+    f" {r.get('main_thread_preempted_per_step')}/step" + census(r) + alloc(r) + stages(r)
     + (", " + parts(r) if parts(r) else "")
     for r in d.get("ranks") or [d]))
 EOF2

@@ -126,6 +126,11 @@ def parse_args():
                         "3 and - 2, under the profiler, outside the timed steps) and report "
                         "their time per step, how many there are and a digest of their names: "
                         "ranks whose cuDNN picked other kernels show other digests")
+    p.add_argument("--forward-stages", action="store_true",
+                   help="also mark where the forward enters each of the model's stages "
+                        "(ResNet: layer1..layer4, fc) and report each stage's mean time on the "
+                        "host's clock and the GPU's, per rank: whether a slower forward is "
+                        "slower everywhere or in one place")
     p.add_argument("--log-every", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
@@ -260,24 +265,53 @@ class StepTimeline:
 
     def __init__(self, cuda):
         self.cuda, self.steps, self.cur = cuda, [], None
+        self.stages, self.cur_stages = [], None  # --forward-stages: marks inside the forward
 
     def begin(self):
-        self.cur = []
+        self.cur, self.cur_stages = [], []
         self.mark()
+
+    def _now(self):
+        ev = None
+        if self.cuda:
+            ev = torch.cuda.Event(enable_timing=True)
+            ev.record()
+        return time.perf_counter(), ev
 
     def mark(self):
         if self.cur is not None:
-            ev = None
-            if self.cuda:
-                ev = torch.cuda.Event(enable_timing=True)
-                ev.record()
-            self.cur.append((time.perf_counter(), ev))
+            self.cur.append(self._now())
+
+    def stage(self, name):
+        """--forward-stages: the forward reached the model's part NAME (a pre-hook on it)."""
+        if self.cur_stages is not None and self.cur is not None:
+            self.cur_stages.append((name,) + self._now())
 
     def end(self):
         if self.cur is not None:
             self.mark()
             self.steps.append(self.cur)
-            self.cur = None
+            self.stages.append(self.cur_stages)
+            self.cur, self.cur_stages = None, None
+
+    def stages_summary(self, gpu):
+        """--forward-stages: each stage's mean ms over the timed steps, on the GPU's clock (gpu
+        true; None without CUDA) or the host's: "stem" from the forward's start to the first
+        stage, each stage to the next, the last one to the loss computed (None where no step
+        had stage marks). Where a slow forward's extra time goes: spread over every stage (its
+        kernels slower) or in one (a stall)."""
+        if (gpu and not self.cuda) or not any(self.stages):
+            return None
+        sums, counts = {}, {}
+        for marks, stages in zip(self.steps, self.stages):
+            if len(marks) < 3 or not stages:
+                continue
+            seq = [("stem",) + marks[1]] + stages + [("loss",) + marks[2]]
+            for (name, t0, e0), (_, t1, e1) in zip(seq, seq[1:]):
+                v = e0.elapsed_time(e1) if gpu else 1e3 * (t1 - t0)
+                sums[name] = sums.get(name, 0.0) + v
+                counts[name] = counts.get(name, 0) + 1
+        return {k: round(sums[k] / counts[k], 3) for k in sums} or None
 
     def periods_ms(self, end):
         """Each timed step's wall time in ms, from its batch in hand to the next step's (the
@@ -441,6 +475,20 @@ def tune_quietly(model, args):
         torch.cuda.synchronize()
 
 
+def hook_stages(model, timeline, rank):
+    """--forward-stages: a forward pre-hook on each of the model's stages: its direct children
+    named layer<N> (torchvision's ResNets) and its classifier (fc). Another architecture has
+    none of them: said on stderr, and the forward is reported whole."""
+    names = [n for n, _ in model.named_children() if n.startswith("layer") or n == "fc"]
+    if not names:
+        if rank == 0:
+            print("--forward-stages: the model has no layer<N> or fc child: the forward is "
+                  "reported whole", file=sys.stderr)
+        return
+    for n in names:
+        getattr(model, n).register_forward_pre_hook(lambda *_, n=n: timeline.stage(n))
+
+
 def average_buffers(model, world):
     """--ddp-bn epoch-mean: every floating-point buffer (BatchNorm's running means and
     variances) replaced by its mean over the ranks, all in one all-reduce, so that every rank
@@ -583,6 +631,8 @@ def main():
     timeline = StepTimeline(device_type == "cuda")
     # the model's own forward starts: after what DDP does first (its buffers' broadcast)
     getattr(model, "module", model).register_forward_pre_hook(lambda *_: timeline.mark())
+    if args.forward_stages:
+        hook_stages(getattr(model, "module", model), timeline, rank)
     profiler = StepProfile(args, rank, device_type == "cuda")
     census = KernelCensus(args, device_type == "cuda")
     nivcsw0 = None  # the main thread's involuntary switches: how often others pushed it off
@@ -676,6 +726,10 @@ def main():
               # returns (with --no-fused, "optimizer" holds GradScaler's wait for the GPU)
               "gpu_ms": timeline.summary(gpu=True),
               "host_ms": timeline.summary(gpu=False),
+              # --forward-stages: the forward's parts (mean ms), on each clock
+              "forward_stages_ms": ({"gpu": timeline.stages_summary(gpu=True),
+                                     "host": timeline.stages_summary(gpu=False)}
+                                    if args.forward_stages else None),
               "main_thread_preempted_per_step": (round((nivcsw1 - nivcsw0) / timed, 2)
                                                  if None not in (nivcsw0, nivcsw1) else None),
               # what PyTorch's allocator did in the timed steps (CUDA): a steady step asks the
@@ -724,7 +778,7 @@ def main():
                 "cores_busy", "gpu_util_mean", "gpu_ms", "host_ms", "main_thread_preempted_per_step",
                 "ferry_wait_ms_per_step", "ferry_engine_share", "ferry_engine_share_timed",
                 "ferry_workers_active", "kernel_census", "bn_stats_digest",
-                "cuda_allocator_timed", "cuda_reserved_mib")
+                "cuda_allocator_timed", "cuda_reserved_mib", "forward_stages_ms")
         mine = {k: result[k] for k in keys if k in result}
         mine["rank"] = rank
         everyone = [None] * world

@@ -186,6 +186,7 @@ def test_train_imagenet_step_timeline_parts(monkeypatch):
             tl.mark()
         clock[0] += upd
         tl.end()
+    assert tl.stages_summary(gpu=True) is None  # no stage marked
     g, h = tl.summary(gpu=True), tl.summary(gpu=False)
     assert g["gap"]["mean"] == 3.0 and g["gap"]["p10"] == 1 and g["gap"]["p99"] == 5
     assert g["prepare"]["mean"] == 2.0 and g["prepare"]["p90"] == 3
@@ -220,6 +221,73 @@ def test_train_imagenet_profile_keeps_the_last_steps(tmp_path):
                                      "--profile-steps", "3"],
                              capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2 and "--profile needs --steps above" in refused.stderr
+
+
+def test_train_imagenet_forward_stages(monkeypatch):
+    """--forward-stages: marks where the forward enters each stage split the forward into stem,
+    each stage and the loss, on the GPU's clock (stand-in events) and the host's; a stage mark
+    outside a timed step is dropped; ResNet's stages are hooked, a model without any is said."""
+    pytest.importorskip("torch", reason="torch not importable")
+    ex = load_example()
+    clock = [0.0]
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            self.t = None
+
+        def record(self):
+            self.t = clock[0]
+
+        def elapsed_time(self, other):
+            return other.t - self.t
+    monkeypatch.setattr(ex.torch.cuda, "Event", Event)
+    monkeypatch.setattr(ex.time, "perf_counter", lambda: 1e-3 * clock[0])
+    tl = ex.StepTimeline(True)
+    tl.stage("layer1")  # outside a step: nothing
+    for stem, l1, l2, fc in [(1, 4, 6, 1), (3, 4, 8, 1)]:
+        tl.begin()
+        clock[0] += 0.5
+        tl.mark()  # the forward starts
+        for name, d in (("layer1", stem), ("layer2", l1), ("fc", l2)):
+            clock[0] += d
+            tl.stage(name)
+        clock[0] += fc
+        tl.mark()  # the loss
+        clock[0] += 10
+        tl.mark()
+        tl.end()
+    want = {"stem": 2.0, "layer1": 4.0, "layer2": 7.0, "fc": 1.0}
+    assert tl.stages_summary(gpu=True) == want
+    assert tl.stages_summary(gpu=False) == want
+    assert ex.StepTimeline(False).stages_summary(gpu=True) is None
+
+    torchvision = pytest.importorskip("torchvision", reason="torchvision not importable")
+    seen = []
+
+    class Recorder:
+        def stage(self, name):
+            seen.append(name)
+    m = torchvision.models.resnet18(num_classes=10).eval()
+    ex.hook_stages(m, Recorder(), 0)
+    m(ex.torch.zeros(1, 3, 32, 32))
+    assert seen == ["layer1", "layer2", "layer3", "layer4", "fc"]
+
+
+def test_train_imagenet_forward_stages_in_a_run(tiny):
+    """--forward-stages in a CPU run: the host's stage times in the JSON, none on a GPU clock."""
+    pytest.importorskip("torch", reason="torch not importable")
+    pytest.importorskip("torchvision", reason="torchvision not importable")
+    out = subprocess.run([sys.executable, str(EXAMPLES / "train_imagenet.py"), str(tiny),
+                          "--loader", "synthetic", "--arch", "resnet18", "--batch-size", "2",
+                          "--size", "32", "--steps", "4", "--warmup", "1", "--device", "cpu",
+                          "--amp", "off", "--log-every", "0", "--forward-stages"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    st = r["forward_stages_ms"]
+    assert st["gpu"] is None
+    assert list(st["host"]) == ["stem", "layer1", "layer2", "layer3", "layer4", "fc"]
+    assert all(v > 0 for v in st["host"].values()), st
 
 
 def load_example():

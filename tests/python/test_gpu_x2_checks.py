@@ -34,7 +34,9 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
   fi
   echo "stand-in torchrun: $all (allocator: ${PYTORCH_CUDA_ALLOC_CONF:-default})" >&2
   sleep "${FAKE_RUN_SLEEP:-0}"
-  alloc=', "cuda_allocator_timed": {"device_allocs": 0, "device_frees": 0, "alloc_retries": 0, "syncs_all_streams": 0}, "cuda_reserved_mib": 9000'
+  stages=""
+  [[ "$all" == *--forward-stages* ]] && stages=', "forward_stages_ms": {"gpu": {"stem": 1.5, "layer1": 3.25}, "host": {"stem": 0.5}}'
+  alloc="$stages"', "cuda_allocator_timed": {"device_allocs": 0, "device_frees": 0, "alloc_retries": 0, "syncs_all_streams": 0}, "cuda_reserved_mib": 9000'
   echo '{"loader": "ferry", "world_size": '$np', "images_per_s": '$((per * np))\
 ', "data_wait_ms_per_step": 0.2'"$census$ranks$alloc"'}'
   exit 0
@@ -105,15 +107,18 @@ def test_ab_flags_baselines_and_census(harness):
 
 
 def test_ab_allocator_flag_and_counts(harness):
-    """:expseg runs PyTorch's allocator on expandable segments; each run's allocator counts in
-    the timed steps are shown."""
-    p, summary, log = harness("1x0 2x0:expseg")
+    """:expseg runs PyTorch's allocator on expandable segments, :stages asks for the forward's
+    stages; each run's allocator counts in the timed steps are shown, and its stages."""
+    p, summary, log = harness("1x0 2x0:expseg:stages")
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert "(allocator: default)" in log
     assert "(allocator: expandable_segments:True)" in log
     assert ("allocator in timed steps: 0 cudaMalloc, 0 cudaFree, 0 retries (9000 MiB reserved)"
             in summary)
-    assert "ab summary, 2x0:expseg / the round's 1x0: 2.000" in summary
+    assert "ab summary, 2x0:expseg:stages / the round's 1x0: 2.000" in summary
+    # :stages: the forward's stages on the GPU's clock, for the runs that asked
+    assert "--forward-stages" in log
+    assert summary.count(", forward stages (gpu ms) stem 1.5 layer1 3.25") == 1
 
 
 def test_ab_bad_variant_and_no_baseline(harness):
