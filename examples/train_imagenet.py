@@ -134,6 +134,9 @@ def parse_args():
     p.add_argument("--log-every", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
+    if args.forward_stages and args.compile:
+        p.error("--forward-stages marks the forward as it runs eagerly; under --compile its "
+                "hooks would split the compiled graph: leave one of them out")
     if args.kernel_census and args.warmup < KernelCensus.STEPS + 3:
         p.error(f"--kernel-census needs --warmup {KernelCensus.STEPS + 3} or more, not "
                 f"{args.warmup} (it lists steps --warmup - 3 and - 2, before --profile starts)")

@@ -384,6 +384,11 @@ def test_train_imagenet_kernel_census_needs_warmup(tmp_path):
                           "--warmup", "4", "--kernel-census"],
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 2 and "--kernel-census needs --warmup 5 or more, not 4" in out.stderr
+    out = subprocess.run([sys.executable, str(EXAMPLES / "train_imagenet.py"), str(tmp_path),
+                          "--loader", "synthetic", "--device", "cpu", "--steps", "6",
+                          "--forward-stages", "--compile"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "--forward-stages marks the forward as it runs" in out.stderr
 
 
 @pytest.mark.parametrize("tune", ["quiet", "off"])
