@@ -152,26 +152,8 @@ def test_train_imagenet_step_timeline_parts(monkeypatch):
     the host's, on a patched perf_counter): each step's parts and the gap between steps come
     out as the differences between its marks."""
     pytest.importorskip("torch", reason="torch not importable")
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("train_imagenet",
-                                                  EXAMPLES / "train_imagenet.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    clock = [0.0]  # ms
-
-    class Event:  # torch.cuda.Event's record() / elapsed_time(), on that clock
-        def __init__(self, enable_timing=False):
-            assert enable_timing
-            self.t = None
-
-        def record(self):
-            self.t = clock[0]
-
-        def elapsed_time(self, other):
-            return other.t - self.t
-
-    monkeypatch.setattr(mod.torch.cuda, "Event", Event)
-    monkeypatch.setattr(mod.time, "perf_counter", lambda: 2e-3 * clock[0])  # the host: 2x
+    mod = load_example()
+    clock = stand_in_clocks(monkeypatch, mod, host_scale=2)  # the host's clock runs 2x
     cpu = mod.StepTimeline(False)
     cpu.begin(), cpu.mark(), cpu.mark(), cpu.mark(), cpu.end()
     assert cpu.summary(gpu=True) is None  # no CUDA: no GPU clock
@@ -229,19 +211,7 @@ def test_train_imagenet_forward_stages(monkeypatch):
     outside a timed step is dropped; ResNet's stages are hooked, a model without any is said."""
     pytest.importorskip("torch", reason="torch not importable")
     ex = load_example()
-    clock = [0.0]
-
-    class Event:
-        def __init__(self, enable_timing=False):
-            self.t = None
-
-        def record(self):
-            self.t = clock[0]
-
-        def elapsed_time(self, other):
-            return other.t - self.t
-    monkeypatch.setattr(ex.torch.cuda, "Event", Event)
-    monkeypatch.setattr(ex.time, "perf_counter", lambda: 1e-3 * clock[0])
+    clock = stand_in_clocks(monkeypatch, ex, host_scale=1)
     tl = ex.StepTimeline(True)
     tl.stage("layer1")  # outside a step: nothing
     for stem, l1, l2, fc in [(1, 4, 6, 1), (3, 4, 8, 1)]:
@@ -288,6 +258,26 @@ def test_train_imagenet_forward_stages_in_a_run(tiny):
     assert st["gpu"] is None
     assert list(st["host"]) == ["stem", "layer1", "layer2", "layer3", "layer4", "fc"]
     assert all(v > 0 for v in st["host"].values()), st
+
+
+def stand_in_clocks(monkeypatch, mod, host_scale):
+    """The example's clocks on a list of our own ([ms], advanced by the test): torch.cuda.Event's
+    record() / elapsed_time() read it, and the host's perf_counter reads it host_scale times."""
+    clock = [0.0]
+
+    class Event:
+        def __init__(self, enable_timing=False):
+            assert enable_timing
+            self.t = None
+
+        def record(self):
+            self.t = clock[0]
+
+        def elapsed_time(self, other):
+            return other.t - self.t
+    monkeypatch.setattr(mod.torch.cuda, "Event", Event)
+    monkeypatch.setattr(mod.time, "perf_counter", lambda: host_scale * 1e-3 * clock[0])
+    return clock
 
 
 def load_example():
