@@ -113,13 +113,14 @@ def test_train_imagenet_two_steps(tiny, loader):
 
 @pytest.mark.parametrize("ddp", [[], ["--ddp-bn", "local", "--ddp-bucket-view"],
                                  ["--ddp-bn", "broadcast"]])
-def test_train_imagenet_two_ranks_report_each(tiny, ddp):
+def test_train_imagenet_two_ranks_report_each(tiny, ddp, tmp_path):
     """Under torchrun (2 CPU processes, gloo): rank 0's line lists both ranks' own figures;
     with the example's DDP defaults (BatchNorm statistics averaged at the end), with PyTorch's
     buffer broadcast, and with the statistics left to each rank and gradients as views."""
     pytest.importorskip("torch", reason="torch not importable")
     pytest.importorskip("torchvision", reason="torchvision not importable")
-    env = dict(os.environ, OMP_NUM_THREADS="1")
+    # torchrun's own temporary folder (its logs) inside the test's, which pytest removes
+    env = dict(os.environ, OMP_NUM_THREADS="1", TMPDIR=str(tmp_path))
     out = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone",
                           "--nproc-per-node", "2", str(EXAMPLES / "train_imagenet.py"), str(tiny),
                           "--loader", "ferry", "--arch", "resnet18", "--batch-size", "2",
