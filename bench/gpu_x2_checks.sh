@@ -555,10 +555,11 @@ print("    " + "; ".join(
 EOF2
 }
 # ab_summary FILE (a line per run: round, variant, its JSON line): each several-GPU variant over
-# the same
-# round's 1x0 run, round by round, and the median of those ratios (the statistic quoted for
-# each). The 1x0 run divided by is the one with the most of the variant's flags and no other
-# (2x0:nobb:cbquiet over 1x0:cbquiet where the round has one, else over 1x0)
+# the same round's 1x0 run, round by round, and the median of those ratios (the statistic
+# quoted for each); then over the median of the call's runs of that 1x0 variant (a slow 1x0 run
+# lifts its own round's ratio, not that median). The 1x0 run divided by is the one with the
+# most of the variant's flags and no other (2x0:nobb:cbquiet over 1x0:cbquiet where the round
+# has one, else over 1x0)
 ab_summary() {
   [ -s "$1" ] || return 0
   python3 - "$1" <<'EOF2' | while IFS= read -r line; do say "$line"; done
@@ -570,7 +571,14 @@ ones = {}  # round -> {1x0 variant: images/s}
 for r, v, x in rows:
     if v.split(":")[0] == "1x0":
         ones.setdefault(r, {})[v] = float(x)
-per, over, alone = {}, {}, []
+# each 1x0 variant's median over the call's rounds: a second baseline that a slow 1x0 run
+# (which lifts its own round's ratio) moves less
+med1 = {}
+for byv in ones.values():
+    for b, x in byv.items():
+        med1.setdefault(b, []).append(x)
+med1 = {b: statistics.median(xs) for b, xs in med1.items()}
+per, over, alone, vsmed = {}, {}, [], {}
 for r, v, x in rows:
     if v.startswith("1x") or r not in ones:
         continue
@@ -581,6 +589,7 @@ for r, v, x in rows:
     b = max(fit, key=lambda b: len(flags(b)))
     per.setdefault(v, []).append(float(x) / ones[r][b])
     over.setdefault(v, set()).add(b)
+    vsmed.setdefault(v, []).append(float(x) / med1[b])
 if not ones:
     print("  ab summary: no 1x0 run to divide by")
 for v in alone:
@@ -589,6 +598,11 @@ for v, q in per.items():
     print(f"  ab summary, {v} / the round's {' or '.join(sorted(over[v]))}: "
           + ", ".join(f"{x:.3f}" for x in q)
           + f"; median {statistics.median(q):.3f}, {sum(x >= 1.9 for x in q)} of {len(q)} >= 1.9")
+    m = vsmed[v]
+    print(f"    against the call's median {' or '.join(sorted(over[v]))} ("
+          + ", ".join(f"{med1[b]:.1f}" for b in sorted(over[v]))
+          + f" images/s): median {statistics.median(m):.3f}, "
+          f"{sum(x >= 1.9 for x in m)} of {len(m)} >= 1.9")
 EOF2
 }
 

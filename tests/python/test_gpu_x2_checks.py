@@ -23,6 +23,10 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
     [ "${!i}" = --nproc-per-node ] && { j=$((i + 1)); np=${!j}; }
   done
   per=1000; [[ "$all" == *"--cudnn-benchmark quiet"* ]] && per=1100
+  # FAKE_SLOW_FIRST: the first one-process run is slow (900), as a real 1x0 run can be
+  if [ -n "${FAKE_SLOW_FIRST:-}" ] && [ "$np" = 1 ] && [ ! -e "$FAKE_SLOW_FIRST" ]; then
+    : > "$FAKE_SLOW_FIRST"; per=900
+  fi
   census=""; ranks=""
   c() { echo '{"steps": 2, "kernel_ms_per_step": '$1', "distinct": '$2', "digest": "'$3'"}'; }
   if [[ "$all" == *--kernel-census* ]]; then
@@ -119,6 +123,17 @@ def test_ab_allocator_flag_and_counts(harness):
     # :stages: the forward's stages on the GPU's clock, for the runs that asked
     assert "--forward-stages" in log
     assert summary.count(", forward stages (gpu ms) stem 1.5 layer1 3.25") == 1
+
+
+def test_ab_against_the_calls_median_1x0(harness, tmp_path):
+    """A slow 1x0 run lifts its own round's ratio; the summary also divides by the median of
+    the call's 1x0 runs, which that one run does not move."""
+    p, summary, _ = harness("1x0 2x0", rounds=3, FAKE_SLOW_FIRST=str(tmp_path / "slow"))
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert ("ab summary, 2x0 / the round's 1x0: 2.222, 2.000, 2.000; median 2.000, "
+            "3 of 3 >= 1.9") in summary
+    assert ("    against the call's median 1x0 (1000.0 images/s): median 2.000, 3 of 3 >= 1.9"
+            in summary)
 
 
 def test_ab_bad_variant_and_no_baseline(harness):
