@@ -138,11 +138,14 @@ trun() {
   leftovers "$log"
   return "$rc"
 }
-# jget JSON KEY: a field of a JSON line ('' when absent or null)
+# jget JSON KEY: a field of a JSON line ('' when absent or null); KEY may be a dotted path into
+# nested objects (ddp.bn_stats)
 jget() {
   python3 -c 'import json, sys
 try:
-    v = json.loads(sys.argv[1]).get(sys.argv[2])
+    v = json.loads(sys.argv[1])
+    for k in sys.argv[2].split("."):  # a dotted path reads into nested objects: ddp.bn_stats
+        v = v.get(k)
 except Exception:
     v = None
 print("" if v is None else v)' "$1" "$2"
@@ -314,7 +317,7 @@ train_one() {
 train_wants() { case " $TRAIN_LOADERS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 part_train() {
-  local log=$OUT/train.log f1 fn tn sn qs qt np=$n
+  local log=$OUT/train.log f1 fn tn sn qs qt bn np=$n
   say "train: ResNet-50, AMP fp16, batch $BATCH per GPU, $TRAIN_STEPS steps ($TRAIN_WARMUP untimed)"
   train_one "$log" 150 1 "ferry, 1 GPU" --loader ferry
   f1=$val
@@ -322,7 +325,8 @@ part_train() {
   if [ "$multi" = 1 ]; then
     train_one "$log" 150 "$n" "ferry, $n GPUs" --loader ferry
     fn=$val
-    [ -n "$fn" ] && say "  ferry, $n GPUs (DDP): $fn images/s (rank 0's GPU busy $(jget "$last" gpu_util_mean) %)"
+    bn=$(jget "$last" ddp.bn_stats)
+    [ -n "$fn" ] && say "  ferry, $n GPUs (DDP, BatchNorm statistics ${bn:-not said}): $fn images/s (rank 0's GPU busy $(jget "$last" gpu_util_mean) %)"
   else
     np=1
     fn=$f1

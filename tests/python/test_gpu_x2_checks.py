@@ -40,6 +40,8 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
   sleep "${FAKE_RUN_SLEEP:-0}"
   stages=""
   [[ "$all" == *--forward-stages* ]] && stages=', "forward_stages_ms": {"gpu": {"stem": 1.5, "layer1": 3.25}, "host": {"stem": 0.5}}'
+  bn=epoch-mean; [[ "$all" =~ --ddp-bn[[:space:]]([a-z-]+) ]] && bn=${BASH_REMATCH[1]}
+  [ "$np" -gt 1 ] && stages="$stages"', "ddp": {"bn_stats": "'$bn'"}'
   alloc="$stages"', "cuda_allocator_timed": {"device_allocs": 0, "device_frees": 0, "alloc_retries": 0, "syncs_all_streams": 0}, "cuda_reserved_mib": 9000'
   echo '{"loader": "ferry", "world_size": '$np', "images_per_s": '$((per * np))\
 ', "data_wait_ms_per_step": 0.2'"$census$ranks$alloc"'}'
@@ -80,10 +82,12 @@ def harness(tmp_path):
         env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", REAL_PYTHON=sys.executable,
                    FERRY_DEVICE_DIR=str(dev), OUT=str(out), SET_DIR=str(tmp_path / "set"),
                    PARTS="ab", APPS_AT="0", TRAIN_AB=ab, TRAIN_AB_ROUNDS=str(rounds),
-                   BUDGET="300", **more)
+                   BUDGET="300")
+        env.update(more)  # PARTS among them
         p = subprocess.run(["bash", "bench/gpu_x2_checks.sh"], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=240)
-        return p, (out / "summary.txt").read_text(), (out / "ab.log").read_text()
+        log = out / ("ab.log" if env["PARTS"] == "ab" else "train.log")
+        return p, (out / "summary.txt").read_text(), log.read_text()
     return run
 
 
@@ -134,6 +138,13 @@ def test_ab_against_the_calls_median_1x0(harness, tmp_path):
             "3 of 3 >= 1.9") in summary
     assert ("    against the call's median 1x0 (1000.0 images/s): median 2.000, 3 of 3 >= 1.9"
             in summary)
+
+
+def test_train_part_names_the_ddp_setting(harness):
+    """PARTS=train: the 2-GPU ferry line says how DDP handled the BatchNorm statistics."""
+    p, summary, _ = harness("", PARTS="train", TRAIN_LOADERS="ferry")
+    assert "ferry, 1 GPU: 1000 images/s" in summary, summary
+    assert "ferry, 2 GPUs (DDP, BatchNorm statistics epoch-mean): 2000 images/s" in summary
 
 
 def test_ab_bad_variant_and_no_baseline(harness):
