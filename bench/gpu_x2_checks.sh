@@ -40,13 +40,13 @@
 #   consumer takes a batch), :lowprio FERRY_GPU_NO_PRIORITY=1 (the loader's stream at the
 #   lowest priority instead of the highest), :pinlab FERRY_LABEL_COPY=pinned (labels to the GPU
 #   through pinned memory, bench/label_copy.py), :expseg PyTorch's allocator on expandable
-#   segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), :cpu no JPEG engine (--no-hw-decode), :noahead no
-#   epoch made ahead (--no-epoch-ahead); the step's :ncclhp NCCL on high-priority streams
-#   (--nccl-high-priority), DDP's BatchNorm statistics :nobb each rank's own, never averaged
-#   (--ddp-bn local), :bcast rank 0's broadcast before every forward (--ddp-bn broadcast,
-#   PyTorch's default; the example's own, with neither flag, averages them at each epoch's end
-#   and had PyTorch's in the runs recorded up to 2026-11-28 12:37 UTC), :bview
-#   gradients as views of DDP's buckets (--ddp-bucket-view), :cbquiet cuDNN's kernels timed
+#   segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), :cpu no JPEG engine
+#   (--no-hw-decode), :noahead no epoch made ahead (--no-epoch-ahead); the step's :ncclhp NCCL
+#   on high-priority streams (--nccl-high-priority), DDP's BatchNorm statistics :nobb each
+#   rank's own, never averaged (--ddp-bn local), :bcast rank 0's broadcast before every forward
+#   (--ddp-bn broadcast, PyTorch's default; the example's own, with neither flag, averages them
+#   at each epoch's end and had PyTorch's in the runs recorded up to 2026-11-28 12:37 UTC),
+#   :bview gradients as views of DDP's buckets (--ddp-bucket-view), :cbquiet cuDNN's kernels timed
 #   before the loader starts (--cudnn-benchmark quiet), :cboff cuDNN's heuristics
 #   (--cudnn-benchmark off), :census each rank's step kernels listed (--kernel-census; summed
 #   up after the ratios: the runs whose ranks used the same kernels), :stages the forward's
@@ -645,10 +645,11 @@ part_search() {
   fi
 }
 
-sampler=""
+clock_sampler=""
 if [ "${CLOCKS:-0}" = 1 ]; then
   bash bench/gpu_clock_sampler.sh "$OUT/clocks.csv" 0.5 &
-  sampler=$!
+  clock_sampler=$!
+  trap 'kill "$clock_sampler" 2> /dev/null' EXIT # stopped however the script ends
 fi
 for p in $PARTS; do
   case $p in
@@ -659,9 +660,9 @@ for p in $PARTS; do
     *) say "unknown part '$p': FAILED"; bad=1 ;;
   esac
 done
-if [ -n "$sampler" ]; then
-  kill "$sampler" 2>/dev/null
-  wait "$sampler" 2>/dev/null
+if [ -n "$clock_sampler" ]; then
+  kill "$clock_sampler" 2> /dev/null
+  wait "$clock_sampler" 2> /dev/null
   say "clocks per training run (busy GPUs; bench/clock_by_run.py $OUT/clocks.csv):"
   python3 bench/clock_by_run.py "$OUT/clocks.csv" 2>&1 | sed 's/^/  /' | tee -a "$SUM"
 fi

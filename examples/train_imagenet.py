@@ -287,7 +287,7 @@ class StepTimeline:
 
     def stage(self, name):
         """--forward-stages: the forward reached the model's part NAME (a pre-hook on it)."""
-        if self.cur_stages is not None and self.cur is not None:
+        if self.cur is not None:  # begin() made cur and cur_stages together
             self.cur_stages.append((name,) + self._now())
 
     def end(self):
@@ -492,6 +492,12 @@ def hook_stages(model, timeline, rank):
         getattr(model, n).register_forward_pre_hook(lambda *_, n=n: timeline.stage(n))
 
 
+def float_buffers(model):
+    """The model's floating-point buffers: BatchNorm's running means and variances (not the
+    integer counts of batches)."""
+    return [b for b in model.buffers() if b.is_floating_point()]
+
+
 def average_buffers(model, world):
     """--ddp-bn epoch-mean: every floating-point buffer (BatchNorm's running means and
     variances) replaced by its mean over the ranks, all in one all-reduce, so that every rank
@@ -499,7 +505,7 @@ def average_buffers(model, world):
     on every rank already and left alone. Every rank calls this at the same points (each
     epoch's end, the run's end), as it must for a collective."""
     import torch.distributed as dist
-    bufs = [b for b in model.buffers() if b.is_floating_point()]
+    bufs = float_buffers(model)
     if not bufs or world < 2:
         return
     with torch.no_grad():
@@ -512,7 +518,7 @@ def average_buffers(model, world):
 
 def buffers_digest(model):
     """A short digest of the model's floating-point buffers' bytes (None when it has none)."""
-    bufs = [b for b in model.buffers() if b.is_floating_point()]
+    bufs = float_buffers(model)
     if not bufs:
         return None
     h = hashlib.sha1()

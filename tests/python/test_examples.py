@@ -71,17 +71,26 @@ def test_dedup_names_and_no_overwrite(sample, tmp_path):
     assert (src / os.fsdecode(rel)).exists() and (src / keeper).exists()
 
 
+def train_imagenet(data, *args):
+    """examples/train_imagenet.py DATA ARGS... as one process (its CompletedProcess)."""
+    return subprocess.run([sys.executable, str(EXAMPLES / "train_imagenet.py"), str(data),
+                           *args], capture_output=True, text=True, timeout=300)
+
+
+def last_json(out):
+    """The run's last line, its JSON result, after checking that it ran."""
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 @pytest.mark.parametrize("loader", ["ferry", "torch"])
 def test_train_imagenet_two_steps(tiny, loader):
     pytest.importorskip("torch", reason="torch not importable")
     pytest.importorskip("torchvision", reason="torchvision not importable")
-    out = subprocess.run([sys.executable, str(EXAMPLES / "train_imagenet.py"), str(tiny),
-                          "--loader", loader, "--arch", "resnet18", "--batch-size", "4",
-                          "--size", "32", "--steps", "3", "--warmup", "1", "--workers", "1",
-                          "--device", "cpu", "--amp", "off", "--log-every", "0"],
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result = last_json(train_imagenet(
+        tiny, "--loader", loader, "--arch", "resnet18", "--batch-size", "4", "--size", "32",
+        "--steps", "3", "--warmup", "1", "--workers", "1", "--device", "cpu", "--amp", "off",
+        "--log-every", "0"))
     assert result["loader"] == loader and result["steps"] == 3 and result["images_per_s"] > 0
     assert result["cores_busy"] > 0 and result["steps_per_epoch"] > 0
     # the 2 timed steps' waits: the longest, and those over 5 ms by step number (3 at most)
@@ -248,13 +257,10 @@ def test_train_imagenet_forward_stages_in_a_run(tiny):
     """--forward-stages in a CPU run: the host's stage times in the JSON, none on a GPU clock."""
     pytest.importorskip("torch", reason="torch not importable")
     pytest.importorskip("torchvision", reason="torchvision not importable")
-    out = subprocess.run([sys.executable, str(EXAMPLES / "train_imagenet.py"), str(tiny),
-                          "--loader", "synthetic", "--arch", "resnet18", "--batch-size", "2",
-                          "--size", "32", "--steps", "4", "--warmup", "1", "--device", "cpu",
-                          "--amp", "off", "--log-every", "0", "--forward-stages"],
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    r = json.loads(out.stdout.strip().splitlines()[-1])
+    r = last_json(train_imagenet(
+        tiny, "--loader", "synthetic", "--arch", "resnet18", "--batch-size", "2", "--size", "32",
+        "--steps", "4", "--warmup", "1", "--device", "cpu", "--amp", "off", "--log-every", "0",
+        "--forward-stages"))
     st = r["forward_stages_ms"]
     assert st["gpu"] is None
     assert list(st["host"]) == ["stem", "layer1", "layer2", "layer3", "layer4", "fc"]
@@ -370,15 +376,11 @@ def test_train_imagenet_average_buffers_is_the_ranks_mean(monkeypatch):
 def test_train_imagenet_kernel_census_needs_warmup(tmp_path):
     pytest.importorskip("torch", reason="torch not importable")
     pytest.importorskip("torchvision", reason="torchvision not importable")
-    out = subprocess.run([sys.executable, str(EXAMPLES / "train_imagenet.py"), str(tmp_path),
-                          "--loader", "synthetic", "--device", "cpu", "--steps", "6",
-                          "--warmup", "4", "--kernel-census"],
-                         capture_output=True, text=True, timeout=300)
+    out = train_imagenet(tmp_path, "--loader", "synthetic", "--device", "cpu", "--steps", "6",
+                         "--warmup", "4", "--kernel-census")
     assert out.returncode == 2 and "--kernel-census needs --warmup 5 or more, not 4" in out.stderr
-    out = subprocess.run([sys.executable, str(EXAMPLES / "train_imagenet.py"), str(tmp_path),
-                          "--loader", "synthetic", "--device", "cpu", "--steps", "6",
-                          "--forward-stages", "--compile"],
-                         capture_output=True, text=True, timeout=300)
+    out = train_imagenet(tmp_path, "--loader", "synthetic", "--device", "cpu", "--steps", "6",
+                         "--forward-stages", "--compile")
     assert out.returncode == 2 and "--forward-stages marks the forward as it runs" in out.stderr
 
 
@@ -390,13 +392,10 @@ def test_train_imagenet_cuda_census_and_tuning(tmp_path, tune):
     pytest.importorskip("torchvision", reason="torchvision not importable")
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device: the census and cuDNN's tuning run on a GPU only")
-    out = subprocess.run([sys.executable, str(EXAMPLES / "train_imagenet.py"), str(tmp_path),
-                          "--loader", "synthetic", "--arch", "resnet18", "--batch-size", "8",
-                          "--size", "64", "--steps", "8", "--warmup", "5", "--log-every", "0",
-                          "--kernel-census", "--cudnn-benchmark", tune],
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    r = json.loads(out.stdout.strip().splitlines()[-1])
+    r = last_json(train_imagenet(
+        tmp_path, "--loader", "synthetic", "--arch", "resnet18", "--batch-size", "8", "--size",
+        "64", "--steps", "8", "--warmup", "5", "--log-every", "0", "--kernel-census",
+        "--cudnn-benchmark", tune))
     assert r["cudnn_benchmark"] == tune and r["steps"] == 8
     c = r["kernel_census"]
     assert c["steps"] == 2 and c["kernel_ms_per_step"] > 0 and c["distinct"] > 5, c
