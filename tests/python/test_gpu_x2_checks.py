@@ -27,6 +27,10 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
   if [ -n "${FAKE_SLOW_FIRST:-}" ] && [ "$np" = 1 ] && [ ! -e "$FAKE_SLOW_FIRST" ]; then
     : > "$FAKE_SLOW_FIRST"; per=900
   fi
+  # FAKE_SLOW_TWO: the first run of several processes is slow (900 each), as a DDP run can be
+  if [ -n "${FAKE_SLOW_TWO:-}" ] && [ "$np" -gt 1 ] && [ ! -e "$FAKE_SLOW_TWO" ]; then
+    : > "$FAKE_SLOW_TWO"; per=900
+  fi
   census=""; ranks=""
   c() { echo '{"steps": 2, "kernel_ms_per_step": '$1', "distinct": '$2', "digest": "'$3'"}'; }
   if [[ "$all" == *--kernel-census* ]]; then
@@ -142,9 +146,33 @@ def test_ab_against_the_calls_median_1x0(harness, tmp_path):
 
 def test_train_part_names_the_ddp_setting(harness):
     """PARTS=train: the 2-GPU ferry line says how DDP handled the BatchNorm statistics."""
-    p, summary, _ = harness("", PARTS="train", TRAIN_LOADERS="ferry")
-    assert "ferry, 1 GPU: 1000 images/s" in summary, summary
-    assert "ferry, 2 GPUs (DDP, BatchNorm statistics epoch-mean): 2000 images/s" in summary
+    p, summary, _ = harness("", PARTS="train", TRAIN_LOADERS="ferry", TRAIN_PAIRS="1")
+    assert "    pair 1: 1 GPU 1000 images/s" in summary, summary
+    assert ("ferry, 1 GPU: median 1000.0 images/s; 2 GPUs (DDP, BatchNorm statistics "
+            "epoch-mean): median 2000.0 images/s") in summary
+    assert "TRAIN ferry 2 GPUs / ferry 1 GPU: 2.000x (median of 1 pair(s): 2.000; 1 of 1" in summary
+
+
+def test_train_part_judges_the_median_of_pairs(harness, tmp_path):
+    """PARTS=train runs ferry on 1 and 2 GPUs TRAIN_PAIRS times interleaved and judges the
+    median of the pairs' ratios: one slow DDP run (1.8x) is reported, not the verdict."""
+    p, summary, log = harness("", PARTS="train", TRAIN_LOADERS="ferry synthetic",
+                              TRAIN_PAIRS="3", FAKE_SLOW_TWO=str(tmp_path / "slow2"))
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    runs = [x for x in log.splitlines() if x.startswith("$ torchrun")]
+    # interleaved: 1, 2, 1, 2, 1, 2 processes, then the synthetic ceiling
+    assert [r.split("--nproc-per-node ")[1].split()[0] for r in runs] == list("1212122"), runs
+    assert "    pair 1: 1 GPU 1000 images/s (GPU busy  %), 2 GPUs 1800" in summary, summary
+    assert summary.count("): 2.000x") == 2
+    assert "median 2000.0 images/s" in summary  # the slow run is not the 2-GPU rate
+    assert ("TRAIN ferry 2 GPUs / ferry 1 GPU: 2.000x (median of 3 pair(s): 1.800 2.000 "
+            "2.000; 2 of 3 >= 1.9): PASS (>= 1.9)") in summary
+    assert "ferry at 1.00x of it" in summary  # against the synthetic ceiling, the median rate
+    # a median below the threshold is BELOW, and the exit says so
+    p, summary, _ = harness("", PARTS="train", TRAIN_LOADERS="ferry", TRAIN_PAIRS="1",
+                            FAKE_SLOW_TWO=str(tmp_path / "slow2b"))
+    assert "TRAIN ferry 2 GPUs / ferry 1 GPU: 1.800x (median of 1 pair(s): 1.800; 0 of 1" in summary
+    assert "BELOW (1.9 asked)" in summary and p.returncode == 3
 
 
 def test_ab_bad_variant_and_no_baseline(harness):
