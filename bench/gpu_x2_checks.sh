@@ -52,7 +52,8 @@
 #   before the loader starts (--cudnn-benchmark quiet), :cboff cuDNN's heuristics
 #   (--cudnn-benchmark off), :census each rank's step kernels listed (--kernel-census; summed
 #   up after the ratios: the runs whose ranks used the same kernels), :stages the forward's
-#   time per stage on each rank's GPU (--forward-stages); the machine's :pin each
+#   time per stage on each rank's GPU and where the GPU caught up with the host
+#   (--forward-stages: forward_stages_ms, gpu_caught_up); the machine's :pin each
 #   rank on its slice of the CPUs (bench/rank_pin.sh), :burn n CPU-only `ferry load` processes
 #   beside the run, BURN_WORKERS=7 decode threads each (ferry's CPU load per rank in 2x0
 #   without its GPU work); :prof a GPU trace of the last PROF_STEPS=8 steps per rank too (the
@@ -578,6 +579,10 @@ def stages(r):  # --forward-stages: the forward's stages, mean GPU ms (host ms o
     if not v:
         return ""
     return f", forward stages ({clk} ms) " + " ".join(f"{k} {x}" for k, x in v.items())
+def caught_up(r):  # --forward-stages on CUDA: at each mark, the share of steps the GPU was close
+    d = r.get("gpu_caught_up") or {}
+    return (", GPU caught up (share of steps) " + " ".join(f"{k} {x}" for k, x in d.items())
+            if d else "")
 def parts(r):  # the step's parts (train_imagenet.py's gpu_ms, host_ms): mean/p90 in ms
     return "; ".join(f"{clk} ms (mean/p90) " + " ".join(
         f"{k} {v['mean']}/{v['p90']}" for k, v in (r.get(f"{key}_ms") or {}).items())
@@ -589,7 +594,7 @@ print("    " + "; ".join(
     f" engine {r.get('ferry_engine_share')} (timed {r.get('ferry_engine_share_timed')}),"
     f" cores {r.get('cores_busy')},"
     f" GPU busy {r.get('gpu_util_mean')} %, main thread preempted"
-    f" {r.get('main_thread_preempted_per_step')}/step" + census(r) + alloc(r) + stages(r)
+    f" {r.get('main_thread_preempted_per_step')}/step" + census(r) + alloc(r) + stages(r) + caught_up(r)
     + (", " + parts(r) if parts(r) else "")
     for r in d.get("ranks") or [d]))
 EOF2

@@ -130,7 +130,9 @@ def parse_args():
                    help="also mark where the forward enters each of the model's stages "
                         "(ResNet: layer1..layer4, fc) and report each stage's mean time on the "
                         "host's clock and the GPU's, per rank: whether a slower forward is "
-                        "slower everywhere or in one place")
+                        "slower everywhere or in one place; on CUDA also, at each mark, how "
+                        "often the GPU had caught up with the host to within one part "
+                        "(gpu_caught_up)")
     p.add_argument("--log-every", type=int, default=50)
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args()
@@ -265,37 +267,63 @@ class StepTimeline:
     records an event on the current stream, so that each part of the step has a host time and
     a GPU time."""
     PARTS = ("gap", "prepare", "forward", "backward", "optimizer")
+    # the part each mark starts, in the order a step makes them ("end": the step's end)
+    POINTS = ("prepare", "forward", "backward", "optimizer", "end")
 
-    def __init__(self, cuda):
+    def __init__(self, cuda, catch_up=False):
         self.cuda, self.steps, self.cur = cuda, [], None
         self.stages, self.cur_stages = [], None  # --forward-stages: marks inside the forward
+        # --forward-stages on CUDA: at each mark, whether the step's stream had already reached
+        # the previous mark (its event complete): the GPU was then less than one part of the
+        # step behind the host, close to waiting for the host's launches
+        self.catch_up, self.last_ev, self.caught, self.cur_caught = catch_up and cuda, None, [], None
 
     def begin(self):
-        self.cur, self.cur_stages = [], []
+        self.cur, self.cur_stages, self.cur_caught = [], [], {}
         self.mark()
 
-    def _now(self):
+    def _now(self, point):
         ev = None
         if self.cuda:
+            if self.catch_up and self.last_ev is not None:
+                self.cur_caught[point] = bool(self.last_ev.query())  # never waits
             ev = torch.cuda.Event(enable_timing=True)
             ev.record()
+            self.last_ev = ev
         return time.perf_counter(), ev
 
     def mark(self):
         if self.cur is not None:
-            self.cur.append(self._now())
+            self.cur.append(self._now(self.POINTS[min(len(self.cur), len(self.POINTS) - 1)]))
 
     def stage(self, name):
         """--forward-stages: the forward reached the model's part NAME (a pre-hook on it)."""
         if self.cur is not None:  # begin() made cur and cur_stages together
-            self.cur_stages.append((name,) + self._now())
+            self.cur_stages.append((name,) + self._now(name))
 
     def end(self):
         if self.cur is not None:
             self.mark()
             self.steps.append(self.cur)
             self.stages.append(self.cur_stages)
-            self.cur, self.cur_stages = None, None
+            self.caught.append(self.cur_caught)
+            self.cur, self.cur_stages, self.cur_caught = None, None, None
+
+    def caught_up_summary(self):
+        """--forward-stages on CUDA: for each mark (the step's parts and the forward's stages,
+        in the order a step makes them), the share of the timed steps in which the step's
+        stream had already reached the previous mark when the host got to this one: the GPU
+        was less than one part behind the host. About 0 where the host keeps well ahead (a step
+        bound by the GPU); where it is high the GPU runs close behind the host's launches and
+        can wait for them. None without CUDA or --forward-stages."""
+        if not self.catch_up or not any(self.caught):
+            return None
+        hits, counts = {}, {}
+        for d in self.caught:
+            for k, v in d.items():
+                hits[k] = hits.get(k, 0) + int(v)
+                counts[k] = counts.get(k, 0) + 1
+        return {k: round(hits[k] / counts[k], 3) for k in counts}
 
     def stages_summary(self, gpu):
         """--forward-stages: each stage's mean ms over the timed steps, on the GPU's clock (gpu
@@ -637,7 +665,7 @@ def main():
     cpu0 = wait0 = 0.0
     st0 = None  # ferry's counters when the timed steps start
     waits = []  # each timed step's data wait: its longest ones are when a GPU may have idled
-    timeline = StepTimeline(device_type == "cuda")
+    timeline = StepTimeline(device_type == "cuda", catch_up=args.forward_stages)
     # the model's own forward starts: after what DDP does first (its buffers' broadcast)
     getattr(model, "module", model).register_forward_pre_hook(lambda *_: timeline.mark())
     if args.forward_stages:
@@ -739,6 +767,9 @@ def main():
               "forward_stages_ms": ({"gpu": timeline.stages_summary(gpu=True),
                                      "host": timeline.stages_summary(gpu=False)}
                                     if args.forward_stages else None),
+              # --forward-stages on CUDA: at each mark, the share of timed steps in which the
+              # GPU had already reached the previous mark (less than one part behind the host)
+              "gpu_caught_up": timeline.caught_up_summary(),
               "main_thread_preempted_per_step": (round((nivcsw1 - nivcsw0) / timed, 2)
                                                  if None not in (nivcsw0, nivcsw1) else None),
               # what PyTorch's allocator did in the timed steps (CUDA): a steady step asks the
@@ -787,7 +818,7 @@ def main():
                 "cores_busy", "gpu_util_mean", "gpu_ms", "host_ms", "main_thread_preempted_per_step",
                 "ferry_wait_ms_per_step", "ferry_engine_share", "ferry_engine_share_timed",
                 "ferry_workers_active", "kernel_census", "bn_stats_digest",
-                "cuda_allocator_timed", "cuda_reserved_mib", "forward_stages_ms")
+                "cuda_allocator_timed", "cuda_reserved_mib", "forward_stages_ms", "gpu_caught_up")
         mine = {k: result[k] for k in keys if k in result}
         mine["rank"] = rank
         everyone = [None] * world

@@ -253,6 +253,39 @@ def test_train_imagenet_forward_stages(monkeypatch):
     assert seen == ["layer1", "layer2", "layer3", "layer4", "fc"]
 
 
+def test_train_imagenet_gpu_caught_up(monkeypatch):
+    """--forward-stages on CUDA: at each mark, whether the step's stream had reached the
+    previous mark (its event complete), as a share of the timed steps, in the order a step
+    makes its marks; never without the option or without CUDA."""
+    pytest.importorskip("torch", reason="torch not importable")
+    ex = load_example()
+    clock = stand_in_clocks(monkeypatch, ex, host_scale=1)
+    tl = ex.StepTimeline(True, catch_up=True)
+    # the stand-in GPU has run everything up to gpu_done when the host reaches a mark
+    for caught_at in (set(), {"layer4", "fc"}, {"layer4", "prepare"}, set()):
+        for point in ("prepare", "forward", "layer1", "layer4", "fc", "backward", "optimizer",
+                      "end"):
+            # the previous mark was recorded 1 ms ago: run past it, or not yet
+            clock.gpu_done[0] = clock[0] if point in caught_at else clock[0] - 1.5
+            if point == "prepare":
+                tl.begin()
+            elif point == "end":
+                tl.end()
+            elif point.startswith("layer") or point == "fc":
+                tl.stage(point)
+            else:
+                tl.mark()
+            clock[0] += 1
+    d = tl.caught_up_summary()
+    # the first step's first mark has no mark before it: 3 steps counted there, 4 elsewhere
+    assert list(d) == ["forward", "layer1", "layer4", "fc", "backward", "optimizer", "end",
+                       "prepare"], d
+    assert d["layer4"] == 0.5 and d["fc"] == 0.25 and d["layer1"] == 0.0
+    assert d["prepare"] == 0.333 and d["end"] == 0.0
+    assert ex.StepTimeline(True).caught_up_summary() is None  # not asked for
+    assert ex.StepTimeline(False, catch_up=True).caught_up_summary() is None  # no CUDA
+
+
 def test_train_imagenet_forward_stages_in_a_run(tiny):
     """--forward-stages in a CPU run: the host's stage times in the JSON, none on a GPU clock."""
     pytest.importorskip("torch", reason="torch not importable")
@@ -262,7 +295,7 @@ def test_train_imagenet_forward_stages_in_a_run(tiny):
         "--steps", "4", "--warmup", "1", "--device", "cpu", "--amp", "off", "--log-every", "0",
         "--forward-stages"))
     st = r["forward_stages_ms"]
-    assert st["gpu"] is None
+    assert st["gpu"] is None and r["gpu_caught_up"] is None  # no GPU clock, no stream to catch up
     assert list(st["host"]) == ["stem", "layer1", "layer2", "layer3", "layer4", "fc"]
     assert all(v > 0 for v in st["host"].values()), st
 
@@ -270,7 +303,9 @@ def test_train_imagenet_forward_stages_in_a_run(tiny):
 def stand_in_clocks(monkeypatch, mod, host_scale):
     """The example's clocks on a list of our own ([ms], advanced by the test): torch.cuda.Event's
     record() / elapsed_time() read it, and the host's perf_counter reads it host_scale times."""
-    clock = [0.0]
+    class Clock(list):  # [ms], and gpu_done: [ms] up to which the stand-in GPU has run
+        pass
+    clock = Clock([0.0])
 
     class Event:
         def __init__(self, enable_timing=False):
@@ -282,6 +317,10 @@ def stand_in_clocks(monkeypatch, mod, host_scale):
 
         def elapsed_time(self, other):
             return other.t - self.t
+
+        def query(self):  # the GPU has run the work before this event: up to gpu_done
+            return self.t <= gpu_done[0]
+    gpu_done = clock.gpu_done = [float("-inf")]
     monkeypatch.setattr(mod.torch.cuda, "Event", Event)
     monkeypatch.setattr(mod.time, "perf_counter", lambda: host_scale * 1e-3 * clock[0])
     return clock
@@ -405,6 +444,24 @@ def test_train_imagenet_cuda_census_and_tuning(tmp_path, tune):
     assert set(a) == {"device_allocs", "device_frees", "alloc_retries", "syncs_all_streams"}
     assert all(isinstance(v, int) and v >= 0 for v in a.values()), a
     assert r["cuda_reserved_mib"] > 0
+
+
+def test_train_imagenet_cuda_forward_stages(tmp_path):
+    """On a GPU: --forward-stages gives each stage's time on the GPU's clock, and at each mark
+    the share of timed steps in which the GPU had reached the previous mark."""
+    torch = pytest.importorskip("torch", reason="torch not importable")
+    pytest.importorskip("torchvision", reason="torchvision not importable")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device: the stages on the GPU's clock need a GPU")
+    r = last_json(train_imagenet(
+        tmp_path, "--loader", "synthetic", "--arch", "resnet18", "--batch-size", "8", "--size",
+        "64", "--steps", "12", "--warmup", "4", "--log-every", "0", "--forward-stages"))
+    g = r["forward_stages_ms"]["gpu"]
+    assert list(g) == ["stem", "layer1", "layer2", "layer3", "layer4", "fc"]
+    assert all(v > 0 for v in g.values()), g
+    dr = r["gpu_caught_up"]
+    assert list(dr)[:7] == ["forward", "layer1", "layer2", "layer3", "layer4", "fc", "backward"]
+    assert all(0 <= v <= 1 for v in dr.values()), dr
 
 
 def test_train_imagenet_kernel_census_window(monkeypatch):

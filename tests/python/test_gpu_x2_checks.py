@@ -43,7 +43,7 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
   echo "stand-in torchrun: $all (allocator: ${PYTORCH_CUDA_ALLOC_CONF:-default})" >&2
   sleep "${FAKE_RUN_SLEEP:-0}"
   stages=""
-  [[ "$all" == *--forward-stages* ]] && stages=', "forward_stages_ms": {"gpu": {"stem": 1.5, "layer1": 3.25}, "host": {"stem": 0.5}}'
+  [[ "$all" == *--forward-stages* ]] && stages=', "forward_stages_ms": {"gpu": {"stem": 1.5, "layer1": 3.25}, "host": {"stem": 0.5}}, "gpu_caught_up": {"prepare": 0.0, "layer4": 0.75}'
   bn=epoch-mean; [[ "$all" =~ --ddp-bn[[:space:]]([a-z-]+) ]] && bn=${BASH_REMATCH[1]}
   [ "$np" -gt 1 ] && stages="$stages"', "ddp": {"bn_stats": "'$bn'"}'
   alloc="$stages"', "cuda_allocator_timed": {"device_allocs": 0, "device_frees": 0, "alloc_retries": 0, "syncs_all_streams": 0}, "cuda_reserved_mib": 9000'
@@ -131,6 +131,7 @@ def test_ab_allocator_flag_and_counts(harness):
     # :stages: the forward's stages on the GPU's clock, for the runs that asked
     assert "--forward-stages" in log
     assert summary.count(", forward stages (gpu ms) stem 1.5 layer1 3.25") == 1
+    assert summary.count(", GPU caught up (share of steps) prepare 0.0 layer4 0.75") == 1
 
 
 def test_ab_against_the_calls_median_1x0(harness, tmp_path):
