@@ -40,6 +40,15 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
     r1='{"rank": 1, "kernel_census": '$(c 41.5 72 $d1)'}'
     [ "$np" -gt 1 ] && ranks=', "ranks": ['"$r0, $r1"']'
   fi
+  if [[ "$all" == *dist_load.py* ]]; then  # the loader's benchmark: 30,000 images/s a rank
+    echo "stand-in dist_load: $all (policy: ${FERRY_GPU_ENGINE_POLICY:-default}, engine only: ${FERRY_BENCH_ENGINE_ONLY:-0})" >&2
+    rk=""
+    for ((r = 0; r < np; r++)); do
+      rk="$rk${rk:+, }"'{"rank": '$r', "device": "cuda:'$r'", "images_per_s": 30000, "workers": 12, "gpu_decoded": 100, "decode_s": 1.0, "idle_s": 0.1, "numa": [-1, "unplaced"], "cores_busy": 14.0, "cpu_s": {"ferry-worker": 10.0}}'
+    done
+    echo '{"bench": "dist_load", "world_size": '$np', "ok": true, "images_per_s": '$((30000 * np))', "ranks": ['"$rk"']}'
+    exit 0
+  fi
   echo "stand-in torchrun: $all (allocator: ${PYTORCH_CUDA_ALLOC_CONF:-default})" >&2
   sleep "${FAKE_RUN_SLEEP:-0}"
   stages=""
@@ -90,7 +99,7 @@ def harness(tmp_path):
         env.update(more)  # PARTS among them
         p = subprocess.run(["bash", "bench/gpu_x2_checks.sh"], cwd=ROOT, env=env,
                            capture_output=True, text=True, timeout=240)
-        log = out / ("ab.log" if env["PARTS"] == "ab" else "train.log")
+        log = out / {"ab": "ab.log", "load": "load.log"}.get(env["PARTS"], "train.log")
         return p, (out / "summary.txt").read_text(), log.read_text()
     return run
 
@@ -195,3 +204,21 @@ def test_clocks_sampled_per_run(harness):
     assert lines[0].startswith("  run 1 (np=1 --loader ferry): GPU 0: ")
     assert lines[1].startswith("  run 2 (np=2 --loader ferry --ddp-bn local): GPU 0: ")
     assert "GPU 1: " in lines[1] and "SM 1800 MHz" in lines[1] and "0x0000000000000004" in lines[1]
+
+
+def test_load_part_ratio_share_and_variants(harness):
+    """PARTS=load: 1 rank then 2, the ratio against 1.8, one rank on its share of the cores,
+    and the informative variants with the environment or options each names."""
+    p, summary, log = harness("", PARTS="load", LOAD_SHARE="1",
+                              LOAD_VARIANTS="2x0:always 2x8:engine 2x0:cpu")
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert "  LOAD 2 ranks / 1 rank: 2.00x: PASS (>= 1.8)" in summary, summary
+    assert "load 2 ranks / 1 rank with 1/2 of the cores: 2.00x (informative)" in summary
+    runs = [x for x in log.splitlines() if x.startswith("stand-in dist_load")]
+    assert len(runs) == 6, runs  # 1 rank, 2 ranks, 1 rank on its share, 3 variants
+    always, engine, cpu = runs[3:]
+    assert "policy: always" in always and "engine only: 0" in always
+    assert "--workers 8" in engine and "engine only: 1" in engine and "policy: default" in engine
+    assert "--no-hw-decode" in cpu
+    assert "  variant 2x0:always: 2 rank(s): 60000 images/s in all" in summary
+    assert "rank 1 on cuda:1: 30000 images/s, 12 workers" in summary
