@@ -423,18 +423,24 @@ def test_train_imagenet_kernel_census_needs_warmup(tmp_path):
     assert out.returncode == 2 and "--forward-stages marks the forward as it runs" in out.stderr
 
 
+def cuda_resnet18(tmp_path, what, *args):
+    """The example on the GPU: ResNet-18 on synthetic batches of 8 at 64 px, with ARGS (its
+    JSON result); skipped, saying WHAT needs a GPU, without torch, torchvision or CUDA."""
+    torch = pytest.importorskip("torch", reason="torch not importable")
+    pytest.importorskip("torchvision", reason="torchvision not importable")
+    if not torch.cuda.is_available():
+        pytest.skip(f"no CUDA device: {what} run on a GPU only")
+    return last_json(train_imagenet(
+        tmp_path, "--loader", "synthetic", "--arch", "resnet18", "--batch-size", "8", "--size",
+        "64", "--log-every", "0", *args))
+
+
 @pytest.mark.parametrize("tune", ["quiet", "off"])
 def test_train_imagenet_cuda_census_and_tuning(tmp_path, tune):
     """On a GPU: the step's kernels counted over two warm-up steps, with cuDNN's kernels timed
     before the loader starts (quiet) or picked by its heuristics (off)."""
-    torch = pytest.importorskip("torch", reason="torch not importable")
-    pytest.importorskip("torchvision", reason="torchvision not importable")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device: the census and cuDNN's tuning run on a GPU only")
-    r = last_json(train_imagenet(
-        tmp_path, "--loader", "synthetic", "--arch", "resnet18", "--batch-size", "8", "--size",
-        "64", "--steps", "8", "--warmup", "5", "--log-every", "0", "--kernel-census",
-        "--cudnn-benchmark", tune))
+    r = cuda_resnet18(tmp_path, "the census and cuDNN's tuning", "--steps", "8", "--warmup",
+                      "5", "--kernel-census", "--cudnn-benchmark", tune)
     assert r["cudnn_benchmark"] == tune and r["steps"] == 8
     c = r["kernel_census"]
     assert c["steps"] == 2 and c["kernel_ms_per_step"] > 0 and c["distinct"] > 5, c
@@ -449,13 +455,8 @@ def test_train_imagenet_cuda_census_and_tuning(tmp_path, tune):
 def test_train_imagenet_cuda_forward_stages(tmp_path):
     """On a GPU: --forward-stages gives each stage's time on the GPU's clock, and at each mark
     the share of timed steps in which the GPU had reached the previous mark."""
-    torch = pytest.importorskip("torch", reason="torch not importable")
-    pytest.importorskip("torchvision", reason="torchvision not importable")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device: the stages on the GPU's clock need a GPU")
-    r = last_json(train_imagenet(
-        tmp_path, "--loader", "synthetic", "--arch", "resnet18", "--batch-size", "8", "--size",
-        "64", "--steps", "12", "--warmup", "4", "--log-every", "0", "--forward-stages"))
+    r = cuda_resnet18(tmp_path, "the stages on the GPU's clock", "--steps", "12", "--warmup",
+                      "4", "--forward-stages")
     g = r["forward_stages_ms"]["gpu"]
     assert list(g) == ["stem", "layer1", "layer2", "layer3", "layer4", "fc"]
     assert all(v > 0 for v in g.values()), g
