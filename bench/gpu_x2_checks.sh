@@ -354,11 +354,13 @@ part_train() {
       [ -n "$b" ] && ns+=("$b") && bn=$(jget "$last" ddp.bn_stats)
       q=$(ratio3 "$b" "$a")
       [ -n "$q" ] && qs_all+=("$q")
-      [ -n "$a" ] && [ -n "$b" ] && say "    pair $k: 1 GPU $a images/s (GPU busy $a1 %), $n GPUs $b (rank 0's GPU busy $(jget "$last" gpu_util_mean) %): ${q}x"
+      [ -n "$a" ] && [ -n "$b" ] && say "    pair $k: 1 GPU $a images/s (GPU busy $a1 %)," \
+        "$n GPUs $b (rank 0's GPU busy $(jget "$last" gpu_util_mean) %): ${q}x"
     done
     f1=$(median "${ones[@]}")
     fn=$(median "${ns[@]}")
-    [ -n "$fn" ] && say "  ferry, 1 GPU: median $f1 images/s; $n GPUs (DDP, BatchNorm statistics ${bn:-not said}): median $fn images/s"
+    [ -n "$fn" ] && say "  ferry, 1 GPU: median $f1 images/s; $n GPUs (DDP, BatchNorm" \
+      "statistics ${bn:-not said}): median $fn images/s"
     if [ "${#qs_all[@]}" -gt 0 ]; then
       qs=$(python3 -c 'import statistics, sys
 print(f"{statistics.median(float(a) for a in sys.argv[1:]):.3f}")' "${qs_all[@]}")
@@ -597,7 +599,8 @@ print("    " + "; ".join(
     f" engine {r.get('ferry_engine_share')} (timed {r.get('ferry_engine_share_timed')}),"
     f" cores {r.get('cores_busy')},"
     f" GPU busy {r.get('gpu_util_mean')} %, main thread preempted"
-    f" {r.get('main_thread_preempted_per_step')}/step" + census(r) + alloc(r) + stages(r) + caught_up(r)
+    f" {r.get('main_thread_preempted_per_step')}/step" + census(r) + alloc(r) + stages(r)
+    + caught_up(r)
     + (", " + parts(r) if parts(r) else "")
     for r in d.get("ranks") or [d]))
 EOF2
