@@ -202,6 +202,7 @@ class Rank:
             idle_s=round(s1["idle_s"] - s0["idle_s"], 3),
             wait_s=round(s1["wait_s"] - s0["wait_s"], 3),
             gpu_decoded=int(s1["gpu_decoded"] - s0["gpu_decoded"]),
+            gpu_chunks=int(s1["gpu_chunks"] - s0["gpu_chunks"]),
             skipped=int(s1["skipped"] - s0["skipped"]))
 
     def close(self):

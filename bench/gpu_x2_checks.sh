@@ -192,9 +192,13 @@ ranks() {
 import json, sys
 d = json.loads(sys.argv[1])
 print(f"{d['world_size']} rank(s): {d['images_per_s']} images/s in all")
+def per_call(r):  # the engine's images per call: fewer when the workers split its chunks
+    c = r.get("gpu_chunks")
+    return f" ({r['gpu_decoded'] / c:.1f} a call)" if c else ""
 for r in d["ranks"]:
     print(f"    rank {r['rank']} on {r['device']}: {r.get('images_per_s')} images/s, "
-          f"{r.get('workers')} workers, {r.get('gpu_decoded')} images on the engine, "
+          f"{r.get('workers')} workers, {r.get('gpu_decoded')} images on the engine"
+          f"{per_call(r)}, "
           f"decode {r.get('decode_s')} s, idle {r.get('idle_s')} s, numa {r.get('numa')}")
     print(f"      cores busy {r.get('cores_busy')} (CPU s by thread: {r.get('cpu_s')})")
 EOF

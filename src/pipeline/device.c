@@ -194,6 +194,11 @@ static void run_engine(ferry_loader *L, int engine, fy_worker_state *w, slot *s,
   fy_note_set(w->note, FY_STAGE_ENGINE, NULL, j->n);
   fy_fault_stall(); /* tests: a stalled engine call */
   int rc = fy_gpu_jpeg_decode(L->gpu, engine, j->data, j->len, j->w, j->dst, j->n);
+  if (rc == FERRY_OK) {
+    pthread_mutex_lock(&L->ring.mu);
+    L->stats.gpu_chunks++;
+    pthread_mutex_unlock(&L->ring.mu);
+  }
   if (rc != FERRY_OK && !__atomic_exchange_n(&L->engine_warned, 1, __ATOMIC_RELAXED))
     fy_log(FERRY_LOG_WARNING,
            "GPU JPEG engine failed on a chunk of %d images (%s); the CPU decodes them", j->n,

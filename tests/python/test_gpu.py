@@ -43,6 +43,25 @@ def test_cuda_labels_pinned_copy_same_labels(sample, monkeypatch):
     assert epoch() == plain and len(plain) > 2
 
 
+def test_cuda_engine_calls_counted(sample):
+    """stats(): with the JPEG engine, the images it decoded and its calls, at most 64 images a
+    call (chunks of 64 positions); none without it (hw_decode=False)."""
+    loader = gpu_loader(sample, batch_size=16, size=64, device="cuda:0", workers=1,
+                        hw_decode=True)
+    for _ in loader:
+        pass
+    s = loader.stats()
+    if s["gpu_decoded"] == 0:
+        pytest.skip("the JPEG engine took no image here (no hardware engine on this GPU?)")
+    assert s["gpu_chunks"] >= 1
+    assert -(-s["gpu_decoded"] // 64) <= s["gpu_chunks"] <= s["gpu_decoded"], s
+    off = gpu_loader(sample, batch_size=16, size=64, device="cuda:0", workers=1,
+                     hw_decode=False)
+    for _ in off:
+        pass
+    assert off.stats()["gpu_decoded"] == off.stats()["gpu_chunks"] == 0
+
+
 def test_cuda_zero_copy(sample):
     core = _ferry.Loader(str(sample), batch_size=8, width=64, height=64, workers=2, device=0)
     b = core.next()

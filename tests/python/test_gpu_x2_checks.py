@@ -44,7 +44,7 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
     echo "stand-in dist_load: $all (policy: ${FERRY_GPU_ENGINE_POLICY:-default}, engine only: ${FERRY_BENCH_ENGINE_ONLY:-0})" >&2
     rk=""
     for ((r = 0; r < np; r++)); do
-      rk="$rk${rk:+, }"'{"rank": '$r', "device": "cuda:'$r'", "images_per_s": 30000, "workers": 12, "gpu_decoded": 100, "decode_s": 1.0, "idle_s": 0.1, "numa": [-1, "unplaced"], "cores_busy": 14.0, "cpu_s": {"ferry-worker": 10.0}}'
+      rk="$rk${rk:+, }"'{"rank": '$r', "device": "cuda:'$r'", "images_per_s": 30000, "workers": 12, "gpu_decoded": 100, "gpu_chunks": 4, "decode_s": 1.0, "idle_s": 0.1, "numa": [-1, "unplaced"], "cores_busy": 14.0, "cpu_s": {"ferry-worker": 10.0}}'
     done
     echo '{"bench": "dist_load", "world_size": '$np', "ok": true, "images_per_s": '$((30000 * np))', "ranks": ['"$rk"']}'
     exit 0
@@ -221,4 +221,5 @@ def test_load_part_ratio_share_and_variants(harness):
     assert "--workers 8" in engine and "engine only: 1" in engine and "policy: default" in engine
     assert "--no-hw-decode" in cpu
     assert "  variant 2x0:always: 2 rank(s): 60000 images/s in all" in summary
-    assert "rank 1 on cuda:1: 30000 images/s, 12 workers" in summary
+    assert ("rank 1 on cuda:1: 30000 images/s, 12 workers, 100 images on the engine (25.0 a "
+            "call), decode 1.0 s") in summary

@@ -233,7 +233,7 @@ static void test_loader(const char *source, int hw) {
   size_t per = 3 * 96 * 80 * 4;
   float *out[2];
   int count[2] = {0, 0};
-  uint64_t gpu_decoded = 0;
+  uint64_t gpu_decoded = 0, gpu_chunks = 0;
   for (int pass = 0; pass < 2; pass++) {
     ferry_loader_options o;
     ferry_loader_options_default(&o);
@@ -271,11 +271,19 @@ static void test_loader(const char *source, int hw) {
     CHECK_MSG(rc == FERRY_END, "%s", ferry_last_error());
     ferry_stats st;
     ferry_loader_get_stats(L, &st);
-    if (pass)
+    if (pass) {
       gpu_decoded = st.gpu_decoded;
+      gpu_chunks = st.gpu_chunks;
+    }
+    CHECK(pass || (st.gpu_decoded == 0 && st.gpu_chunks == 0)); /* the CPU loader: no engine */
     ferry_loader_close(L);
   }
   CHECK(count[0] == count[1]);
+  /* the engine's calls: chunks of at most 64 images, one at least for each image taken */
+  CHECK_MSG(gpu_decoded == 0 ? gpu_chunks == 0
+                             : gpu_chunks >= (gpu_decoded + 63) / 64 && gpu_chunks <= gpu_decoded,
+            "%llu images on the engine in %llu calls", (unsigned long long)gpu_decoded,
+            (unsigned long long)gpu_chunks);
   double worst = 0;
   for (int i = 0; i < count[0]; i++) {
     double sum = 0;
