@@ -28,7 +28,8 @@
 #   the same files), SET_DIR=/tmp/x2set; BATCH=256 per GPU; LOAD_BATCHES=200 LOAD_WARMUP=20 (per
 #   rank), LOAD_ARGS (more dist_load.py options: --no-hw-decode), LOAD_SHARE=1 (also one rank
 #   with 1/NGPU of the cores, an informative second baseline), LOAD_VARIANTS (more informative
-#   runs: "1x16 2x12 1x0:engine 2x0:cpu 2x0:always", part_load says how); TRAIN_STEPS=220
+#   runs: "1x16 2x12 1x0:engine 2x0:cpu 2x0:always 2x0:pad48", part_load says how);
+#   TRAIN_STEPS=220
 #   TRAIN_WARMUP=60 (fewer: ferry's JPEG engine has not settled, 85 % of the ceiling at 45 timed
 #   steps on an H200 against 99.4 % at 160); SEARCH_N=20000000 (0: the search's tests only);
 #   PARTS="load train search"; BUDGET=570; TRAIN_LOADERS="ferry torch synthetic dali" (the
@@ -293,7 +294,9 @@ part_load() {
   # (FERRY_BENCH_ENGINE_ONLY, the CPU workers leave every sample to it); cpu: the cores alone
   # (--no-hw-decode); nice: the workers at nice 10 (FERRY_WORKER_NICE), the engine's feeding
   # threads first; always: every engine context decoding whatever the controller measures
-  # (FERRY_GPU_ENGINE_POLICY=always): whether it holds the engine back beside the workers
+  # (FERRY_GPU_ENGINE_POLICY=always): whether it holds the engine back beside the workers;
+  # padN: a chunk of at least 64 - N images to the engine as one padded call of 64
+  # (FERRY_GPU_PAD=N; 16 by default): the chunks the workers cut short cost one call, not 3
   local v vn vw vm va ve
   for v in $LOAD_VARIANTS; do
     vn=${v%%x*} vw=${v#*x} vm="" va=() ve=FERRY_X2_VARIANT=1
@@ -305,6 +308,7 @@ part_load() {
       nice) ve=FERRY_WORKER_NICE=10 ;;
       park) ve=FERRY_WORKER_PARK=1 ;;
       always) ve=FERRY_GPU_ENGINE_POLICY=always ;;
+      pad[0-9]*) ve=FERRY_GPU_PAD=${vm#pad} ;;
       cpu) va+=(--no-hw-decode) ;;
     esac
     t=$(limit 120)

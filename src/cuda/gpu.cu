@@ -27,7 +27,8 @@ extern "C" {
 #define FY_PREC 22
 #define FY_GPU_POW2 9  /* batch sizes 1, 2, 4, ..., 256 */
 #define FY_PAD_SIDE 64 /* the padding JPEG: 64 x 64 */
-#define FY_PAD_MAX 16  /* at most this many padding images a call */
+#define FY_PAD_MAX 48  /* the most padding images a call may be given (FERRY_GPU_PAD) */
+#define FY_PAD_DEFAULT 16
 
 extern "C" int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, int quality,
                               const char *name, uint8_t **out, size_t *size);
@@ -121,7 +122,7 @@ struct fy_gpu {
     nvjpegJpegStream_t jstream;
     cudaStream_t stream;
     cudaEvent_t done; /* blocking: the thread sleeps, not spins, while it waits */
-    uint8_t *pad_d;   /* where padding images decode (FY_PAD_MAX of them) */
+    uint8_t *pad_d;   /* where padding images decode (pad_room of them) */
     int phase;        /* ENGINE_* (atomic): what the thread is doing, for stall reports */
   } eng[FY_GPU_MAX_ENGINES];
   /* A small baseline JPEG that pads a call up to one of three batch sizes:
@@ -129,6 +130,10 @@ struct fy_gpu {
    * context keeps 3 states instead of one per power of two. */
   uint8_t *pad_jpeg;
   size_t pad_len;
+  /* A chunk of at least 64 - pad_max images goes to the engine as one call
+   * of 64, padded; a smaller one as calls of 16 (each waited for before the
+   * thread's next call). FERRY_GPU_PAD=0..48 (benchmarks), default 16. */
+  int pad_max, pad_room;
   int hw;
   int prio;     /* stream priority of the loader's streams */
   int prealloc; /* nvjpegDecodeBatchedPreAllocate boxes (FERRY_NVJPEG_PREALLOC=0: off) */
@@ -364,6 +369,18 @@ static int open_nvjpeg(fy_gpu *g) {
   const char *pe = getenv("FERRY_NVJPEG_PREALLOC");
   g->prealloc = !(pe && !strcmp(pe, "0"));
   g->debug = getenv("FERRY_DEBUG") != NULL;
+  g->pad_max = FY_PAD_DEFAULT;
+  const char *pv = getenv("FERRY_GPU_PAD");
+  if (pv && *pv) {
+    char *end;
+    long v = strtol(pv, &end, 10);
+    if (*end || v < 0 || v > FY_PAD_MAX)
+      fy_log(FERRY_LOG_WARNING, "FERRY_GPU_PAD=%s is not a number 0..%d: %d", pv, FY_PAD_MAX,
+             FY_PAD_DEFAULT);
+    else
+      g->pad_max = (int)v;
+  }
+  g->pad_room = g->pad_max > 4 ? g->pad_max : 4; /* a call of 16 takes up to 4 */
   /* The padding JPEG, if the engine takes it (else: powers of two). */
   uint8_t gray[FY_PAD_SIDE * FY_PAD_SIDE * 3];
   memset(gray, 128, sizeof gray);
@@ -373,7 +390,7 @@ static int open_nvjpeg(fy_gpu *g) {
       fy_gpu_jpeg_check(g, 0, g->pad_jpeg, g->pad_len, &pw, &ph) && pw == FY_PAD_SIDE) {
     for (int i = 0; i < g->p.decoders && g->pad_jpeg; i++)
       if (cudaMallocAsync((void **)&g->eng[i].pad_d,
-                          (size_t)FY_PAD_MAX * FY_PAD_SIDE * FY_PAD_SIDE * 3,
+                          (size_t)g->pad_room * FY_PAD_SIDE * FY_PAD_SIDE * 3,
                           g->eng[i].stream) != cudaSuccess) {
         free(g->pad_jpeg);
         g->pad_jpeg = NULL;
@@ -699,7 +716,7 @@ extern "C" int fy_gpu_jpeg_decode_ex(fy_gpu *g, int engine, const uint8_t *const
   for (int done = 0; done < n;) {
     int rem = n - done, k, m, take;
     if (g->pad_jpeg) { /* batches of 64, 16 or 4, the rest padded */
-      k = rem >= 48 ? 6 : rem >= 12 ? 4 : 2;
+      k = rem >= 64 - g->pad_max ? 6 : rem >= 12 ? 4 : 2;
       m = 1 << k;
       take = rem < m ? rem : m;
     } else { /* a sum of powers of two */

@@ -554,6 +554,11 @@ int main(void) {
   }
   test_loader(sample_file(""), 1);
   test_loader(sample_file(""), 0);
+  /* FERRY_GPU_PAD=48: the chunks of 16 go as calls of 64 with 48 padding
+   * images (read when the loader opens): the same images as the CPU's */
+  setenv("FERRY_GPU_PAD", "48", 1);
+  test_loader(sample_file(""), 1);
+  unsetenv("FERRY_GPU_PAD");
   if (p.dev[0].hw_jpeg) {
     test_loader_cache(sample_file(""), 1000);
     test_loader_cache(sample_file(""), 3);
