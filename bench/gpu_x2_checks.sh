@@ -35,7 +35,9 @@
 #   PARTS="load train search"; BUDGET=570; TRAIN_LOADERS="ferry torch synthetic dali" (the
 #   training runs beside ferry's, which always run: "ferry" alone repeats ferry 1 GPU / ferry n
 #   GPUs, for the spread of that ratio);
-#   PARTS=ab: training runs TRAIN_AB="1x0 2x0 2x6" interleaved, TRAIN_AB_ROUNDS=3 rounds. Each
+#   PARTS=ab: training runs TRAIN_AB="1x0 2x0 2x6" interleaved, TRAIN_AB_ROUNDS=3 rounds, summed
+#   up as ratios to 1x0 and as runs of the slow kind per variant (a rank's forward SLOW_FWD=1.5
+#   % over the call's median; slow_summary). Each
 #   is BASE[:FLAG]...; BASE: NPxW (ferry on NP GPUs, W workers per rank, 0: ferry's default),
 #   "synthetic" (the step's ceiling on n GPUs), "synthetic1" (on 1 GPU). FLAGs: ferry's knobs
 #   :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10, :idle FERRY_WORKER_NICE=idle
@@ -516,7 +518,37 @@ part_ab() {
     done
   done
   ab_summary "$tmp/ab.jsonl"
+  slow_summary "$tmp/ab.jsonl"
   census_summary "$tmp/ab.jsonl"
+}
+# slow_summary FILE (a line per run: round, variant, its JSON line): the runs of the slow kind
+# (bench/RESULTS.md, 2026-11-28): a rank whose forward on the GPU's clock is SLOW_FWD=1.5 %
+# or more over the median of every rank of the call's runs (one slow rank sets the pace of a
+# DDP run); per variant, how many runs had one and their images/s beside the others'
+slow_summary() {
+  [ -s "$1" ] || return 0
+  SLOW_FWD=${SLOW_FWD:-1.5} python3 - "$1" <<'EOF2' | while IFS= read -r line; do say "$line"; done
+import json, os, statistics, sys
+runs = []
+for line in open(sys.argv[1]):
+    j = json.loads(line)
+    d = j["run"]
+    fwd = [((r.get("gpu_ms") or {}).get("forward") or {}).get("mean")
+           for r in (d.get("ranks") or [d])]
+    runs.append((j["variant"], d.get("images_per_s"), [f for f in fwd if f]))
+every = [f for _, _, fs in runs for f in fs]
+if every:
+    med = statistics.median(every)
+    cut = med * (1 + float(os.environ["SLOW_FWD"]) / 100)
+    print(f"  slow runs (a rank's forward >= {cut:.2f} ms on the GPU, {os.environ['SLOW_FWD']} %"
+          f" over the median of the call's ranks, {med:.2f}):")
+    for v in dict.fromkeys(v for v, _, _ in runs):
+        mine = [(x, fs) for w, x, fs in runs if w == v and fs]
+        slow = [x for x, fs in mine if max(fs) >= cut]
+        fast = [x for x, fs in mine if max(fs) < cut]
+        rate = lambda xs: (f"{min(xs):.0f}-{max(xs):.0f} images/s" if xs else "none")
+        print(f"    {v}: {len(slow)} of {len(mine)} slow ({rate(slow)}; the others {rate(fast)})")
+EOF2
 }
 # census_summary FILE (a line per run: round, variant, its JSON line): for the variants run with
 # :census, the kernels each rank's cuDNN settled on: in how many runs the ranks' kernels were

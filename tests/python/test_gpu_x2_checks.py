@@ -55,7 +55,8 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
   [[ "$all" == *--forward-stages* ]] && stages=', "forward_stages_ms": {"gpu": {"stem": 1.5, "layer1": 3.25}, "host": {"stem": 0.5}}, "gpu_caught_up": {"prepare": 0.0, "layer4": 0.75}'
   bn=epoch-mean; [[ "$all" =~ --ddp-bn[[:space:]]([a-z-]+) ]] && bn=${BASH_REMATCH[1]}
   [ "$np" -gt 1 ] && stages="$stages"', "ddp": {"bn_stats": "'$bn'"}'
-  alloc="$stages"', "cuda_allocator_timed": {"device_allocs": 0, "device_frees": 0, "alloc_retries": 0, "syncs_all_streams": 0}, "cuda_reserved_mib": 9000'
+  fwd=16.2; [ "$per" = 900 ] && fwd=16.6  # a slow run's forward is longer on the GPU
+  alloc="$stages"', "gpu_ms": {"forward": {"mean": '$fwd', "p90": '$fwd'}}, "cuda_allocator_timed": {"device_allocs": 0, "device_frees": 0, "alloc_retries": 0, "syncs_all_streams": 0}, "cuda_reserved_mib": 9000'
   echo '{"loader": "ferry", "world_size": '$np', "images_per_s": '$((per * np))\
 ', "data_wait_ms_per_step": 0.2'"$census$ranks$alloc"'}'
   exit 0
@@ -152,6 +153,11 @@ def test_ab_against_the_calls_median_1x0(harness, tmp_path):
             "3 of 3 >= 1.9") in summary
     assert ("    against the call's median 1x0 (1000.0 images/s): median 2.000, 3 of 3 >= 1.9"
             in summary)
+    # the slow kind by the forward's GPU time: the first 1x0 run, 16.6 ms against 16.2
+    assert ("  slow runs (a rank's forward >= 16.44 ms on the GPU, 1.5 % over the median of the "
+            "call's ranks, 16.20):") in summary, summary
+    assert "    1x0: 1 of 3 slow (900-900 images/s; the others 1000-1000 images/s)" in summary
+    assert "    2x0: 0 of 3 slow (none; the others 2000-2000 images/s)" in summary
 
 
 def test_train_part_names_the_ddp_setting(harness):
