@@ -37,7 +37,8 @@
 #   GPUs, for the spread of that ratio);
 #   PARTS=ab: training runs TRAIN_AB="1x0 2x0 2x6" interleaved, TRAIN_AB_ROUNDS=3 rounds, summed
 #   up as ratios to 1x0 and as runs of the slow kind per variant (a rank's forward SLOW_FWD=1.5
-#   % over the call's median; slow_summary). Each
+#   % over the call's median; slow_summary, with :stages runs' gpu_caught_up for the slow ranks
+#   beside the others). Each
 #   is BASE[:FLAG]...; BASE: NPxW (ferry on NP GPUs, W workers per rank, 0: ferry's default),
 #   "synthetic" (the step's ceiling on n GPUs), "synthetic1" (on 1 GPU). FLAGs: ferry's knobs
 #   :park FERRY_WORKER_PARK=1, :nice FERRY_WORKER_NICE=10, :idle FERRY_WORKER_NICE=idle
@@ -529,13 +530,15 @@ slow_summary() {
   [ -s "$1" ] || return 0
   SLOW_FWD=${SLOW_FWD:-1.5} python3 - "$1" <<'EOF2' | while IFS= read -r line; do say "$line"; done
 import json, os, statistics, sys
-runs = []
+runs, caught = [], []  # caught: (a rank's forward, its gpu_caught_up) where it has one
 for line in open(sys.argv[1]):
     j = json.loads(line)
     d = j["run"]
     fwd = [((r.get("gpu_ms") or {}).get("forward") or {}).get("mean")
            for r in (d.get("ranks") or [d])]
     runs.append((j["variant"], d.get("images_per_s"), [f for f in fwd if f]))
+    caught += [(f, r["gpu_caught_up"]) for f, r in zip(fwd, d.get("ranks") or [d])
+               if f and r.get("gpu_caught_up")]
 every = [f for _, _, fs in runs for f in fs]
 if every:
     med = statistics.median(every)
@@ -548,6 +551,13 @@ if every:
         fast = [x for x, fs in mine if max(fs) < cut]
         rate = lambda xs: (f"{min(xs):.0f}-{max(xs):.0f} images/s" if xs else "none")
         print(f"    {v}: {len(slow)} of {len(mine)} slow ({rate(slow)}; the others {rate(fast)})")
+    # --forward-stages: how close behind the host the GPU ran, slow ranks against the others
+    for name, group in (("slow ranks", [c for f, c in caught if f >= cut]),
+                        ("the other ranks", [c for f, c in caught if f < cut])):
+        if group:
+            keys = dict.fromkeys(k for c in group for k in c)
+            print(f"    GPU caught up (share of steps), {name} ({len(group)}): " + " ".join(
+                f"{k} {statistics.mean(c[k] for c in group if k in c):.2f}" for k in keys))
 EOF2
 }
 # census_summary FILE (a line per run: round, variant, its JSON line): for the variants run with

@@ -52,10 +52,13 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
   echo "stand-in torchrun: $all (allocator: ${PYTORCH_CUDA_ALLOC_CONF:-default})" >&2
   sleep "${FAKE_RUN_SLEEP:-0}"
   stages=""
-  [[ "$all" == *--forward-stages* ]] && stages=', "forward_stages_ms": {"gpu": {"stem": 1.5, "layer1": 3.25}, "host": {"stem": 0.5}}, "gpu_caught_up": {"prepare": 0.0, "layer4": 0.75}'
+  [[ "$all" == *--forward-stages* ]] && stages=', "forward_stages_ms": {"gpu": {"stem": 1.5, "layer1": 3.25}, "host": {"stem": 0.5}}'
   bn=epoch-mean; [[ "$all" =~ --ddp-bn[[:space:]]([a-z-]+) ]] && bn=${BASH_REMATCH[1]}
   [ "$np" -gt 1 ] && stages="$stages"', "ddp": {"bn_stats": "'$bn'"}'
   fwd=16.2; [ "$per" = 900 ] && fwd=16.6  # a slow run's forward is longer on the GPU
+  # --forward-stages: how close behind the host the GPU ran, closer in a slow run
+  caught=0.25; [ "$per" = 900 ] && caught=0.75
+  [[ "$all" == *--forward-stages* ]] && stages="$stages"', "gpu_caught_up": {"prepare": 0.0, "layer4": '$caught'}'
   alloc="$stages"', "gpu_ms": {"forward": {"mean": '$fwd', "p90": '$fwd'}}, "cuda_allocator_timed": {"device_allocs": 0, "device_frees": 0, "alloc_retries": 0, "syncs_all_streams": 0}, "cuda_reserved_mib": 9000'
   echo '{"loader": "ferry", "world_size": '$np', "images_per_s": '$((per * np))\
 ', "data_wait_ms_per_step": 0.2'"$census$ranks$alloc"'}'
@@ -141,7 +144,7 @@ def test_ab_allocator_flag_and_counts(harness):
     # :stages: the forward's stages on the GPU's clock, for the runs that asked
     assert "--forward-stages" in log
     assert summary.count(", forward stages (gpu ms) stem 1.5 layer1 3.25") == 1
-    assert summary.count(", GPU caught up (share of steps) prepare 0.0 layer4 0.75") == 1
+    assert summary.count(", GPU caught up (share of steps) prepare 0.0 layer4 0.25") == 1
 
 
 def test_ab_against_the_calls_median_1x0(harness, tmp_path):
@@ -158,6 +161,20 @@ def test_ab_against_the_calls_median_1x0(harness, tmp_path):
             "call's ranks, 16.20):") in summary, summary
     assert "    1x0: 1 of 3 slow (900-900 images/s; the others 1000-1000 images/s)" in summary
     assert "    2x0: 0 of 3 slow (none; the others 2000-2000 images/s)" in summary
+    assert "GPU caught up" not in summary  # no run asked for --forward-stages
+
+
+def test_ab_slow_ranks_caught_up(harness, tmp_path):
+    """:stages runs: how close behind the host the GPU ran (gpu_caught_up), the slow ranks'
+    mean beside the other ranks'."""
+    p, summary, _ = harness("1x0:stages 2x0:stages", rounds=2,
+                            FAKE_SLOW_FIRST=str(tmp_path / "slow"))
+    assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+    assert "    1x0:stages: 1 of 2 slow" in summary, summary
+    assert ("    GPU caught up (share of steps), slow ranks (1): prepare 0.00 layer4 0.75"
+            in summary)
+    assert ("    GPU caught up (share of steps), the other ranks (3): prepare 0.00 layer4 0.25"
+            in summary)
 
 
 def test_train_part_names_the_ddp_setting(harness):
