@@ -157,17 +157,11 @@ except Exception:
     v = None
 print("" if v is None else v)' "$1" "$2"
 }
-# ratio A B: A / B to two decimals ('' when either is missing)
+# ratio A B [DIGITS]: A / B to DIGITS decimals, 2 by default ('' when either is missing)
 ratio() {
   python3 -c 'import sys
-a, b = sys.argv[1:3]
-print(f"{float(a) / float(b):.2f}" if a and b and float(b) > 0 else "")' "$1" "$2"
-}
-# ratio3 A B: A / B to three decimals ('' when either is missing)
-ratio3() {
-  python3 -c 'import sys
-a, b = sys.argv[1:3]
-print(f"{float(a) / float(b):.3f}" if a and b and float(b) > 0 else "")' "$1" "$2"
+a, b, n = sys.argv[1:4]
+print(f"{float(a) / float(b):.{int(n)}f}" if a and b and float(b) > 0 else "")' "$1" "$2" "${3:-2}"
 }
 # verdict RATIO THRESHOLD: $vtext, PASS or BELOW (counted in $below)
 verdict() {
@@ -196,13 +190,13 @@ ranks() {
 import json, sys
 d = json.loads(sys.argv[1])
 print(f"{d['world_size']} rank(s): {d['images_per_s']} images/s in all")
-def per_call(r):  # the engine's images per call: fewer when the workers split its chunks
+def per_chunk(r):  # the engine's images per chunk: fewer when the workers cut its chunks short
     c = r.get("gpu_chunks")
-    return f" ({r['gpu_decoded'] / c:.1f} a call)" if c else ""
+    return f" ({r['gpu_decoded'] / c:.1f} a chunk)" if c else ""
 for r in d["ranks"]:
     print(f"    rank {r['rank']} on {r['device']}: {r.get('images_per_s')} images/s, "
           f"{r.get('workers')} workers, {r.get('gpu_decoded')} images on the engine"
-          f"{per_call(r)}, "
+          f"{per_chunk(r)}, "
           f"decode {r.get('decode_s')} s, idle {r.get('idle_s')} s, numa {r.get('numa')}")
     print(f"      cores busy {r.get('cores_busy')} (CPU s by thread: {r.get('cpu_s')})")
 EOF
@@ -339,11 +333,11 @@ train_one() {
 # train_wants NAME: NAME is among TRAIN_LOADERS
 train_wants() { case " $TRAIN_LOADERS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
-# median X...: the median of the non-empty arguments, to one decimal ('' when there are none)
+# median DIGITS X...: the median of the non-empty Xs to DIGITS decimals ('' when there are none)
 median() {
   python3 -c 'import statistics, sys
-xs = [float(a) for a in sys.argv[1:] if a]
-print(f"{statistics.median(xs):.1f}" if xs else "")' "$@"
+xs = [float(a) for a in sys.argv[2:] if a]
+print(f"{statistics.median(xs):.{int(sys.argv[1])}f}" if xs else "")' "$@"
 }
 
 part_train() {
@@ -363,18 +357,17 @@ part_train() {
       train_one "$log" 150 "$n" "ferry, $n GPUs (pair $k)" --loader ferry
       b=$val
       [ -n "$b" ] && ns+=("$b") && bn=$(jget "$last" ddp.bn_stats)
-      q=$(ratio3 "$b" "$a")
+      q=$(ratio "$b" "$a" 3)
       [ -n "$q" ] && qs_all+=("$q")
       [ -n "$a" ] && [ -n "$b" ] && say "    pair $k: 1 GPU $a images/s (GPU busy $a1 %)," \
         "$n GPUs $b (rank 0's GPU busy $(jget "$last" gpu_util_mean) %): ${q}x"
     done
-    f1=$(median "${ones[@]}")
-    fn=$(median "${ns[@]}")
+    f1=$(median 1 "${ones[@]}")
+    fn=$(median 1 "${ns[@]}")
     [ -n "$fn" ] && say "  ferry, 1 GPU: median $f1 images/s; $n GPUs (DDP, BatchNorm" \
       "statistics ${bn:-not said}): median $fn images/s"
     if [ "${#qs_all[@]}" -gt 0 ]; then
-      qs=$(python3 -c 'import statistics, sys
-print(f"{statistics.median(float(a) for a in sys.argv[1:]):.3f}")' "${qs_all[@]}")
+      qs=$(median 3 "${qs_all[@]}")
       qtext=" (median of ${#qs_all[@]} pair(s): ${qs_all[*]}; $(python3 -c 'import sys
 print(sum(float(a) >= 1.9 for a in sys.argv[1:]))' "${qs_all[@]}") of ${#qs_all[@]} >= 1.9)"
     fi

@@ -259,6 +259,16 @@ def percentiles(values):
     return {f"p{q}": round(v[min(len(v) - 1, len(v) * q // 100)], 3) for q in (10, 50, 90, 99)}
 
 
+def mean_by_key(pairs):
+    """The mean of each key's values over (key, value) pairs, to 3 decimals, keys in the order
+    they first come."""
+    sums, counts = {}, {}
+    for k, v in pairs:
+        sums[k] = sums.get(k, 0.0) + v
+        counts[k] = counts.get(k, 0) + 1
+    return {k: round(sums[k] / counts[k], 3) for k in sums}
+
+
 class StepTimeline:
     """Marks at five points of each timed step: its batch in hand, the model's own forward
     starting (a forward pre-hook: after the channels-last copy and, under DDP, the broadcast
@@ -318,12 +328,7 @@ class StepTimeline:
         can wait for them. None without CUDA or --forward-stages."""
         if not self.catch_up or not any(self.caught):
             return None
-        hits, counts = {}, {}
-        for d in self.caught:
-            for k, v in d.items():
-                hits[k] = hits.get(k, 0) + int(v)
-                counts[k] = counts.get(k, 0) + 1
-        return {k: round(hits[k] / counts[k], 3) for k in counts}
+        return mean_by_key((k, int(v)) for d in self.caught for k, v in d.items())
 
     def stages_summary(self, gpu):
         """--forward-stages: each stage's mean ms over the timed steps, on the GPU's clock (gpu
@@ -333,16 +338,15 @@ class StepTimeline:
         kernels slower) or in one (a stall)."""
         if (gpu and not self.cuda) or not any(self.stages):
             return None
-        sums, counts = {}, {}
-        for marks, stages in zip(self.steps, self.stages):
-            if len(marks) < 3 or not stages:
-                continue
-            seq = [("stem",) + marks[1]] + stages + [("loss",) + marks[2]]
-            for (name, t0, e0), (_, t1, e1) in zip(seq, seq[1:]):
-                v = e0.elapsed_time(e1) if gpu else 1e3 * (t1 - t0)
-                sums[name] = sums.get(name, 0.0) + v
-                counts[name] = counts.get(name, 0) + 1
-        return {k: round(sums[k] / counts[k], 3) for k in sums} or None
+
+        def parts():
+            for marks, stages in zip(self.steps, self.stages):
+                if len(marks) < 3 or not stages:
+                    continue
+                seq = [("stem",) + marks[1]] + stages + [("loss",) + marks[2]]
+                for (name, t0, e0), (_, t1, e1) in zip(seq, seq[1:]):
+                    yield name, e0.elapsed_time(e1) if gpu else 1e3 * (t1 - t0)
+        return mean_by_key(parts()) or None
 
     def periods_ms(self, end):
         """Each timed step's wall time in ms, from its batch in hand to the next step's (the

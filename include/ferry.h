@@ -437,9 +437,10 @@ typedef struct ferry_stats {
   uint64_t cached;      /* images served from the memory cache */
   double idle_s;        /* summed over workers: time with no sample to claim (the ring
                            full, the consumer holding batches, or between epochs) */
-  uint64_t gpu_chunks;  /* calls to the JPEG engine: gpu_decoded / gpu_chunks is the
-                           images per call (at most 64; fewer when the CPU workers took
-                           part of the batch the engine's thread claimed from) */
+  uint64_t gpu_chunks;  /* chunks sent to the JPEG engine: gpu_decoded / gpu_chunks is
+                           the images per chunk (at most 64; fewer when the CPU workers
+                           took part of the batch the engine's thread claimed from; a
+                           short chunk goes to the engine as calls of 16 and 4) */
 } ferry_stats;
 
 int ferry_loader_open(const ferry_loader_options *options, ferry_loader **loader);

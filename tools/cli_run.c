@@ -123,7 +123,7 @@ static void report(int epoch, const ferry_stats *d, double secs, int workers) {
     printf("  %llu of %llu images served from the memory cache\n", (unsigned long long)d->cached,
            (unsigned long long)d->images);
   if (d->gpu_decoded)
-    printf("  GPU JPEG engine decoded %llu of %llu images in %llu calls (%.1f a call)\n",
+    printf("  GPU JPEG engine decoded %llu of %llu images in %llu chunks (%.1f a chunk)\n",
            (unsigned long long)d->gpu_decoded, (unsigned long long)d->images,
            (unsigned long long)d->gpu_chunks,
            d->gpu_chunks ? (double)d->gpu_decoded / (double)d->gpu_chunks : 0.0);

@@ -375,8 +375,8 @@ static int open_nvjpeg(fy_gpu *g) {
     char *end;
     long v = strtol(pv, &end, 10);
     if (*end || v < 0 || v > FY_PAD_MAX)
-      fy_log(FERRY_LOG_WARNING, "FERRY_GPU_PAD=%s is not a number 0..%d: %d", pv, FY_PAD_MAX,
-             FY_PAD_DEFAULT);
+      fy_log(FERRY_LOG_WARNING, "FERRY_GPU_PAD=%s is not a number 0..%d: using %d", pv,
+             FY_PAD_MAX, FY_PAD_DEFAULT);
     else
       g->pad_max = (int)v;
   }

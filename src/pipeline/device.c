@@ -194,8 +194,9 @@ static void run_engine(ferry_loader *L, int engine, fy_worker_state *w, slot *s,
   fy_note_set(w->note, FY_STAGE_ENGINE, NULL, j->n);
   fy_fault_stall(); /* tests: a stalled engine call */
   int rc = fy_gpu_jpeg_decode(L->gpu, engine, j->data, j->len, j->w, j->dst, j->n);
-  if (rc == FERRY_OK) {
+  if (rc == FERRY_OK) { /* each of its images is finished below: counted once, under one lock */
     pthread_mutex_lock(&L->ring.mu);
+    L->stats.gpu_decoded += (uint64_t)j->n;
     L->stats.gpu_chunks++;
     pthread_mutex_unlock(&L->ring.mu);
   }
@@ -212,9 +213,6 @@ static void run_engine(ferry_loader *L, int engine, fy_worker_state *w, slot *s,
     j->smp[i].src = (uint64_t)(uintptr_t)j->dst[i];
     j->smp[i].pitch = j->w[i] * 3;
     fy_gpu_samples(L->gpu, s->id)[k] = j->smp[i];
-    pthread_mutex_lock(&L->ring.mu);
-    L->stats.gpu_decoded++;
-    pthread_mutex_unlock(&L->ring.mu);
     fy_sample_finished(L, s, j->pos[i], FERRY_OK);
   }
 }

@@ -246,4 +246,4 @@ def test_load_part_ratio_share_and_variants(harness):
     assert "--no-hw-decode" in cpu
     assert "  variant 2x0:always: 2 rank(s): 60000 images/s in all" in summary
     assert ("rank 1 on cuda:1: 30000 images/s, 12 workers, 100 images on the engine (25.0 a "
-            "call), decode 1.0 s") in summary
+            "chunk), decode 1.0 s") in summary
