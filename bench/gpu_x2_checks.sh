@@ -286,7 +286,7 @@ part_load() {
   else
     say "  load 2 ranks on ONE GPU / 1 rank: ${q:-?}x (mechanics check, not the acceptance)"
   fi
-  # LOAD_VARIANTS: more runs beside those, informative: NPxW[:engine|:cpu|:nice|:always] is NP
+  # LOAD_VARIANTS: more runs beside those, informative: NPxW[:engine|:cpu|:nice|:always|:padN|:stagefull] is NP
   # ranks of W workers each (0: ferry's default); engine: the JPEG engine alone
   # (FERRY_BENCH_ENGINE_ONLY, the CPU workers leave every sample to it); cpu: the cores alone
   # (--no-hw-decode); nice: the workers at nice 10 (FERRY_WORKER_NICE), the engine's feeding
@@ -294,6 +294,8 @@ part_load() {
   # (FERRY_GPU_ENGINE_POLICY=always): whether it holds the engine back beside the workers;
   # padN: a chunk of at least 64 - N images to the engine as one padded call of 64
   # (FERRY_GPU_PAD=N; 16 by default): the chunks the workers cut short cost one call, not 3
+  # stagefull: a batch uploads the whole batch's staging once one sample took the CPU path
+  # (FERRY_GPU_STAGE_FULL=1), as before the packed staging: the A/B of that change
   local v vn vw vm va ve
   for v in $LOAD_VARIANTS; do
     vn=${v%%x*} vw=${v#*x} vm="" va=() ve=FERRY_X2_VARIANT=1
@@ -306,6 +308,7 @@ part_load() {
       park) ve=FERRY_WORKER_PARK=1 ;;
       always) ve=FERRY_GPU_ENGINE_POLICY=always ;;
       pad[0-9]*) ve=FERRY_GPU_PAD=${vm#pad} ;;
+      stagefull) ve=FERRY_GPU_STAGE_FULL=1 ;;
       cpu) va+=(--no-hw-decode) ;;
     esac
     t=$(limit 120)

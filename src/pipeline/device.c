@@ -44,6 +44,11 @@ int fy_dev_open(ferry_loader *L) {
   const char *ev = getenv("FERRY_GPU_DECODERS");
   if (ev && atoi(ev) >= 1 && atoi(ev) <= FY_GPU_MAX_ENGINES)
     p.decoders = atoi(ev);
+  /* FERRY_GPU_STAGE_FULL=1: a batch with any CPU sample uploads the
+   * staging of the whole batch, as before the CPU path's samples were
+   * packed (device_slot.c): the A/B of that change on a GPU. */
+  ev = getenv("FERRY_GPU_STAGE_FULL");
+  L->stage_full = ev && !strcmp(ev, "1");
   memcpy(p.mean, L->o.mean, sizeof p.mean);
   memcpy(p.std, L->o.std, sizeof p.std);
   L->engine_policy = engine_policy();
@@ -54,8 +59,10 @@ int fy_dev_open(ferry_loader *L) {
   L->arena_used = calloc((size_t)n, sizeof *L->arena_used);
   L->temp_used = calloc((size_t)n, sizeof *L->temp_used);
   L->table_used = calloc((size_t)n, sizeof *L->table_used);
-  L->any_staged = calloc((size_t)n, sizeof *L->any_staged);
-  if (!L->gpu_files || !L->arena_used || !L->temp_used || !L->table_used || !L->any_staged)
+  L->staged_n = calloc((size_t)n, sizeof *L->staged_n);
+  L->stage_of = calloc((size_t)n * B, sizeof *L->stage_of);
+  if (!L->gpu_files || !L->arena_used || !L->temp_used || !L->table_used || !L->staged_n ||
+      !L->stage_of)
     return fy_error(FERRY_ENOMEM, "loader: out of memory");
   for (int i = 0; i < n; i++)
     L->ring.slots[i].batch.data = fy_gpu_output(L->gpu, i);
@@ -104,7 +111,8 @@ void fy_dev_close(ferry_loader *L) {
   free(L->arena_used);
   free(L->temp_used);
   free(L->table_used);
-  free(L->any_staged);
+  free(L->staged_n);
+  free(L->stage_of);
   fy_gpu_close(L->gpu);
   L->gpu = NULL;
 }

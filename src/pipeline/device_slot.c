@@ -11,26 +11,44 @@
 
 static size_t stage_bytes(const ferry_loader *L) { return (size_t)3 * L->o.width * L->o.height; }
 
+/* The CPU path's samples take staging places in the order they start, not
+ * at their place in the batch, so that the batch uploads only as many
+ * images as the CPU made (the engine's samples need none): the whole
+ * batch's staging is 38.5 MB at 224x224, uploaded per batch once a single
+ * sample took the CPU path. Sample k keeps its place if asked again. */
+static int stage_place(ferry_loader *L, slot *s, int k) {
+  int *of = &L->stage_of[(size_t)s->id * L->o.batch_size + k];
+  if (*of == 0)
+    *of = __atomic_fetch_add(&L->staged_n[s->id], 1, __ATOMIC_RELAXED) + 1;
+  return *of - 1;
+}
+
 void *fy_dev_sample_dst(ferry_loader *L, slot *s, int k) {
-  return fy_gpu_staging(L->gpu, s->id) + (size_t)k * stage_bytes(L);
+  return fy_gpu_staging(L->gpu, s->id) + (size_t)stage_place(L, s, k) * stage_bytes(L);
 }
 
 void fy_dev_sample_done(ferry_loader *L, slot *s, int k, int64_t idx, int epoch) {
   fy_gpu_sample *smp = &fy_gpu_samples(L->gpu, s->id)[k];
   memset(smp, 0, sizeof *smp);
-  smp->src = fy_gpu_staged_src(L->gpu, s->id, k);
+  smp->src = fy_gpu_staged_src(L->gpu, s->id, stage_place(L, s, k));
   smp->pitch = L->o.width * 3;
   smp->staged = 1;
   smp->flip = 0; /* the CPU path has flipped it already */
   (void)idx, (void)epoch;
-  __atomic_store_n(&L->any_staged[s->id], 1, __ATOMIC_RELAXED);
 }
 
 void fy_dev_slot_reset(ferry_loader *L, slot *s) {
   L->arena_used[s->id] = 0;
   L->temp_used[s->id] = 0;
   L->table_used[s->id] = 0;
-  L->any_staged[s->id] = 0;
+  L->staged_n[s->id] = 0;
+  memset(&L->stage_of[(size_t)s->id * L->o.batch_size], 0,
+         (size_t)L->o.batch_size * sizeof *L->stage_of);
+}
+
+/* Staging places taken by the slot's batch: each sample at most one. */
+int fy_dev_staged(const ferry_loader *L, const slot *s) {
+  return __atomic_load_n(&L->staged_n[s->id], __ATOMIC_RELAXED);
 }
 
 int fy_dev_finish(ferry_loader *L, slot *s) {
@@ -47,7 +65,9 @@ int fy_dev_finish(ferry_loader *L, slot *s) {
   }
   s->batch.count = j;
   s->batch.nbytes = (size_t)j * L->sample_bytes;
-  int staged = __atomic_load_n(&L->any_staged[s->id], __ATOMIC_RELAXED) ? s->expected : 0;
+  int staged = fy_dev_staged(L, s);
+  if (staged && L->stage_full)
+    staged = s->expected; /* places 0..expected-1 hold every place taken */
   return fy_gpu_finish(L->gpu, s->id, j, L->table_used[s->id], staged);
 }
 

@@ -69,6 +69,7 @@ struct ferry_loader {
   int engine_warned;
   fy_engine_ctl ctl; /* how many engine contexts decode (mu; engine_ctl.h) */
   int engine_policy; /* FY_ENGINES_* (device.c) */
+  int stage_full;    /* FERRY_GPU_STAGE_FULL=1 (benchmarks): a batch uploads all its staging */
   pthread_t gpu_tid[FY_GPU_MAX_ENGINES];
   fy_dec_arg dec_args[FY_GPU_MAX_ENGINES];
   pthread_mutex_t dev_mu; /* the slots' device arenas and tables */
@@ -77,7 +78,11 @@ struct ferry_loader {
   size_t *arena_used; /* per slot */
   size_t *temp_used;  /* per slot */
   int *table_used;    /* per slot */
-  int *any_staged;    /* per slot */
+  /* per slot: staging places the CPU path took (the batch's upload is that
+   * many images, not the whole batch); stage_of, per slot x batch: sample
+   * k's place + 1 (0: none yet) */
+  int *staged_n;
+  int *stage_of;
   /* where the threads run (place.c): near the GPU on a host of several NUMA nodes */
   fy_numa_plan numa;
   pthread_attr_t place_attr; /* the threads' attributes when numa.placed */
@@ -137,6 +142,8 @@ void fy_dev_sample_done(ferry_loader *L, slot *s, int k, int64_t idx, int epoch)
 /* Resets slot s's per-batch device state when it gets a new batch (mu
  * held: the ring's on_assign). */
 void fy_dev_slot_reset(ferry_loader *L, slot *s);
+/* Staging places slot s's batch took: the images its upload carries. */
+int fy_dev_staged(const ferry_loader *L, const slot *s);
 /* Compacts and launches a completed batch; FERRY_OK or an error. */
 int fy_dev_finish(ferry_loader *L, slot *s);
 /* Waits (up to timeout_ms; <= 0: for ever) for the batch's kernels; sets

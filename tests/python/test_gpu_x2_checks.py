@@ -41,7 +41,7 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
     [ "$np" -gt 1 ] && ranks=', "ranks": ['"$r0, $r1"']'
   fi
   if [[ "$all" == *dist_load.py* ]]; then  # the loader's benchmark: 30,000 images/s a rank
-    echo "stand-in dist_load: $all (policy: ${FERRY_GPU_ENGINE_POLICY:-default}, engine only: ${FERRY_BENCH_ENGINE_ONLY:-0}, pad: ${FERRY_GPU_PAD:-default})" >&2
+    echo "stand-in dist_load: $all (policy: ${FERRY_GPU_ENGINE_POLICY:-default}, engine only: ${FERRY_BENCH_ENGINE_ONLY:-0}, pad: ${FERRY_GPU_PAD:-default}, stage full: ${FERRY_GPU_STAGE_FULL:-0})" >&2
     rk=""
     for ((r = 0; r < np; r++)); do
       rk="$rk${rk:+, }"'{"rank": '$r', "device": "cuda:'$r'", "images_per_s": 30000, "workers": 12, "gpu_decoded": 100, "gpu_chunks": 4, "decode_s": 1.0, "idle_s": 0.1, "numa": [-1, "unplaced"], "cores_busy": 14.0, "cpu_s": {"ferry-worker": 10.0}}'
@@ -233,14 +233,15 @@ def test_load_part_ratio_share_and_variants(harness):
     """PARTS=load: 1 rank then 2, the ratio against 1.8, one rank on its share of the cores,
     and the informative variants with the environment or options each names."""
     p, summary, log = harness("", PARTS="load", LOAD_SHARE="1",
-                              LOAD_VARIANTS="2x0:always 2x8:engine 2x0:cpu 2x0:pad48")
+                              LOAD_VARIANTS="2x0:always 2x8:engine 2x0:cpu 2x0:pad48 2x0:stagefull")
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert "  LOAD 2 ranks / 1 rank: 2.00x: PASS (>= 1.8)" in summary, summary
     assert "load 2 ranks / 1 rank with 1/2 of the cores: 2.00x (informative)" in summary
     runs = [x for x in log.splitlines() if x.startswith("stand-in dist_load")]
-    assert len(runs) == 7, runs  # 1 rank, 2 ranks, 1 rank on its share, 4 variants
-    always, engine, cpu, pad = runs[3:]
+    assert len(runs) == 8, runs  # 1 rank, 2 ranks, 1 rank on its share, 5 variants
+    always, engine, cpu, pad, full = runs[3:]
     assert "pad: 48" in pad and "pad: default" in always
+    assert "stage full: 1" in full and "stage full: 0" in pad
     assert "policy: always" in always and "engine only: 0" in always
     assert "--workers 8" in engine and "engine only: 1" in engine and "policy: default" in engine
     assert "--no-hw-decode" in cpu
