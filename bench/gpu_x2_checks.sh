@@ -201,6 +201,17 @@ for r in d["ranks"]:
     print(f"      cores busy {r.get('cores_busy')} (CPU s by thread: {r.get('cpu_s')})")
 EOF
 }
+# controller_changes FILE: a FERRY_DEBUG run's changes of the engine controller (engine_ctl.h),
+# every rank's together: how many, to how many contexts, and the last few
+controller_changes() {
+  local c
+  c=$(grep -cE 'JPEG engine contexts [0-9]+ -> [0-9]+|CPU workers active' "$1")
+  say "    the engine controller changed $c time(s); contexts reached: $(grep -oE \
+    'JPEG engine contexts [0-9]+ -> [0-9]+' "$1" | awk '{print $NF}' | sort -n | uniq -c |
+    awk '{printf "%s%s x%s", sep, $2, $1; sep=", "}')"
+  grep -E 'JPEG engine contexts|CPU workers active' "$1" | tail -3 | cut -c1-160 | sed 's/^/      /' |
+    tee -a "$SUM"
+}
 
 ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
 n=${1:-$ngpu}
@@ -295,22 +306,28 @@ part_load() {
   # padN: a chunk of at least 64 - N images to the engine as one padded call of 64
   # (FERRY_GPU_PAD=N; 16 by default): the chunks the workers cut short cost one call, not 3
   # stagefull: a batch uploads the whole batch's staging once one sample took the CPU path
-  # (FERRY_GPU_STAGE_FULL=1), as before the packed staging: the A/B of that change
-  local v vn vw vm va ve
+  # (FERRY_GPU_STAGE_FULL=1), as before the packed staging: the A/B of that change; debug:
+  # FERRY_DEBUG=1, the engine controller's changes counted and the last few shown. Flags
+  # combine (2x0:always:stagefull)
+  local v vn vw vm va ve f
   for v in $LOAD_VARIANTS; do
     vn=${v%%x*} vw=${v#*x} vm="" va=() ve=FERRY_X2_VARIANT=1
     [ "$vw" != "${vw%%:*}" ] && vm=${vw#*:} vw=${vw%%:*}
     [ "$vw" != 0 ] && va+=(--workers "$vw")
     [ "$multi" = 0 ] && va+=(--one-gpu)
-    case $vm in
-      engine) ve=FERRY_BENCH_ENGINE_ONLY=1 ;;
-      nice) ve=FERRY_WORKER_NICE=10 ;;
-      park) ve=FERRY_WORKER_PARK=1 ;;
-      always) ve=FERRY_GPU_ENGINE_POLICY=always ;;
-      pad[0-9]*) ve=FERRY_GPU_PAD=${vm#pad} ;;
-      stagefull) ve=FERRY_GPU_STAGE_FULL=1 ;;
-      cpu) va+=(--no-hw-decode) ;;
-    esac
+    for f in ${vm//:/ }; do # the flags combine: 2x0:always:stagefull
+      case $f in
+        engine) ve+=" FERRY_BENCH_ENGINE_ONLY=1" ;;
+        nice) ve+=" FERRY_WORKER_NICE=10" ;;
+        park) ve+=" FERRY_WORKER_PARK=1" ;;
+        always) ve+=" FERRY_GPU_ENGINE_POLICY=always" ;;
+        pad[0-9]*) ve+=" FERRY_GPU_PAD=${f#pad}" ;;
+        stagefull) ve+=" FERRY_GPU_STAGE_FULL=1" ;;
+        debug) ve+=" FERRY_DEBUG=1" ;;
+        cpu) va+=(--no-hw-decode) ;;
+        *) say "  variant $v: flag $f unknown: run without it" ;;
+      esac
+    done
     t=$(limit 120)
     FERRY_X2_ENV=$ve trun "$log" "$t" "$vn" "${a[@]}" "${va[@]}" --timeout $((t - 10)) \
       --label "variant $v"
@@ -318,6 +335,7 @@ part_load() {
     rate "variant $v" "$last" "$rc"
     [ -n "$val" ] && say "  variant $v: $(ranks "$last" | head -1)" &&
       ranks "$last" | tail -n +2 | sed 's/^/  /' | tee -a "$SUM"
+    [[ ":$vm:" == *:debug:* ]] && controller_changes "$tmp/run.txt"
   done
 }
 

@@ -42,6 +42,11 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
   fi
   if [[ "$all" == *dist_load.py* ]]; then  # the loader's benchmark: 30,000 images/s a rank
     echo "stand-in dist_load: $all (policy: ${FERRY_GPU_ENGINE_POLICY:-default}, engine only: ${FERRY_BENCH_ENGINE_ONLY:-0}, pad: ${FERRY_GPU_PAD:-default}, stage full: ${FERRY_GPU_STAGE_FULL:-0})" >&2
+    if [ "${FERRY_DEBUG:-0}" = 1 ]; then  # the engine controller's lines (device.c)
+      echo "ferry: debug: JPEG engine contexts 4 -> 3: the CPU workers keep up (90.0 batches/s, CPU workers idle 30 %)" >&2
+      echo "ferry: debug: JPEG engine contexts 3 -> 4: the loader is the limit: one more on trial (91.0 batches/s, CPU workers idle 1 %)" >&2
+      echo "ferry: debug: JPEG engine contexts 4 -> 3: the context on trial did not pay (90.5 batches/s, CPU workers idle 2 %)" >&2
+    fi
     rk=""
     for ((r = 0; r < np; r++)); do
       rk="$rk${rk:+, }"'{"rank": '$r', "device": "cuda:'$r'", "images_per_s": 30000, "workers": 12, "gpu_decoded": 100, "gpu_chunks": 4, "decode_s": 1.0, "idle_s": 0.1, "numa": [-1, "unplaced"], "cores_busy": 14.0, "cpu_s": {"ferry-worker": 10.0}}'
@@ -233,15 +238,21 @@ def test_load_part_ratio_share_and_variants(harness):
     """PARTS=load: 1 rank then 2, the ratio against 1.8, one rank on its share of the cores,
     and the informative variants with the environment or options each names."""
     p, summary, log = harness("", PARTS="load", LOAD_SHARE="1",
-                              LOAD_VARIANTS="2x0:always 2x8:engine 2x0:cpu 2x0:pad48 2x0:stagefull")
+                              LOAD_VARIANTS="2x0:always 2x8:engine 2x0:cpu 2x0:pad48 "
+                                            "2x0:stagefull:always:debug 2x0:bogus")
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert "  LOAD 2 ranks / 1 rank: 2.00x: PASS (>= 1.8)" in summary, summary
     assert "load 2 ranks / 1 rank with 1/2 of the cores: 2.00x (informative)" in summary
     runs = [x for x in log.splitlines() if x.startswith("stand-in dist_load")]
-    assert len(runs) == 8, runs  # 1 rank, 2 ranks, 1 rank on its share, 5 variants
-    always, engine, cpu, pad, full = runs[3:]
+    assert len(runs) == 9, runs  # 1 rank, 2 ranks, 1 rank on its share, 6 variants
+    always, engine, cpu, pad, full, bogus = runs[3:]
     assert "pad: 48" in pad and "pad: default" in always
-    assert "stage full: 1" in full and "stage full: 0" in pad
+    # flags combine; FERRY_DEBUG's controller lines are counted and the last shown
+    assert "stage full: 1" in full and "policy: always" in full and "stage full: 0" in pad
+    assert "the engine controller changed 3 time(s); contexts reached: 3 x2, 4 x1" in summary
+    assert "      ferry: debug: JPEG engine contexts 4 -> 3: the context on trial" in summary
+    assert "variant 2x0:bogus: flag bogus unknown: run without it" in summary
+    assert "policy: default" in bogus and "stage full: 0" in bogus
     assert "policy: always" in always and "engine only: 0" in always
     assert "--workers 8" in engine and "engine only: 1" in engine and "policy: default" in engine
     assert "--no-hw-decode" in cpu
