@@ -288,8 +288,8 @@ void fy_dev_asked(ferry_loader *L, int64_t b) {
     return;
   int was = L->ctl.level, was_active = L->ctl.active;
   double now = fy_now();
-  if (!fy_engine_ctl_step(&L->ctl, now, fy_ring_workers_idle_s(&L->ring, now), L->nworkers,
-                          b >= L->ring.nslots))
+  if (!fy_engine_ctl_step(&L->ctl, now, fy_ring_workers_idle_s(&L->ring, now), L->stats.wait_s,
+                          L->nworkers, b >= L->ring.nslots))
     return;
   if (getenv("FERRY_DEBUG") && L->ctl.active != was_active)
     fy_log(FERRY_LOG_DEBUG, "CPU workers active %d -> %d of %d: %s (%.1f batches/s, idle %.0f %%)",
@@ -297,8 +297,10 @@ void fy_dev_asked(ferry_loader *L, int64_t b) {
            100 * L->ctl.idle_frac);
   else if (getenv("FERRY_DEBUG"))
     fy_log(FERRY_LOG_DEBUG,
-           "JPEG engine contexts %d -> %d: %s (%.1f batches/s, CPU workers idle %.0f %%)", was,
-           L->ctl.level, L->ctl.why, L->ctl.rate, 100 * L->ctl.idle_frac);
+           "JPEG engine contexts %d -> %d: %s (%.1f batches/s, CPU workers idle %.0f %%, the "
+           "consumer waiting %.0f %%)",
+           was, L->ctl.level, L->ctl.why, L->ctl.rate, 100 * L->ctl.idle_frac,
+           100 * L->ctl.wait_frac);
   if (L->ctl.level > was || L->ctl.active > was_active)
     pthread_cond_broadcast(&L->ring.work_cv);
 }

@@ -7,7 +7,12 @@
  * longer, a batch waits for its slowest chunk, and the step waits for its
  * batch; bench/RESULTS.md). The sign is the CPU workers: while they sit
  * idle a quarter of the time the cores alone keep up, and a context stops
- * (two while they idle half the time; down to none); while they are never
+ * (two while they idle half the time; down to none). Not while the
+ * consumer waits over half the time: then the workers idle because every
+ * sample of the ring is claimed, the contexts' chunks in flight (2 ranks
+ * decode-bound on an H200, bench/RESULTS.md), and a context stops on trial,
+ * restarted if batches then come over 3 % slower (the next such trial
+ * waits 4 s, doubling to 64 s). While they are never
  * idle (under 5 %) the loader is the limit and a context starts, on trial:
  * it stays only if batches then come at least 3 % faster; if not, it stops
  * and the next trial waits 4 s, doubling to 64 s. Windows of at least
@@ -30,20 +35,22 @@
 #define FY_CTL_MAX_DT 256 /* batch intervals kept per window */
 
 typedef struct fy_engine_ctl {
-  int level;                /* contexts decoding (0: the CPU workers alone) */
-  int max;                  /* contexts there are */
-  int settle;               /* batches after a change before measuring */
-  int left;                 /* batches still to settle */
-  int n;                    /* intervals in this window */
-  double dt[FY_CTL_MAX_DT]; /* the window's batch intervals */
-  double di[FY_CTL_MAX_DT]; /* worker-seconds idle in each */
-  double span;              /* seconds they cover */
-  double t_last, idle_last; /* at the consumer's last request; t_last < 0: none */
-  int trial;                /* a context started on trial; rate_before is the rate without it */
+  int level;                           /* contexts decoding (0: the CPU workers alone) */
+  int max;                             /* contexts there are */
+  int settle;                          /* batches after a change before measuring */
+  int left;                            /* batches still to settle */
+  int n;                               /* intervals in this window */
+  double dt[FY_CTL_MAX_DT];            /* the window's batch intervals */
+  double di[FY_CTL_MAX_DT];            /* worker-seconds idle in each */
+  double dw[FY_CTL_MAX_DT];            /* seconds the consumer waited in each */
+  double span;                         /* seconds they cover */
+  double t_last, idle_last, wait_last; /* at the consumer's last request; t_last < 0: none */
+  int trial; /* 1: a context started on trial, -1: one stopped; rate_before is the rate before */
   double rate_before;
-  double no_up_until, backoff_s;
-  double rate, idle_frac; /* the last window's: batches/s, idle share of the workers */
-  const char *why;        /* the last change's reason, for messages */
+  double no_up_until, backoff_s, no_down_until, down_backoff_s;
+  double rate, idle_frac, wait_frac; /* the last window's: batches/s, idle share of the
+                                        workers, share of the time the consumer waited */
+  const char *why;                   /* the last change's reason, for messages */
   int changes;
   int park;    /* 1: park the workers the consumer does not need */
   int workers; /* CPU workers there are (with park) */
@@ -57,11 +64,13 @@ void fy_engine_ctl_init(fy_engine_ctl *c, int max, int settle);
  * first). */
 void fy_engine_ctl_park(fy_engine_ctl *c, int workers);
 /* The consumer asks for a batch at time now (s); idle_s: the CPU workers'
- * idle time so far (summed, growing); workers: how many (with park: the
+ * idle time so far (summed, growing); wait_s: the consumer's time waiting
+ * for batches so far (growing); workers: how many (with park: the
  * active ones, c->active, whatever is passed); counted = 0 where
  * the interval since the last request is not steady state (the ring's
  * first fill of an epoch). Returns 1 when the level or the active workers
  * changed. */
-int fy_engine_ctl_step(fy_engine_ctl *c, double now, double idle_s, int workers, int counted);
+int fy_engine_ctl_step(fy_engine_ctl *c, double now, double idle_s, double wait_s, int workers,
+                       int counted);
 
 #endif

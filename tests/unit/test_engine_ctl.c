@@ -8,7 +8,10 @@
  * of the consumer's or an epoch's refill of the ring does not decide. With
  * parking on, a training step the cores keep up with leaves the workers it
  * needs, no context, and its full rate; decode-bound nothing is parked; the
- * parked workers come back within seconds of the consumer speeding up. */
+ * parked workers come back within seconds of the consumer speeding up.
+ * Workers idle while the consumer waits (the ring all claimed) stop a
+ * context only on trial: kept where the contexts add little, undone where
+ * they add much. */
 #include "check.h"
 #include "pipeline/engine_ctl.h"
 
@@ -22,10 +25,13 @@ typedef struct sim {
   double consumer; /* batches/s the consumer takes at most (0: no limit) */
   double harm;     /* share of the consumer's rate each context takes */
   double jitter;   /* +- share of each interval */
+  double starve;   /* with every context on, the share of the workers' time
+                      the ring's samples are all claimed (their chunks in
+                      flight): the workers idle; in proportion to the level */
   unsigned seed;
   int hist[RING];  /* levels the ring's batches were made at */
   int hista[RING]; /* and active workers */
-  double t, idle, time_at[4], total, batches;
+  double t, idle, wait, time_at[4], total, batches;
 } sim;
 
 static double noise(sim *s) {
@@ -34,12 +40,13 @@ static double noise(sim *s) {
 }
 
 /* Interval and idle worker-seconds of one batch made at level k with act
- * of the WORKERS active. */
-static void batch_at(const sim *s, int k, int act, double *dt, double *idle) {
+ * of the WORKERS active; work: the consumer's own seconds in it (it waits
+ * the rest). */
+static void batch_at(const sim *s, int k, int act, double *dt, double *idle, double *work) {
   double cpu = s->cpu * act / WORKERS;
-  double made = cpu + k * s->eng, rate = made;
+  double made = cpu * (1 - s->starve * k / 3) + k * s->eng, rate = made, take = 0;
   if (s->consumer > 0) {
-    double take = s->consumer * (1 - s->harm * k);
+    take = s->consumer * (1 - s->harm * k);
     if (take < 1)
       take = 1;
     rate = take < made ? take : made;
@@ -48,6 +55,7 @@ static void batch_at(const sim *s, int k, int act, double *dt, double *idle) {
   double busy = cpu_share <= 0 ? 0 : cpu_share >= cpu ? 1 : cpu_share / cpu;
   *dt = 1 / rate;
   *idle = (1 - busy) * act * *dt;
+  *work = take > 0 ? 1 / take : 0;
 }
 
 /* Runs secs simulated seconds in epochs of epoch_n batches (the first
@@ -60,17 +68,18 @@ static void run(sim *s, fy_engine_ctl *c, double secs, int epoch_n) {
     memmove(s->hista, s->hista + 1, (RING - 1) * sizeof s->hista[0]);
     s->hist[RING - 1] = c->level;
     s->hista[RING - 1] = c->park ? c->active : WORKERS;
-    double dt, idle;
-    batch_at(s, k, act, &dt, &idle);
+    double dt, idle, work;
+    batch_at(s, k, act, &dt, &idle, &work);
     dt *= 1 + noise(s);
     if (b < RING)
       dt *= 3, idle = 0.5 * WORKERS * dt;
     s->t += dt;
     s->idle += idle;
+    s->wait += dt > work ? dt - work : 0;
     s->time_at[c->level] += dt;
     s->total += dt;
     s->batches += b >= RING;
-    fy_engine_ctl_step(c, s->t, s->idle, WORKERS, b >= RING);
+    fy_engine_ctl_step(c, s->t, s->idle, s->wait, WORKERS, b >= RING);
   }
 }
 
@@ -147,6 +156,33 @@ static void test_engine_hurts(void) {
   CHECK_MSG(changes >= 10 && changes <= 30, "%d changes in 600 s", changes);
 }
 
+static void test_starved_keeps_contexts(void) {
+  /* decode-bound, every context on, the workers idle 40 % of the time
+   * because the contexts' chunks hold the ring (2 ranks on an H200): a
+   * context fewer would lose far more than the workers gain; its trials
+   * fail and back off */
+  sim s = {.cpu = 50, .eng = 25, .starve = 0.4, .jitter = 0.05, .seed = 8};
+  fy_engine_ctl c;
+  int changes = settled_run(&s, &c);
+  CHECK_MSG(share(&s, 3) > 0.9, "starved: all contexts %.1f %% of the time (2: %.1f)",
+            100 * share(&s, 3), 100 * share(&s, 2));
+  CHECK_MSG(c.wait_frac > 0.9 && c.idle_frac > 0.3, "starved: waiting %.2f, idle %.2f", c.wait_frac,
+            c.idle_frac);
+  CHECK_MSG(c.down_backoff_s == 64.0, "starved: backoff %.0f s", c.down_backoff_s);
+  CHECK_MSG(changes >= 10 && changes <= 30, "starved: %d changes in 600 s", changes);
+}
+
+static void test_starved_slow_engine(void) {
+  /* the same idle workers, but contexts that add little: each stop on
+   * trial pays, down to the cores alone */
+  sim s = {.cpu = 50, .eng = 2, .starve = 0.8, .jitter = 0.05, .seed = 9};
+  fy_engine_ctl c;
+  int changes = settled_run(&s, &c);
+  CHECK_MSG(share(&s, 0) > 0.9, "slow engine: no context %.1f %% of the time (1: %.1f)",
+            100 * share(&s, 0), 100 * share(&s, 1));
+  CHECK_MSG(changes <= 30, "slow engine: %d changes in 600 s", changes);
+}
+
 static void test_follows_change(void) {
   sim s = {.cpu = 40, .eng = 25, .consumer = 19.4, .harm = 0.05, .jitter = 0.05, .seed = 5};
   fy_engine_ctl c;
@@ -163,15 +199,16 @@ static void test_pauses(void) {
    * ring fills, the workers idle): the pauses do not decide */
   fy_engine_ctl c;
   fy_engine_ctl_init(&c, 3, RING);
-  double t = 0, idle = 0;
+  double t = 0, idle = 0, wait = 0;
   int at3 = 0;
   for (int i = 0; i < 4000; i++) {
-    double dt = 1 / (50.0 + 25 * c.level), di = 0;
+    double dt = 1 / (50.0 + 25 * c.level), di = 0, dw = dt; /* it waits, then is away */
     if (i % 7 == 6)
-      dt = 5.0, di = 4.9 * WORKERS;
+      dt = 5.0, di = 4.9 * WORKERS, dw = 0;
     t += dt;
     idle += di;
-    fy_engine_ctl_step(&c, t, idle, WORKERS, 1);
+    wait += dw;
+    fy_engine_ctl_step(&c, t, idle, wait, WORKERS, 1);
     at3 += c.level == 3;
   }
   CHECK_MSG(at3 > 3900, "pauses: all contexts for %d of 4000 batches (%d changes)", at3, c.changes);
@@ -181,12 +218,12 @@ static void test_uncounted(void) {
   fy_engine_ctl c;
   fy_engine_ctl_init(&c, 3, RING);
   for (int i = 0; i < 1000; i++) /* every worker idle, but never steady state */
-    CHECK(fy_engine_ctl_step(&c, i * 0.01, i * 0.01 * WORKERS, WORKERS, 0) == 0);
+    CHECK(fy_engine_ctl_step(&c, i * 0.01, i * 0.01 * WORKERS, i * 0.01, WORKERS, 0) == 0);
   CHECK(c.level == 3 && c.n == 0 && c.changes == 0);
   fy_engine_ctl_init(&c, 0, 0); /* no engine: nothing to decide */
   CHECK(c.settle == 1 && c.level == 0);
   for (int i = 0; i < 1000; i++)
-    fy_engine_ctl_step(&c, i * 0.01, 0, WORKERS, 1);
+    fy_engine_ctl_step(&c, i * 0.01, 0, 0, WORKERS, 1);
   CHECK(c.level == 0);
 }
 
@@ -240,6 +277,8 @@ int main(void) {
   test_training();
   test_loader_bound();
   test_engine_hurts();
+  test_starved_keeps_contexts();
+  test_starved_slow_engine();
   test_follows_change();
   test_pauses();
   test_uncounted();
