@@ -297,7 +297,7 @@ part_load() {
   else
     say "  load 2 ranks on ONE GPU / 1 rank: ${q:-?}x (mechanics check, not the acceptance)"
   fi
-  # LOAD_VARIANTS: more runs beside those, informative: NPxW[:engine|:cpu|:nice|:always|:padN|:stagefull] is NP
+  # LOAD_VARIANTS: more runs beside those, informative: NPxW[:engine|:cpu|:nice|:always|:padN|:stagefull|:shed|:debug]... is NP
   # ranks of W workers each (0: ferry's default); engine: the JPEG engine alone
   # (FERRY_BENCH_ENGINE_ONLY, the CPU workers leave every sample to it); cpu: the cores alone
   # (--no-hw-decode); nice: the workers at nice 10 (FERRY_WORKER_NICE), the engine's feeding
@@ -307,8 +307,9 @@ part_load() {
   # (FERRY_GPU_PAD=N; 16 by default): the chunks the workers cut short cost one call, not 3
   # stagefull: a batch uploads the whole batch's staging once one sample took the CPU path
   # (FERRY_GPU_STAGE_FULL=1), as before the packed staging: the A/B of that change; debug:
-  # FERRY_DEBUG=1, the engine controller's changes counted and the last few shown. Flags
-  # combine (2x0:always:stagefull)
+  # FERRY_DEBUG=1, the engine controller's changes counted and the last few shown; shed: the
+  # workers parked on trial while every context is on and the loader the limit
+  # (FERRY_WORKER_SHED=1). Flags combine (2x0:always:stagefull, 2x0:shed:debug)
   local v vn vw vm va ve f
   for v in $LOAD_VARIANTS; do
     vn=${v%%x*} vw=${v#*x} vm="" va=() ve=FERRY_X2_VARIANT=1
@@ -320,6 +321,7 @@ part_load() {
         engine) ve+=" FERRY_BENCH_ENGINE_ONLY=1" ;;
         nice) ve+=" FERRY_WORKER_NICE=10" ;;
         park) ve+=" FERRY_WORKER_PARK=1" ;;
+        shed) ve+=" FERRY_WORKER_SHED=1" ;;
         always) ve+=" FERRY_GPU_ENGINE_POLICY=always" ;;
         pad[0-9]*) ve+=" FERRY_GPU_PAD=${f#pad}" ;;
         stagefull) ve+=" FERRY_GPU_STAGE_FULL=1" ;;
