@@ -465,8 +465,8 @@ class Loader(_Closable):
         """Seconds per stage summed over workers (read_s, decode_s,
         transform_s), the consumer's wait_s, the workers' idle_s (nothing to
         claim: the ring full or between epochs), and counters; workers_active:
-        the workers claiming samples now (all, unless FERRY_WORKER_PARK=1 parked
-        some)."""
+        the workers claiming samples now (all, unless FERRY_WORKER_PARK=1 or
+        FERRY_WORKER_SHED=1 parked some)."""
         return self._live_core().stats()
 
     # ------------------------------------------------------------ closing
