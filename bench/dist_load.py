@@ -203,6 +203,7 @@ class Rank:
             wait_s=round(s1["wait_s"] - s0["wait_s"], 3),
             gpu_decoded=int(s1["gpu_decoded"] - s0["gpu_decoded"]),
             gpu_chunks=int(s1["gpu_chunks"] - s0["gpu_chunks"]),
+            gpu_call_s=round(s1["gpu_call_s"] - s0["gpu_call_s"], 3),
             skipped=int(s1["skipped"] - s0["skipped"]))
 
     def close(self):

@@ -190,9 +190,10 @@ ranks() {
 import json, sys
 d = json.loads(sys.argv[1])
 print(f"{d['world_size']} rank(s): {d['images_per_s']} images/s in all")
-def per_chunk(r):  # the engine's images per chunk: fewer when the workers cut its chunks short
-    c = r.get("gpu_chunks")
-    return f" ({r['gpu_decoded'] / c:.1f} a chunk)" if c else ""
+def per_chunk(r):  # the engine's images per chunk, and a chunk's ms in the engine's call
+    c, s = r.get("gpu_chunks"), r.get("gpu_call_s")
+    ms = f", {1e3 * s / c:.2f} ms in the engine" if c and s is not None else ""
+    return f" ({r['gpu_decoded'] / c:.1f} a chunk{ms})" if c else ""
 for r in d["ranks"]:
     print(f"    rank {r['rank']} on {r['device']}: {r.get('images_per_s')} images/s, "
           f"{r.get('workers')} workers, {r.get('gpu_decoded')} images on the engine"

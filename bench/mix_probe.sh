@@ -35,9 +35,11 @@ except Exception as e:
 ep = d["epochs"][1:]
 img = sum(e["images"] for e in ep); s = sum(e["seconds"] for e in ep)
 g = sum(e["gpu_decoded"] for e in ep); c = sum(e["gpu_chunks"] for e in ep)
+call = sum(e.get("gpu_call_s", 0) for e in ep)
 idle = sum(e["workers_idle_s"] for e in ep); wait = sum(e["consumer_waited_s"] for e in ep)
 print(f"{sys.argv[2]:>14} rank {sys.argv[3]}: {img / s:8.0f} images/s, {d['workers']} workers, "
-      f"engine {g / img:5.1%} of images ({g / s:6.0f}/s, {g / max(c, 1):4.1f} a chunk), "
+      f"engine {g / img:5.1%} of images ({g / s:6.0f}/s, {g / max(c, 1):4.1f} a chunk, "
+      f"{1e3 * call / max(c, 1):5.2f} ms a call), "
       f"workers idle {idle / s / max(d['workers'], 1):5.1%}, consumer waited {wait / s:5.1%}")
 PY
   done

@@ -441,6 +441,9 @@ typedef struct ferry_stats {
                            the images per chunk (at most 64; fewer when the CPU workers
                            took part of the batch the engine's thread claimed from; a
                            short chunk goes to the engine as calls of 16 and 4) */
+  double gpu_call_s;    /* seconds in the JPEG engine's calls, summed over its decoder
+                           threads, each call until its images are on the device:
+                           gpu_call_s / gpu_chunks is a chunk's time there */
 } ferry_stats;
 
 int ferry_loader_open(const ferry_loader_options *options, ferry_loader **loader);

@@ -98,6 +98,7 @@ static void report_json(cli_json *j, int epoch, const ferry_stats *d, double sec
   cli_json_int(j, "cached", (long long)d->cached);
   cli_json_int(j, "gpu_decoded", (long long)d->gpu_decoded);
   cli_json_int(j, "gpu_chunks", (long long)d->gpu_chunks);
+  cli_json_num(j, "gpu_call_s", d->gpu_call_s);
   cli_json_num(j, "peak_rss_mib", cli_peak_rss_mib());
   if (cr->have) {
     cli_json_object(j, "consumer");
@@ -123,10 +124,12 @@ static void report(int epoch, const ferry_stats *d, double secs, int workers) {
     printf("  %llu of %llu images served from the memory cache\n", (unsigned long long)d->cached,
            (unsigned long long)d->images);
   if (d->gpu_decoded)
-    printf("  GPU JPEG engine decoded %llu of %llu images in %llu chunks (%.1f a chunk)\n",
+    printf("  GPU JPEG engine decoded %llu of %llu images in %llu chunks (%.1f a chunk, "
+           "%.2f ms in the engine each)\n",
            (unsigned long long)d->gpu_decoded, (unsigned long long)d->images,
            (unsigned long long)d->gpu_chunks,
-           d->gpu_chunks ? (double)d->gpu_decoded / (double)d->gpu_chunks : 0.0);
+           d->gpu_chunks ? (double)d->gpu_decoded / (double)d->gpu_chunks : 0.0,
+           d->gpu_chunks ? 1e3 * d->gpu_call_s / (double)d->gpu_chunks : 0.0);
   printf("  peak RSS %.1f MiB\n", cli_peak_rss_mib());
 }
 
@@ -141,6 +144,7 @@ static void diff_stats(const ferry_stats *a, const ferry_stats *b, ferry_stats *
   d->batches = a->batches - b->batches;
   d->gpu_decoded = a->gpu_decoded - b->gpu_decoded;
   d->gpu_chunks = a->gpu_chunks - b->gpu_chunks;
+  d->gpu_call_s = a->gpu_call_s - b->gpu_call_s;
   d->cached = a->cached - b->cached;
 }
 

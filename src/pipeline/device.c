@@ -201,11 +201,14 @@ static void run_engine(ferry_loader *L, int engine, fy_worker_state *w, slot *s,
     return;
   fy_note_set(w->note, FY_STAGE_ENGINE, NULL, j->n);
   fy_fault_stall(); /* tests: a stalled engine call */
+  double t0 = fy_now();
   int rc = fy_gpu_jpeg_decode(L->gpu, engine, j->data, j->len, j->w, j->dst, j->n);
   if (rc == FERRY_OK) { /* each of its images is finished below: counted once, under one lock */
+    double call_s = fy_now() - t0;
     pthread_mutex_lock(&L->ring.mu);
     L->stats.gpu_decoded += (uint64_t)j->n;
     L->stats.gpu_chunks++;
+    L->stats.gpu_call_s += call_s;
     pthread_mutex_unlock(&L->ring.mu);
   }
   if (rc != FERRY_OK && !__atomic_exchange_n(&L->engine_warned, 1, __ATOMIC_RELAXED))

@@ -228,6 +228,9 @@ def test_load_json(tmp_path):
     assert d["images"] == 96 and d["skipped"] == 2 and d["exit_code"] == 3  # once an epoch
     assert len(d["epochs"]) == 2 and d["epochs"][1]["images"] == 48
     assert d["epochs"][0]["images_per_s"] > 0 and "decode" in d["epochs"][0]["per_image_ms"]
+    # on the CPU: no image, chunk or second on the GPU's JPEG engine
+    assert all(e["gpu_decoded"] == e["gpu_chunks"] == 0 and e["gpu_call_s"] == 0
+               for e in d["epochs"])
     (bad,) = d["skipped_files"]  # each file listed once
     assert bad["path"].endswith("truncated.jpg") and "truncated" in bad["error"]
     assert "skipped" in r.stderr and "truncated.jpg" in r.stderr  # messages stay on stderr

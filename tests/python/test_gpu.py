@@ -55,11 +55,13 @@ def test_cuda_engine_calls_counted(sample):
         pytest.skip("the JPEG engine took no image here (no hardware engine on this GPU?)")
     assert s["gpu_chunks"] >= 1
     assert -(-s["gpu_decoded"] // 64) <= s["gpu_chunks"] <= s["gpu_decoded"], s
+    assert s["gpu_call_s"] > 0, s  # time in the engine's calls
     off = gpu_loader(sample, batch_size=16, size=64, device="cuda:0", workers=1,
                      hw_decode=False)
     for _ in off:
         pass
     assert off.stats()["gpu_decoded"] == off.stats()["gpu_chunks"] == 0
+    assert off.stats()["gpu_call_s"] == 0.0
 
 
 def test_cuda_zero_copy(sample):

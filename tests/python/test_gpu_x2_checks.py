@@ -49,7 +49,7 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
     fi
     rk=""
     for ((r = 0; r < np; r++)); do
-      rk="$rk${rk:+, }"'{"rank": '$r', "device": "cuda:'$r'", "images_per_s": 30000, "workers": 12, "gpu_decoded": 100, "gpu_chunks": 4, "decode_s": 1.0, "idle_s": 0.1, "numa": [-1, "unplaced"], "cores_busy": 14.0, "cpu_s": {"ferry-worker": 10.0}}'
+      rk="$rk${rk:+, }"'{"rank": '$r', "device": "cuda:'$r'", "images_per_s": 30000, "workers": 12, "gpu_decoded": 100, "gpu_chunks": 4, "gpu_call_s": 0.02, "decode_s": 1.0, "idle_s": 0.1, "numa": [-1, "unplaced"], "cores_busy": 14.0, "cpu_s": {"ferry-worker": 10.0}}'
     done
     echo '{"bench": "dist_load", "world_size": '$np', "ok": true, "images_per_s": '$((30000 * np))', "ranks": ['"$rk"']}'
     exit 0
@@ -259,4 +259,4 @@ def test_load_part_ratio_share_and_variants(harness):
     assert "--no-hw-decode" in cpu
     assert "  variant 2x0:always: 2 rank(s): 60000 images/s in all" in summary
     assert ("rank 1 on cuda:1: 30000 images/s, 12 workers, 100 images on the engine (25.0 a "
-            "chunk), decode 1.0 s") in summary
+            "chunk, 5.00 ms in the engine), decode 1.0 s") in summary

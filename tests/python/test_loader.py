@@ -258,6 +258,7 @@ def test_workers_active_in_stats(sample, monkeypatch):
     assert loader.stats()["workers_active"] == loader.workers == 3
     # a CPU loader: no JPEG engine, so no image decoded on it and no call to it
     assert loader.stats()["gpu_decoded"] == loader.stats()["gpu_chunks"] == 0
+    assert loader.stats()["gpu_call_s"] == 0.0
 
 
 @pytest.mark.parametrize("kw,match", [

@@ -234,6 +234,7 @@ static void test_loader(const char *source, int hw) {
   float *out[2];
   int count[2] = {0, 0};
   uint64_t gpu_decoded = 0, gpu_chunks = 0;
+  double gpu_call_s = 0;
   for (int pass = 0; pass < 2; pass++) {
     ferry_loader_options o;
     ferry_loader_options_default(&o);
@@ -274,8 +275,10 @@ static void test_loader(const char *source, int hw) {
     if (pass) {
       gpu_decoded = st.gpu_decoded;
       gpu_chunks = st.gpu_chunks;
+      gpu_call_s = st.gpu_call_s;
     }
-    CHECK(pass || (st.gpu_decoded == 0 && st.gpu_chunks == 0)); /* the CPU loader: no engine */
+    /* the CPU loader: no engine */
+    CHECK(pass || (st.gpu_decoded == 0 && st.gpu_chunks == 0 && st.gpu_call_s == 0));
     ferry_loader_close(L);
   }
   CHECK(count[0] == count[1]);
@@ -284,6 +287,9 @@ static void test_loader(const char *source, int hw) {
                              : gpu_chunks >= (gpu_decoded + 63) / 64 && gpu_chunks <= gpu_decoded,
             "%llu images on the engine in %llu calls", (unsigned long long)gpu_decoded,
             (unsigned long long)gpu_chunks);
+  /* time in the engine's calls: some for each call, none without one */
+  CHECK_MSG(gpu_chunks ? gpu_call_s > 0 : gpu_call_s == 0, "%llu calls in %.6f s",
+            (unsigned long long)gpu_chunks, gpu_call_s);
   double worst = 0;
   for (int i = 0; i < count[0]; i++) {
     double sum = 0;

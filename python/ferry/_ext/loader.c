@@ -396,12 +396,13 @@ static PyObject *loader_stats(LoaderObject *self, PyObject *unused) {
     return NULL;
   ferry_stats s;
   ferry_loader_get_stats(self->L, &s);
-  return Py_BuildValue(
-      "{sdsdsdsdsdsKsKsKsKsKsi}", "read_s", s.read_s, "decode_s", s.decode_s, "transform_s",
-      s.transform_s, "wait_s", s.wait_s, "idle_s", s.idle_s, "images", (unsigned long long)s.images,
-      "skipped", (unsigned long long)s.skipped, "batches", (unsigned long long)s.batches,
-      "gpu_decoded", (unsigned long long)s.gpu_decoded, "gpu_chunks",
-      (unsigned long long)s.gpu_chunks, "workers_active", ferry_loader_num_workers_active(self->L));
+  return Py_BuildValue("{sdsdsdsdsdsKsKsKsKsKsdsi}", "read_s", s.read_s, "decode_s", s.decode_s,
+                       "transform_s", s.transform_s, "wait_s", s.wait_s, "idle_s", s.idle_s,
+                       "images", (unsigned long long)s.images, "skipped",
+                       (unsigned long long)s.skipped, "batches", (unsigned long long)s.batches,
+                       "gpu_decoded", (unsigned long long)s.gpu_decoded, "gpu_chunks",
+                       (unsigned long long)s.gpu_chunks, "gpu_call_s", s.gpu_call_s,
+                       "workers_active", ferry_loader_num_workers_active(self->L));
 }
 
 #define LOADER_INT64_GETTER(name, call)                                                            \
