@@ -12,8 +12,8 @@
  * sample of the ring is claimed, the contexts' chunks in flight (2 ranks
  * decode-bound on an H200, bench/RESULTS.md), and a context stops on trial,
  * restarted if batches then come over 3 % slower (the next such trial
- * waits 4 s, doubling to 64 s). While they are never
- * idle (under 5 %) the loader is the limit and a context starts, on trial:
+ * waits 4 s, doubling to 64 s). While the workers are never idle (under
+ * 5 %) the loader is the limit and a context starts, on trial:
  * it stays only if batches then come at least 3 % faster; if not, it stops
  * and the next trial waits 4 s, doubling to 64 s. Windows of at least
  * 0.5 s and 8 batches, measured once the batches made before a change
