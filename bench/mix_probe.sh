@@ -5,6 +5,9 @@
 # under each configuration; per rank the warm epochs' images/s, the engine's
 # share and the workers' idle time.
 #   bash bench/mix_probe.sh SET [CONFIG...]   CONFIG: label|ENV=V,...|ferry args
+# RANKS=2: processes at once; SHARE=1: each told it is one of RANKS on the host
+# (LOCAL_WORLD_SIZE, LOCAL_RANK, as torchrun does: its share of the cores); default 0,
+# every process sizing itself to every core (the tenth session's call 5)
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
@@ -16,7 +19,8 @@ for cfg in "$@"; do
   IFS='|' read -r label envs args <<<"$cfg"
   pids=()
   for r in $(seq 0 $((ranks - 1))); do
-    (IFS=','; for kv in $envs; do [ -n "$kv" ] && export "$kv"; done
+    (if [ "${SHARE:-0}" = 1 ]; then export LOCAL_WORLD_SIZE=$ranks LOCAL_RANK=$r; fi
+     IFS=','; for kv in $envs; do [ -n "$kv" ] && export "$kv"; done
      IFS=' '
      # shellcheck disable=SC2086
      exec timeout 120 .device/ferry load "$set_dir" --device cuda:$r --rank $r --world-size 2 \
