@@ -46,11 +46,6 @@ void fy_dev_slot_reset(ferry_loader *L, slot *s) {
          (size_t)L->o.batch_size * sizeof *L->stage_of);
 }
 
-/* Staging places taken by the slot's batch: each sample at most one. */
-int fy_dev_staged(const ferry_loader *L, const slot *s) {
-  return __atomic_load_n(&L->staged_n[s->id], __ATOMIC_RELAXED);
-}
-
 int fy_dev_finish(ferry_loader *L, slot *s) {
   fy_gpu_sample *smp = fy_gpu_samples(L->gpu, s->id);
   int j = 0;
@@ -65,7 +60,8 @@ int fy_dev_finish(ferry_loader *L, slot *s) {
   }
   s->batch.count = j;
   s->batch.nbytes = (size_t)j * L->sample_bytes;
-  int staged = fy_dev_staged(L, s);
+  /* staging places the batch took (each sample at most one): the images uploaded */
+  int staged = __atomic_load_n(&L->staged_n[s->id], __ATOMIC_RELAXED);
   if (staged && L->stage_full)
     staged = s->expected; /* places 0..expected-1 hold every place taken */
   return fy_gpu_finish(L->gpu, s->id, j, L->table_used[s->id], staged);

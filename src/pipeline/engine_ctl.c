@@ -46,6 +46,10 @@ void fy_engine_ctl_shed(fy_engine_ctl *c, int workers) {
   c->shed_backoff_s = BACKOFF_MIN;
 }
 
+static double doubled(double backoff) {
+  return backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
+}
+
 /* The workers parked (or back) on trial: kept if batches came GAIN
  * faster, else undone; the next trial either way waits the backoff,
  * reset after a change that paid, doubled after one that did not. */
@@ -57,7 +61,7 @@ static void judge_shed(fy_engine_ctl *c, double now) {
     c->active = c->active ? 0 : c->workers;
     c->why = c->active ? "the contexts alone were not faster: CPU workers back"
                        : "the CPU workers back were not faster: parked again";
-    c->shed_backoff_s = c->shed_backoff_s * 2 > BACKOFF_MAX ? BACKOFF_MAX : c->shed_backoff_s * 2;
+    c->shed_backoff_s = doubled(c->shed_backoff_s);
   }
   c->no_shed_until = now + c->shed_backoff_s;
 }
@@ -103,7 +107,7 @@ static void judge_trial(fy_engine_ctl *c, double now) {
   c->level += up ? -1 : 1;
   c->why = up ? "the context on trial did not pay" : "the context stopped on trial was needed";
   *(up ? &c->no_up_until : &c->no_down_until) = now + *backoff;
-  *backoff = *backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : *backoff * 2;
+  *backoff = doubled(*backoff);
 }
 
 static int decide(fy_engine_ctl *c, double now) {
@@ -175,7 +179,7 @@ int fy_engine_ctl_step(fy_engine_ctl *c, double now, double idle_s, double wait_
   c->span += dt;
   if ((c->n < WINDOW_N || c->span < WINDOW_S) && c->n < FY_CTL_MAX_DT)
     return 0;
-  measure(c, c->park || c->shed ? c->active : workers);
+  measure(c, fy_engine_ctl_parks(c) ? c->active : workers);
   int changed = decide(c, now);
   c->changes += changed;
   new_window(c, changed ? c->settle : 0);

@@ -75,6 +75,8 @@ void fy_engine_ctl_park(fy_engine_ctl *c, int workers);
  * doubling to 64 s while they fail. The workers come back at once when
  * the consumer is the limit or a context stops. Not with parking. */
 void fy_engine_ctl_shed(fy_engine_ctl *c, int workers);
+/* Whether c->active, not every worker, claims samples (parking or shedding on). */
+static inline int fy_engine_ctl_parks(const fy_engine_ctl *c) { return c->park || c->shed; }
 /* The consumer asks for a batch at time now (s); idle_s: the CPU workers'
  * idle time so far (summed, growing); wait_s: the consumer's time waiting
  * for batches so far (growing); workers: how many (with park: the

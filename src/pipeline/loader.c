@@ -50,7 +50,7 @@ static void *worker_run(void *arg) {
     int n;
     /* parked while the consumer does not need this worker (engine_ctl.h);
      * work_cv is broadcast when workers come back and when the ring stops */
-    if ((L->ctl.park || L->ctl.shed) && a_id >= L->ctl.active && !L->ring.stop) {
+    if (fy_engine_ctl_parks(&L->ctl) && a_id >= L->ctl.active && !L->ring.stop) {
       fy_note_set(w->note, FY_STAGE_PARKED, NULL, 0);
       pthread_cond_wait(&L->ring.work_cv, &L->ring.mu);
       continue;
@@ -167,6 +167,13 @@ static int alloc_slots(ferry_loader *L) {
   return rc;
 }
 
+int fy_env_switch(const char *name) {
+  const char *v = getenv(name);
+  if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
+    fy_log(FERRY_LOG_WARNING, "%s=%s is not 0 or 1: ignored", name, v);
+  return v && !strcmp(v, "1");
+}
+
 static int start_threads(ferry_loader *L) {
   /* Placed near the GPU (place.c): the cores of that placement; else this
    * process's share of the node's (ferry_default_threads). On a GPU with
@@ -198,10 +205,7 @@ static int start_threads(ferry_loader *L) {
   /* FERRY_WORKER_PARK=1 (off by default: it frees cores but made no run faster, bench/RESULTS.md):
    * the workers a consumer-bound run does not need are parked (engine_ctl.h); on a GPU with the
    * engine only while its controller decides the contexts */
-  const char *park = getenv("FERRY_WORKER_PARK");
-  if (park && *park && strcmp(park, "0") && strcmp(park, "1"))
-    fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_PARK=%s is not 0 or 1: ignored", park);
-  if (park && !strcmp(park, "1") && (!L->gpu || L->engine_policy == FY_ENGINES_ADAPT)) {
+  if (fy_env_switch("FERRY_WORKER_PARK") && (!L->gpu || L->engine_policy == FY_ENGINES_ADAPT)) {
     pthread_mutex_lock(&L->ring.mu);
     if (!L->gpu) /* the controller without contexts: it parks only */
       fy_engine_ctl_init(&L->ctl, 0, L->ring.nslots);
@@ -211,10 +215,8 @@ static int start_threads(ferry_loader *L) {
   /* FERRY_WORKER_SHED=1 (off by default, to be measured): decode-bound with every engine
    * context on, the workers parked on trial, kept so if the contexts alone are faster
    * (engine_ctl.h); not with FERRY_WORKER_PARK */
-  const char *shed = getenv("FERRY_WORKER_SHED");
-  if (shed && *shed && strcmp(shed, "0") && strcmp(shed, "1"))
-    fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_SHED=%s is not 0 or 1: ignored", shed);
-  if (shed && !strcmp(shed, "1") && L->gpu_threads > 0 && L->engine_policy == FY_ENGINES_ADAPT) {
+  if (fy_env_switch("FERRY_WORKER_SHED") && L->gpu_threads > 0 &&
+      L->engine_policy == FY_ENGINES_ADAPT) {
     pthread_mutex_lock(&L->ring.mu);
     fy_engine_ctl_shed(&L->ctl, L->nworkers);
     pthread_mutex_unlock(&L->ring.mu);
@@ -406,7 +408,7 @@ int ferry_loader_num_workers(const ferry_loader *L) { return L->nworkers; }
 int ferry_loader_num_workers_active(const ferry_loader *L) {
   ferry_loader *M = (ferry_loader *)L;
   pthread_mutex_lock(&M->ring.mu);
-  int n = L->ctl.park || L->ctl.shed ? L->ctl.active : L->nworkers;
+  int n = fy_engine_ctl_parks(&L->ctl) ? L->ctl.active : L->nworkers;
   pthread_mutex_unlock(&M->ring.mu);
   return n;
 }

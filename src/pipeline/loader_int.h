@@ -135,6 +135,10 @@ void fy_dev_asked(ferry_loader *L, int64_t b);
 /* The decoder thread that feeds the hardware JPEG engine. */
 void *fy_dev_decoder_main(void *arg);
 
+/* An environment switch of benchmarks (FERRY_WORKER_PARK...): 1 when "1";
+ * any value but "", "0" and "1" is warned about, naming it, and ignored. */
+int fy_env_switch(const char *name);
+
 /* device_slot.c: a slot's GPU side. */
 /* Where a CPU worker writes sample k of slot s, and with which store. */
 void *fy_dev_sample_dst(ferry_loader *L, slot *s, int k);
@@ -142,8 +146,6 @@ void fy_dev_sample_done(ferry_loader *L, slot *s, int k, int64_t idx, int epoch)
 /* Resets slot s's per-batch device state when it gets a new batch (mu
  * held: the ring's on_assign). */
 void fy_dev_slot_reset(ferry_loader *L, slot *s);
-/* Staging places slot s's batch took: the images its upload carries. */
-int fy_dev_staged(const ferry_loader *L, const slot *s);
 /* Compacts and launches a completed batch; FERRY_OK or an error. */
 int fy_dev_finish(ferry_loader *L, slot *s);
 /* Waits (up to timeout_ms; <= 0: for ever) for the batch's kernels; sets

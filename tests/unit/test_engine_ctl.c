@@ -70,7 +70,7 @@ static void run(sim *s, fy_engine_ctl *c, double secs, int epoch_n) {
     memmove(s->hist, s->hist + 1, (RING - 1) * sizeof s->hist[0]);
     memmove(s->hista, s->hista + 1, (RING - 1) * sizeof s->hista[0]);
     s->hist[RING - 1] = c->level;
-    s->hista[RING - 1] = c->park || c->shed ? c->active : WORKERS;
+    s->hista[RING - 1] = fy_engine_ctl_parks(c) ? c->active : WORKERS;
     double dt, idle, work;
     batch_at(s, k, act, &dt, &idle, &work);
     dt *= 1 + noise(s);
