@@ -2,9 +2,9 @@
 """Decode-bound loading under torchrun (issue 21): every rank opens a
 ferry.Loader on its own GPU (cuda:LOCAL_RANK; rank and world size from
 torchrun's RANK and WORLD_SIZE, decoding threads from the default share:
-the cores divided by LOCAL_WORLD_SIZE), takes --warmup batches, waits for
-the other ranks, then times --batches batches (across epochs where one is
-shorter) doing nothing else with them: the loader alone is the limit. Rank 0
+the cores divided by LOCAL_WORLD_SIZE), takes --warmup batches and the rest
+of the first --warm-epochs epochs, waits for the other ranks, then times
+--batches batches (across epochs where one is shorter) doing nothing else with them: the loader alone is the limit. Rank 0
 prints one JSON line: each rank's images/s, and the total, the images of
 all ranks over the window from the first start to the last end.
 
@@ -40,6 +40,10 @@ def parse_args():
     p.add_argument("--size", type=int, default=224)
     p.add_argument("--batches", type=int, default=60, help="timed batches per rank")
     p.add_argument("--warmup", type=int, default=10, help="batches per rank before the timing")
+    p.add_argument("--warm-epochs", type=int, default=1,
+                   help="after --warmup, the rest of this many epochs too before the timing "
+                        "(default 1: the first epoch on a GPU runs at about 40 %% of the later "
+                        "ones while the JPEG engine's states grow; 0: time from --warmup on)")
     p.add_argument("--dtype", default="float16", help="uint8, float16 or float32")
     p.add_argument("--crop", default="random", help="random (RandomResizedCrop), center or none")
     p.add_argument("--workers", type=int, default=0,
@@ -82,10 +86,12 @@ def deadline(seconds, rank, label):
     t.start()
 
 
-def endless(loader, first_epoch):
-    """Batches of epoch after epoch (each rank's share of each)."""
+def endless(loader, first_epoch, where):
+    """Batches of epoch after epoch (each rank's share of each); where[0]: the
+    epoch of the batch last given."""
     epoch = first_epoch
     while True:
+        where[0] = epoch
         loader.set_epoch(epoch)
         got = 0
         for images, _labels in loader:
@@ -167,7 +173,8 @@ class Rank:
         if n == 0:
             raise RuntimeError(f"no full batch of {args.batch_size} in this rank's share of "
                                f"{self.loader.source_size} images ({self.world} ranks)")
-        self.it = endless(self.loader, 0)
+        self.where = [0]
+        self.it = endless(self.loader, 0, self.where)
 
     def sync(self):
         if self.gpu is not None:
@@ -181,6 +188,8 @@ class Rank:
 
     def warmup(self):
         self.take(self.args.warmup)
+        while self.where[0] < self.args.warm_epochs:  # ends on the next epoch's first batch
+            self.take(1)
         self.sync()
 
     def timed(self):
@@ -225,6 +234,7 @@ def summary(args, reports, world, local_world):
            "local_world_size": local_world, "one_gpu": args.one_gpu, "device": args.device,
            "hw_decode": args.hw_decode, "batch_size": args.batch_size, "size": args.size,
            "dtype": args.dtype, "crop": args.crop, "warmup": args.warmup,
+           "warm_epochs": args.warm_epochs,
            "batches": args.batches, "ok": ok}
     timed = [r for r in reports if r.get("images")]
     if ok and timed:
