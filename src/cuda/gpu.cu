@@ -628,14 +628,12 @@ static int decode_sub(fy_gpu *g, struct fy_gpu::engine *e, int f, int k, int m,
                       const uint8_t *const *cd, const size_t *cl, nvjpegImage_t *ci, int take) {
   fy_engine_seen was = e->seen[f][k];
   int excl = grows(g, e, f, k, cd, cl, take);
-  if (excl && g->debug)
-    fy_log(FERRY_LOG_DEBUG,
-           "JPEG engine context %d state %d grows (an exclusive call): %dx%d %zu "
-           "bytes -> %dx%d %zu bytes",
-            (int)(e - g->eng), k, was.w, was.h, was.bytes, e->seen[f][k].w, e->seen[f][k].h,
-            e->seen[f][k].bytes);
+  fy_engine_seen wants = e->seen[f][k];
+  double t_gate = excl && g->debug ? fy_now() : 0, t_in = 0, t_set = 0;
   set_phase(e, ENGINE_GATE);
   fy_engine_gate_enter(excl);
+  if (t_gate > 0)
+    t_in = fy_now();
   int rc = FERRY_OK;
   nvjpegStatus_t st = NVJPEG_STATUS_SUCCESS;
   set_phase(e, ENGINE_STATE);
@@ -672,6 +670,8 @@ static int decode_sub(fy_gpu *g, struct fy_gpu::engine *e, int f, int k, int m,
     if (st != NVJPEG_STATUS_SUCCESS) /* a hint: decoding still works without it */
       memset(&e->seen[f][k], 0, sizeof e->seen[f][k]);
   }
+  if (t_gate > 0)
+    t_set = fy_now();
   if (rc == FERRY_OK) {
     set_phase(e, ENGINE_CALL);
     st = nvj.nvjpegDecodeBatched(g->jh, e->js[f][k], cd, cl, ci, e->stream);
@@ -694,6 +694,16 @@ static int decode_sub(fy_gpu *g, struct fy_gpu::engine *e, int f, int k, int m,
   }
   fy_engine_gate_leave(excl);
   set_phase(e, ENGINE_IDLE);
+  if (t_gate > 0) { /* what a growth costs: the other contexts wait all of it */
+    double t_end = fy_now();
+    fy_log(FERRY_LOG_DEBUG,
+           "JPEG engine context %d state %d grows (an exclusive call): %dx%d %zu bytes -> "
+           "%dx%d %zu bytes (box %dx%d); %.1f ms for the gate, %.1f ms to set up, %.1f ms "
+           "to decode %d",
+           (int)(e - g->eng), k, was.w, was.h, was.bytes, wants.w, wants.h, wants.bytes,
+           e->seen[f][k].w, e->seen[f][k].h, 1e3 * (t_in - t_gate), 1e3 * (t_set - t_in),
+           1e3 * (t_end - t_set), take);
+  }
   return rc;
 }
 
