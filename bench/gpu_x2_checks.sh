@@ -26,7 +26,8 @@
 # one for PARTS=search, each within a 10-minute call):
 #   SET_IMAGES=10000 distinct JPEGs, SET_REPEAT=4 names for each (hard links: a larger epoch,
 #   the same files), SET_DIR=/tmp/x2set; BATCH=256 per GPU; LOAD_BATCHES=200 LOAD_WARMUP=20 (per
-#   rank), LOAD_ARGS (more dist_load.py options: --no-hw-decode), LOAD_SHARE=1 (also one rank
+#   rank; the timing starts after the first epoch, which runs slower on a GPU while the JPEG
+#   engine's states are set up: LOAD_ARGS="--warm-epochs 0" times from the warm-up on), LOAD_ARGS (more dist_load.py options: --no-hw-decode), LOAD_SHARE=1 (also one rank
 #   with 1/NGPU of the cores, an informative second baseline), LOAD_VARIANTS (more informative
 #   runs: "1x16 2x12 1x0:engine 2x0:cpu 2x0:always 2x0:pad48", part_load says how);
 #   TRAIN_STEPS=220
@@ -257,7 +258,7 @@ part_load() {
   read -ra a <<< "$LOAD_ARGS"
   a=(bench/dist_load.py "$SET" --batch-size "$BATCH" --batches "$LOAD_BATCHES"
     --warmup "$LOAD_WARMUP" "${a[@]}")
-  say "load: dist_load.py, batch $BATCH, $LOAD_WARMUP + $LOAD_BATCHES batches per rank, the JPEG engine on"
+  say "load: dist_load.py, batch $BATCH, $LOAD_WARMUP batches and the rest of the first epoch, then $LOAD_BATCHES timed, per rank, the JPEG engine on"
   t=$(limit 150)
   trun "$log" "$t" 1 "${a[@]}" --timeout $((t - 10)) --label "1 rank"
   rc=$?
@@ -298,26 +299,24 @@ part_load() {
   else
     say "  load 2 ranks on ONE GPU / 1 rank: ${q:-?}x (mechanics check, not the acceptance)"
   fi
-  # LOAD_VARIANTS: more runs beside those, informative: NPxW[:engine|:cpu|:nice|:always|:padN|:stagefull|:shed|:debug]... is NP
+  # LOAD_VARIANTS: more runs beside those, informative: NPxW[:engine|:cpu|:nice|:always|:padN|:shed|:debug]... is NP
   # ranks of W workers each (0: ferry's default); engine: the JPEG engine alone
   # (FERRY_BENCH_ENGINE_ONLY, the CPU workers leave every sample to it); cpu: the cores alone
   # (--no-hw-decode); nice: the workers at nice 10 (FERRY_WORKER_NICE), the engine's feeding
   # threads first; always: every engine context decoding whatever the controller measures
   # (FERRY_GPU_ENGINE_POLICY=always): whether it holds the engine back beside the workers;
   # padN: a chunk of at least 64 - N images to the engine as one padded call of 64
-  # (FERRY_GPU_PAD=N; 16 by default): the chunks the workers cut short cost one call, not 3
-  # stagefull: a batch uploads the whole batch's staging once one sample took the CPU path
-  # (FERRY_GPU_STAGE_FULL=1), as before the packed staging: the A/B of that change; debug:
-  # FERRY_DEBUG=1, the engine controller's changes counted and the last few shown; shed: the
+  # (FERRY_GPU_PAD=N; 16 by default): the chunks the workers cut short cost one call, not 3;
+  # debug: FERRY_DEBUG=1, the engine controller's changes counted and the last few shown; shed: the
   # workers parked on trial while every context is on and the loader the limit
-  # (FERRY_WORKER_SHED=1). Flags combine (2x0:always:stagefull, 2x0:shed:debug)
+  # (FERRY_WORKER_SHED=1). Flags combine (2x0:always:nice, 2x0:shed:debug)
   local v vn vw vm va ve f
   for v in $LOAD_VARIANTS; do
     vn=${v%%x*} vw=${v#*x} vm="" va=() ve=FERRY_X2_VARIANT=1
     [ "$vw" != "${vw%%:*}" ] && vm=${vw#*:} vw=${vw%%:*}
     [ "$vw" != 0 ] && va+=(--workers "$vw")
     [ "$multi" = 0 ] && va+=(--one-gpu)
-    for f in ${vm//:/ }; do # the flags combine: 2x0:always:stagefull
+    for f in ${vm//:/ }; do # the flags combine: 2x0:always:nice
       case $f in
         engine) ve+=" FERRY_BENCH_ENGINE_ONLY=1" ;;
         nice) ve+=" FERRY_WORKER_NICE=10" ;;
@@ -325,7 +324,6 @@ part_load() {
         shed) ve+=" FERRY_WORKER_SHED=1" ;;
         always) ve+=" FERRY_GPU_ENGINE_POLICY=always" ;;
         pad[0-9]*) ve+=" FERRY_GPU_PAD=${f#pad}" ;;
-        stagefull) ve+=" FERRY_GPU_STAGE_FULL=1" ;;
         debug) ve+=" FERRY_DEBUG=1" ;;
         cpu) va+=(--no-hw-decode) ;;
         *) say "  variant $v: flag $f unknown: run without it" ;;

@@ -49,10 +49,7 @@ void fy_engine_seen_add(fy_engine_seen *s, int w, int h, size_t bytes, int css) 
 }
 
 int fy_engine_seen_box(fy_engine_seen *s, int step) {
-  /* square: photos come both ways up, and a box of 1024x768 grows again
-   * (an exclusive call) at the first 768x1024 */
-  int side = s->w > s->h ? s->w : s->h;
-  int w = (side + step - 1) / step * step, h = w;
+  int w = (s->w + step - 1) / step * step, h = (s->h + step - 1) / step * step;
   int grew = w != s->w || h != s->h || s->area != (int64_t)w * h || s->css != ~0u;
   s->w = w;
   s->h = h;

@@ -38,9 +38,8 @@ int fy_engine_seen_grows(const fy_engine_seen *s, int w, int h, size_t bytes, in
 void fy_engine_seen_add(fy_engine_seen *s, int w, int h, size_t bytes, int css);
 /* After nvjpegDecodeBatchedPreAllocate for a box of s->w x s->h pixels in
  * 4:4:4 (which nvJPEG says covers every image within the box, whatever its
- * subsampling): every image inside the box counts as seen. Makes the box
- * square, its side the longer one rounded up to a multiple of `step`;
- * returns 1 when it grew. */
+ * subsampling): every image inside the box counts as seen. Rounds the box
+ * up to multiples of `step` first; returns 1 when it grew. */
 int fy_engine_seen_box(fy_engine_seen *s, int step);
 
 #ifdef __cplusplus

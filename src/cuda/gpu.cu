@@ -654,9 +654,8 @@ static int decode_sub(fy_gpu *g, struct fy_gpu::engine *e, int f, int k, int m,
   /* Without a size to plan for, nvJPEG frees and reallocates the engine's
    * buffers as image sizes vary (its documentation says so), and each free
    * waits for the whole device, the training step's kernels included. So
-   * when a state grows, its buffers are allocated once for a box (square,
-   * rounded up to 256 pixels, 4:4:4) that later images of up to that size
-   * reuse. */
+   * when a state grows, its buffers are allocated once for a box (rounded
+   * up to 256 pixels, 4:4:4) that later images of up to that size reuse. */
   fy_engine_seen box = e->seen[f][k];
   int boxed = fy_engine_seen_box(&box, 256);
   /* (not for boxes past 1 GiB a state, e.g. 64 twelve-megapixel photos: then

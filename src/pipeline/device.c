@@ -44,10 +44,6 @@ int fy_dev_open(ferry_loader *L) {
   const char *ev = getenv("FERRY_GPU_DECODERS");
   if (ev && atoi(ev) >= 1 && atoi(ev) <= FY_GPU_MAX_ENGINES)
     p.decoders = atoi(ev);
-  /* FERRY_GPU_STAGE_FULL=1: a batch with any CPU sample uploads the
-   * staging of the whole batch, as before the CPU path's samples were
-   * packed (device_slot.c): the A/B of that change on a GPU. */
-  L->stage_full = fy_env_switch("FERRY_GPU_STAGE_FULL");
   memcpy(p.mean, L->o.mean, sizeof p.mean);
   memcpy(p.std, L->o.std, sizeof p.std);
   L->engine_policy = engine_policy();

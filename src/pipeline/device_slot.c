@@ -62,8 +62,6 @@ int fy_dev_finish(ferry_loader *L, slot *s) {
   s->batch.nbytes = (size_t)j * L->sample_bytes;
   /* staging places the batch took (each sample at most one): the images uploaded */
   int staged = __atomic_load_n(&L->staged_n[s->id], __ATOMIC_RELAXED);
-  if (staged && L->stage_full)
-    staged = s->expected; /* places 0..expected-1 hold every place taken */
   return fy_gpu_finish(L->gpu, s->id, j, L->table_used[s->id], staged);
 }
 

@@ -69,7 +69,6 @@ struct ferry_loader {
   int engine_warned;
   fy_engine_ctl ctl; /* how many engine contexts decode (mu; engine_ctl.h) */
   int engine_policy; /* FY_ENGINES_* (device.c) */
-  int stage_full;    /* FERRY_GPU_STAGE_FULL=1 (benchmarks): a batch uploads all its staging */
   pthread_t gpu_tid[FY_GPU_MAX_ENGINES];
   fy_dec_arg dec_args[FY_GPU_MAX_ENGINES];
   pthread_mutex_t dev_mu; /* the slots' device arenas and tables */

@@ -41,7 +41,7 @@ if [ "$1" = -m ] && [ "$2" = torch.distributed.run ]; then
     [ "$np" -gt 1 ] && ranks=', "ranks": ['"$r0, $r1"']'
   fi
   if [[ "$all" == *dist_load.py* ]]; then  # the loader's benchmark: 30,000 images/s a rank
-    echo "stand-in dist_load: $all (policy: ${FERRY_GPU_ENGINE_POLICY:-default}, engine only: ${FERRY_BENCH_ENGINE_ONLY:-0}, pad: ${FERRY_GPU_PAD:-default}, stage full: ${FERRY_GPU_STAGE_FULL:-0}, shed: ${FERRY_WORKER_SHED:-0})" >&2
+    echo "stand-in dist_load: $all (policy: ${FERRY_GPU_ENGINE_POLICY:-default}, engine only: ${FERRY_BENCH_ENGINE_ONLY:-0}, pad: ${FERRY_GPU_PAD:-default}, nice: ${FERRY_WORKER_NICE:-0}, shed: ${FERRY_WORKER_SHED:-0})" >&2
     if [ "${FERRY_DEBUG:-0}" = 1 ]; then  # the engine controller's lines (device.c)
       echo "ferry: debug: JPEG engine contexts 4 -> 3: the CPU workers keep up (90.0 batches/s, CPU workers idle 30 %)" >&2
       echo "ferry: debug: JPEG engine contexts 3 -> 4: the loader is the limit: one more on trial (91.0 batches/s, CPU workers idle 1 %)" >&2
@@ -239,7 +239,7 @@ def test_load_part_ratio_share_and_variants(harness):
     and the informative variants with the environment or options each names."""
     p, summary, log = harness("", PARTS="load", LOAD_SHARE="1",
                               LOAD_VARIANTS="2x0:always 2x8:engine 2x0:cpu 2x0:pad48 "
-                                            "2x0:stagefull:always:debug 2x0:bogus 2x0:shed")
+                                            "2x0:nice:always:debug 2x0:bogus 2x0:shed")
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
     assert "  LOAD 2 ranks / 1 rank: 2.00x: PASS (>= 1.8)" in summary, summary
     assert "load 2 ranks / 1 rank with 1/2 of the cores: 2.00x (informative)" in summary
@@ -249,11 +249,11 @@ def test_load_part_ratio_share_and_variants(harness):
     assert "shed: 1" in shed and "shed: 0" in always
     assert "pad: 48" in pad and "pad: default" in always
     # flags combine; FERRY_DEBUG's controller lines are counted and the last shown
-    assert "stage full: 1" in full and "policy: always" in full and "stage full: 0" in pad
+    assert "nice: 10" in full and "policy: always" in full and "nice: 0" in pad
     assert "the engine controller changed 3 time(s); contexts reached: 3 x2, 4 x1" in summary
     assert "      ferry: debug: JPEG engine contexts 4 -> 3: the context on trial" in summary
     assert "variant 2x0:bogus: flag bogus unknown: run without it" in summary
-    assert "policy: default" in bogus and "stage full: 0" in bogus
+    assert "policy: default" in bogus and "nice: 0" in bogus
     assert "policy: always" in always and "engine only: 0" in always
     assert "--workers 8" in engine and "engine only: 1" in engine and "policy: default" in engine
     assert "--no-hw-decode" in cpu

@@ -565,12 +565,6 @@ int main(void) {
   setenv("FERRY_GPU_PAD", "48", 1);
   test_loader(sample_file(""), 1);
   unsetenv("FERRY_GPU_PAD");
-  /* FERRY_GPU_STAGE_FULL=1: the whole batch's staging uploaded, the CPU
-   * path's samples still packed in it: the same images */
-  setenv("FERRY_GPU_STAGE_FULL", "1", 1);
-  test_loader(sample_file(""), 1);
-  test_loader(sample_file(""), 0);
-  unsetenv("FERRY_GPU_STAGE_FULL");
   if (p.dev[0].hw_jpeg) {
     test_loader_cache(sample_file(""), 1000);
     test_loader_cache(sample_file(""), 3);
