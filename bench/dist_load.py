@@ -4,8 +4,8 @@ ferry.Loader on its own GPU (cuda:LOCAL_RANK; rank and world size from
 torchrun's RANK and WORLD_SIZE, decoding threads from the default share:
 the cores divided by LOCAL_WORLD_SIZE), takes --warmup batches and the rest
 of the first --warm-epochs epochs, waits for the other ranks, then times
---batches batches (across epochs where one is shorter) doing nothing else with them: the loader alone is the limit. Rank 0
-prints one JSON line: each rank's images/s, and the total, the images of
+--batches batches (across epochs where one is shorter) doing nothing else
+with them: the loader alone is the limit. Rank 0 prints one JSON line: each rank's images/s, and the total, the images of
 all ranks over the window from the first start to the last end.
 
     # one rank, then two on two GPUs: the ratio is issue 21's decode-bound figure
@@ -43,7 +43,7 @@ def parse_args():
     p.add_argument("--warm-epochs", type=int, default=1,
                    help="after --warmup, the rest of this many epochs too before the timing "
                         "(default 1: the first epoch on a GPU runs at about 40 %% of the later "
-                        "ones while the JPEG engine's states grow; 0: time from --warmup on)")
+                        "ones while the JPEG engine's decoding states are set up; 0: time from --warmup on)")
     p.add_argument("--dtype", default="float16", help="uint8, float16 or float32")
     p.add_argument("--crop", default="random", help="random (RandomResizedCrop), center or none")
     p.add_argument("--workers", type=int, default=0,
@@ -60,7 +60,10 @@ def parse_args():
                    help="seconds each rank may run in all (the process group's operations "
                         "time out after 0.8 of it)")
     p.add_argument("--label", default="", help="copied into the JSON line")
-    return p.parse_args()
+    args = p.parse_args()
+    if args.warm_epochs < 0:
+        p.error(f"--warm-epochs must be 0 or more, not {args.warm_epochs}")
+    return args
 
 
 def env_int(name, default):

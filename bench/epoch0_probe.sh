@@ -7,19 +7,16 @@
 # that is the start (a constant) or a rate (the whole epoch), and what in it.
 #   bash bench/epoch0_probe.sh SET [CONFIG...]   CONFIG: label|ENV=V,...|ferry args
 set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# shellcheck source=bench/probe_env.sh
+. "$(dirname "$0")/probe_env.sh"
 set_dir=$1
 shift
 for cfg in "$@"; do
   IFS='|' read -r label envs args <<<"$cfg"
   t0=$(date +%s.%N)
-  (IFS=','; for kv in $envs; do [ -n "$kv" ] && export "$kv"; done
-   IFS=' '
-   # shellcheck disable=SC2086
-   exec timeout 120 .device/ferry load "$set_dir" --device ${DEV:-cuda:0} --crop random \
-     --dtype f16 --flip --normalize --epochs "${EPOCHS:-3}" --json --quiet $args) \
+  # shellcheck disable=SC2086
+  (probe_exec "$envs" timeout 120 .device/ferry load "$set_dir" --device "${DEV:-cuda:0}" \
+    --crop random --dtype f16 --flip --normalize --epochs "${EPOCHS:-3}" --json --quiet $args) \
     >"$OUT/e0-$label.json" 2>"$OUT/e0-$label.err"
   rc=$?
   python3 - "$OUT/e0-$label.json" "$label" "$rc" "$t0" <<'PY'

@@ -9,9 +9,8 @@
 # (LOCAL_WORLD_SIZE, LOCAL_RANK, as torchrun does: its share of the cores); default 0,
 # every process sizing itself to every core (the tenth session's call 5)
 set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# shellcheck source=bench/probe_env.sh
+. "$(dirname "$0")/probe_env.sh"
 set_dir=$1
 shift
 ranks=${RANKS:-2}
@@ -20,11 +19,9 @@ for cfg in "$@"; do
   pids=()
   for r in $(seq 0 $((ranks - 1))); do
     (if [ "${SHARE:-0}" = 1 ]; then export LOCAL_WORLD_SIZE=$ranks LOCAL_RANK=$r; fi
-     IFS=','; for kv in $envs; do [ -n "$kv" ] && export "$kv"; done
-     IFS=' '
      # shellcheck disable=SC2086
-     exec timeout 120 .device/ferry load "$set_dir" --device cuda:$r --rank $r --world-size 2 \
-       --crop random --dtype f16 --epochs 3 --json --quiet $args) \
+     probe_exec "$envs" timeout 120 .device/ferry load "$set_dir" --device cuda:$r --rank $r \
+       --world-size 2 --crop random --dtype f16 --epochs 3 --json --quiet $args) \
       >"$OUT/mix-$label-$r.json" 2>"$OUT/mix-$label-$r.err" &
     pids+=($!)
   done

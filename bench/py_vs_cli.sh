@@ -9,14 +9,12 @@
 # dist_load's 26,662-34,286 on one rank (bench/RESULTS.md, tenth session).
 #   bash bench/py_vs_cli.sh SET       (ROUNDS=2 EPOCHS=3 GPU=0)
 set -u
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PYTHONPATH=$PWD/.device/py
+# shellcheck source=bench/probe_env.sh
+. "$(dirname "$0")/probe_env.sh"
 set_dir=$1
 rounds=${ROUNDS:-2} epochs=${EPOCHS:-3} gpu=${GPU:-0}
 cli() {
-  timeout 120 .device/ferry load "$set_dir" --device cuda:$gpu --crop random --dtype f16 \
+  timeout 120 .device/ferry load "$set_dir" --device "cuda:$gpu" --crop random --dtype f16 \
     --flip --normalize --epochs "$epochs" --drop-last --json --quiet >"$OUT/cli.json" 2>"$OUT/cli.err" ||
     { echo "cli: failed ($?): $(tail -2 "$OUT/cli.err")"; return; }
   python3 - "$OUT/cli.json" <<'PY'
