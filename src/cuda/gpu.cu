@@ -27,8 +27,12 @@ extern "C" {
 #define FY_PREC 22
 #define FY_GPU_POW2 9  /* batch sizes 1, 2, 4, ..., 256 */
 #define FY_PAD_SIDE 64 /* the padding JPEG: 64 x 64 */
-#define FY_PAD_MAX 48  /* the most padding images a call may be given (FERRY_GPU_PAD) */
+#define FY_PAD_MAX 63  /* the most padding images a call may be given (FERRY_GPU_PAD) */
 #define FY_PAD_DEFAULT 16
+/* ~46 us of the engine a padding image (one H200, 64x64, calls of 16 padded
+ * to 64); a context's two other states ~0.24 s of set-up while 3 other
+ * contexts wait: ~1 s of the engine */
+#define FY_PAD_BUY 20000
 
 extern "C" int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, int quality,
                               const char *name, uint8_t **out, size_t *size);
@@ -45,9 +49,10 @@ extern "C" int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, in
   X(nvjpegJpegStreamDestroy)                                                                       \
   X(nvjpegJpegStreamParseHeader)                                                                   \
   X(nvjpegDecodeBatchedSupported)                                                                  \
-  X(nvjpegJpegStreamGetFrameDimensions) X(nvjpegJpegStreamGetComponentsNum)                        \
-      X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched) X(nvjpegCreateExV2)                  \
-          X(nvjpegJpegStreamGetChromaSubsampling) X(nvjpegDecodeBatchedPreAllocate)
+  X(nvjpegJpegStreamGetFrameDimensions)                                                            \
+  X(nvjpegJpegStreamGetComponentsNum) X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched)      \
+      X(nvjpegCreateExV2) X(nvjpegJpegStreamGetChromaSubsampling)                                  \
+          X(nvjpegDecodeBatchedPreAllocate)
 
 static struct {
   int tried, ok;
@@ -123,17 +128,29 @@ struct fy_gpu {
     cudaStream_t stream;
     cudaEvent_t done; /* blocking: the thread sleeps, not spins, while it waits */
     uint8_t *pad_d;   /* where padding images decode (pad_room of them) */
+    long extra_pads;  /* padding decoded beyond the per-call choice's (call_k) */
+    int split;        /* 1: the per-call choice of 64, 16 or 4 from now on */
     int phase;        /* ENGINE_* (atomic): what the thread is doing, for stall reports */
   } eng[FY_GPU_MAX_ENGINES];
-  /* A small baseline JPEG that pads a call up to one of three batch sizes:
-   * each state's first use costs 0.1-0.6 s (measured on an H200), so a
-   * context keeps 3 states instead of one per power of two. */
+  /* A small baseline JPEG that pads a call up to a batch size: each
+   * state's first use costs 0.1-0.4 s, one at a time under the exclusive
+   * gate (measured on an H200: 12 states, 1.6 s, the whole first epoch
+   * at the cores' rate), so a context keeps one state, 3 at most. */
   uint8_t *pad_jpeg;
   size_t pad_len;
-  /* A chunk of at least 64 - pad_max images goes to the engine as one call
-   * of 64, padded; a smaller one as calls of 16 (each waited for before the
-   * thread's next call). FERRY_GPU_PAD=0..48 (benchmarks), default 16. */
-  int pad_max, pad_room;
+  /* With the caller's call_max: every call is of 1 << call_k images (64 for
+   * call_max >= 48, 16 for >= 12, else 4), the last padded: one state a
+   * context. A padding image costs the engine about half a real one, so
+   * once a context has decoded pad_buy more of them than the per-call
+   * choice would have (about what setting up its other states costs, the
+   * other contexts waiting), it makes that choice from then on (split): a
+   * short run never pays for those states, a long one pays at most twice.
+   * The per-call choice (without call_max: call_k -1; FERRY_GPU_PAD=0..63,
+   * benchmarks): a chunk of at least 64 - pad_max images goes as one call
+   * of 64, padded, a smaller one as calls of 16 or 4 (each waited for
+   * before the thread's next call); pad_max 16. */
+  int call_k, pad_max, pad_room;
+  long pad_buy; /* FERRY_GPU_PAD_BUY (benchmarks, tests), FY_PAD_BUY */
   int hw;
   int prio;     /* stream priority of the loader's streams */
   int prealloc; /* nvjpegDecodeBatchedPreAllocate boxes (FERRY_NVJPEG_PREALLOC=0: off) */
@@ -370,17 +387,35 @@ static int open_nvjpeg(fy_gpu *g) {
   g->prealloc = !(pe && !strcmp(pe, "0"));
   g->debug = getenv("FERRY_DEBUG") != NULL;
   g->pad_max = FY_PAD_DEFAULT;
+  int cm = g->p.call_max;
+  g->call_k = cm <= 0 ? -1 : cm >= 48 ? 6 : cm >= 12 ? 4 : 2;
   const char *pv = getenv("FERRY_GPU_PAD");
   if (pv && *pv) {
     char *end;
     long v = strtol(pv, &end, 10);
-    if (*end || v < 0 || v > FY_PAD_MAX)
-      fy_log(FERRY_LOG_WARNING, "FERRY_GPU_PAD=%s is not a number 0..%d: using %d", pv,
-             FY_PAD_MAX, FY_PAD_DEFAULT);
-    else
+    if (*end || v < 0 || v > FY_PAD_MAX) {
+      fy_log(FERRY_LOG_WARNING, "FERRY_GPU_PAD=%s is not a number 0..%d: ignored", pv, FY_PAD_MAX);
+    } else {
       g->pad_max = (int)v;
+      g->call_k = -1;
+    }
   }
-  g->pad_room = g->pad_max > 4 ? g->pad_max : 4; /* a call of 16 takes up to 4 */
+  g->pad_buy = FY_PAD_BUY;
+  const char *pb = getenv("FERRY_GPU_PAD_BUY");
+  if (pb && *pb) {
+    char *end;
+    long v = strtol(pb, &end, 10);
+    if (*end || v < 1)
+      fy_log(FERRY_LOG_WARNING, "FERRY_GPU_PAD_BUY=%s is not a number over 0: using %d", pb,
+             FY_PAD_BUY);
+    else
+      g->pad_buy = v;
+  }
+  g->pad_room = g->call_k >= 0 ? (1 << g->call_k) - 1 : 0;
+  if (g->pad_room < g->pad_max) /* the per-call choice, after a split */
+    g->pad_room = g->pad_max;
+  if (g->pad_room < 4) /* a call of 16 takes up to 4 */
+    g->pad_room = 4;
   /* The padding JPEG, if the engine takes it (else: powers of two). */
   uint8_t gray[FY_PAD_SIDE * FY_PAD_SIDE * 3];
   memset(gray, 128, sizeof gray);
@@ -726,9 +761,18 @@ extern "C" int fy_gpu_jpeg_decode_ex(fy_gpu *g, int engine, const uint8_t *const
   for (int done = 0; done < n;) {
     int rem = n - done, k, m, take;
     if (g->pad_jpeg) { /* batches of 64, 16 or 4, the rest padded */
-      k = rem >= 64 - g->pad_max ? 6 : rem >= 12 ? 4 : 2;
+      int k_call = rem >= 64 - g->pad_max ? 6 : rem >= 12 ? 4 : 2;
+      k = g->call_k >= 0 && !e->split ? g->call_k : k_call;
       m = 1 << k;
       take = rem < m ? rem : m;
+      if (k > k_call && (e->extra_pads += m - take) >= g->pad_buy) {
+        e->split = 1;
+        if (g->debug)
+          fy_log(FERRY_LOG_DEBUG,
+                 "JPEG engine context %d: %ld padding images beyond calls of 16 and 4: it sets "
+                 "those states up and uses them from now on",
+                 engine, e->extra_pads);
+      }
     } else { /* a sum of powers of two */
       k = FY_GPU_POW2 - 1;
       while ((1 << k) > rem)

@@ -64,6 +64,9 @@ typedef struct fy_gpu_params {
   int hw_decode;      /* use nvJPEG's hardware engine */
   int decoders;       /* decoder contexts (threads), 1..FY_GPU_MAX_ENGINES */
   int no_staging;     /* 1: producers never stage host images (video) */
+  int call_max;       /* the most images one decode call takes (0: unknown): with it, every
+                       * call is of one size, padded, so each context sets up one nvJPEG
+                       * state (gpu.cu) */
 } fy_gpu_params;
 
 typedef struct fy_gpu fy_gpu;

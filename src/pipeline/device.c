@@ -19,6 +19,7 @@
 #define DEFAULT_CHUNK 64 /* measured best on an H200 with 16 cores */
 
 static int engine_policy(void);
+static int engine_chunk(void);
 static void slot_reset(void *L, slot *s);
 
 int fy_dev_open(ferry_loader *L) {
@@ -36,7 +37,8 @@ int fy_dev_open(ferry_loader *L) {
                      .temp_bytes = L->o.hw_decode ? (size_t)(per_slot / 4) : 4096,
                      .table_entries = B * 12000,
                      .hw_decode = L->o.hw_decode,
-                     .decoders = 4};
+                     .decoders = 4,
+                     .call_max = engine_chunk() < B ? engine_chunk() : B};
   /* Engine contexts: 4 (chunks of 64, a ring of 6) measured best
    * decode-bound on an H100 over 2-8 contexts, chunks of 32-128 and rings
    * of 3-10 (bench/engine_sweep.sh, bench/RESULTS.md). Tuning knobs, for
@@ -316,11 +318,17 @@ static int engine_policy(void) {
   return FY_ENGINES_ADAPT;
 }
 
+/* FERRY_GPU_CHUNK (benchmarks): the most samples an engine context claims
+ * at once (DEFAULT_CHUNK). */
+static int engine_chunk(void) {
+  const char *ev = getenv("FERRY_GPU_CHUNK");
+  return ev && atoi(ev) >= 1 && atoi(ev) <= CHUNK ? atoi(ev) : DEFAULT_CHUNK;
+}
+
 void *fy_dev_decoder_main(void *arg) {
   ferry_loader *L = ((fy_dec_arg *)arg)->L;
   int engine = ((fy_dec_arg *)arg)->engine;
-  const char *ev = getenv("FERRY_GPU_CHUNK");
-  int chunk = ev && atoi(ev) >= 1 && atoi(ev) <= CHUNK ? atoi(ev) : DEFAULT_CHUNK;
+  int chunk = engine_chunk();
   fy_worker_state w;
   fy_buf scratch = {0};
   memset(&w, 0, sizeof w);

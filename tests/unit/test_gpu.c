@@ -228,8 +228,9 @@ static void test_hw_decode_psnr(const char *dir) {
 }
 
 /* The GPU loader equals the CPU loader up to decoder differences, and bad
- * files are skipped with no sticky CUDA error. */
-static void test_loader(const char *source, int hw) {
+ * files are skipped with no sticky CUDA error. The batch size sets the
+ * engine's call size (gpu.cu: 16 up to 47, 64 from 48). */
+static void test_loader_b(const char *source, int hw, int batch) {
   size_t per = 3 * 96 * 80 * 4;
   float *out[2];
   int count[2] = {0, 0};
@@ -239,7 +240,7 @@ static void test_loader(const char *source, int hw) {
     ferry_loader_options o;
     ferry_loader_options_default(&o);
     o.source = source;
-    o.batch_size = 16;
+    o.batch_size = batch;
     o.width = 96;
     o.height = 80;
     o.shuffle = 0;
@@ -299,12 +300,16 @@ static void test_loader(const char *source, int hw) {
   }
   /* normalized units: 1 level = 1/255/0.225 = 0.017 */
   CHECK_MSG(worst < 0.05, "%s: worst mean abs diff GPU vs CPU loader %.4f", source, worst);
-  printf("loader %s (hw %d): %d images, %llu by the JPEG engine, worst mean abs diff %.4f\n",
-         source, hw, count[0], (unsigned long long)gpu_decoded, worst);
+  printf("loader %s (hw %d, batch %d): %d images, %llu by the JPEG engine in %llu calls, worst "
+         "mean abs diff %.4f\n",
+         source, hw, batch, count[0], (unsigned long long)gpu_decoded,
+         (unsigned long long)gpu_chunks, worst);
   CHECK(fy_gpu_sync(0) == FERRY_OK); /* no sticky error */
   free(out[0]);
   free(out[1]);
 }
+
+static void test_loader(const char *source, int hw) { test_loader_b(source, hw, 16); }
 
 /* The memory cache on a GPU with the JPEG engine on: while the budget has
  * room every sample takes the CPU path and is kept, so the second epoch is
@@ -560,9 +565,19 @@ int main(void) {
   }
   test_loader(sample_file(""), 1);
   test_loader(sample_file(""), 0);
+  test_loader_b(sample_file(""), 1, 64); /* calls of 64, short chunks padded */
+  /* a context that has padded more than FERRY_GPU_PAD_BUY images beyond
+   * calls of 16 and 4 goes on with those (a split mid-run): the same images */
+  setenv("FERRY_GPU_PAD_BUY", "20", 1);
+  test_loader_b(sample_file(""), 1, 64);
+  unsetenv("FERRY_GPU_PAD_BUY");
+  test_loader_b(sample_file(""), 1, 5); /* calls of 4 */
   /* FERRY_GPU_PAD=48: the chunks of 16 go as calls of 64 with 48 padding
-   * images (read when the loader opens): the same images as the CPU's */
+   * images; 63: every chunk, down to one image (read when the loader
+   * opens): the same images as the CPU's */
   setenv("FERRY_GPU_PAD", "48", 1);
+  test_loader(sample_file(""), 1);
+  setenv("FERRY_GPU_PAD", "63", 1);
   test_loader(sample_file(""), 1);
   unsetenv("FERRY_GPU_PAD");
   if (p.dev[0].hw_jpeg) {
