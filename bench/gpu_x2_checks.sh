@@ -305,8 +305,9 @@ part_load() {
   # (--no-hw-decode); nice: the workers at nice 10 (FERRY_WORKER_NICE), the engine's feeding
   # threads first; always: every engine context decoding whatever the controller measures
   # (FERRY_GPU_ENGINE_POLICY=always): whether it holds the engine back beside the workers;
-  # padN: a chunk of at least 64 - N images to the engine as one padded call of 64
-  # (FERRY_GPU_PAD=N; 16 by default): the chunks the workers cut short cost one call, not 3;
+  # padN: the engine's call size chosen per call from the start (FERRY_GPU_PAD=N, 0-63: a
+  # chunk of at least 64 - N images as one padded call of 64, a smaller one as calls of 16 and
+  # 4), not one size a context by the batch (the default, gpu.cu);
   # debug: FERRY_DEBUG=1, the engine controller's changes counted and the last few shown; shed: the
   # workers parked on trial while every context is on and the loader the limit
   # (FERRY_WORKER_SHED=1). Flags combine (2x0:always:nice, 2x0:shed:debug)
