@@ -5,8 +5,9 @@ torchrun's RANK and WORLD_SIZE, decoding threads from the default share:
 the cores divided by LOCAL_WORLD_SIZE), takes --warmup batches and the rest
 of the first --warm-epochs epochs, waits for the other ranks, then times
 --batches batches (across epochs where one is shorter) doing nothing else
-with them: the loader alone is the limit. Rank 0 prints one JSON line: each rank's images/s, and the total, the images of
-all ranks over the window from the first start to the last end.
+with them: the loader alone is the limit. Rank 0 prints one JSON line: each
+rank's images/s, and the total, the images of all ranks over the window
+from the first start to the last end.
 
     # one rank, then two on two GPUs: the ratio is issue 21's decode-bound figure
     torchrun --standalone --nproc-per-node 1 bench/dist_load.py /data/train
@@ -42,8 +43,9 @@ def parse_args():
     p.add_argument("--warmup", type=int, default=10, help="batches per rank before the timing")
     p.add_argument("--warm-epochs", type=int, default=1,
                    help="after --warmup, the rest of this many epochs too before the timing "
-                        "(default 1: the first epoch on a GPU runs at about 40 %% of the later "
-                        "ones while the JPEG engine's decoding states are set up; 0: time from --warmup on)")
+                        "(default 1: the first epoch on a GPU runs at about 60 %% of the later "
+                        "ones while the JPEG engine's decoding states are set up; 0: time from "
+                        "--warmup on)")
     p.add_argument("--dtype", default="float16", help="uint8, float16 or float32")
     p.add_argument("--crop", default="random", help="random (RandomResizedCrop), center or none")
     p.add_argument("--workers", type=int, default=0,

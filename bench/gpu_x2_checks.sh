@@ -27,9 +27,10 @@
 #   SET_IMAGES=10000 distinct JPEGs, SET_REPEAT=4 names for each (hard links: a larger epoch,
 #   the same files), SET_DIR=/tmp/x2set; BATCH=256 per GPU; LOAD_BATCHES=200 LOAD_WARMUP=20 (per
 #   rank; the timing starts after the first epoch, which runs slower on a GPU while the JPEG
-#   engine's states are set up: LOAD_ARGS="--warm-epochs 0" times from the warm-up on),
-#   LOAD_ARGS (more dist_load.py options: --no-hw-decode), LOAD_SHARE=1 (also one rank with
-#   1/NGPU of the cores, an informative second baseline), LOAD_VARIANTS (more informative runs: "1x16 2x12 1x0:engine 2x0:cpu 2x0:always 2x0:pad48", part_load says how);
+#   engine's states are set up), LOAD_ARGS (more dist_load.py options: --no-hw-decode;
+#   "--warm-epochs 0" times from the warm-up on), LOAD_SHARE=1 (also one rank with 1/NGPU of
+#   the cores, an informative second baseline), LOAD_VARIANTS (more informative runs:
+#   "1x16 2x12 1x0:engine 2x0:cpu 2x0:always 2x0:pad16", part_load says how);
 #   TRAIN_STEPS=220
 #   TRAIN_WARMUP=60 (fewer: ferry's JPEG engine has not settled, 85 % of the ceiling at 45 timed
 #   steps on an H200 against 99.4 % at 160); SEARCH_N=20000000 (0: the search's tests only);

@@ -105,6 +105,10 @@ void *fy_grow(void *p, size_t *cap, size_t need, size_t elem, size_t first);
 /* Monotonic clock in seconds. */
 double fy_now(void);
 
+/* A whole-number knob from the environment (benchmarks, tests): `def` when
+ * unset or empty; `def` and a warning naming it when not a number lo..hi. */
+long fy_env_long(const char *name, long lo, long hi, long def);
+
 /* Number of online CPU cores (at least 1). */
 int fy_num_cores(void);
 

@@ -50,9 +50,9 @@ extern "C" int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, in
   X(nvjpegJpegStreamParseHeader)                                                                   \
   X(nvjpegDecodeBatchedSupported)                                                                  \
   X(nvjpegJpegStreamGetFrameDimensions)                                                            \
-  X(nvjpegJpegStreamGetComponentsNum) X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched)      \
-      X(nvjpegCreateExV2) X(nvjpegJpegStreamGetChromaSubsampling)                                  \
-          X(nvjpegDecodeBatchedPreAllocate)
+  X(nvjpegJpegStreamGetComponentsNum)                                                              \
+  X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched) X(nvjpegCreateExV2)                      \
+      X(nvjpegJpegStreamGetChromaSubsampling) X(nvjpegDecodeBatchedPreAllocate)
 
 static struct {
   int tried, ok;
@@ -389,28 +389,12 @@ static int open_nvjpeg(fy_gpu *g) {
   g->pad_max = FY_PAD_DEFAULT;
   int cm = g->p.call_max;
   g->call_k = cm <= 0 ? -1 : cm >= 48 ? 6 : cm >= 12 ? 4 : 2;
-  const char *pv = getenv("FERRY_GPU_PAD");
-  if (pv && *pv) {
-    char *end;
-    long v = strtol(pv, &end, 10);
-    if (*end || v < 0 || v > FY_PAD_MAX) {
-      fy_log(FERRY_LOG_WARNING, "FERRY_GPU_PAD=%s is not a number 0..%d: ignored", pv, FY_PAD_MAX);
-    } else {
-      g->pad_max = (int)v;
-      g->call_k = -1;
-    }
+  long pad = fy_env_long("FERRY_GPU_PAD", 0, FY_PAD_MAX, -1);
+  if (pad >= 0) { /* the per-call choice from the start */
+    g->pad_max = (int)pad;
+    g->call_k = -1;
   }
-  g->pad_buy = FY_PAD_BUY;
-  const char *pb = getenv("FERRY_GPU_PAD_BUY");
-  if (pb && *pb) {
-    char *end;
-    long v = strtol(pb, &end, 10);
-    if (*end || v < 1)
-      fy_log(FERRY_LOG_WARNING, "FERRY_GPU_PAD_BUY=%s is not a number over 0: using %d", pb,
-             FY_PAD_BUY);
-    else
-      g->pad_buy = v;
-  }
+  g->pad_buy = fy_env_long("FERRY_GPU_PAD_BUY", 1, 100000000, FY_PAD_BUY);
   g->pad_room = g->call_k >= 0 ? (1 << g->call_k) - 1 : 0;
   if (g->pad_room < g->pad_max) /* the per-call choice, after a split */
     g->pad_room = g->pad_max;

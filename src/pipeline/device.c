@@ -23,7 +23,7 @@ static int engine_chunk(void);
 static void slot_reset(void *L, slot *s);
 
 int fy_dev_open(ferry_loader *L) {
-  int n = L->ring.nslots, B = L->o.batch_size;
+  int n = L->ring.nslots, B = L->o.batch_size, chunk = engine_chunk();
   uint64_t per_slot = L->o.device_memory / (uint64_t)n;
   fy_gpu_params p = {.device = L->o.device,
                      .nslots = n,
@@ -38,7 +38,7 @@ int fy_dev_open(ferry_loader *L) {
                      .table_entries = B * 12000,
                      .hw_decode = L->o.hw_decode,
                      .decoders = 4,
-                     .call_max = engine_chunk() < B ? engine_chunk() : B};
+                     .call_max = chunk < B ? chunk : B};
   /* Engine contexts: 4 (chunks of 64, a ring of 6) measured best
    * decode-bound on an H100 over 2-8 contexts, chunks of 32-128 and rings
    * of 3-10 (bench/engine_sweep.sh, bench/RESULTS.md). Tuning knobs, for

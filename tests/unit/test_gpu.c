@@ -229,7 +229,7 @@ static void test_hw_decode_psnr(const char *dir) {
 
 /* The GPU loader equals the CPU loader up to decoder differences, and bad
  * files are skipped with no sticky CUDA error. The batch size sets the
- * engine's call size (gpu.cu: 16 up to 47, 64 from 48). */
+ * engine's call size (gpu.cu: 4 below 12, 16 up to 47, 64 from 48). */
 static void test_loader_b(const char *source, int hw, int batch) {
   size_t per = 3 * 96 * 80 * 4;
   float *out[2];

@@ -5,6 +5,7 @@
  * messages name the option, the range and the value, and ferry_loader_open
  * checks what a C caller wrote into the struct. */
 #include "check.h"
+#include "core/internal.h"
 #include "ferry.h"
 
 #include <limits.h>
@@ -252,7 +253,43 @@ static void test_host_locale(void) {
   }
 }
 
+static char env_logged[512];
+static void env_log(void *user, ferry_log_level level, const char *message) {
+  (void)user;
+  (void)level;
+  snprintf(env_logged, sizeof env_logged, "%s", message);
+}
+
+/* The environment's whole-number knobs (fy_env_long: FERRY_GPU_PAD and the
+ * like): the default when unset or empty, the value in range, and the
+ * default with a warning naming the variable, the value and the range. */
+static void test_env_long(void) {
+  const char *name = "FERRY_TEST_ENV_LONG";
+  ferry_set_log(env_log, NULL);
+  unsetenv(name);
+  CHECK(fy_env_long(name, 0, 63, -1) == -1);
+  setenv(name, "", 1);
+  CHECK(fy_env_long(name, 0, 63, -1) == -1);
+  CHECK(env_logged[0] == '\0');
+  setenv(name, "63", 1);
+  CHECK(fy_env_long(name, 0, 63, -1) == 63);
+  setenv(name, "0", 1);
+  CHECK(fy_env_long(name, 0, 63, -1) == 0);
+  static const char *bad[] = {"64", "-1", "12x", "x", "99999999999999999999999"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    env_logged[0] = '\0';
+    setenv(name, bad[i], 1);
+    CHECK_MSG(fy_env_long(name, 0, 63, 16) == 16, "%s", bad[i]);
+    char want[160];
+    snprintf(want, sizeof want, "FERRY_TEST_ENV_LONG=%s is not a number 0..63: ignored", bad[i]);
+    CHECK_MSG(strstr(env_logged, want) != NULL, "log: %s", env_logged);
+  }
+  unsetenv(name);
+  ferry_set_log(NULL, NULL);
+}
+
 int main(void) {
+  test_env_long();
   test_defaults_unchanged();
   test_rows();
   test_set_and_messages();
