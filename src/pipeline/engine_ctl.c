@@ -22,6 +22,16 @@ static void new_window(fy_engine_ctl *c, int settle) {
   c->span = 0;
 }
 
+int fy_engine_default_workers(int cores, int feed) {
+  if (cores < 1)
+    cores = 1;
+  if (feed <= 0)
+    return cores;
+  if (cores > 2 * feed)
+    return cores - feed;
+  return cores - feed - 1 > 1 ? cores - feed - 1 : 1;
+}
+
 void fy_engine_ctl_init(fy_engine_ctl *c, int max, int settle) {
   memset(c, 0, sizeof *c);
   c->max = max < 0 ? 0 : max;

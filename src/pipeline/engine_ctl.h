@@ -60,6 +60,17 @@ typedef struct fy_engine_ctl {
   double no_shed_until, shed_backoff_s;
 } fy_engine_ctl;
 
+/* ferry's default number of CPU workers on `cores` cores beside `feed`
+ * threads feeding the JPEG engine (0: no engine, every core a worker).
+ * The feeding threads are latency-bound: every core they wait for slows
+ * the engine. Past 2 x feed cores, a worker a core they leave (16 cores,
+ * 4 threads: 12 workers, 36,842-38,039 images/s on an H200 against
+ * 33,603-36,184 with 8 or 10); up to it, one core more is left free, at
+ * least one worker (8 cores: 3 workers, 31,169 / 31,185 images/s against
+ * 24,014-25,873 with 7 and 29,292 for the engine alone; bench/RESULTS.md,
+ * 2026-11-29). */
+int fy_engine_default_workers(int cores, int feed);
+
 /* max contexts, starting with all of them (the ring's first fill is always
  * decode-bound); settle: the ring's length in batches. */
 void fy_engine_ctl_init(fy_engine_ctl *c, int max, int settle);

@@ -179,13 +179,11 @@ static int start_threads(ferry_loader *L) {
    * process's share of the node's (ferry_default_threads). On a GPU with
    * the JPEG engine, its decoder threads (device.c: 4, and they decode on
    * the CPU while their context is off) take cores of that share and the
-   * workers the rest: on 16 cores 12 workers beat 16; 2 ranks of 16
-   * workers on 32 cores loaded 15 % fewer images than of 12, the engine
-   * taking 55 % of them instead of 67 % (2 x H200, bench/RESULTS.md). */
+   * workers the rest (engine_ctl.h says how many): 2 ranks of 16 workers
+   * on 32 cores loaded 15 % fewer images than of 12, the engine taking
+   * 55 % of them instead of 67 % (2 x H200, bench/RESULTS.md). */
   int cores = L->numa.placed ? fy_cpus_count(&L->numa.cpus) : fy_share_cores();
-  int feed = L->gpu_threads;
-  int gpu_auto = cores > 2 * feed ? cores - feed : cores > 2 ? cores - 1 : cores;
-  L->nworkers = L->o.workers ? L->o.workers : feed > 0 ? gpu_auto : cores;
+  L->nworkers = L->o.workers ? L->o.workers : fy_engine_default_workers(cores, L->gpu_threads);
   /* FERRY_WORKER_NICE=1..19 (benchmarks): the workers yield the cores to the
    * engine's feeding threads and the consumer when all are busy; =idle:
    * they run only on cores nothing else wants (SCHED_IDLE) */

@@ -12,7 +12,8 @@
  * Workers idle while the consumer waits (the ring all claimed) stop a
  * context only on trial: kept where the contexts add little, undone where
  * they add much. With shedding on, the workers park while the contexts
- * alone are faster, and stay on where they add. */
+ * alone are faster, and stay on where they add. The default number of
+ * workers beside the engine's feeding threads. */
 #include "check.h"
 #include "pipeline/engine_ctl.h"
 
@@ -327,7 +328,38 @@ static void test_park_decode_bound(void) {
   CHECK(c.park == 0);
 }
 
+/* ferry's default workers beside the engine's feeding threads (the figures
+ * of engine_ctl.h): every core without the engine; a worker a core the
+ * feeding threads leave past twice their number; one core more left free
+ * up to it, never fewer than one worker. */
+#define DEFAULT_IS(cores, feed, want)                                                              \
+  CHECK_MSG(fy_engine_default_workers(cores, feed) == (want),                                      \
+            "%d cores, %d feeding: %d workers, not %d", cores, feed,                               \
+            fy_engine_default_workers(cores, feed), want)
+static void test_default_workers(void) {
+  DEFAULT_IS(16, 0, 16);
+  DEFAULT_IS(1, 0, 1);
+  DEFAULT_IS(0, 0, 1);
+  DEFAULT_IS(32, 4, 28);
+  DEFAULT_IS(16, 4, 12);
+  DEFAULT_IS(9, 4, 5);
+  DEFAULT_IS(8, 4, 3);
+  DEFAULT_IS(7, 4, 2);
+  DEFAULT_IS(6, 4, 1);
+  DEFAULT_IS(4, 4, 1);
+  DEFAULT_IS(1, 4, 1);
+  DEFAULT_IS(3, 1, 2);
+  DEFAULT_IS(2, 1, 1);
+  for (int feed = 1; feed <= 8; feed++)
+    for (int cores = 1; cores <= 64; cores++) {
+      int w = fy_engine_default_workers(cores, feed);
+      CHECK_MSG(w >= 1 && w <= cores && w <= fy_engine_default_workers(cores + 1, feed),
+                "%d cores, %d feeding threads: %d workers", cores, feed, w);
+    }
+}
+
 int main(void) {
+  test_default_workers();
   test_decode_bound();
   test_training();
   test_loader_bound();
