@@ -188,8 +188,8 @@ class Loader(_Closable):
         initialised, else $RANK / $WORLD_SIZE (torchrun), else 0 / 1.
       workers: CPU decoding threads; default (None) ferry's choice: the cores
         this process may use, divided by $LOCAL_WORLD_SIZE, less the threads
-        that feed the GPU's JPEG engine when it decodes (Loader.workers says
-        how many).
+        that feed the GPU's JPEG engine when it decodes, and one core more
+        on 8 or fewer (Loader.workers says how many).
       cache: "memory" (up to a quarter of RAM) or a number of bytes: transformed samples are
           kept after they are first made and later epochs are served from RAM; needs a
           deterministic pipeline (crop="center" or "none", no flip).

@@ -79,7 +79,7 @@ const ferry_option fy_loader_option_table[] = {
      .default_value = "0",
      .help = "decode threads (default 0: one per core this process may use, shared among "
              "torchrun's LOCAL_WORLD_SIZE processes; on a GPU with the JPEG engine, less its 4 "
-             "feeding threads)"},
+             "feeding threads, and one core more on 8 or fewer)"},
     {.name = "prefetch",
      .flag = "--prefetch",
      INT(prefetch, 1, 64),
