@@ -4,7 +4,7 @@
 # call's carry; FERRY_DEVICE_DIR names another). Builds nothing:
 #   bash bench/gpu_x2_checks.sh [NGPU]
 # NGPU: the GPUs used (default: every GPU nvidia-smi lists). A JPEG set is made first
-# (.device/synth_imagenet.py, as bench/train_step.sh does), then three parts:
+# (bench/jpeg_set.sh), then three parts:
 #   load    bench/dist_load.py under torchrun, 1 rank then NGPU ranks, each on its own GPU with
 #           its share of the cores (LOCAL_WORLD_SIZE) and its GPU's JPEG engine: images/s, and
 #           NGPU ranks / 1 rank (acceptance on 2 GPUs: >= 1.8)
@@ -235,20 +235,11 @@ if [ "$multi" = 0 ]; then
 fi
 
 # the JPEG set: SET_IMAGES distinct files, each under SET_REPEAT names
-if [ ! -d "$SET" ]; then
-  t=$(limit 120)
-  rm -rf "$SET.tmp"
-  if timeout -k 5 "$t" python3 "$D/synth_imagenet.py" "$D/photos" "$SET.tmp" "$SET_IMAGES" \
-    --classes 100 > "$tmp/synth.txt" 2>&1; then
-    for k in $(seq 2 "$SET_REPEAT"); do
-      for d in "$SET.tmp"/class_???; do cp -al "$d" "${d}_r$k"; done
-    done
-    mv "$SET.tmp" "$SET"
-  else
-    say "set: synth_imagenet.py failed or timed out: FAILED"
-    tail -5 "$tmp/synth.txt" | tee -a "$SUM"
-    exit 1
-  fi
+if ! FERRY_DEVICE_DIR=$D bash "$(dirname "$0")/jpeg_set.sh" "$SET" "$SET_IMAGES" "$SET_REPEAT" \
+  "$(limit 120)" 2> "$tmp/synth.txt"; then
+  say "set: synth_imagenet.py failed or timed out: FAILED"
+  tail -5 "$tmp/synth.txt" | tee -a "$SUM"
+  exit 1
 fi
 files=$(find "$SET" -name '*.jpg' | wc -l)
 say "set: $SET, $files JPEGs ($SET_IMAGES distinct x $SET_REPEAT names), $(du -sh "$SET" |

@@ -350,6 +350,10 @@ static int jpeg_fail(nvjpegStatus_t s, const char *what) {
   return fy_error(FERRY_EIO, "nvJPEG: %s failed (status %d)", what, (int)s);
 }
 
+/* The per-call choice: a call of 64 (1 << 6) for n >= 64 - pad_max images,
+ * padded; of 16 for 12 or more; else of 4. */
+static int per_call_k(int n, int pad_max) { return n >= 64 - pad_max ? 6 : n >= 12 ? 4 : 2; }
+
 static int open_nvjpeg(fy_gpu *g) {
   if (!g->p.hw_decode || !nvj_load())
     return FERRY_OK; /* no engine (or no libnvjpeg): the CPU decodes */
@@ -387,8 +391,7 @@ static int open_nvjpeg(fy_gpu *g) {
   g->prealloc = !(pe && !strcmp(pe, "0"));
   g->debug = getenv("FERRY_DEBUG") != NULL;
   g->pad_max = FY_PAD_DEFAULT;
-  int cm = g->p.call_max;
-  g->call_k = cm <= 0 ? -1 : cm >= 48 ? 6 : cm >= 12 ? 4 : 2;
+  g->call_k = g->p.call_max <= 0 ? -1 : per_call_k(g->p.call_max, FY_PAD_DEFAULT);
   long pad = fy_env_long("FERRY_GPU_PAD", 0, FY_PAD_MAX, -1);
   if (pad >= 0) { /* the per-call choice from the start */
     g->pad_max = (int)pad;
@@ -745,7 +748,7 @@ extern "C" int fy_gpu_jpeg_decode_ex(fy_gpu *g, int engine, const uint8_t *const
   for (int done = 0; done < n;) {
     int rem = n - done, k, m, take;
     if (g->pad_jpeg) { /* batches of 64, 16 or 4, the rest padded */
-      int k_call = rem >= 64 - g->pad_max ? 6 : rem >= 12 ? 4 : 2;
+      int k_call = per_call_k(rem, g->pad_max);
       k = g->call_k >= 0 && !e->split ? g->call_k : k_call;
       m = 1 << k;
       take = rem < m ? rem : m;

@@ -332,24 +332,17 @@ static void test_park_decode_bound(void) {
  * of engine_ctl.h): every core without the engine; a worker a core the
  * feeding threads leave past twice their number; one core more left free
  * up to it, never fewer than one worker. */
-#define DEFAULT_IS(cores, feed, want)                                                              \
-  CHECK_MSG(fy_engine_default_workers(cores, feed) == (want),                                      \
-            "%d cores, %d feeding: %d workers, not %d", cores, feed,                               \
-            fy_engine_default_workers(cores, feed), want)
 static void test_default_workers(void) {
-  DEFAULT_IS(16, 0, 16);
-  DEFAULT_IS(1, 0, 1);
-  DEFAULT_IS(0, 0, 1);
-  DEFAULT_IS(32, 4, 28);
-  DEFAULT_IS(16, 4, 12);
-  DEFAULT_IS(9, 4, 5);
-  DEFAULT_IS(8, 4, 3);
-  DEFAULT_IS(7, 4, 2);
-  DEFAULT_IS(6, 4, 1);
-  DEFAULT_IS(4, 4, 1);
-  DEFAULT_IS(1, 4, 1);
-  DEFAULT_IS(3, 1, 2);
-  DEFAULT_IS(2, 1, 1);
+  static const int want[][3] = {
+      /* cores, feeding threads, workers */
+      {16, 0, 16}, {1, 0, 1}, {0, 0, 1}, {32, 4, 28}, {16, 4, 12}, {9, 4, 5}, {8, 4, 3},
+      {7, 4, 2},   {6, 4, 1}, {4, 4, 1}, {1, 4, 1},   {3, 1, 2},   {2, 1, 1},
+  };
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    int w = fy_engine_default_workers(want[i][0], want[i][1]);
+    CHECK_MSG(w == want[i][2], "%d cores, %d feeding: %d workers, not %d", want[i][0], want[i][1],
+              w, want[i][2]);
+  }
   for (int feed = 1; feed <= 8; feed++)
     for (int cores = 1; cores <= 64; cores++) {
       int w = fy_engine_default_workers(cores, feed);

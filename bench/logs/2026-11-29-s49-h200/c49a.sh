@@ -1,15 +1,12 @@
 #!/usr/bin/env bash
+# (After the run, its set-making lines became bench/jpeg_set.sh, the same commands.)
 # session 49 call 2: FERRY_GPU_PAD=63 (every call one of 64) against 16 / 48, cold and warm
 set -u
 export LD_LIBRARY_PATH=$PWD/.device/lib
 nvidia-smi --query-gpu=name --format=csv,noheader; nproc; date -u; echo "bundle $(cat .device/COMMIT)"
 SET=/tmp/x2set
 t0=$(date +%s)
-if [ ! -d $SET ]; then
-  python3 .device/synth_imagenet.py .device/photos $SET.tmp 10000 --classes 100 >/dev/null 2>&1
-  for k in 2 3 4; do for d in $SET.tmp/class_???; do cp -al "$d" "${d}_r$k"; done; done
-  mv $SET.tmp $SET
-fi
+bash bench/jpeg_set.sh $SET || exit 1
 mkdir -p /tmp/x2small; for d in $(ls -d $SET/class_0?? | head -40); do cp -al "$d" /tmp/x2small/; done 2>/dev/null
 echo "set $(find $SET -name '*.jpg' | wc -l), small $(find /tmp/x2small -name '*.jpg' | wc -l), $(( $(date +%s) - t0 )) s"
 timeout 120 .device/test_gpu 2>&1 | grep -E "CHECK failed|passed" | tail -5

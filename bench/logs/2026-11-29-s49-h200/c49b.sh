@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (After the run, its set-making lines became bench/jpeg_set.sh, the same commands.)
 # session 49 call 3: one state a context (call size from the batch) against the rule before
 # (FERRY_GPU_PAD=16), cold and warm, batches 256/128/64/16; the GPU unit tests
 set -u
@@ -6,11 +7,7 @@ export LD_LIBRARY_PATH=$PWD/.device/lib
 nvidia-smi --query-gpu=name --format=csv,noheader; nproc; date -u; echo "bundle $(cat .device/COMMIT)"
 SET=/tmp/x2set
 t0=$(date +%s)
-if [ ! -d $SET ]; then
-  python3 .device/synth_imagenet.py .device/photos $SET.tmp 10000 --classes 100 >/dev/null 2>&1
-  for k in 2 3 4; do for d in $SET.tmp/class_???; do cp -al "$d" "${d}_r$k"; done; done
-  mv $SET.tmp $SET
-fi
+bash bench/jpeg_set.sh $SET || exit 1
 mkdir -p /tmp/x2small; for d in $(ls -d $SET/class_0?? | head -40); do cp -al "$d" /tmp/x2small/; done 2>/dev/null
 echo "set $(find $SET -name '*.jpg' | wc -l), small $(find /tmp/x2small -name '*.jpg' | wc -l), $(( $(date +%s) - t0 )) s"
 for t in test_gpu test_loader test_epoch_ahead test_watchdog; do

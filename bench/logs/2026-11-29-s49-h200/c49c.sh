@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# (After the run, its set-making lines became bench/jpeg_set.sh, the same commands.)
 # session 49 call 4: the final code (one state a context, split after FY_PAD_BUY padding images):
 # an A/B at batch 128 over 5 epochs, when the contexts split, then bench/gpu_checks.sh (unit tests, Python GPU tests, soak)
 set -u
@@ -6,11 +7,7 @@ export LD_LIBRARY_PATH=$PWD/.device/lib
 nvidia-smi --query-gpu=name --format=csv,noheader; nproc; date -u; echo "bundle $(cat .device/COMMIT)"
 SET=/tmp/x2set
 t0=$(date +%s)
-if [ ! -d $SET ]; then
-  python3 .device/synth_imagenet.py .device/photos $SET.tmp 10000 --classes 100 >/dev/null 2>&1
-  for k in 2 3 4; do for d in $SET.tmp/class_???; do cp -al "$d" "${d}_r$k"; done; done
-  mv $SET.tmp $SET
-fi
+bash bench/jpeg_set.sh $SET || exit 1
 echo "set $(find $SET -name '*.jpg' | wc -l), $(( $(date +%s) - t0 )) s"
 EPOCHS=5 bash bench/epoch0_probe.sh $SET "n128a||--batch 128" "o128a|FERRY_GPU_PAD=16|--batch 128" \
   "b128a|FERRY_GPU_PAD_BUY=2000|--batch 128" "n128b||--batch 128" "o128b|FERRY_GPU_PAD=16|--batch 128" \

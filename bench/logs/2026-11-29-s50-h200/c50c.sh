@@ -1,37 +1,15 @@
 #!/usr/bin/env bash
+# (After the run, its set-making lines and its one() became bench/jpeg_set.sh and
+# bench/load_cores.sh, the same commands; its log is kept as c50c.log.gz.)
 # Session 50, call 3 (one H200, 16 cores): one rank's workers beside the JPEG engine on 8 cores
 # (taskset 0-7) and on 16, warm windows (dist_load.py's default: timed from the second epoch),
 # batch 256, 200 timed batches, two rounds interleaved. On 8 cores ferry's default (7 workers +
 # 4 engine threads) loaded 24,262 / 24,721 images/s against 29,292 for the engine alone (call 2).
 O=${OUT:-/tmp/out}
-export LD_LIBRARY_PATH=$PWD/.device/lib PYTHONPATH=$PWD/.device/py PYTHONUNBUFFERED=1
 SET=/tmp/x2set
-if [ ! -d $SET ]; then
-  python3 .device/synth_imagenet.py .device/photos $SET.tmp 10000 --classes 100 >/dev/null
-  for k in 2 3 4; do for d in $SET.tmp/class_???; do cp -al "$d" "${d}_r$k"; done; done
-  mv $SET.tmp $SET
-fi
-cat > /tmp/line.py <<'PY'
-import json, sys
-d = json.loads(sys.stdin.read() or "{}")
-r = (d.get("ranks") or [{}])[0]
-c, s = r.get("gpu_chunks"), r.get("gpu_call_s")
-ms = 1e3 * s / c if c and s is not None else 0
-print(f"{sys.argv[1]:>16}: {d.get('images_per_s')} images/s, {r.get('workers')} workers, "
-      f"engine {r.get('gpu_decoded')} images, {ms:.2f} ms a chunk, "
-      f"cores busy {r.get('cores_busy')}, errors {d.get('errors')}")
-PY
+bash bench/jpeg_set.sh $SET || exit 1
 echo "set: $(find $SET -name '*.jpg' | wc -l) JPEGs; bundle $(cat .device/COMMIT)"
-one() { # CPUS WORKERS(0: default) LABEL
-  local wa=()
-  [ "$2" != 0 ] && wa=(--workers "$2")
-  taskset -c "$1" timeout -k 10 80 python3 -m torch.distributed.run --standalone --nproc-per-node 1 \
-    bench/dist_load.py $SET --batch-size 256 --batches 200 --warmup 20 "${wa[@]}" --timeout 70 \
-    --label "$3" > /tmp/run.txt 2>&1
-  echo "exit $?" >> /tmp/run.txt
-  cat /tmp/run.txt >> "$O/c50c.log"
-  grep '^{' /tmp/run.txt | tail -1 | python3 /tmp/line.py "$3" || tail -3 /tmp/run.txt
-}
+one() { bash bench/load_cores.sh $SET "$O/c50c.log" "$@"; } # CPUS WORKERS(0: default) LABEL
 for r in 1 2; do
   echo "round $r"
   one 0-7 0 "8c default"
