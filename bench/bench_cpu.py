@@ -17,7 +17,10 @@ each one's median, so that a machine whose speed drifts (a shared VM) moves
 every contender alike. ferry's epochs list the corpus K times (one worker:
 at least --min-seconds of work an epoch; all cores: at least 400 images per
 worker), so that epoch start and tail do not weigh. Prints a table and,
-with --record, appends it to bench/RESULTS.md with machine and date.
+with --record, appends it to bench/RESULTS.md with machine and date (then move
+its figures into their subject's section there and their rows in bench/CLAIMS.md).
+
+Claims it proves (bench/CLAIMS.md): C1, C2, C3.
 """
 import argparse
 import datetime

@@ -8,7 +8,9 @@
  * find almost nothing), thumbnails random. Real catalogs have clusters of
  * near-duplicates, which cost a verification per group merge.
  *
- * usage: bench_dupes_robust [--n N[,N...]] [--threads T] [--device D] */
+ * usage: bench_dupes_robust [--n N[,N...]] [--threads T] [--device D]
+ *
+ * Claims it proves (bench/CLAIMS.md): C65. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <ferry.h>

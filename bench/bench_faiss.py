@@ -10,7 +10,10 @@ query itself dropped; ties between equal distances may pick other indices).
     python3 bench/bench_faiss.py [--n 100000] [--bits 64,256] [--threads 2]
         [--t 8] [--k 10] [--repeat 3]
 
-Needs build/libferry.so (make) and faiss-cpu (pip install faiss-cpu)."""
+Needs build/libferry.so (make) and faiss-cpu (pip install faiss-cpu).
+
+Claims it proves (bench/CLAIMS.md): C58.
+"""
 import argparse
 import ctypes
 import os

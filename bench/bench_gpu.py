@@ -10,6 +10,8 @@
                when nvidia-dali can be imported (--skip-peers leaves it out)
 
 Run on the GPU machine: python3 bench/bench_gpu.py --ferry build-gpu/ferry --dir DIR
+
+Claims it proves (bench/CLAIMS.md): C13, C14, C17.
 """
 import argparse
 import os

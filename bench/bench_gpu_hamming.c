@@ -26,7 +26,9 @@
  *
  * usage: bench_gpu_hamming [--n N] [--big N] [--cpu-10m] [--skip-cpu]
  *        bench_gpu_hamming --multi 0,1[,...] [--multi-n N] [--multi-topk-n N]
- * Needs a CUDA build and a GPU; prints why not otherwise (exit 0). */
+ * Needs a CUDA build and a GPU; prints why not otherwise (exit 0).
+ *
+ * Claims it proves (bench/CLAIMS.md): C32, C59. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 
 #include "bench_rng.h"

@@ -14,7 +14,9 @@
  *     argument, else 48 synthesized 12 MP JPEGs in a temporary directory.
  *
  * usage: bench_gpu_hash [DIR] [--ferry PATH] [--images N] [--rounds N]
- * (FERRY_BIN or ./ferry is the command otherwise). */
+ * (FERRY_BIN or ./ferry is the command otherwise).
+ *
+ * Claims it proves (bench/CLAIMS.md): C52, C54. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "tools_tier.h"

@@ -17,7 +17,11 @@ dupes   pair precision/recall/F1 per hash, hash size and threshold on
         dupes/GROUND_TRUTH.csv, fast and compatible mode.
 
 Prints Markdown; --append adds it to bench/RESULTS.md as a dated section
-with the CPU model."""
+with the CPU model (then move its figures into their subject's section and
+their rows in bench/CLAIMS.md).
+
+Claims it proves (bench/CLAIMS.md): C47, C48, C49, C56, C57, C62.
+"""
 import argparse
 import collections
 import csv

@@ -11,6 +11,7 @@
 # links where hard links cannot be made), so that a few photos make a
 # large run without gigabytes of copies. BENCH_ENGINES="2 3 4" also times
 # those numbers of engine threads (FERRY_HASH_ENGINES).
+# Claims it proves (bench/CLAIMS.md): C44, C45, C46.
 set -euo pipefail
 if [ $# -lt 2 ]; then
   sed -n 2,13p "$0" | sed 's/^# \{0,1\}//'

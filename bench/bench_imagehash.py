@@ -7,6 +7,8 @@ code is 1). imagehash (with SciPy and PyWavelets) must be importable; it
 is a peer here, never a dependency of ferry.
 
     python3 bench/bench_imagehash.py [--rounds 3] [--sizes 8,16] IMAGE_OR_DIR...
+
+Claims it proves (bench/CLAIMS.md): C53.
 """
 import argparse
 import glob

@@ -18,6 +18,8 @@ speed of pinned and unpinned batches), and the set as WebDataset shards
 against the folder (ferry load, CPU and GPU, best of two epochs).
 
   python3 bench/bench_load_tensor.py DIR [--repeat 8] [--peer-subset 2000]
+
+Claims it proves (bench/CLAIMS.md): C68, C69, C70.
 """
 import argparse
 import glob

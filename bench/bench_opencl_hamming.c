@@ -9,7 +9,9 @@
  * usage: bench_opencl_hamming [--n N] [--opencl D] [--cpu]
  * --opencl D: the OpenCL device (default: the first GPU, else 0). Without
  * CUDA or a CUDA GPU only OpenCL (and --cpu) run; without OpenCL it says
- * why (exit 0). */
+ * why (exit 0).
+ *
+ * Claims it proves (bench/CLAIMS.md): C54. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "bench_rng.h"

@@ -13,6 +13,8 @@ corpus several times (--samples): at pack speed an epoch of the corpus alone
 lasts a few milliseconds. Bytes on disk are given for each.
 
   python3 bench/bench_pack.py --ferry build/ferry --dir ../shared/corpus/photos [--device cuda:0]
+
+Claims it proves (bench/CLAIMS.md): C6, C7, C8, C9, C10, C12.
 """
 import argparse
 import io

@@ -5,7 +5,9 @@
  *   bench_shard_read [DIR] [SHARDS] [MEMBERS] [RUNS]
  * DIR (default: a new folder under /tmp, removed after) gets SHARDS tars
  * (50) of MEMBERS members (200) of 1-16 KB; each way reads every member
- * RUNS times (7) on 1 and on 2 threads; printed: the median and best. */
+ * RUNS times (7) on 1 and on 2 threads; printed: the median and best.
+ *
+ * Claims it proves (bench/CLAIMS.md): C71. */
 #include "../tests/unit/tar_write.h"
 #include "tools_tier.h"
 

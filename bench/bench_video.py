@@ -21,6 +21,8 @@ it until the last file is decoded; `--nvc-threads 8,16`: threads of one process
 fn.readers.video on the GPU, sequences of 16 frames, resized to the same size,
 f16 normalised CHW. Prints one table; the
 machine and date go with the figures into bench/RESULTS.md.
+
+Claims it proves (bench/CLAIMS.md): C37, C38, C41.
 """
 import argparse
 import multiprocessing as mp

@@ -15,6 +15,8 @@ For each file, best of --repeat runs (wall time of the `ferry video` process):
 --long first makes a 10-minute 1280x720 H.264 file (testsrc2, x264 superfast,
 B-frames, keyframe interval 250) in /tmp and adds it to the files. Prints one
 table; the machine and date go with the figures into bench/RESULTS.md.
+
+Claims it proves (bench/CLAIMS.md): C41, C42.
 """
 import argparse
 import os

@@ -8,7 +8,9 @@
  * usage: bench_video_seek FILE [--device N] [--frames K,K,...] [--random N]
  *        [--seed S] [--in-order]
  * --random N: N frame numbers drawn uniformly from the file (after the
- * given ones). --device -1 (default): the CPU; N: CUDA device N (NVDEC). */
+ * given ones). --device -1 (default): the CPU; N: CUDA device N (NVDEC).
+ *
+ * Claims it proves (bench/CLAIMS.md): C42. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <ferry.h>

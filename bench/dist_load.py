@@ -22,6 +22,8 @@ exits (status 124) once --timeout seconds have passed since it started,
 whatever it was doing. A rank that fails (its loader, a GPU it does not have) still
 meets the others and reports its error; rank 0's line then has "ok": false
 and every rank exits 1.
+
+Claims it proves (bench/CLAIMS.md): C15, C16, C19, C30, C31.
 """
 import argparse
 import datetime

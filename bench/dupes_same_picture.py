@@ -21,6 +21,8 @@ against the truth, prints the best correlation, the orientation and scale,
 and the verdict (same >= 0.95). --write saves the same pairs as CSV
 (file_a,file_b,turn,scale,ncc), which bench/dupes_quality.py --same takes to
 score against the truth with those pictures joined.
+
+Claims it proves (bench/CLAIMS.md): C64.
 """
 import argparse
 import csv

@@ -11,6 +11,8 @@ and without epoch_ahead so does the first batch of every later epoch.
 
 One JSON line per (round, setting) on stdout: the median of the later epochs' first waits and
 of all other batches' waits, in ms.
+
+Claims it proves (bench/CLAIMS.md): C29.
 """
 import argparse
 import json

@@ -3,6 +3,7 @@
 # bench/device_bundle.sh carried): the GPU unit tests, the Python GPU tests
 # with torch, then the loader soak (bench/soak_gpu.py) until SOAK_SECONDS.
 #   bash bench/gpu_checks.sh [SOAK_FIRST] [SOAK_RUNS] [SOAK_SECONDS] [TESTS=1]
+# Claims it proves (bench/CLAIMS.md): C34, C35.
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"

@@ -12,6 +12,7 @@
 # bench_opencl_hamming (the search: OpenCL / CUDA, same pairs) and bench_gpu_hash (hashes:
 # CUDA, OpenCL, the CPU; ferry hash --device cuda / opencl end to end). Logs under $OUT;
 # exit 1 if a test failed.
+# Claims it proves (bench/CLAIMS.md): C54.
 set -u
 D=${FERRY_DEVICE_DIR:-.devocl}
 OUT=${OUT:-/tmp/out}

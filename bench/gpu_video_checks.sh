@@ -8,6 +8,7 @@
 #     every frame and --stride 25, and PyNvVideoCodec (threads and processes)
 #     when .devw/ or /tmp/nvc has it.
 #   bash bench/gpu_video_checks.sh [ROUNDS] [FILES...]
+# Claims it proves (bench/CLAIMS.md): C37, C38, C41, C42.
 set -u
 rounds=${1:-1}
 shift 2>/dev/null || true

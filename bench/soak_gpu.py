@@ -19,6 +19,8 @@ machine has it, not gdb). One JSON line per run goes to --log; the summary
 
   python3 bench/soak_gpu.py --ferry .device/ferry --dir /tmp/set --runs 300 \\
       --max-seconds 500 --log $OUT/soak.jsonl
+
+Claims it proves (bench/CLAIMS.md): C34, C35.
 """
 import argparse
 import json

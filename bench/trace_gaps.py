@@ -4,7 +4,10 @@ CUDA activity (examples/train_imagenet.py --profile DIR writes DIR/rank<R>.json)
 
     python3 bench/trace_gaps.py DIR/rank0.json DIR/rank1.json --steps 8 [--json]
     python3 bench/trace_gaps.py A.json B.json --steps 8 --diff [--json]
-    (a trace may be gzipped, NAME.json.gz, as bench/gpu_x2_checks.sh keeps them)
+    (a trace may be gzipped, NAME.json.gz)
+
+A tool for reading traces, not a benchmark: it proves no row of bench/CLAIMS.md. Its tests:
+python3 -m pytest bench/tests
 
 The step's stream is the one with the most kernel time. Between two of its operations (kernels,
 copies, memsets) a gap is either the host's ("host late": the next operation was launched after

@@ -6,6 +6,7 @@
 # dali: also NVIDIA DALI's pipeline (examples/dali_pipes.py), from /tmp/site
 # (bench/dali_install.sh) -- the JPEG engine at hw_decoder_load 0.65 and 0.9,
 # and CPU decoding.
+# Claims it proves (bench/CLAIMS.md): C20, C21, C22.
 set -u
 OUT=${OUT:-/tmp/out}
 arch=${1:-resnet50} steps=${2:-100}

@@ -10,6 +10,7 @@
 # DECODERS (default ferry,pyav); COPIES of pan_1080p_h264.mp4 (default 12:
 # 3,600 1080p frames); SIZE (default 640); BATCH (default 16).
 # Output: a line per run, then one JSON line per run (bench summaries).
+# Claims it proves (bench/CLAIMS.md): C43.
 set -u
 V=$PWD/.devi
 export LD_LIBRARY_PATH=$PWD/.devi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}

@@ -1,4 +1,6 @@
-"""bench/trace_gaps.py: where a step's GPU stream waits, from a profiler's Chrome trace."""
+"""bench/trace_gaps.py: where a step's GPU stream waits, from a profiler's Chrome trace.
+
+A test of a bench/ tool, outside `make test`: python3 -m pytest bench/tests"""
 import gzip
 import importlib.util
 import json
@@ -73,7 +75,7 @@ def test_trace_gaps_cli(tg, tmp_path, capsys):
     assert tg.main([str(good), "--steps", "1", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["trace"] == str(good) and out["host_late_ms"] == 0.04
-    packed = tmp_path / "rank0.json.gz"  # as gpu_x2_checks keeps the traces
+    packed = tmp_path / "rank0.json.gz"  # a gzipped trace
     packed.write_bytes(gzip.compress(good.read_bytes()))
     assert tg.main([str(packed), "--steps", "1", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["host_late_ms"] == 0.04
