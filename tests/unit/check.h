@@ -6,6 +6,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 
 /* atomic updates: callbacks run CHECK from worker threads */
 static int check_passed, check_failed, check_skipped;
@@ -85,6 +87,36 @@ static inline void *check_slurp(const char *path, size_t *n) {
     d[*n] = 0;
   fclose(f);
   return d;
+}
+
+/* The suite's tiers (tests/tiers.cmake): ctest sets FERRY_TEST_TIER=full for
+ * the `slow` entries of `make test-full` (test_x.full: the whole corpus, the
+ * largest searches); unset or any other value is the quick tier of `make
+ * check` and `make test` (fixtures and tests/corpus_sample.txt). */
+static inline int check_full(void) {
+  const char *t = getenv("FERRY_TEST_TIER");
+  return t && !strcmp(t, "full");
+}
+
+/* 1 in the full tier; else 0 with a SKIP line naming what runs only there. */
+static inline int check_full_only(const char *what) {
+  if (check_full())
+    return 1;
+  SKIP("%s: runs in make test-full (FERRY_TEST_TIER=full)", what);
+  return 0;
+}
+
+/* A line as each part of a long test starts, with the seconds since its
+ * first part: a test stopped by its timeout shows where it was. */
+static inline void check_part(const char *name) {
+  static double t0 = -1;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  double now = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+  if (t0 < 0)
+    t0 = now;
+  printf("-- %s (at %.1f s)\n", name, now - t0);
+  fflush(stdout);
 }
 
 static inline const char *check_fixtures(void) {

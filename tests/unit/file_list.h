@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "check.h"
+
 typedef struct list {
   char **v;
   size_t n, cap;
@@ -54,6 +56,48 @@ static inline void list_walk(const char *dir, int (*keep)(const char *name), lis
       list_add(out, path);
   }
   closedir(d);
+}
+
+/* The corpus files under corpus/<sub> for each of subs whose name `keep`
+ * accepts: every one in the full tier (check_full), else those of the quick
+ * tier's sample (tests/fixtures/corpus_sample.txt). Returns how many were
+ * added; says which on stdout. */
+static inline size_t list_corpus(const char *corpus, const char *const *subs, int nsubs,
+                                 int (*keep)(const char *name), list *out) {
+  size_t before = out->n;
+  char path[4096], line[1024];
+  if (check_full()) {
+    for (int k = 0; k < nsubs; k++) {
+      snprintf(path, sizeof path, "%s/%s", corpus, subs[k]);
+      list_walk(path, keep, out);
+    }
+    printf("  the whole corpus (%zu files)\n", out->n - before);
+    return out->n - before;
+  }
+  snprintf(path, sizeof path, "%s/corpus_sample.txt", check_fixtures());
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "%s: cannot be read\n", path);
+    return 0;
+  }
+  while (fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\r\n")] = 0;
+    const char *slash = strchr(line, '/');
+    if (!*line || *line == '#' || !slash)
+      continue;
+    int in = 0;
+    for (int k = 0; k < nsubs && !in; k++)
+      in = strlen(subs[k]) == (size_t)(slash - line) && !strncmp(line, subs[k], slash - line);
+    struct stat st;
+    if (in && (!keep || keep(slash + 1)) &&
+        snprintf(path, sizeof path, "%s/%s", corpus, line) < (int)sizeof path && !stat(path, &st))
+      list_add(out, path);
+  }
+  fclose(f);
+  printf("  the corpus sample of tests/fixtures/corpus_sample.txt (%zu files; every one in "
+         "make test-full)\n",
+         out->n - before);
+  return out->n - before;
 }
 
 #endif

@@ -3,7 +3,9 @@
  * mode), bit for bit, for aHash, dHash, vertical dHash, pHash and wHash at
  * hash sizes 8 and 16:
  *
- *  - every image of ../shared/corpus/photos, hires and dupes (JPEG, PNG,
+ *  - every image of ../shared/corpus/photos, hires and dupes in the full
+ *    tier (make test-full), the corpus sample (tests/fixtures/corpus_sample.txt)
+ *    in the quick one (JPEG, PNG,
  *    WebP; data/sample's JPEGs when the corpus is absent), decoded on the CPU to RGB and hashed on
  * the GPU in batches of mixed sizes, against ferry_hash_file;
  *  - the same images as Pillow's L (1 channel), from device memory through
@@ -220,10 +222,8 @@ static void test_corpus(hasher *g) {
   list files = {0};
   char dir[4096];
   const char *subs[] = {"photos", "hires", "dupes"};
-  for (int k = 0; corpus && k < 3; k++) {
-    snprintf(dir, sizeof dir, "%s/%s", corpus, subs[k]);
-    list_walk(dir, is_image_name, &files);
-  }
+  if (corpus)
+    list_corpus(corpus, subs, 3, is_image_name, &files);
   char from[4200];
   snprintf(from, sizeof from, "%s/{photos,hires,dupes}", corpus ? corpus : "");
   if (!files.n) {
@@ -389,7 +389,7 @@ static void test_cli(void) {
 #endif
   snprintf(dir, sizeof dir, "%s/photos", corpus ? corpus : "");
   struct stat st;
-  if (!corpus || stat(dir, &st))
+  if (!corpus || stat(dir, &st) || !check_full()) /* the quick tier: data/sample's 49 files */
     snprintf(dir, sizeof dir, "%s", sample ? sample : "data/sample");
   for (int s = 8; s <= 16; s += 8) {
     snprintf(cmd, sizeof cmd, "'%s' hash --mode compatible --hash-size %d '%s' 2>/dev/null", bin, s,
@@ -438,7 +438,7 @@ static void test_catalog(void) {
   char dir[4096], tmp[] = "/tmp/ferry-gpucat-XXXXXX", gpu[256], cpu[256], gcsv[256], ccsv[256];
   snprintf(dir, sizeof dir, "%s/photos", corpus ? corpus : "");
   struct stat sb;
-  if (quick || !corpus || stat(dir, &sb))
+  if (quick || !check_full() || !corpus || stat(dir, &sb))
     snprintf(dir, sizeof dir, "%s", sample ? sample : "data/sample");
   if (!mkdtemp(tmp)) {
     SKIP("GPU catalog: no temporary directory");
@@ -545,14 +545,20 @@ int main(void) {
     return check_done();
   printf(TEST_NAME ": GPU compatible-mode hashes against the CPU's\n");
   quick = getenv("FERRY_TEST_QUICK") != NULL;
+  check_part("synthetic images");
   test_synthetic(g);
   if (quick)
     printf("FERRY_TEST_QUICK: synthetic images up to ~1 MP only; corpus and CLI left out\n");
-  else
+  else {
+    check_part("corpus images");
     test_corpus(g);
+  }
   hasher_free(g);
-  if (!quick)
+  if (!quick) {
+    check_part("ferry hash --device");
     test_cli();
+  }
+  check_part("catalog");
   test_catalog();
   printf(TEST_NAME ": %ld hashes compared, %ld identical, %ld different\n", compared, identical,
          different);

@@ -448,6 +448,11 @@ static void test_skip_and_access(void) {
       return;
     }
     fclose(f);
+    /* the 1080p clip (9 s of decoding) in the full tier: the fixtures check
+     * the same skipping on H.264 */
+    if (i == 0 && !check_full_only("skipping and random access on pan_1080p_h264.mp4"))
+      continue;
+    check_part(names[i]);
     check_skip_and_access(p, i == 0);
   }
 }
@@ -461,13 +466,21 @@ int main(void) {
   }
   CHECK_MSG(st == FERRY_OK, "%s", ferry_last_error());
   ferry_video_close(r);
+  check_part("counts and timestamps");
   test_counts_and_timestamps();
+  check_part("sampling");
   test_sampling();
+  check_part("resize and store");
   test_resize_and_store();
+  check_part("rotation");
   test_rotation();
+  check_part("truncated");
   test_truncated();
+  check_part("damaged");
   test_damaged();
+  check_part("corpus clips");
   test_corpus();
+  check_part("skipping and random access");
   test_skip_and_access();
   return check_done();
 }
