@@ -56,8 +56,9 @@ const char *ferry_last_error(void);
 
 /* Messages that are not an error of the call at hand: a file skipped by
  * a loader or a hasher, the GPU's JPEG engine handing work back to the CPU,
- * a loader closed with threads still blocked, debug lines (FERRY_DEBUG).
- * Every such message goes through one place: the function set here,
+ * a loader closed with threads still blocked, debug lines (at
+ * FERRY_LOG_DEBUG: ferry_set_log_level). Those at or above the log level
+ * go through one place: the function set here,
  * called from whichever thread noticed it (concurrently: the function
  * must be thread-safe and must not call back into ferry). Without
  * one, or after ferry_set_log(NULL, NULL), they go to stderr as
@@ -65,12 +66,22 @@ const char *ferry_last_error(void);
  * FFmpeg's messages do. A per-run callback (on_skip, on_error) still takes
  * that run's file messages first. */
 typedef enum ferry_log_level {
-  FERRY_LOG_DEBUG = 0, /* FERRY_DEBUG / *_STATS diagnostics */
+  FERRY_LOG_DEBUG = 0, /* diagnostics: where nvJPEG was looked for, the JPEG
+                          engine controller's changes, where hashing and
+                          search spent their time; FFmpeg's own log */
   FERRY_LOG_INFO,      /* what ferry chose, worth knowing */
   FERRY_LOG_WARNING    /* something was skipped or fell back; the run goes on */
 } ferry_log_level;
 typedef void (*ferry_log_fn)(void *user, ferry_log_level level, const char *message);
 void ferry_set_log(ferry_log_fn fn, void *user);
+/* The least level of the messages said (process-wide, any thread, at any
+ * time): FERRY_LOG_INFO by default; FERRY_LOG_DEBUG adds the debug lines
+ * (`ferry --verbose`, Python's ferry.set_log_level("debug")) and lets
+ * libavformat's and libavcodec's own log through for the video files
+ * opened after it; FERRY_LOG_WARNING keeps only warnings. FERRY_OK, or
+ * FERRY_EINVAL for a level that is none of the three. */
+int ferry_set_log_level(ferry_log_level level);
+ferry_log_level ferry_get_log_level(void);
 
 /* Library version, "MAJOR.MINOR.PATCH". */
 const char *ferry_version(void);
@@ -330,6 +341,12 @@ typedef struct ferry_loader_options {
    * ferry_stats counts its work as it is done. 0: the workers idle between
    * epochs. */
   int epoch_ahead;
+  /* 1: while the consumer is the limit (a training step slower than the
+   * loader) and no JPEG engine context decodes, the CPU workers it does
+   * not need are parked, so that fewer threads compete with its own for
+   * the cores; they come back when the loader is the limit again. Default
+   * 0: it freed cores but made no run faster (bench/RESULTS.md). */
+  int park_workers;
 } ferry_loader_options;
 
 void ferry_loader_options_default(ferry_loader_options *options);
@@ -472,8 +489,8 @@ int32_t ferry_loader_label(const ferry_loader *loader, int64_t index);
 /* Worker threads decoding on the CPU (options.workers, or the automatic
  * choice: the cores of its share; on a GPU with the JPEG engine, less its 4 decoder threads). */
 int ferry_loader_num_workers(const ferry_loader *loader);
-/* Of those, the ones claiming samples now: all, unless FERRY_WORKER_PARK=1 (off by default) parked
- * those a consumer-bound run did not need. */
+/* Of those, the ones claiming samples now: all, unless park_workers (off by default) parked those
+ * a consumer-bound run did not need. */
 int ferry_loader_num_workers_active(const ferry_loader *loader);
 /* The ring's length: options.prefetch, or what ferry chose for 0. */
 int ferry_loader_prefetch(const ferry_loader *loader);
@@ -636,6 +653,11 @@ typedef struct ferry_hash_files_options {
    * (hashed or failed) of total. NULL: none. */
   void (*progress)(void *user, size_t done, size_t total);
   void *progress_user;
+  /* Fast mode on a GPU: the JPEG engine starts only when the threads,
+   * half a second in, would take more than this many seconds for the
+   * rest (its start and close cost about a second of a core); 0..3600,
+   * default 2.5; 0: the engine starts at once. */
+  double engine_min_s;
 } ferry_hash_files_options;
 
 void ferry_hash_files_options_default(ferry_hash_files_options *options);
@@ -894,6 +916,11 @@ typedef struct ferry_index_options {
    * FERRY_EINVAL naming both: a partial catalog is a file of its own). */
   int rank;
   int world_size;
+  /* Fast mode on a GPU: the JPEG engine starts only when the threads,
+   * half a second in, would take more than this many seconds for the
+   * rest; 0..3600, default 2.5; 0: the engine starts at once (as
+   * ferry_hash_files_options.engine_min_s). */
+  double engine_min_s;
 } ferry_index_options;
 
 void ferry_index_options_default(ferry_index_options *options);
@@ -1174,6 +1201,13 @@ typedef struct ferry_video_options {
                             CPU even where NVDEC could, and upload the
                             frames (CPU decoders beside the engines: what
                             `ferry video --cpu-jobs` runs); default 0 */
+  int nvdec_keep;        /* device >= 0: when this reader closes, at most
+                            this many idle NVDEC decoders (its own among
+                            them) stay in the process's pool for the next
+                            file of the same size and codec (making one and
+                            destroying it cost 40-270 ms: more than
+                            decoding a short 1080p file); 0..64, default 8;
+                            0: none kept */
 } ferry_video_options;
 
 void ferry_video_options_default(ferry_video_options *options);

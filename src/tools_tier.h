@@ -16,7 +16,9 @@
 #include "core/internal.h"    /* fy_now, fy_buf, fault points (FERRY_FAIL_* in the CLI's tests) */
 #include "core/out_file.h"    /* fy_out_open/close: PPM outputs, devices written into as PNG's
                                  and JPEG's are */
+#include "core/testctl.h"     /* fy_tc_*: doctor lists the test controls set */
 #include "cuda/gpu.h"         /* fy_gpu_probe (doctor), GPU batches copied back, --consume-ms */
+#include "cuda/nvjpeg_find.h" /* fy_nvjpeg_env_path: doctor names the deployment path set */
 #include "hash/run.h"         /* fy_hash_device_name: --device values as reports name them */
 #include "image/image.h"      /* fy_f16_to_f32: batches back to pixels */
 #include "io/walk.h"          /* FY_IMAGE_EXTENSIONS: what the walks take, for messages */

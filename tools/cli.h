@@ -155,8 +155,7 @@ typedef struct cli_load_args {
   const char *save_grid;    /* write the first batch as a PNG contact sheet */
   const char *save_npy;     /* --save OUT.npy: every batch of the epoch, and the labels */
   struct cli_npy *npy;      /* its writer while the epoch runs */
-  double consume_ms;        /* GPU: stand-in consumer work per batch */
-  void *consumer_stream;    /* its CUDA stream (NULL: legacy default) */
+  double consume_ms;        /* GPU: stand-in consumer work per batch (legacy default stream) */
 } cli_load_args;
 
 /* Runs the loader for args->epochs epochs, printing images/s, per-stage

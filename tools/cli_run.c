@@ -166,12 +166,9 @@ static int run_epoch(const char *cmd, ferry_loader *L, cli_load_args *a, int e, 
       if (save_grid(cmd, a->save_grid, b, &a->o) == CLI_OK && !a->quiet)
         fprintf(stderr, "wrote %s (first batch)\n", a->save_grid);
     }
-    if (a->consume_ms > 0 && b->device >= 0) { /* stand-in for the training step */
-      if (!a->consumer_stream && getenv("FERRY_CONSUMER_STREAM"))
-        a->consumer_stream = fy_gpu_stream_create(b->device);
-      fy_gpu_busy(b->device, a->consume_ms, a->consumer_stream);
-    }
-    ferry_loader_release_on_stream(L, b, a->consumer_stream);
+    if (a->consume_ms > 0 && b->device >= 0) /* stand-in for the training step */
+      fy_gpu_busy(b->device, a->consume_ms, NULL);
+    ferry_loader_release(L, b);
     double t = now();
     if (tty && t - last > 0.25) {
       progress(e, done, total, t - t0);

@@ -1,6 +1,7 @@
 /* cmd_doctor.c — `ferry doctor`: what this machine offers ferry (GPUs,
  * JPEG engine, NVDEC, codec libraries) and which backends ferry will use,
- * and why. */
+ * and why; the environment variables of ferry's that are set (the two
+ * deployment paths, the test controls of core/testctl.h). */
 #include "cli.h"
 
 #include <stdlib.h>
@@ -14,7 +15,9 @@ static const char help[] =
     "capability, memory), whether nvJPEG's hardware JPEG engine and NVDEC are\n"
     "usable, and which backends `ferry load --device` will use and why; the\n"
     "OpenCL platforms and devices (`ferry dupes --device opencl:N`), or why\n"
-    "there are none.\n"
+    "there are none. Names the environment variables ferry reads that are\n"
+    "set: FERRY_NVJPEG_PATH, FERRY_OPENCL_LIBRARY and the test controls\n"
+    "(fault injection and test switches, docs/SECURITY.md; not for production).\n"
     "--json: the same findings as one JSON object on stdout.\n"
     "Exit code 0 always: it is a report, not a test.\n";
 
@@ -88,6 +91,38 @@ static void opencl_json(cli_json *j) {
                 fy_cl_nvidia_unlisted(lib, sizeof lib) ? lib : NULL);
 }
 
+/* The deployment paths and the test controls that are set, as text lines
+ * or (j non-NULL) as two JSON objects of NAME: value. */
+static void environment(cli_json *j) {
+  const char *names[] = {"FERRY_NVJPEG_PATH", "FERRY_OPENCL_LIBRARY"};
+  const char *values[] = {fy_nvjpeg_env_path(), fy_cl_env_library()};
+  const char *what[] = {"libnvjpeg is loaded from there first",
+                        "the OpenCL ICD loader opened instead of libOpenCL.so.1"};
+  if (j)
+    cli_json_object(j, "deployment_env");
+  for (int i = 0; i < 2; i++)
+    if (values[i] && j)
+      cli_json_str(j, names[i], values[i]);
+    else if (values[i])
+      printf("%s=%s: %s\n", names[i], values[i], what[i]);
+  if (j) {
+    cli_json_close(j);
+    cli_json_object(j, "test_controls");
+  }
+  for (int i = 0; i < FY_TC_COUNT; i++) {
+    char v[512];
+    if (!fy_tc_value_text((fy_tc)i, v, sizeof v))
+      continue;
+    if (j)
+      cli_json_str(j, fy_tc_name((fy_tc)i), v);
+    else
+      printf("%s=%s: a test control, not for production (%s; docs/SECURITY.md)\n",
+             fy_tc_name((fy_tc)i), v, fy_tc_purpose((fy_tc)i));
+  }
+  if (j)
+    cli_json_close(j);
+}
+
 static int report_json(const fy_gpu_probe *p) {
   cli_json j;
   char v[32];
@@ -133,6 +168,7 @@ static int report_json(const fy_gpu_probe *p) {
   cli_json_str(&j, "backend", n ? "gpu" : "cpu");
   cli_json_str(&j, "why_cpu", n ? NULL : p->error[0] ? p->error : "no device");
   opencl_json(&j);
+  environment(&j);
   return cli_json_end(&j);
 }
 
@@ -210,5 +246,6 @@ int cmd_doctor(int argc, char **argv) {
          sysconf(_SC_NPROCESSORS_ONLN));
   cuda_text(&p);
   opencl_text();
+  environment(NULL);
   return CLI_OK;
 }

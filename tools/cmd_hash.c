@@ -57,11 +57,15 @@ static const char help[] =
     "                          them while every core hashes the rest (the\n"
     "                          two paths agree to a few bits, see\n"
     "                          docs/DEDUP.md); a job the cores finish in\n"
-    "                          under FERRY_HASH_ENGINE_MIN_S seconds (2.5)\n"
-    "                          stays on the cores;\n"
+    "                          under --engine-min-s seconds stays on the cores;\n"
     "                          opencl: as cuda in compatible mode, on OpenCL\n"
     "                          device N (`ferry doctor` lists them; without N\n"
     "                          the first GPU, else device 0)\n"
+    "  --engine-min-s SEC      --device cuda --mode fast: the JPEG engine starts\n"
+    "                          only when the cores, half a second in, would take\n"
+    "                          longer than SEC for the rest (its start and close\n"
+    "                          cost about a second of a core); 0..3600, default\n"
+    "                          2.5; 0: at once\n"
     "  --gpu, --no-gpu         the same as --device cuda and --device cpu\n"
     "  --no-recursive          only the files directly inside each directory\n"
     "  --all-files             every regular file, judged by content\n"
@@ -219,6 +223,12 @@ static int parse(int argc, char **argv, hash_args *a) {
       NEED_VALUE;
       if (cli_device("hash", v, &a->idx.device))
         return -1;
+    } else if (!strcmp(s, "--engine-min-s")) {
+      NEED_VALUE;
+      float sec;
+      if (cli_float("hash", s, v, 0, FY_ENGINE_MIN_S_MAX, &sec))
+        return -1;
+      a->idx.engine_min_s = sec;
     } else if (!strcmp(s, "--gpu")) {
       a->idx.device = 0;
     } else if (!strcmp(s, "--no-gpu")) {
@@ -423,6 +433,7 @@ static int print_hashes(hash_args *a) {
   ferry_hash_files_options_default(&run);
   run.threads = a->idx.threads;
   run.device = a->idx.device;
+  run.engine_min_s = a->idx.engine_min_s;
   struct csv_progress cp = {isatty(2), fy_now()};
   if (!a->quiet && cp.tty) {
     run.progress = csv_progress;

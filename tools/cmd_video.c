@@ -55,11 +55,11 @@ static const char help[] =
     "                        on the CPU with several threads a lower bound; exit\n"
     "                        code 3). On a GPU NVDEC reports them for H.264 and\n"
     "                        HEVC; strict VP9/AV1 there decode on the CPU\n"
-    "  --quiet               only the summary line (FERRY_VIDEO_STAGES=1 adds the\n"
-    "                        stage line: seconds in open, decode, waiting for NVDEC,\n"
+    "  --quiet               only the summary line (with -v, --verbose the stage\n"
+    "                        line too: seconds in open, decode, waiting for NVDEC,\n"
     "                        convert, resize and close, summed over files)\n"
-    "                        FERRY_NVDEC_KEEP=N: idle NVDEC decoders kept for the\n"
-    "                        next file of the same size and codec (default 8, 0 none)\n"
+    "  --nvdec-keep N        idle NVDEC decoders kept for the next file of the same\n"
+    "                        size and codec (0..64, default 8; 0: none)\n"
     "  --nvdec-caps          print what the GPU's video decoder (NVDEC) of the\n"
     "                        --device decodes, as its driver says, and exit\n"
     "\n"
@@ -96,7 +96,8 @@ enum {
   OPT_STRICT,
   OPT_FRAME,
   OPT_GPU,
-  OPT_NO_GPU
+  OPT_NO_GPU,
+  OPT_NVDEC_KEEP
 };
 
 typedef struct video_args {
@@ -159,6 +160,8 @@ static int parse_opt(int c, const char *arg, video_args *a) {
   case OPT_CAPS: a->caps = 1; return 0;
   case OPT_JOBS: return cli_int("video", "--jobs", arg, 1, 256, &a->jobs);
   case OPT_CPU_JOBS: return cli_int("video", "--cpu-jobs", arg, 0, 256, &a->cpu_jobs);
+  case OPT_NVDEC_KEEP:
+    return cli_int("video", "--nvdec-keep", arg, 0, FY_NVDEC_KEEP_MAX, &o->nvdec_keep);
   case OPT_FRAME: {
     char *end;
     errno = 0;
@@ -450,6 +453,7 @@ int cmd_video(int argc, char **argv) {
                                        {"nvdec-caps", no_argument, 0, OPT_CAPS},
                                        {"jobs", required_argument, 0, OPT_JOBS},
                                        {"cpu-jobs", required_argument, 0, OPT_CPU_JOBS},
+                                       {"nvdec-keep", required_argument, 0, OPT_NVDEC_KEEP},
                                        {"frame", required_argument, 0, OPT_FRAME},
                                        {"output", required_argument, 0, 'o'},
                                        {"help", no_argument, 0, 'h'},
@@ -533,7 +537,7 @@ int cmd_video(int argc, char **argv) {
          files, js.bad, nt + nc, where, (unsigned long long)js.kept, (unsigned long long)js.decoded,
          secs, js.decoded / (secs > 0 ? secs : 1e-9), js.kept / (secs > 0 ? secs : 1e-9));
   const stage_sums *u = &js.sum;
-  if (!a.quiet || getenv("FERRY_VIDEO_STAGES"))
+  if (!a.quiet || ferry_get_log_level() == FERRY_LOG_DEBUG) /* --verbose: also with --quiet */
     printf(
         "stages, seconds summed over files: %.2f in files = open %.2f + decode %.2f (waiting for "
         "NVDEC %.2f) + convert %.2f + resize %.2f + close %.2f + the rest %.2f\n",

@@ -28,6 +28,8 @@ static const char usage[] =
     "  video FILE...    sampled video frames as batches; prints frames/s\n"
     "\n"
     "`ferry help <command>` or `ferry <command> --help` shows a command's options.\n"
+    "-v, --verbose (any command, anywhere before a `--`): the library's debug lines\n"
+    "too, on stderr (\"ferry: debug: ...\"), and FFmpeg's own log for video files.\n"
     "\n"
     "exit codes: 0 success, 1 failure (the message names the file and reason),\n"
     "            2 bad command line, 3 finished but some files were skipped\n";
@@ -82,7 +84,23 @@ static int dispatch(int argc, char **argv) {
   return unknown(argv[0]);
 }
 
+/* Takes -v / --verbose out of argv (up to a "--", after which every word
+ * is the command's): the log level debug, for every command, in one place. */
+static int take_verbose(int argc, char **argv) {
+  int n = 1, i = 1;
+  for (; i < argc && strcmp(argv[i], "--"); i++)
+    if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose"))
+      ferry_set_log_level(FERRY_LOG_DEBUG);
+    else
+      argv[n++] = argv[i];
+  while (i < argc)
+    argv[n++] = argv[i++];
+  argv[n] = NULL;
+  return n;
+}
+
 static int run(int argc, char **argv) {
+  argc = take_verbose(argc, argv);
   if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
       (!strcmp(argv[1], "help") && (argc == 2 || !strcmp(argv[2], "help")))) {
     fputs(usage, argc < 2 ? stderr : stdout);

@@ -40,7 +40,8 @@ def index_update(index: PathLike, roots: Union[PathLike, Sequence[PathLike]], *,
                  rank: Optional[int] = None, world_size: Optional[int] = None,
                  mode: str = "fast", hash_size: int = 16, threads: Optional[int] = None,
                  device: Any = None, recursive: bool = True, all_files: bool = False,
-                 retry_failed: bool = False, prune: bool = False) -> Dict[str, Any]:
+                 retry_failed: bool = False, prune: bool = False,
+                 engine_min_s: float = 2.5) -> Dict[str, Any]:
     """Creates or updates the catalog `index` (a .fidx file) for the images
     under `roots` (folders or files), as `ferry hash ROOTS -o INDEX` does:
     new and changed files hashed on every core, unchanged ones kept,
@@ -57,6 +58,9 @@ def index_update(index: PathLike, roots: Union[PathLike, Sequence[PathLike]], *,
       processes of this node under torchrun (LOCAL_WORLD_SIZE).
     device: None (the CPU), or "cuda" / "cuda:N" / N, or "opencl" / "opencl:N"
       (compatible mode: the same bits as the CPU's).
+    engine_min_s: fast mode on a GPU: its JPEG engine starts only when the
+      cores, half a second in, would take longer than this for the rest
+      (0..3600 seconds, default 2.5; 0: at once).
 
     Returns the run's counts (files, hashed, reused, failed, removed, ...,
     other_ranks: files left to the other ranks) and "errors": (path,
@@ -74,7 +78,8 @@ def index_update(index: PathLike, roots: Union[PathLike, Sequence[PathLike]], *,
         hash_size=int(hash_size), threads=_default_workers() if threads is None else int(threads),
         device=_compute_device(device), rank=0 if rank is None else rank,
         world_size=1 if world_size is None else world_size, recursive=bool(recursive),
-        all_files=bool(all_files), retry_failed=bool(retry_failed), prune=bool(prune))
+        all_files=bool(all_files), retry_failed=bool(retry_failed), prune=bool(prune),
+        engine_min_s=float(engine_min_s))
     stats["errors"] = [(path, message) for path, _status, message in errors]
     return stats
 

@@ -56,7 +56,7 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
          hash_size: int = 8, colorhash_bits: int = 3, workers: Optional[int] = None,
          on_error: str = "raise", max_pixels: Optional[int] = None,
          max_bytes: Optional[int] = None, device: Any = None,
-         progress: Optional[Callable[[int, int], Any]] = None) -> Any:
+         progress: Optional[Callable[[int, int], Any]] = None, engine_min_s: float = 2.5) -> Any:
     """Perceptual hashes of images, as imagehash 4.3 computes them.
 
     source: an image file path, image bytes, uint8 pixels ([H, W] or
@@ -78,6 +78,9 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
       JPEGs beside the cores (hashes within a few bits of the CPU's, see
       docs/DEDUP.md). Without a usable GPU, compatible mode raises and fast
       mode runs on the cores with a warning.
+    engine_min_s: fast mode on a GPU: the JPEG engine starts only when the
+      cores, half a second in, would take longer than this for the rest
+      (0..3600 seconds, default 2.5; 0: at once).
     progress: for a list of paths, called as progress(done, total) about ten
       times a second from a hashing thread, and once at the end.
     """
@@ -138,7 +141,8 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
         items, _engine, note = _ferry.hash_files(
             [os.fspath(x) for x in source], mode=_choice(_MODES, mode, "mode"), kinds=mask,
             hash_size=int(hash_size), colorhash_bits=int(colorhash_bits), max_pixels=max_pixels,
-            max_bytes=max_bytes, threads=threads, device=dev, progress=progress)
+            max_bytes=max_bytes, threads=threads, device=dev, progress=progress,
+            engine_min_s=float(engine_min_s))
         if note:
             warnings.warn(f"ferry.hash: {note}: hashing on the CPU", RuntimeWarning, stacklevel=2)
         out = []
@@ -232,7 +236,8 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
                     keep: Optional[str] = None,
                     reference: Optional[Sequence[PathLike]] = None,
                     exclude: Optional[Sequence[str]] = None,
-                    robust: bool = True, search_device: Any = None) -> List[Any]:
+                    robust: bool = True, search_device: Any = None,
+                    engine_min_s: float = 2.5) -> List[Any]:
     """Groups of near-duplicate images: files whose `kind` hashes are within
     `threshold` bits of each other, transitively (union-find over the pairs).
 
@@ -259,7 +264,8 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
       mirrored, cropped (about 10 %) or letterboxed, found from each file's
       signature and verified (docs/DEDUP.md, as `ferry dupes`); False: the
       hash alone.
-    device: where the files are hashed, as for ferry.hash (None: the cores).
+    device: where the files are hashed, as for ferry.hash (None: the cores);
+      engine_min_s as there.
     search_device: where the pairs are searched for (as `ferry dupes --device`): None or
       "cpu" (the cores), "cuda" / "cuda:N" / N (a CUDA GPU), "cuda:0,1" or [0, 1] (the
       search shared among those GPUs; one listed twice runs two threads on it), or
@@ -291,7 +297,8 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     if files:  # one C call: every core (and the GPU with device), the GIL released
         items, _engine, note = _ferry.hash_files(
             files, mode=_choice(_MODES, mode, "mode"), kinds=mask, hash_size=int(hash_size),
-            threads=threads, device=_compute_device(device), progress=progress)
+            threads=threads, device=_compute_device(device), progress=progress,
+            engine_min_s=float(engine_min_s))
         if note:
             warnings.warn(f"ferry.find_duplicates: {note}: hashing on the CPU", RuntimeWarning,
                           stacklevel=2)

@@ -88,8 +88,6 @@ class _Converter:
             self.np = numpy
             self.from_dlpack = getattr(numpy, "from_dlpack", numpy.asarray)
         self.on_gpu = on_gpu
-        # FERRY_LABEL_COPY=pinned (a benchmark knob, off): labels for a GPU through pinned memory
-        self.pinned = os.environ.get("FERRY_LABEL_COPY") == "pinned"
 
     def images(self, t: Tensor) -> Any:
         if self.kind == "torch":
@@ -104,13 +102,10 @@ class _Converter:
 
     def small(self, t: Tensor, device: Any = None) -> Any:
         """Labels and indices: small host arrays of their own, copied to a GPU device if given
-        (non-blocking, from pageable memory; with FERRY_LABEL_COPY=pinned through pinned
-        memory, which torch's caching host allocator keeps until the copy is done: a copy from
-        pageable memory may make the host wait, bench/label_copy.py measures it)."""
+        (non-blocking, from pageable memory: through pinned memory it cost the host more and
+        was no faster, bench/RESULTS.md)."""
         if self.kind == "torch":
             x = self.torch.from_dlpack(t)
-            if device is not None and device.type != "cpu" and self.pinned:
-                return x.pin_memory().to(device, non_blocking=True)  # pin_memory copies
             if t.owner is not None:  # a view of the loader's ring: a copy of its own
                 x = x.clone()
             if device is not None and device.type != "cpu":
@@ -465,8 +460,8 @@ class Loader(_Closable):
         """Seconds per stage summed over workers (read_s, decode_s,
         transform_s), the consumer's wait_s, the workers' idle_s (nothing to
         claim: the ring full or between epochs), and counters; workers_active:
-        the workers claiming samples now (all, unless FERRY_WORKER_PARK=1 or
-        FERRY_WORKER_SHED=1 parked some)."""
+        the workers claiming samples now (all, unless park_workers=True parked
+        some)."""
         return self._live_core().stats()
 
     # ------------------------------------------------------------ closing

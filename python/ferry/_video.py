@@ -100,6 +100,10 @@ class VideoReader(_Closable):
         raises CorruptError naming the file, frame and time; the CPU decodes
         with one thread so that every such frame is caught, and on a GPU a
         VP9 or AV1 stream (no NVDEC status) is decoded on the CPU.
+      nvdec_keep: device="cuda": when the reader closes, at most this many
+        idle NVDEC decoders (its own among them) stay in the process for the
+        next file of the same size and codec (0..64, default 8; 0: none):
+        making one costs more than decoding a short 1080p file.
 
     Lifetime: a batch's frames are the reader's buffer, which the reader
     overwrites with the next batch. A batch (and any array or tensor made
@@ -125,7 +129,7 @@ class VideoReader(_Closable):
                  dtype: Any = "uint8", layout: str = "chw", normalize: Optional[bool] = None,
                  mean: Optional[Sequence[float]] = None, std: Optional[Sequence[float]] = None,
                  threads: int = 0, ignore_rotation: bool = False, device: Any = "cpu",
-                 copy: bool = False, strict: bool = False):
+                 copy: bool = False, strict: bool = False, nvdec_keep: int = 8):
         self._core = None  # so that close() and __del__ work after a failed __init__
         try:
             self._path = os.fspath(path)
@@ -157,7 +161,8 @@ class VideoReader(_Closable):
             layout=_choice(_LAYOUTS, layout, "layout"), dtype=_dtype_code(dtype),
             normalize=normalize, mean=mean3, std=std3,
             threads=_int_arg(threads, "threads", 0, 4096), device=dev,
-            ignore_rotation=bool(ignore_rotation), copy=bool(copy), strict=bool(strict))
+            ignore_rotation=bool(ignore_rotation), copy=bool(copy), strict=bool(strict),
+            nvdec_keep=_int_arg(nvdec_keep, "nvdec_keep", 0, 64))
         # The C library's errors: ReadError (cannot open), CorruptError (no
         # readable stream), UnsupportedError (no decoder, no GPU/NVDEC, or a
         # library built without libavcodec), each naming the file.

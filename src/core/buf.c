@@ -6,6 +6,7 @@
  * and the few possible sizes mean workers settle after the first epoch, so
  * memory stays flat over a long training run. */
 #include "core/internal.h"
+#include "core/testctl.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -29,7 +30,7 @@ static void release(void *p, size_t cap, int mapped) {
     free(p);
 }
 
-/* -1 until the environment is read; then the failing allocation's number */
+/* -1 until the test control is read; then the failing allocation's number */
 static atomic_long fail_at = -1;
 static atomic_long alloc_count;
 
@@ -41,9 +42,8 @@ void fy_fail_alloc_set(long n) {
 static long armed_at(void) {
   long at = atomic_load(&fail_at);
   if (at < 0) {
-    const char *e = getenv("FERRY_FAIL_ALLOC");
-    long n = e ? strtol(e, NULL, 10) : 0;
-    long expect = -1;
+    long n = 0, expect = -1;
+    fy_tc_long(FY_TC_FAIL_ALLOC, &n); /* FERRY_FAIL_ALLOC */
     atomic_compare_exchange_strong(&fail_at, &expect, n > 0 ? n : 0);
     at = atomic_load(&fail_at);
   }

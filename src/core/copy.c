@@ -2,6 +2,7 @@
  * where the CPU has it, else SSE2, both part of this file; elsewhere plain
  * memcpy). */
 #include "core/internal.h"
+#include "core/testctl.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -45,11 +46,9 @@ static size_t llc_bytes(void) {
 
 size_t fy_stream_min_bytes(void) {
   static size_t cached; /* 0: not yet known (a race only repeats the work) */
-  const char *ev = getenv("FERRY_STREAM_MIN_MB");
-  if (ev && *ev) {
-    size_t mb = (size_t)strtoull(ev, NULL, 10) << 20;
-    return mb ? mb : 1; /* 0 MB: every ring streams */
-  }
+  long mb = 0;
+  if (fy_tc_long(FY_TC_STREAM_MIN_MB, &mb)) /* FERRY_STREAM_MIN_MB (tests) */
+    return mb ? (size_t)mb << 20 : 1;       /* 0 MB: every ring streams */
   size_t v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
   if (v)
     return v;

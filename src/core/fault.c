@@ -8,22 +8,22 @@
  * operations succeed again. Disarmed (the default), a check costs one
  * atomic load. */
 #include "core/internal.h"
+#include "core/testctl.h"
 
 #include <limits.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 typedef struct fault_point {
-  const char *env;
-  atomic_llong at; /* -1 until the environment is read; 0 = never */
+  fy_tc control;
+  atomic_llong at; /* -1 until the test control is read; 0 = never */
   atomic_ullong bytes;
 } fault_point;
 
 static fault_point points[FY_FAULT_COUNT] = {
-    [FY_FAULT_READ] = {"FERRY_FAIL_READ", -1, 0},
-    [FY_FAULT_WRITE] = {"FERRY_FAIL_WRITE", -1, 0},
+    [FY_FAULT_READ] = {FY_TC_FAIL_READ, -1, 0},   /* FERRY_FAIL_READ */
+    [FY_FAULT_WRITE] = {FY_TC_FAIL_WRITE, -1, 0}, /* FERRY_FAIL_WRITE */
 };
 
 void fy_fail_bytes_set(fy_fault_kind kind, uint64_t n) {
@@ -36,9 +36,10 @@ static long long armed_at(fault_point *f) {
   long long at = atomic_load_explicit(&f->at, memory_order_relaxed);
   if (at >= 0)
     return at;
-  const char *e = getenv(f->env);
-  long long n = e ? strtoll(e, NULL, 10) : 0, expect = -1;
-  atomic_compare_exchange_strong(&f->at, &expect, n > 0 ? n : 0);
+  long n = 0;
+  fy_tc_long(f->control, &n);
+  long long expect = -1;
+  atomic_compare_exchange_strong(&f->at, &expect, (long long)n);
   return atomic_load(&f->at);
 }
 
@@ -56,7 +57,7 @@ int fy_fail_bytes_due(fy_fault_kind kind, size_t want, size_t *ok) {
 
 /* ------------------------------------------------------- injected stall */
 
-static atomic_llong stall_at = -1; /* -1 until the environment is read */
+static atomic_llong stall_at = -1; /* -1 until the test control is read */
 static atomic_int stall_ms;
 static atomic_ullong stall_calls;
 
@@ -69,13 +70,11 @@ void fy_fault_stall_set(uint64_t n, int ms) {
 void fy_fault_stall(void) {
   long long at = atomic_load_explicit(&stall_at, memory_order_relaxed);
   if (at < 0) {
-    const char *e = getenv("FERRY_STALL_AT");
-    char *end = NULL;
-    long long n = e ? strtoll(e, &end, 10) : 0;
-    int ms = end && *end == ':' ? atoi(end + 1) : 0;
-    atomic_store(&stall_ms, ms);
+    long n = 0, ms = 0;
+    fy_tc_pair(FY_TC_STALL_AT, &n, &ms); /* FERRY_STALL_AT=N:MS */
+    atomic_store(&stall_ms, (int)ms);
     long long expect = -1;
-    atomic_compare_exchange_strong(&stall_at, &expect, n > 0 && ms > 0 ? n : 0);
+    atomic_compare_exchange_strong(&stall_at, &expect, (long long)n);
     at = atomic_load(&stall_at);
   }
   if (at == 0 || atomic_fetch_add(&stall_calls, 1) + 1 != (unsigned long long)at)
@@ -87,8 +86,8 @@ void fy_fault_stall(void) {
 }
 
 int fy_fault_dir_denied(const char *dir) {
-  const char *e = getenv("FERRY_DENY_DIR");
-  if (!e || !*e)
+  const char *e = fy_tc_text(FY_TC_DENY_DIR); /* FERRY_DENY_DIR */
+  if (!e)
     return 0;
   const char *slash = strrchr(dir, '/');
   return !strcmp(slash ? slash + 1 : dir, e);

@@ -34,7 +34,8 @@ typedef struct fy_buf {
 int fy_buf_reserve(fy_buf *buf, size_t size);
 void fy_buf_free(fy_buf *buf);
 
-/* Fault injection (tests): with FERRY_FAIL_ALLOC=N in the environment, or
+/* Fault injection (tests): with FERRY_FAIL_ALLOC=N (a test control,
+ * core/testctl.h) in the environment, or
  * after fy_fail_alloc_set(N), the Nth allocation through fy_buf_reserve or
  * fy_malloc (counted from 1, all threads together) fails as if memory ran
  * out; 0 = never. fy_fail_alloc_set also restarts the count. */
@@ -82,6 +83,9 @@ int fy_bus_guard(void (*fn)(void *), void *arg);
  * stderr as "ferry: MESSAGE" without one: the library's only way to say
  * something that is not the call's own error. */
 void fy_log(ferry_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 1 when a message of `level` would be said (ferry_set_log_level): what a
+ * debug line's costly preparation (timing, counting) waits for. */
+int fy_log_on(ferry_log_level level);
 
 /* The pixel limit (max_pixels of the decode, loader and hasher options;
  * 0 = none), one rule for every decoder and every path that falls back to
@@ -104,10 +108,6 @@ void *fy_grow(void *p, size_t *cap, size_t need, size_t elem, size_t first);
 
 /* Monotonic clock in seconds. */
 double fy_now(void);
-
-/* A whole-number knob from the environment (benchmarks, tests): `def` when
- * unset or empty; `def` and a warning naming it when not a number lo..hi. */
-long fy_env_long(const char *name, long lo, long hi, long def);
 
 /* Number of online CPU cores (at least 1). */
 int fy_num_cores(void);
@@ -167,7 +167,8 @@ void fy_copy_stream(void *dst, const void *src, size_t n);
  * copies: the last-level cache's size (sysfs; 32 MiB when unknown), at
  * least FY_STREAM_MIN_BYTES. A ring that fits in the cache is faster with
  * plain stores (measured: 300 MiB L3, 115 MB ring, +8 %), a larger one with
- * streaming stores (32 MiB L3: +40 %). FERRY_STREAM_MIN_MB overrides it. */
+ * streaming stores (32 MiB L3: +40 %). The test control FERRY_STREAM_MIN_MB
+ * (testctl.h) overrides it. */
 #define FY_STREAM_MIN_BYTES ((size_t)16 << 20)
 size_t fy_stream_min_bytes(void);
 

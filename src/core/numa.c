@@ -5,6 +5,7 @@
 #include "core/numa.h"
 
 #include "core/internal.h"
+#include "core/testctl.h"
 #include "ferry.h"
 
 #include <ctype.h>
@@ -170,9 +171,9 @@ int ferry_default_threads(void) { return fy_share_cores(); }
 /* The first cap - 1 bytes of the sysfs file at ROOT/sys/REL, NUL-ended;
  * -1 when it cannot be read. */
 static int read_sys(const char *rel, char *buf, size_t cap) {
-  const char *root = getenv("FERRY_SYSFS_ROOT");
+  const char *root = fy_tc_text(FY_TC_SYSFS_ROOT); /* FERRY_SYSFS_ROOT */
   char path[4096];
-  int n = snprintf(path, sizeof path, "%s/sys/%s", root && *root ? root : "", rel);
+  int n = snprintf(path, sizeof path, "%s/sys/%s", root ? root : "", rel);
   if (n < 0 || (size_t)n >= sizeof path)
     return -1;
   FILE *f = fopen(path, "r");
@@ -207,9 +208,9 @@ static int read_long(const char *rel, long *v) {
 }
 
 static DIR *open_sys_dir(const char *rel) {
-  const char *root = getenv("FERRY_SYSFS_ROOT");
+  const char *root = fy_tc_text(FY_TC_SYSFS_ROOT); /* FERRY_SYSFS_ROOT */
   char path[4096];
-  int n = snprintf(path, sizeof path, "%s/sys/%s", root && *root ? root : "", rel);
+  int n = snprintf(path, sizeof path, "%s/sys/%s", root ? root : "", rel);
   return n < 0 || (size_t)n >= sizeof path ? NULL : opendir(path);
 }
 

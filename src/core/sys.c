@@ -1,7 +1,6 @@
-/* sys.c — clock, whole-number knobs from the environment, core count,
- * thread names, whole-file reads (with a time-out for FIFOs and devices) and
- * byte-range reads of an open file (a shard's member), all through the
- * injected read fault of fault.c. */
+/* sys.c — clock, core count, thread names, whole-file reads (with a
+ * time-out for FIFOs and devices) and byte-range reads of an open file (a
+ * shard's member), all through the injected read fault of fault.c. */
 #include "core/internal.h"
 
 #include <errno.h>
@@ -19,20 +18,6 @@ double fy_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-long fy_env_long(const char *name, long lo, long hi, long def) {
-  const char *v = getenv(name);
-  if (!v || !*v)
-    return def;
-  char *end;
-  errno = 0;
-  long x = strtol(v, &end, 10);
-  if (*end || errno || x < lo || x > hi) {
-    fy_log(FERRY_LOG_WARNING, "%s=%s is not a number %ld..%ld: ignored", name, v, lo, hi);
-    return def;
-  }
-  return x;
 }
 
 int fy_num_cores(void) {

@@ -21,13 +21,14 @@ extern "C" {
 #include "cuda/jpeg_mem.h"
 extern "C" {
 #include "core/numa.h"
+#include "core/testctl.h"
 #include "cuda/nvjpeg_find.h"
 }
 
 #define FY_PREC 22
 #define FY_GPU_POW2 9  /* batch sizes 1, 2, 4, ..., 256 */
 #define FY_PAD_SIDE 64 /* the padding JPEG: 64 x 64 */
-#define FY_PAD_MAX 63  /* the most padding images a call may be given (FERRY_GPU_PAD) */
+#define FY_PAD_MAX 63  /* the most padding images a call may be given (FERRY_GPU_PAD's range) */
 #define FY_PAD_DEFAULT 16
 /* ~46 us of the engine a padding image (one H200, 64x64, calls of 16 padded
  * to 64); a context's two other states ~0.24 s of set-up while 3 other
@@ -51,8 +52,9 @@ extern "C" int fy_jpeg_encode(const uint8_t *px, int w, int h, size_t stride, in
   X(nvjpegDecodeBatchedSupported)                                                                  \
   X(nvjpegJpegStreamGetFrameDimensions)                                                            \
   X(nvjpegJpegStreamGetComponentsNum)                                                              \
-  X(nvjpegDecodeBatchedInitialize) X(nvjpegDecodeBatched) X(nvjpegCreateExV2)                      \
-      X(nvjpegJpegStreamGetChromaSubsampling) X(nvjpegDecodeBatchedPreAllocate)
+  X(nvjpegDecodeBatchedInitialize)                                                                 \
+  X(nvjpegDecodeBatched) X(nvjpegCreateExV2) X(nvjpegJpegStreamGetChromaSubsampling)               \
+      X(nvjpegDecodeBatchedPreAllocate)
 
 static struct {
   int tried, ok;
@@ -82,9 +84,8 @@ static int nvj_load(void) {
   nvj.tried = 1;
   char loaded[FY_NVJPEG_PATH_MAX];
   void *h = fy_nvjpeg_open(loaded, sizeof loaded, nvj_where, sizeof nvj_where);
-  if (getenv("FERRY_DEBUG"))
-    fy_log(FERRY_LOG_DEBUG, h ? "nvJPEG: loaded %s" : "nvJPEG: not found; looked for %s",
-           h ? loaded : nvj_where);
+  fy_log(FERRY_LOG_DEBUG, h ? "nvJPEG: loaded %s" : "nvJPEG: not found; looked for %s",
+         h ? loaded : nvj_where);
   if (!h)
     return 0;
 #define NVJ_SYM(f)                                                                                 \
@@ -145,16 +146,15 @@ struct fy_gpu {
    * choice would have (about what setting up its other states costs, the
    * other contexts waiting), it makes that choice from then on (split): a
    * short run never pays for those states, a long one pays at most twice.
-   * The per-call choice (without call_max: call_k -1; FERRY_GPU_PAD=0..63,
-   * benchmarks): a chunk of at least 64 - pad_max images goes as one call
+   * The per-call choice (without call_max: call_k -1; the test control
+   * FERRY_GPU_PAD=0..63): a chunk of at least 64 - pad_max images goes as one call
    * of 64, padded, a smaller one as calls of 16 or 4 (each waited for
    * before the thread's next call); pad_max 16. */
   int call_k, pad_max, pad_room;
-  long pad_buy; /* FERRY_GPU_PAD_BUY (benchmarks, tests), FY_PAD_BUY */
+  long pad_buy; /* FY_PAD_BUY (the test control FERRY_GPU_PAD_BUY) */
   int hw;
-  int prio;     /* stream priority of the loader's streams */
-  int prealloc; /* nvjpegDecodeBatchedPreAllocate boxes (FERRY_NVJPEG_PREALLOC=0: off) */
-  int debug;    /* FERRY_DEBUG: say when a state grows (an exclusive engine call) */
+  int prio;  /* stream priority of the loader's streams */
+  int debug; /* log level debug: say when a state grows (an exclusive engine call) */
   fy_mem_cache *dev_mem, *pin_mem; /* nvJPEG's buffers (jpeg_mem.cu) */
 };
 
@@ -181,7 +181,7 @@ extern "C" const char *fy_gpu_engine_phase(fy_gpu *g, int engine) {
 
 /* Why the JPEG engine cannot be used for want of nvJPEG, into why[n]:
  * "libnvjpeg not found (looked for A, B, ...)", cut with "..." where the
- * list is longer than why (FERRY_DEBUG=1 logs all of it). */
+ * list is longer than why (the log level debug logs all of it). */
 static void nvj_why(char *why, size_t n) {
   size_t len = nvj_missing
                    ? (size_t)snprintf(why, n, "%s lacks %s", nvj_where, nvj_missing)
@@ -387,17 +387,16 @@ static int open_nvjpeg(fy_gpu *g) {
        "creating an event");
   }
   g->hw = 1;
-  const char *pe = getenv("FERRY_NVJPEG_PREALLOC");
-  g->prealloc = !(pe && !strcmp(pe, "0"));
-  g->debug = getenv("FERRY_DEBUG") != NULL;
+  g->debug = fy_log_on(FERRY_LOG_DEBUG);
   g->pad_max = FY_PAD_DEFAULT;
   g->call_k = g->p.call_max <= 0 ? -1 : per_call_k(g->p.call_max, FY_PAD_DEFAULT);
-  long pad = fy_env_long("FERRY_GPU_PAD", 0, FY_PAD_MAX, -1);
-  if (pad >= 0) { /* the per-call choice from the start */
-    g->pad_max = (int)pad;
+  long pad = -1;
+  if (fy_tc_long(FY_TC_GPU_PAD, &pad)) { /* tests: the per-call choice from the start */
+    g->pad_max = pad < FY_PAD_MAX ? (int)pad : FY_PAD_MAX;
     g->call_k = -1;
   }
-  g->pad_buy = fy_env_long("FERRY_GPU_PAD_BUY", 1, 100000000, FY_PAD_BUY);
+  g->pad_buy = FY_PAD_BUY;
+  fy_tc_long(FY_TC_GPU_PAD_BUY, &g->pad_buy); /* tests: a split mid-run */
   g->pad_room = g->call_k >= 0 ? (1 << g->call_k) - 1 : 0;
   if (g->pad_room < g->pad_max) /* the per-call choice, after a split */
     g->pad_room = g->pad_max;
@@ -501,9 +500,9 @@ extern "C" int fy_gpu_open(const fy_gpu_params *p, fy_gpu **out) {
     /* The loader's kernels and copies are small and latency-bound: at the
      * highest priority they run as soon as SMs free up, instead of queuing
      * behind the training step's kernels. */
-    int lo = 0, hi = 0;
-    cudaDeviceGetStreamPriorityRange(&lo, &hi);
-    g->prio = getenv("FERRY_GPU_NO_PRIORITY") ? lo : hi;
+    int hi = 0;
+    cudaDeviceGetStreamPriorityRange(NULL, &hi);
+    g->prio = hi;
     cudaError_t se = cudaStreamCreateWithPriority(&g->stream, cudaStreamNonBlocking, g->prio);
     rc = se == cudaSuccess ? open_nvjpeg(g) : fy_cuda_fail(se, "creating a stream");
   }
@@ -682,8 +681,7 @@ static int decode_sub(fy_gpu *g, struct fy_gpu::engine *e, int f, int k, int m,
   int boxed = fy_engine_seen_box(&box, 256);
   /* (not for boxes past 1 GiB a state, e.g. 64 twelve-megapixel photos: then
    * nvJPEG sizes its buffers itself, and growth stays exclusive) */
-  if (rc == FERRY_OK && excl && g->prealloc && boxed &&
-      (uint64_t)m * (uint64_t)box.area * 3 <= (1ull << 30)) {
+  if (rc == FERRY_OK && excl && boxed && (uint64_t)m * (uint64_t)box.area * 3 <= (1ull << 30)) {
     e->seen[f][k] = box;
     set_phase(e, ENGINE_INIT);
     st = nvj.nvjpegDecodeBatchedPreAllocate(g->jh, e->js[f][k], m, e->seen[f][k].w, e->seen[f][k].h,

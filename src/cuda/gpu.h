@@ -128,8 +128,7 @@ int fy_gpu_release(fy_gpu *g, int slot, void *stream);
 /* Spins the GPU for about `ms` milliseconds on `stream` (NULL: the legacy
  * default stream): benchmarks' stand-in for the consumer's compute. */
 int fy_gpu_busy(int device, double ms, void *stream);
-/* A new non-blocking stream (NULL on failure), and a wait for one. */
-void *fy_gpu_stream_create(int device);
+/* Waits for the work queued on `stream`. */
 int fy_gpu_stream_sync(void *stream);
 
 /* The stream the batch kernels of `g` run on (a cudaStream_t). */

@@ -22,14 +22,6 @@ __global__ void k_busy(unsigned long long ns) {
   }
 }
 
-extern "C" void *fy_gpu_stream_create(int device) {
-  cudaStream_t st = NULL;
-  if (cudaSetDevice(device) != cudaSuccess ||
-      cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess)
-    return NULL;
-  return st;
-}
-
 extern "C" int fy_gpu_busy(int device, double ms, void *stream) {
   CU(cudaSetDevice(device), "selecting the device");
   k_busy<<<1, 1, 0, (cudaStream_t)stream>>>((unsigned long long)(ms * 1e6));

@@ -66,7 +66,6 @@ int fy_gpu_release(fy_gpu *g, int slot, void *st) {
 int fy_gpu_busy(int device, double ms, void *st) {
   return (void)device, (void)ms, (void)st, no_cuda();
 }
-void *fy_gpu_stream_create(int device) { return (void)device, NULL; }
 int fy_gpu_stream_sync(void *st) { return (void)st, no_cuda(); }
 int fy_gpu_download(int device, const void *src, void *dst, size_t n) {
   return (void)device, (void)src, (void)dst, (void)n, no_cuda();

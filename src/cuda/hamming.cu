@@ -21,6 +21,7 @@
 #include <string.h>
 
 extern "C" {
+#include "core/testctl.h"
 #include "cuda/hamming.h"
 }
 #define FY_CUDA_CONTEXT "CUDA Hamming search"
@@ -136,12 +137,12 @@ __global__ void __launch_bounds__(HT)
 
 /* Whether the lower bound pays: the chance that it passes for one of a
  * warp's 32 * R pairs of a target is small for uniformly spread codes (each
- * bound is Binomial(32 W, 3/4)). FERRY_GPU_HAMMING_FILTER=0|1 forces the
- * choice (tests run both kernels). */
+ * bound is Binomial(32 W, 3/4)). The test control FERRY_GPU_HAMMING_FILTER=0|1
+ * forces the choice (tests run both kernels). */
 static int use_filter(int words, int t) {
-  const char *e = getenv("FERRY_GPU_HAMMING_FILTER");
-  if (e && (e[0] == '0' || e[0] == '1'))
-    return e[0] == '1';
+  long forced = 0;
+  if (fy_tc_long(FY_TC_GPU_HAMMING_FILTER, &forced))
+    return (int)forced;
   int m = 32 * words, r = words == 1 ? tile_shape<1>::R : tile_shape<4>::R;
   if (t >= m)
     return 0;

@@ -4,7 +4,13 @@
 #include "cuda/nvjpeg_find.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+const char *fy_nvjpeg_env_path(void) {
+  const char *e = getenv("FERRY_NVJPEG_PATH");
+  return e && *e ? e : NULL;
+}
 
 /* The sonames on the library path, then the wheels' folders and files
  * under site-packages (the parent of ferry's own folder). */
@@ -62,7 +68,6 @@ int fy_nvjpeg_candidates(const char *env, const char *self_dir, char out[][FY_NV
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <stdlib.h>
 
 /* Appends ", " (unless where is empty) and the formatted text to where,
  * cut at where_len. */
@@ -118,8 +123,7 @@ void *fy_nvjpeg_open(char *loaded, size_t loaded_len, char *where, size_t where_
       self_dir = real;
     }
   }
-  return fy_nvjpeg_open_from(getenv("FERRY_NVJPEG_PATH"), self_dir, loaded, loaded_len, where,
-                             where_len);
+  return fy_nvjpeg_open_from(fy_nvjpeg_env_path(), self_dir, loaded, loaded_len, where, where_len);
 }
 #else
 void *fy_nvjpeg_open_from(const char *env, const char *self_dir, char *loaded, size_t loaded_len,

@@ -32,8 +32,12 @@ int fy_nvjpeg_candidates(const char *env, const char *self_dir, char out[][FY_NV
 void *fy_nvjpeg_open_from(const char *env, const char *self_dir, char *loaded, size_t loaded_len,
                           char *where, size_t where_len);
 
-/* fy_nvjpeg_open_from with getenv("FERRY_NVJPEG_PATH") and the folder of
- * the file this code is in (dladdr()). */
+/* FERRY_NVJPEG_PATH, a deployment path (the one place it is read): NULL
+ * when unset or empty. */
+const char *fy_nvjpeg_env_path(void);
+
+/* fy_nvjpeg_open_from with fy_nvjpeg_env_path() and the folder of the
+ * file this code is in (dladdr()). */
 void *fy_nvjpeg_open(char *loaded, size_t loaded_len, char *where, size_t where_len);
 
 #endif

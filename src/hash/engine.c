@@ -11,6 +11,7 @@
 #include "hash/engine.h"
 
 #include "codec/codec.h"
+#include "core/testctl.h"
 #include "cuda/gpu.h"
 #include "cuda/hash_gpu.h"
 #include "hash/hash.h"
@@ -21,9 +22,8 @@
 #include <string.h>
 
 #define MAX_THREADS FY_GPU_MAX_ENGINES
-#define MAX_CHUNK 64
-#define DEFAULT_CHUNK 16
-#define DEFAULT_THREADS 3
+#define CHUNK 16          /* files an engine thread claims at once */
+#define DEFAULT_THREADS 3 /* 2 made 1,459 files/s against 1,465 with 3 (bench/RESULTS.md) */
 #define GROUP_BYTES ((size_t)512 << 20) /* decoded pixels per engine call */
 
 struct fy_hash_engine;
@@ -38,7 +38,7 @@ typedef struct engine_thread {
 struct fy_hash_engine {
   ferry_hash_options o;
   fy_engine_feed feed;
-  int device, chunk, nthreads;
+  int device, nthreads;
   fy_gpu *gpu;
   engine_thread t[MAX_THREADS];
   pthread_mutex_t mu;
@@ -46,7 +46,7 @@ struct fy_hash_engine {
   int first_claims; /* threads past their first claim */
   fy_engine_stats stats;
   int warned, rgb;
-  double t_read, t_decode, t_hash, t_cpu; /* seconds, all threads (FERRY_HASH_STATS) */
+  double t_read, t_decode, t_hash, t_cpu; /* seconds, all threads (a debug line at the end) */
   double t_open, t_start;
 };
 
@@ -59,10 +59,10 @@ static void add_time(struct fy_hash_engine *e, double *sum, double t0) {
 
 /* One chunk's files. */
 typedef struct chunk {
-  size_t n, ids[MAX_CHUNK];
-  fy_buf file[MAX_CHUNK];
-  size_t len[MAX_CHUNK];
-  int w[MAX_CHUNK], h[MAX_CHUNK];
+  size_t n, ids[CHUNK];
+  fy_buf file[CHUNK];
+  size_t len[CHUNK];
+  int w[CHUNK], h[CHUNK];
   fy_buf grids; /* the signatures' grids (FERRY_HASH_SIGNATURE) */
 } chunk;
 
@@ -153,12 +153,12 @@ static int signatures(fy_gpu_hasher *gh, ferry_hasher *h, int hrc, chunk *c,
  * together within GROUP_BYTES); on failure the CPU takes them. */
 static void run_group(struct fy_hash_engine *e, int engine, fy_gpu_hasher *gh, fy_gpu_colorer *gc,
                       devbuf *buf, ferry_hasher *h, int hrc, chunk *c, const size_t *sel, int m) {
-  const uint8_t *data[MAX_CHUNK];
-  size_t len[MAX_CHUNK];
-  int pitch[MAX_CHUNK];
-  uint8_t *dst[MAX_CHUNK];
-  fy_gpu_hash_image im[MAX_CHUNK];
-  ferry_hash_result res[MAX_CHUNK];
+  const uint8_t *data[CHUNK];
+  size_t len[CHUNK];
+  int pitch[CHUNK];
+  uint8_t *dst[CHUNK];
+  fy_gpu_hash_image im[CHUNK];
+  ferry_hash_result res[CHUNK];
   size_t total = 0, bpp = e->rgb ? 3 : 1;
   for (int i = 0; i < m; i++)
     total += aligned((size_t)c->w[sel[i]] * c->h[sel[i]] * bpp);
@@ -181,7 +181,7 @@ static void run_group(struct fy_hash_engine *e, int engine, fy_gpu_hasher *gh, f
   memset(res, 0, sizeof(ferry_hash_result) * (size_t)m);
   if (!rc)
     rc = fy_gpu_hasher_run(gh, im, m, e->o.kinds, e->o.hash_size, res);
-  fy_color_counts counts[MAX_CHUNK];
+  fy_color_counts counts[CHUNK];
   if (!rc && gc)
     rc = fy_gpu_color_counts(gc, im, m, counts);
   if (!rc && (e->o.kinds & FERRY_HASH_SIGNATURE))
@@ -218,9 +218,9 @@ static void *engine_main(void *arg) {
   int hrc = ferry_hasher_new(&e->o, &h), grc = -1; /* GPU contexts: after the first claim */
   chunk *c = calloc(1, sizeof *c);
   devbuf buf = {NULL, 0};
-  size_t sel[MAX_CHUNK];
+  size_t sel[CHUNK];
   for (int first = 1;; first = 0) {
-    size_t got = c ? e->feed.claim(e->feed.user, (size_t)e->chunk, c->ids) : 0;
+    size_t got = c ? e->feed.claim(e->feed.user, CHUNK, c->ids) : 0;
     if (first) { /* fy_hash_engine_start may wait for every thread's first claim */
       pthread_mutex_lock(&e->mu);
       e->first_claims++;
@@ -269,7 +269,7 @@ static void *engine_main(void *arg) {
     pthread_mutex_unlock(&e->mu);
   }
   if (c) {
-    for (int k = 0; k < MAX_CHUNK; k++)
+    for (int k = 0; k < CHUNK; k++)
       fy_buf_free(&c->file[k]);
     fy_buf_free(&c->grids);
   }
@@ -281,12 +281,6 @@ static void *engine_main(void *arg) {
   return NULL;
 }
 
-static int env_int(const char *name, int lo, int hi, int def) {
-  const char *v = getenv(name);
-  int x = v ? atoi(v) : 0;
-  return x >= lo && x <= hi ? x : def;
-}
-
 int fy_hash_engine_start(int device, const ferry_hash_options *o, int threads,
                          const fy_engine_feed *feed, fy_hash_engine **out) {
   *out = NULL;
@@ -296,7 +290,7 @@ int fy_hash_engine_start(int device, const ferry_hash_options *o, int threads,
   if (rc)
     return rc;
   if (threads <= 0)
-    threads = env_int("FERRY_HASH_ENGINES", 1, MAX_THREADS, DEFAULT_THREADS);
+    threads = DEFAULT_THREADS;
   if (threads > MAX_THREADS)
     threads = MAX_THREADS;
   struct fy_hash_engine *e = calloc(1, sizeof *e);
@@ -305,12 +299,9 @@ int fy_hash_engine_start(int device, const ferry_hash_options *o, int threads,
   e->o = *o;
   e->feed = *feed;
   e->device = device;
-  e->chunk = env_int("FERRY_HASH_CHUNK", 1, MAX_CHUNK, DEFAULT_CHUNK);
   /* RGB output when colorhash needs colours (L is then made on the GPU);
-   * luma only otherwise, a third of the bytes. FERRY_HASH_ENGINE_RGB forces
-   * RGB (benchmarks). */
-  e->rgb =
-      getenv("FERRY_HASH_ENGINE_RGB") != NULL || (o->kinds & FERRY_HASH_MASK(FERRY_HASH_COLORHASH));
+   * luma only otherwise, a third of the bytes. */
+  e->rgb = (o->kinds & FERRY_HASH_MASK(FERRY_HASH_COLORHASH)) != 0;
   fy_gpu_params p = {.device = device,
                      .nslots = 1,
                      .batch = 1,
@@ -350,9 +341,10 @@ int fy_hash_engine_start(int device, const ferry_hash_options *o, int threads,
     free(e);
     return fy_error(FERRY_ENOMEM, "cannot start a JPEG engine thread");
   }
-  /* FERRY_HASH_ENGINE_FIRST (tests): the caller's CPU threads start only
-   * once every engine thread holds its first chunk */
-  if (getenv("FERRY_HASH_ENGINE_FIRST")) {
+  /* the test control FERRY_HASH_ENGINE_FIRST: the caller's CPU threads
+   * start only once every engine thread holds its first chunk */
+  long first = 0;
+  if (fy_tc_long(FY_TC_HASH_ENGINE_FIRST, &first) && first) {
     pthread_mutex_lock(&e->mu);
     while (e->first_claims < e->nthreads)
       pthread_cond_wait(&e->cv, &e->mu);
@@ -374,12 +366,11 @@ void fy_hash_engine_finish(fy_hash_engine *e, fy_engine_stats *stats) {
   pthread_cond_destroy(&e->cv);
   pthread_mutex_destroy(&e->mu);
   fy_gpu_close(e->gpu);
-  if (getenv("FERRY_HASH_STATS"))
-    fy_log(FERRY_LOG_DEBUG,
-           "JPEG engine: %zu chunks, %zu files decoded, %zu on the CPU; seconds: open "
-           "%.2f, threads %.2f, close %.2f; thread seconds: read+check %.2f (CPU fallback "
-           "%.2f), decode %.2f, hash %.2f",
-           e->stats.chunks, e->stats.engine, e->stats.cpu, e->t_open, t_run, fy_now() - t0,
-           e->t_read, e->t_cpu, e->t_decode, e->t_hash);
+  fy_log(FERRY_LOG_DEBUG,
+         "JPEG engine: %zu chunks, %zu files decoded, %zu on the CPU; seconds: open "
+         "%.2f, threads %.2f, close %.2f; thread seconds: read+check %.2f (CPU fallback "
+         "%.2f), decode %.2f, hash %.2f",
+         e->stats.chunks, e->stats.engine, e->stats.cpu, e->t_open, t_run, fy_now() - t0, e->t_read,
+         e->t_cpu, e->t_decode, e->t_hash);
   free(e);
 }

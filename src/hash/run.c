@@ -9,6 +9,7 @@
 #include "hash/run.h"
 
 #include "core/numa.h"
+#include "core/testctl.h"
 #include "cuda/hash_gpu.h"
 #include "hash/engine.h"
 #include "hash/hash.h"
@@ -168,22 +169,10 @@ static void start_engine(fy_hash_run *r, int device) {
  * left: on an H100 with 16 cores, 2,000 12 MP photos took 2.2 s on the
  * cores alone and 2.5-2.7 s with the engine. So the cores start at once,
  * and this thread looks at how far they got after ENGINE_LOOK_S: the
- * engine starts when what is left, extrapolated, is more than
- * FERRY_HASH_ENGINE_MIN_S seconds (default 2.5; 0: the engine at once). */
+ * engine starts when what is left, extrapolated, is more than the
+ * caller's engine_min_s seconds (the options' engine_min_s, default
+ * FY_ENGINE_MIN_S_DEFAULT; 0: the engine at once). */
 enum { ENGINE_LOOK_MS = 500 };
-
-static double engine_min_seconds(void) {
-  const char *v = getenv("FERRY_HASH_ENGINE_MIN_S");
-  if (!v || !*v)
-    return 2.5;
-  char *end;
-  double s = strtod(v, &end);
-  if (*end || !(s >= 0 && s <= 3600)) {
-    fy_log(FERRY_LOG_WARNING, "FERRY_HASH_ENGINE_MIN_S=%s is not 0..3600 seconds: 2.5 used", v);
-    return 2.5;
-  }
-  return s;
-}
 
 static void engine_note(fy_hash_run *r) {
   snprintf(r->note, sizeof r->note, "the JPEG engine of cuda:%d is not used (%s)", r->device,
@@ -218,7 +207,7 @@ static void *engine_starter(void *arg) {
   if (left <= r->engine_min_s)
     fy_log(FERRY_LOG_INFO,
            "the JPEG engine of cuda:%d is not started: the cores finish in about %.1f s "
-           "(FERRY_HASH_ENGINE_MIN_S=%.1f)",
+           "(engine_min_s %.1f)",
            r->device, left, r->engine_min_s);
   else if (listed > 0 && fy_gpu_hash_available(r->device) != FERRY_OK)
     engine_note(r);
@@ -287,9 +276,21 @@ static void run_free(fy_hash_run *r) {
   free(r);
 }
 
+int fy_hash_engine_min_s_check(double s) {
+  if (s >= 0 && s <= FY_ENGINE_MIN_S_MAX)
+    return FERRY_OK;
+  return fy_error(FERRY_EINVAL,
+                  "engine_min_s %g is not 0..%d seconds (fast mode on a GPU: the JPEG engine "
+                  "starts when the cores would take longer than this; 0: at once)",
+                  s, FY_ENGINE_MIN_S_MAX);
+}
+
 int fy_hash_run_start(const ferry_hash_options *o, size_t n, int threads, int device,
-                      const fy_hash_sink *sink, fy_hash_run **out) {
+                      double engine_min_s, const fy_hash_sink *sink, fy_hash_run **out) {
   *out = NULL;
+  int bad = fy_hash_engine_min_s_check(engine_min_s);
+  if (bad)
+    return bad;
   fy_hash_run *r = calloc(1, sizeof *r);
   if (!r)
     return fy_error(FERRY_ENOMEM, "out of memory");
@@ -330,10 +331,11 @@ int fy_hash_run_start(const ferry_hash_options *o, size_t n, int threads, int de
     }
   }
   /* fast mode on a GPU: the cores start at once, the engine joins them
-   * when the GPU is up (a fraction of a second), or starts first
-   * (FERRY_HASH_ENGINE_FIRST, for tests) */
+   * when the GPU is up (a fraction of a second), or starts first (the
+   * test control FERRY_HASH_ENGINE_FIRST) */
   int engine_wanted = device >= 0 && !compat && n;
-  int first = getenv("FERRY_HASH_ENGINE_FIRST") != NULL;
+  long first = 0;
+  fy_tc_long(FY_TC_HASH_ENGINE_FIRST, &first);
   if (engine_wanted && first)
     start_engine(r, device);
   for (int i = 0; i < threads; i++) {
@@ -354,7 +356,7 @@ int fy_hash_run_start(const ferry_hash_options *o, size_t n, int threads, int de
     fy_gpu_hash_queue_producer_done(r->gpu);
   if (engine_wanted && !first) {
     r->device = device;
-    r->engine_min_s = engine_min_seconds();
+    r->engine_min_s = engine_min_s;
     if (r->engine_min_s > 0)
       r->starter_started = pthread_create(&r->starter, NULL, engine_starter, r) == 0;
     if (!r->starter_started)
@@ -390,10 +392,8 @@ void fy_hash_run_finish(fy_hash_run *r, fy_hash_run_report *report) {
   if (r->gpu) {
     fy_gpu_hash_stats st; /* a GPU error was answered for each item it hit */
     (void)fy_gpu_hash_queue_finish(r->gpu, &st);
-    if (getenv("FERRY_GPU_HASH_STATS"))
-      fy_log(FERRY_LOG_DEBUG,
-             "GPU hashing: %zu images in %zu batches, %.3f s uploading and hashing", st.images,
-             st.batches, st.gpu_s);
+    fy_log(FERRY_LOG_DEBUG, "GPU hashing: %zu images in %zu batches, %.3f s uploading and hashing",
+           st.images, st.batches, st.gpu_s);
   }
   if (report) {
     report->engine_files = es.engine;

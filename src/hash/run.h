@@ -32,14 +32,26 @@ const char *fy_hash_device_name(int device, char buf[24]);
  * OpenCL device is only looked up in the loader's list). */
 int fy_hash_device_check(int device, ferry_hash_mode mode);
 
+/* engine_min_s of ferry_index_options and ferry_hash_files_options: fast
+ * mode on a GPU starts the JPEG engine only when the cores, half a second
+ * in, would take more than this many seconds for the rest (the engine's
+ * start and close cost about a second of a core: 2,000 12 MP photos took
+ * 0.78-0.86x the cores' time with it on an H100, 0.92-0.98x held back;
+ * bench/RESULTS.md). 0 starts it at once. */
+#define FY_ENGINE_MIN_S_DEFAULT 2.5
+#define FY_ENGINE_MIN_S_MAX 3600
+/* FERRY_OK when s is 0..FY_ENGINE_MIN_S_MAX, else FERRY_EINVAL naming it. */
+int fy_hash_engine_min_s_check(double s);
+
 /* Starts hashing n items with `threads` CPU threads (<= 0: one per core)
  * on `device` (-1: the CPU; N: CUDA device N; FERRY_DEVICE_OPENCL + N:
- * OpenCL device N, compatible mode only). Errors (nothing started, nothing answered):
- * FERRY_ENOMEM, or the GPU's queue refused ("cannot hash on GPU cuda:N:
- * why"). When no thread can start, the items are hashed in this thread
- * before it returns. */
+ * OpenCL device N, compatible mode only), the JPEG engine of fast mode
+ * held back as engine_min_s says. Errors (nothing started, nothing
+ * answered): FERRY_EINVAL for engine_min_s, FERRY_ENOMEM, or the GPU's
+ * queue refused ("cannot hash on GPU cuda:N: why"). When no thread can
+ * start, the items are hashed in this thread before it returns. */
 int fy_hash_run_start(const ferry_hash_options *o, size_t n, int threads, int device,
-                      const fy_hash_sink *sink, fy_hash_run **out);
+                      double engine_min_s, const fy_hash_sink *sink, fy_hash_run **out);
 
 /* 1 once every item has been answered (every thread gone, nothing in
  * flight on the GPU or the engine): what a caller waiting for results

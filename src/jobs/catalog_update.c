@@ -32,6 +32,7 @@ void ferry_index_options_default(ferry_index_options *o) {
   o->device = -1;
   o->rank = 0;
   o->world_size = 1;
+  o->engine_min_s = FY_ENGINE_MIN_S_DEFAULT;
 }
 
 /* The root a found file's share is decided by: the outermost of the roots
@@ -170,7 +171,7 @@ static int hash_all(const fy_found *files, const size_t *todo, size_t ntodo,
   pthread_cond_init(&r.cv, NULL);
   fy_hash_sink sink = {run_path, run_done, &r};
   fy_hash_run *hr = NULL;
-  int rc = fy_hash_run_start(&o->hash, ntodo, o->threads, o->device, &sink, &hr);
+  int rc = fy_hash_run_start(&o->hash, ntodo, o->threads, o->device, o->engine_min_s, &sink, &hr);
   if (rc) {
     free(r.res);
     free(r.queue);
@@ -301,6 +302,8 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
                     "the world size at most %d)",
                     options->rank, options->world_size, FY_MAX_WORLD);
   int rc = fy_hash_options_check(&options->hash);
+  if (!rc)
+    rc = fy_hash_engine_min_s_check(options->engine_min_s);
   if (rc)
     return rc;
   /* a GPU that cannot do the job is said before anything is read */

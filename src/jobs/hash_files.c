@@ -96,6 +96,7 @@ static void reporter_stop(reporter *r, int final) {
 void ferry_hash_files_options_default(ferry_hash_files_options *o) {
   memset(o, 0, sizeof *o);
   o->device = -1;
+  o->engine_min_s = FY_ENGINE_MIN_S_DEFAULT;
 }
 
 int ferry_hash_files(const char *const *paths, size_t n, const ferry_hash_options *o,
@@ -115,6 +116,8 @@ int ferry_hash_files(const char *const *paths, size_t n, const ferry_hash_option
     return fy_error(FERRY_EINVAL, "ferry_hash_files: NULL argument");
   ferry_hash_options opts;
   int rc = fy_hash_options_take(o, &opts);
+  if (!rc)
+    rc = fy_hash_engine_min_s_check(run->engine_min_s);
   if (rc)
     return rc;
   o = &opts;
@@ -131,7 +134,7 @@ int ferry_hash_files(const char *const *paths, size_t n, const ferry_hash_option
   reporter_start(&rep, &j, run);
   fy_hash_sink sink = {job_path, job_done, &j};
   fy_hash_run *hr = NULL;
-  rc = fy_hash_run_start(o, n, threads, device, &sink, &hr);
+  rc = fy_hash_run_start(o, n, threads, device, run->engine_min_s, &sink, &hr);
   fy_hash_run_report rr;
   fy_hash_run_finish(hr, &rr); /* every file answered */
   if (rc == FERRY_OK) {

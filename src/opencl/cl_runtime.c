@@ -44,13 +44,18 @@ static const struct {
     FY_CL_SYM(Finish, "clFinish"),
 };
 
+const char *fy_cl_env_library(void) {
+  const char *e = getenv("FERRY_OPENCL_LIBRARY");
+  return e && *e ? e : NULL;
+}
+
 static void load(void) {
   /* FERRY_OPENCL_LIBRARY names another loader (tests: a missing one) */
-  const char *forced = getenv("FERRY_OPENCL_LIBRARY");
+  const char *forced = fy_cl_env_library();
   const char *names[] = {"libOpenCL.so.1", "libOpenCL.so"};
   void *h = NULL;
   const char *err = NULL;
-  if (forced && *forced) {
+  if (forced) {
     h = dlopen(forced, RTLD_NOW | RTLD_LOCAL);
     if (!h)
       err = dlerror();
@@ -64,7 +69,7 @@ static void load(void) {
   if (!h) {
     snprintf(api_why, sizeof api_why,
              "no OpenCL library (%s): install an OpenCL driver, e.g. pocl-opencl-icd (%s)",
-             forced && *forced ? forced : "libOpenCL.so.1", err ? err : "not found");
+             forced ? forced : "libOpenCL.so.1", err ? err : "not found");
     return;
   }
   for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {

@@ -50,6 +50,10 @@ int fy_cl_default_device(void);
  * (container images often lack it). *path gets the library's path, for
  * OCL_ICD_FILENAMES. `ferry doctor` says so. */
 int fy_cl_nvidia_unlisted(char *path, size_t n);
+/* FERRY_OPENCL_LIBRARY, a deployment path (the one place it is read): the
+ * OpenCL ICD loader to dlopen() instead of libOpenCL.so.1; NULL when unset
+ * or empty. */
+const char *fy_cl_env_library(void);
 
 /* A context and an in-order queue on one device. */
 typedef struct fy_cl_ctx {

@@ -1,7 +1,7 @@
 /* device.c — the loader's GPU mode: opening and closing it, the decoder
- * threads that feed the JPEG engine, the engine policy (a slot's own GPU
- * side is device_slot.c). Batches live in device memory. CPU workers
- * decode what they claim into pinned staging (u8, output size); a decoder
+ * threads that feed the JPEG engine, the engine controller's decisions
+ * (engine_ctl.h) put into effect (a slot's own GPU side is device_slot.c). Batches live in device
+ * memory. CPU workers decode what they claim into pinned staging (u8, output size); a decoder
  * thread claims chunks of samples and feeds the JPEGs that the hardware
  * engine accepts to nvJPEG, with resampling tables built here. Both kinds
  * of sample meet in one kernel pass per batch (gpu.cu). Work is shared by
@@ -15,15 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK 128        /* most samples per call to the JPEG engine */
-#define DEFAULT_CHUNK 64 /* measured best on an H200 with 16 cores */
+/* The most samples an engine context claims at once: 64 measured best on
+ * an H200 with 16 cores and decode-bound on an H100 over chunks of 32-128
+ * (bench/engine_sweep.sh, bench/RESULTS.md). */
+#define CHUNK 64
+/* Engine contexts (decoder threads): 4 (chunks of 64, a ring of 6)
+ * measured best decode-bound on an H100 over 2-8 contexts and rings of
+ * 3-10 (bench/RESULTS.md). */
+#define CONTEXTS 4
 
-static int engine_policy(void);
-static int engine_chunk(void);
 static void slot_reset(void *L, slot *s);
 
 int fy_dev_open(ferry_loader *L) {
-  int n = L->ring.nslots, B = L->o.batch_size, chunk = engine_chunk();
+  int n = L->ring.nslots, B = L->o.batch_size, chunk = CHUNK;
   uint64_t per_slot = L->o.device_memory / (uint64_t)n;
   fy_gpu_params p = {.device = L->o.device,
                      .nslots = n,
@@ -37,18 +41,10 @@ int fy_dev_open(ferry_loader *L) {
                      .temp_bytes = L->o.hw_decode ? (size_t)(per_slot / 4) : 4096,
                      .table_entries = B * 12000,
                      .hw_decode = L->o.hw_decode,
-                     .decoders = 4,
+                     .decoders = CONTEXTS,
                      .call_max = chunk < B ? chunk : B};
-  /* Engine contexts: 4 (chunks of 64, a ring of 6) measured best
-   * decode-bound on an H100 over 2-8 contexts, chunks of 32-128 and rings
-   * of 3-10 (bench/engine_sweep.sh, bench/RESULTS.md). Tuning knobs, for
-   * benchmarks: */
-  const char *ev = getenv("FERRY_GPU_DECODERS");
-  if (ev && atoi(ev) >= 1 && atoi(ev) <= FY_GPU_MAX_ENGINES)
-    p.decoders = atoi(ev);
   memcpy(p.mean, L->o.mean, sizeof p.mean);
   memcpy(p.std, L->o.std, sizeof p.std);
-  L->engine_policy = engine_policy();
   int rc = fy_gpu_open(&p, &L->gpu);
   if (rc)
     return rc;
@@ -86,8 +82,7 @@ int fy_dev_open(ferry_loader *L) {
   /* Under the lock: the decoder threads started above read ctl under it
    * (fy_dev_engine_on); until now they see no context on and decode on the CPU. */
   pthread_mutex_lock(&L->ring.mu);
-  fy_engine_ctl_init(&L->ctl,
-                     L->engine_policy == FY_ENGINES_ONE && L->gpu_threads ? 1 : L->gpu_threads, n);
+  fy_engine_ctl_init(&L->ctl, L->gpu_threads, n);
   pthread_mutex_unlock(&L->ring.mu);
   return FERRY_OK;
 }
@@ -272,9 +267,8 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
       j.dst[j.n] = dst;
       j.pos[j.n++] = pos;
     } else {
-      if (getenv("FERRY_DEBUG"))
-        fy_log(FERRY_LOG_DEBUG, "%s to the CPU (engine accepts %d, %dx%d, arena %s)",
-               fy_source_path(&L->src, idx), ok, iw, ih, dst ? "ok" : "full or unused");
+      fy_log(FERRY_LOG_DEBUG, "%s to the CPU (engine accepts %d, %dx%d, arena %s)",
+             fy_source_path(&L->src, idx), ok, iw, ih, dst ? "ok" : "full or unused");
       fy_run_cpu_sample(L, w, s, pos, epoch);
     }
   }
@@ -284,18 +278,16 @@ static void decode_chunk(ferry_loader *L, int engine, fy_worker_state *w, fy_buf
 int fy_dev_engine_on(const ferry_loader *L, int engine) { return engine < L->ctl.level; }
 
 void fy_dev_asked(ferry_loader *L, int64_t b) {
-  if (L->engine_policy != FY_ENGINES_ADAPT)
-    return;
   int was = L->ctl.level, was_active = L->ctl.active;
   double now = fy_now();
   if (!fy_engine_ctl_step(&L->ctl, now, fy_ring_workers_idle_s(&L->ring, now), L->stats.wait_s,
                           L->nworkers, b >= L->ring.nslots))
     return;
-  if (getenv("FERRY_DEBUG") && L->ctl.active != was_active)
+  if (L->ctl.active != was_active)
     fy_log(FERRY_LOG_DEBUG, "CPU workers active %d -> %d of %d: %s (%.1f batches/s, idle %.0f %%)",
            was_active, L->ctl.active, L->ctl.workers, L->ctl.why, L->ctl.rate,
            100 * L->ctl.idle_frac);
-  else if (getenv("FERRY_DEBUG"))
+  else
     fy_log(FERRY_LOG_DEBUG,
            "JPEG engine contexts %d -> %d: %s (%.1f batches/s, CPU workers idle %.0f %%, the "
            "consumer waiting %.0f %%)",
@@ -305,30 +297,10 @@ void fy_dev_asked(ferry_loader *L, int64_t b) {
     pthread_cond_broadcast(&L->ring.work_cv);
 }
 
-/* FERRY_GPU_ENGINE_POLICY (benchmarks): how many engine contexts decode.
- * adapt (default): as engine_ctl.h measures best; one: one; always: all. */
-static int engine_policy(void) {
-  const char *e = getenv("FERRY_GPU_ENGINE_POLICY");
-  static const char *names[] = {"adapt", "one", "always"};
-  for (int i = 0; e && i < 3; i++)
-    if (!strcmp(e, names[i]))
-      return i;
-  if (e && *e)
-    fy_log(FERRY_LOG_WARNING, "FERRY_GPU_ENGINE_POLICY=%s is not adapt, one or always: adapt", e);
-  return FY_ENGINES_ADAPT;
-}
-
-/* FERRY_GPU_CHUNK (benchmarks): the most samples an engine context claims
- * at once (DEFAULT_CHUNK). */
-static int engine_chunk(void) {
-  const char *ev = getenv("FERRY_GPU_CHUNK");
-  return ev && atoi(ev) >= 1 && atoi(ev) <= CHUNK ? atoi(ev) : DEFAULT_CHUNK;
-}
-
 void *fy_dev_decoder_main(void *arg) {
   ferry_loader *L = ((fy_dec_arg *)arg)->L;
   int engine = ((fy_dec_arg *)arg)->engine;
-  int chunk = engine_chunk();
+  int chunk = CHUNK;
   fy_worker_state w;
   fy_buf scratch = {0};
   memset(&w, 0, sizeof w);

@@ -44,36 +44,11 @@ void fy_engine_ctl_init(fy_engine_ctl *c, int max, int settle) {
 
 void fy_engine_ctl_park(fy_engine_ctl *c, int workers) {
   c->park = workers > 1;
-  c->shed = 0;
   c->workers = c->active = workers;
-}
-
-void fy_engine_ctl_shed(fy_engine_ctl *c, int workers) {
-  if (c->park)
-    return;
-  c->shed = workers > 0 && c->max > 0;
-  c->workers = c->active = workers;
-  c->shed_backoff_s = BACKOFF_MIN;
 }
 
 static double doubled(double backoff) {
   return backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : backoff * 2;
-}
-
-/* The workers parked (or back) on trial: kept if batches came GAIN
- * faster, else undone; the next trial either way waits the backoff,
- * reset after a change that paid, doubled after one that did not. */
-static void judge_shed(fy_engine_ctl *c, double now) {
-  c->trial = 0;
-  if (c->rate >= c->rate_before * GAIN) {
-    c->shed_backoff_s = BACKOFF_MIN;
-  } else {
-    c->active = c->active ? 0 : c->workers;
-    c->why = c->active ? "the contexts alone were not faster: CPU workers back"
-                       : "the CPU workers back were not faster: parked again";
-    c->shed_backoff_s = doubled(c->shed_backoff_s);
-  }
-  c->no_shed_until = now + c->shed_backoff_s;
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -123,19 +98,8 @@ static void judge_trial(fy_engine_ctl *c, double now) {
 static int decide(fy_engine_ctl *c, double now) {
   int was = c->level, was_active = c->active;
   int loader_bound = c->wait_frac > WAIT_BOUND;
-  if (c->trial == 2) {
-    judge_shed(c, now);
-  } else if (c->trial) {
+  if (c->trial) {
     judge_trial(c, now);
-  } else if (c->shed && c->active < c->workers && (!loader_bound || c->level < c->max)) {
-    c->active = c->workers;
-    c->why = "the loader is not the limit with every context on: CPU workers back";
-  } else if (c->shed && loader_bound && c->level == c->max && now >= c->no_shed_until) {
-    c->rate_before = c->rate;
-    c->active = c->active ? 0 : c->workers;
-    c->trial = 2;
-    c->why = c->active ? "the loader is the limit: CPU workers back on trial"
-                       : "the loader is the limit: the contexts alone on trial";
   } else if (c->park && c->idle_frac < IDLE_UP && c->active < c->workers) {
     /* the parked workers first: the cores are there */
     c->active += (c->workers + 3) / 4;
@@ -189,7 +153,7 @@ int fy_engine_ctl_step(fy_engine_ctl *c, double now, double idle_s, double wait_
   c->span += dt;
   if ((c->n < WINDOW_N || c->span < WINDOW_S) && c->n < FY_CTL_MAX_DT)
     return 0;
-  measure(c, fy_engine_ctl_parks(c) ? c->active : workers);
+  measure(c, c->park ? c->active : workers);
   int changed = decide(c, now);
   c->changes += changed;
   new_window(c, changed ? c->settle : 0);

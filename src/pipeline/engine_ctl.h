@@ -20,8 +20,9 @@
  * have passed (the ring's length), and never across an epoch's refill of
  * the ring.
  *
- * Parking (fy_engine_ctl_park; FERRY_WORKER_PARK=1, off by default; a CPU
- * loader has the controller with no context, for this alone): once no
+ * Parking (fy_engine_ctl_park; the loader option park_workers, off by
+ * default; a CPU loader has the controller with no context, for this
+ * alone): once no
  * context decodes and the workers still idle over 30 % of the time, the
  * consumer is the limit and the loader parks the workers it does not need,
  * so that fewer threads decode at once beside the consumer's own (2 ranks
@@ -45,8 +46,8 @@ typedef struct fy_engine_ctl {
   double dw[FY_CTL_MAX_DT];            /* seconds the consumer waited in each */
   double span;                         /* seconds they cover */
   double t_last, idle_last, wait_last; /* at the consumer's last request; t_last < 0: none */
-  int trial; /* 1: a context started on trial, -1: one stopped, 2: the workers parked or
-                back (shed); rate_before is the rate before */
+  int trial; /* 1: a context started on trial, -1: one stopped; rate_before is the rate
+                before */
   double rate_before;
   double no_up_until, backoff_s, no_down_until, down_backoff_s;
   double rate, idle_frac, wait_frac; /* the last window's: batches/s, idle share of the
@@ -54,10 +55,8 @@ typedef struct fy_engine_ctl {
   const char *why;                   /* the last change's reason, for messages */
   int changes;
   int park;    /* 1: park the workers the consumer does not need */
-  int shed;    /* 1: with every context on and the loader the limit, try the contexts alone */
-  int workers; /* CPU workers there are (with park or shed) */
+  int workers; /* CPU workers there are (with park) */
   int active;  /* of them, those that claim samples; the rest are parked */
-  double no_shed_until, shed_backoff_s;
 } fy_engine_ctl;
 
 /* ferry's default number of CPU workers on `cores` cores beside `feed`
@@ -77,17 +76,6 @@ void fy_engine_ctl_init(fy_engine_ctl *c, int max, int settle);
 /* Parks workers the consumer does not need, of `workers` (all active at
  * first). */
 void fy_engine_ctl_park(fy_engine_ctl *c, int workers);
-/* Shedding (FERRY_WORKER_SHED=1, off by default), of `workers`: while the
- * loader is the limit (the consumer waits over half the time) with every
- * context on, all the workers are parked on trial and stay parked if
- * batches then come 3 % faster (2 ranks decode-bound on an H200: the
- * engines alone made 57,135 images/s, with 12 workers each 41,834;
- * bench/RESULTS.md); the reverse trial follows, each 4 s after the last,
- * doubling to 64 s while they fail. The workers come back at once when
- * the consumer is the limit or a context stops. Not with parking. */
-void fy_engine_ctl_shed(fy_engine_ctl *c, int workers);
-/* Whether c->active, not every worker, claims samples (parking or shedding on). */
-static inline int fy_engine_ctl_parks(const fy_engine_ctl *c) { return c->park || c->shed; }
 /* The consumer asks for a batch at time now (s); idle_s: the CPU workers'
  * idle time so far (summed, growing); wait_s: the consumer's time waiting
  * for batches so far (growing); workers: how many (with park: the

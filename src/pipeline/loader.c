@@ -17,8 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <unistd.h>
 
 typedef struct worker_arg {
   ferry_loader *L;
@@ -33,24 +31,14 @@ static void *worker_run(void *arg) {
   w->note = &L->wnotes[a_id];
   free(a);
   fy_thread_name("ferry-worker");
-  if (L->worker_nice == FY_WORKER_SCHED_IDLE) { /* this thread alone */
-    struct sched_param sp = {0};
-    if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp) != 0)
-      fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_NICE=idle: SCHED_IDLE refused: ignored");
-  } else if (L->worker_nice) { /* this thread alone (Linux: a thread id is a process id here) */
-    (void)setpriority(PRIO_PROCESS, (id_t)gettid(), L->worker_nice);
-  }
   fy_read_timeout_set(L->o.read_timeout_ms); /* fy_read_file in this thread */
-  /* FERRY_BENCH_ENGINE_ONLY (benchmarks: the JPEG engine's own rate): the
-   * CPU workers leave every sample to the engine threads */
-  int leave = L->gpu_threads > 0 && getenv("FERRY_BENCH_ENGINE_ONLY") != NULL;
   pthread_mutex_lock(&L->ring.mu);
-  for (; !leave;) {
+  for (;;) {
     slot *s = NULL;
     int n;
     /* parked while the consumer does not need this worker (engine_ctl.h);
      * work_cv is broadcast when workers come back and when the ring stops */
-    if (fy_engine_ctl_parks(&L->ctl) && a_id >= L->ctl.active && !L->ring.stop) {
+    if (L->ctl.park && a_id >= L->ctl.active && !L->ring.stop) {
       fy_note_set(w->note, FY_STAGE_PARKED, NULL, 0);
       pthread_cond_wait(&L->ring.work_cv, &L->ring.mu);
       continue;
@@ -167,13 +155,6 @@ static int alloc_slots(ferry_loader *L) {
   return rc;
 }
 
-int fy_env_switch(const char *name) {
-  const char *v = getenv(name);
-  if (v && *v && strcmp(v, "0") && strcmp(v, "1"))
-    fy_log(FERRY_LOG_WARNING, "%s=%s is not 0 or 1: ignored", name, v);
-  return v && !strcmp(v, "1");
-}
-
 static int start_threads(ferry_loader *L) {
   /* Placed near the GPU (place.c): the cores of that placement; else this
    * process's share of the node's (ferry_default_threads). On a GPU with
@@ -184,39 +165,15 @@ static int start_threads(ferry_loader *L) {
    * 55 % of them instead of 67 % (2 x H200, bench/RESULTS.md). */
   int cores = L->numa.placed ? fy_cpus_count(&L->numa.cpus) : fy_share_cores();
   L->nworkers = L->o.workers ? L->o.workers : fy_engine_default_workers(cores, L->gpu_threads);
-  /* FERRY_WORKER_NICE=1..19 (benchmarks): the workers yield the cores to the
-   * engine's feeding threads and the consumer when all are busy; =idle:
-   * they run only on cores nothing else wants (SCHED_IDLE) */
-  const char *nice = getenv("FERRY_WORKER_NICE");
-  L->worker_nice = nice && !strcmp(nice, "idle")                 ? FY_WORKER_SCHED_IDLE
-                   : nice && atoi(nice) >= 1 && atoi(nice) <= 19 ? atoi(nice)
-                                                                 : 0;
-  if (nice && *nice && !L->worker_nice)
-    fy_log(FERRY_LOG_WARNING, "FERRY_WORKER_NICE=%s is not 1..19 or idle: ignored", nice);
-  /* FERRY_GPU_LAUNCH=next (benchmarks; default done): on a GPU, a batch's copies and kernels
-   * are launched when the consumer takes a batch (the start of its step), not when the batch's
-   * last sample is done, at whatever point of the step that falls */
-  const char *launch = getenv("FERRY_GPU_LAUNCH");
-  L->launch_at_next = launch && !strcmp(launch, "next");
-  if (launch && *launch && strcmp(launch, "next") && strcmp(launch, "done"))
-    fy_log(FERRY_LOG_WARNING, "FERRY_GPU_LAUNCH=%s is not done or next: done", launch);
-  /* FERRY_WORKER_PARK=1 (off by default: it frees cores but made no run faster, bench/RESULTS.md):
-   * the workers a consumer-bound run does not need are parked (engine_ctl.h); on a GPU with the
-   * engine only while its controller decides the contexts */
-  if (fy_env_switch("FERRY_WORKER_PARK") && (!L->gpu || L->engine_policy == FY_ENGINES_ADAPT)) {
+  /* options.park_workers (off by default: it frees cores but made no run
+   * faster, bench/RESULTS.md): the workers a consumer-bound run does not
+   * need are parked (engine_ctl.h); on a GPU with the engine once its
+   * controller has stopped the contexts */
+  if (L->o.park_workers) {
     pthread_mutex_lock(&L->ring.mu);
     if (!L->gpu) /* the controller without contexts: it parks only */
       fy_engine_ctl_init(&L->ctl, 0, L->ring.nslots);
     fy_engine_ctl_park(&L->ctl, L->nworkers);
-    pthread_mutex_unlock(&L->ring.mu);
-  }
-  /* FERRY_WORKER_SHED=1 (off by default, to be measured): decode-bound with every engine
-   * context on, the workers parked on trial, kept so if the contexts alone are faster
-   * (engine_ctl.h); not with FERRY_WORKER_PARK */
-  if (fy_env_switch("FERRY_WORKER_SHED") && L->gpu_threads > 0 &&
-      L->engine_policy == FY_ENGINES_ADAPT) {
-    pthread_mutex_lock(&L->ring.mu);
-    fy_engine_ctl_shed(&L->ctl, L->nworkers);
     pthread_mutex_unlock(&L->ring.mu);
   }
   L->threads = calloc((size_t)L->nworkers, sizeof *L->threads);
@@ -406,7 +363,7 @@ int ferry_loader_num_workers(const ferry_loader *L) { return L->nworkers; }
 int ferry_loader_num_workers_active(const ferry_loader *L) {
   ferry_loader *M = (ferry_loader *)L;
   pthread_mutex_lock(&M->ring.mu);
-  int n = fy_engine_ctl_parks(&L->ctl) ? L->ctl.active : L->nworkers;
+  int n = L->ctl.park ? L->ctl.active : L->nworkers;
   pthread_mutex_unlock(&M->ring.mu);
   return n;
 }
@@ -523,34 +480,6 @@ int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
   return FERRY_OK;
 }
 
-/* FERRY_GPU_LAUNCH=next: launches the copies and kernels of the batch taken
- * (when still pending), then those of the other complete batches, in the
- * order the consumer takes them (mu held: no slot is reassigned meanwhile;
- * the calls only queue work on the loader's stream). */
-static int launch_pending(ferry_loader *L, slot *taken) {
-  int rc = FERRY_OK;
-  if (taken->launch_pending) {
-    taken->launch_pending = 0;
-    rc = fy_dev_finish(L, taken);
-  }
-  for (;;) {
-    slot *first = NULL;
-    for (int i = 0; i < L->ring.nslots; i++) {
-      slot *o = &L->ring.slots[i];
-      if (o->launch_pending && o->state == SLOT_READY &&
-          (!first || o->ahead < first->ahead ||
-           (o->ahead == first->ahead && o->number < first->number)))
-        first = o;
-    }
-    if (!first)
-      return rc;
-    first->launch_pending = 0;
-    int frc = fy_dev_finish(L, first);
-    if (frc)
-      fy_ring_fail_at(&L->ring, first, frc);
-  }
-}
-
 int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
   if (!L || !out)
     return fy_error(FERRY_EINVAL, "ferry_loader_next: NULL argument");
@@ -587,11 +516,6 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
     } else {
       fy_ring_take(r, s);
       *out = &s->batch;
-      if (L->gpu && L->launch_at_next && (rc = launch_pending(L, s)) != FERRY_OK) {
-        fy_ring_fail_at(r, s, rc); /* the epoch fails; the slot goes back to the ring */
-        fy_ring_put_back(r, s);
-        *out = NULL;
-      }
     }
     if (rc == FERRY_OK && L->gpu) {
       pthread_mutex_unlock(&r->mu);

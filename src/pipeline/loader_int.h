@@ -46,10 +46,6 @@ struct ferry_loader {
   fy_ring ring;
   pthread_mutex_t report_mu;
   int nworkers;
-  int worker_nice;    /* FERRY_WORKER_NICE (benchmarks): the workers' nice value, 0 untouched,
-                        FY_WORKER_SCHED_IDLE: SCHED_IDLE */
-  int launch_at_next; /* FERRY_GPU_LAUNCH=next (benchmarks): a completed batch's copies and
-                         kernels go to the GPU when the consumer next takes a batch */
   pthread_t *threads;
   fy_worker_state *ws;
   /* the stall watchdog (watch.c) */
@@ -68,7 +64,6 @@ struct ferry_loader {
   int gpu_threads; /* decoder threads feeding the JPEG engine */
   int engine_warned;
   fy_engine_ctl ctl; /* how many engine contexts decode (mu; engine_ctl.h) */
-  int engine_policy; /* FY_ENGINES_* (device.c) */
   pthread_t gpu_tid[FY_GPU_MAX_ENGINES];
   fy_dec_arg dec_args[FY_GPU_MAX_ENGINES];
   pthread_mutex_t dev_mu; /* the slots' device arenas and tables */
@@ -119,24 +114,18 @@ int fy_watch_stall(ferry_loader *L, const char *waiting_for, double waited);
 /* What every thread is doing, as one line ("worker 3: decoding F for 61.0 s; ..."). */
 void fy_watch_describe(const ferry_loader *L, char *buf, size_t cap);
 
-/* device.c: the GPU mode, its decoder threads and engine policy. */
+/* device.c: the GPU mode, its decoder threads and the engine controller's decisions. */
 int fy_dev_open(ferry_loader *L);
 void fy_dev_join(ferry_loader *L); /* the decoder threads, once stopped */
 void fy_dev_close(ferry_loader *L);
-enum { FY_ENGINES_ADAPT, FY_ENGINES_ONE, FY_ENGINES_ALWAYS };
-enum { FY_WORKER_SCHED_IDLE = 100 }; /* worker_nice: SCHED_IDLE, not a nice value */
 /* 1 while engine context `engine` should decode (mu held). */
 int fy_dev_engine_on(const ferry_loader *L, int engine);
 /* The consumer asks for batch b of the epoch (mu held): feeds the engine
- * policy (and parking, on the CPU too) and wakes the contexts and workers
+ * controller (and parking, on the CPU too) and wakes the contexts and workers
  * it turns on. */
 void fy_dev_asked(ferry_loader *L, int64_t b);
 /* The decoder thread that feeds the hardware JPEG engine. */
 void *fy_dev_decoder_main(void *arg);
-
-/* An environment switch of benchmarks (FERRY_WORKER_PARK...): 1 when "1";
- * any value but "", "0" and "1" is warned about, naming it, and ignored. */
-int fy_env_switch(const char *name);
 
 /* device_slot.c: a slot's GPU side. */
 /* Where a CPU worker writes sample k of slot s, and with which store. */

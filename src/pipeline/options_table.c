@@ -267,6 +267,12 @@ const ferry_option fy_loader_option_table[] = {
      .default_value = "1",
      .help = "once an epoch's last batches have slots, fill the freed ones with the next "
              "epoch's first, so that it starts without a wait; off: idle between epochs"},
+    {.name = "park_workers",
+     .flag = "--park-workers",
+     BOOL(park_workers),
+     .default_value = "0",
+     .help = "park the CPU workers a consumer slower than the loader does not need (no JPEG "
+             "engine context decoding), freeing cores for it"},
 };
 
 const int fy_loader_option_table_count =

@@ -61,8 +61,7 @@ void fy_place_begin(ferry_loader *L) {
       list[i] = peers[i];
     fy_numa_plan_make(id, list, n, &allowed, p);
   }
-  if (getenv("FERRY_DEBUG"))
-    fy_log(FERRY_LOG_DEBUG, "loader threads: %s", p->why);
+  fy_log(FERRY_LOG_DEBUG, "loader threads: %s", p->why);
   if (!p->placed)
     return;
   cpu_set_t set;

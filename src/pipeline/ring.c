@@ -83,7 +83,6 @@ void fy_ring_assign(fy_ring *r, slot *s) {
   }
   s->state = SLOT_FILLING;
   s->done = 0;
-  s->launch_pending = 0;
   s->expected = s->number >= 0 ? fy_ring_batch_count(r, s->number) : 0;
   if (r->on_assign)
     r->on_assign(r->on_assign_user, s);

@@ -62,9 +62,6 @@ typedef struct slot {
   int epoch;
   const int64_t *order;
   int ahead;
-  /* GPU, FERRY_GPU_LAUNCH=next: complete, its copies and kernels not yet
-   * launched (mu; loader.c launches them when the consumer takes a batch) */
-  int launch_pending;
 } slot;
 
 typedef struct fy_ring {

@@ -53,17 +53,16 @@ static void finish_batch(ferry_loader *L, slot *s, int any_failed) {
 /* Closes a batch whose every sample is done: compacts around skipped files
  * (on the host, or on the device with the kernels) and marks it ready. */
 static void complete_batch(ferry_loader *L, slot *s) {
-  int any = 0, rc = FERRY_OK, defer = L->gpu && L->launch_at_next;
+  int any = 0, rc = FERRY_OK;
   for (int i = 0; i < s->expected; i++)
     any |= s->failed[i];
-  if (L->gpu && !defer)
+  if (L->gpu)
     rc = fy_dev_finish(L, s);
   else if (!L->gpu)
     finish_batch(L, s, any);
   s->batch.index = (int)s->number;
   s->batch.epoch = s->epoch;
   pthread_mutex_lock(&L->ring.mu);
-  s->launch_pending = defer; /* FERRY_GPU_LAUNCH=next: loader.c launches it */
   if (rc)
     fy_ring_fail_at(&L->ring, s, rc);
   fy_ring_batch_ready(&L->ring, s);

@@ -91,8 +91,8 @@ void fy_watch_describe(const ferry_loader *L, char *buf, size_t cap) {
         "all claimed)",
         t.len ? "; " : "", idle, L->nworkers);
   if (parked)
-    put(&t, "%s%d of %d workers parked (%s)", t.len ? "; " : "", parked, L->nworkers,
-        L->ctl.shed ? "the engine's contexts alone were faster" : "the consumer did not need them");
+    put(&t, "%s%d of %d workers parked (the consumer did not need them)", t.len ? "; " : "", parked,
+        L->nworkers);
 }
 
 int fy_watch_stall(ferry_loader *L, const char *waiting_for, double waited) {

@@ -3,6 +3,8 @@
  * and still runs on any x86-64 (or any other CPU, with the portable C). */
 #include "search/search.h"
 
+#include "core/testctl.h"
+
 #include <string.h>
 #include <strings.h>
 
@@ -30,10 +32,10 @@ const fy_kernels *fy_search_kernels_named(const char *name) {
 }
 
 const fy_kernels *fy_search_kernels(void) {
-  /* FERRY_ISA caps the choice (a benchmark or test of a slower path). */
-  const char *force = getenv("FERRY_ISA");
-  if (force && *force) {
-    const fy_kernels *k = fy_search_kernels_named(force);
+  /* The test control FERRY_ISA caps the choice (tests of the slower paths). */
+  char forced[16];
+  if (fy_tc_value_text(FY_TC_ISA, forced, sizeof forced)) {
+    const fy_kernels *k = fy_search_kernels_named(forced);
     if (k)
       return k;
   }

@@ -91,11 +91,10 @@ static int run(const fy_codes *c, int t, int threads, const ferry_search_options
         double per_query = 0.9 * (fy_now() - t1) / samples;
         free(scratch.p);
         double est = per_query * (double)n / threads;
-        if (getenv("FERRY_SEARCH_STATS"))
-          fy_log(FERRY_LOG_DEBUG,
-                 "search: n %zu, t %d, threads %d: brute force ~%.3f s; multi-index (m %d) "
-                 "model %.3f s, built in %.3f s, ~%.3f s from %zu queries",
-                 n, t, threads, brute, m, model_ns * 1e-9 / threads, build, est, samples);
+        fy_log(FERRY_LOG_DEBUG,
+               "search: n %zu, t %d, threads %d: brute force ~%.3f s; multi-index (m %d) "
+               "model %.3f s, built in %.3f s, ~%.3f s from %zu queries",
+               n, t, threads, brute, m, model_ns * 1e-9 / threads, build, est, samples);
         if (est + build > brute) {
           fy_mih_free(mih);
           mih = NULL;

@@ -14,7 +14,7 @@
 #include <libswscale/swscale.h>
 
 #include <math.h>
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,16 +131,22 @@ static int is_mp4(const char *path) {
   return n == sizeof b && !memcmp(b + 4, "ftyp", 4);
 }
 
-/* libav* log to stderr at "info" by default; ferry reports errors itself.
- * Left alone when the application set a level of its own. */
-static void quiet_libav(void) {
-  if (av_log_get_level() == AV_LOG_INFO && !getenv("FERRY_AV_LOG"))
-    av_log_set_level(AV_LOG_FATAL);
+/* libav* log to stderr at "info" by default; ferry reports errors itself,
+ * so their log is quieted, and let through at "info" while ferry's log
+ * level is debug (ferry_set_log_level), as of the next file opened. Left
+ * alone when the application set a level of its own. */
+static void libav_level(void) {
+  static atomic_int ours = -1; /* the level ferry set last; -1: none yet */
+  int now = av_log_get_level(), want = fy_log_on(FERRY_LOG_DEBUG) ? AV_LOG_INFO : AV_LOG_FATAL;
+  if (now != AV_LOG_INFO && now != atomic_load(&ours))
+    return;
+  if (now != want)
+    av_log_set_level(want);
+  atomic_store(&ours, want);
 }
 
 int fy_av_open(const char *path, AVFormatContext **fmt, int *stream, const AVCodec **codec) {
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  pthread_once(&once, quiet_libav);
+  libav_level();
   *fmt = NULL;
   char eb[128];
   int e = avformat_open_input(fmt, path, NULL, NULL);

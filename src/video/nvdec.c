@@ -406,6 +406,7 @@ int fy_nvdec_open(const char *path, int device, double start_s, fy_nvdec **out,
     free(d);
     return fy_error(FERRY_ENOMEM, "%s: out of memory", path);
   }
+  d->keep = FY_NVDEC_KEEP_DEFAULT;
   int st = fy_av_open(path, &d->fmt, &d->stream, NULL);
   if (st != FERRY_OK)
     goto fail;
@@ -558,6 +559,8 @@ int fy_nvdec_set_strict(fy_nvdec *d, int strict) {
   d->strict = strict;
   return FERRY_OK;
 }
+
+void fy_nvdec_set_keep(fy_nvdec *d, int keep) { d->keep = keep; }
 
 double fy_nvdec_wait_s(const fy_nvdec *d) { return d->wait_s; }
 

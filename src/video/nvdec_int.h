@@ -64,6 +64,7 @@ struct fy_nvdec {
   int qhead, qn;
   CUVIDPARSERDISPINFO cur;
   int strict;
+  int keep;      /* idle decoders the pool keeps when this one is given back (nvdec_keep) */
   int no_status; /* the driver cannot report decode status for this codec */
   uint64_t damaged;
   int64_t first_damaged;

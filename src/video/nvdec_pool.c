@@ -9,9 +9,10 @@
  * A decoder is kept with the context lock it was made with. It is given
  * back only when its reader ends without a CUDA error and nothing of it is
  * mapped; a decode still running on the engine is fine (the next reader's
- * first decode into that surface queues behind it). At most
- * FERRY_NVDEC_KEEP idle decoders (default 8, 0: none kept) and about
- * 1 GiB of their surfaces are kept; beyond that the oldest is destroyed. */
+ * first decode into that surface queues behind it). At most the closing
+ * reader's nvdec_keep idle decoders (ferry_video_options; default 8, 0:
+ * none kept) and about 1 GiB of their surfaces are kept; beyond that the
+ * oldest is destroyed. */
 #include "core/internal.h"
 #include "video/nvdec_int.h"
 
@@ -19,7 +20,7 @@
 
 #define MAX_DEVICES 64
 #define MAX_CAPS 32
-#define MAX_IDLE 64
+#define MAX_IDLE FY_NVDEC_KEEP_MAX
 #define IDLE_BYTES (1ull << 30)
 
 typedef struct idle {
@@ -42,26 +43,6 @@ static idle idles[MAX_IDLE + 1];
 static int nidle;
 static uint64_t idle_bytes, ticks, made, reused;
 
-static int keep; /* FERRY_NVDEC_KEEP, read once */
-
-static void read_keep(void) {
-  const char *e = getenv("FERRY_NVDEC_KEEP");
-  char *end = NULL;
-  long v = e ? strtol(e, &end, 10) : 8;
-  int bad = e && (end == e || *end || v < 0 || v > MAX_IDLE);
-  if (bad)
-    fy_log(FERRY_LOG_WARNING,
-           "FERRY_NVDEC_KEEP=%s is not a number of decoders from 0 to %d; keeping at most 8", e,
-           MAX_IDLE);
-  keep = bad ? 8 : (int)v;
-}
-
-static int keep_max(void) {
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  pthread_once(&once, read_keep);
-  return keep;
-}
-
 int fy_nvdec_pool_ctx(fy_nvdec *d) {
   int device = d->device;
   if (device < 0 || device >= MAX_DEVICES)
@@ -76,8 +57,7 @@ int fy_nvdec_pool_ctx(fy_nvdec *d) {
      * context is first made (not when, say, PyTorch made it already). */
     unsigned flags = 0;
     int active = 0;
-    if (!getenv("FERRY_VIDEO_SPIN") &&
-        fy_cu->cuDevicePrimaryCtxGetState(d->dev, &flags, &active) == CUDA_SUCCESS && !active)
+    if (fy_cu->cuDevicePrimaryCtxGetState(d->dev, &flags, &active) == CUDA_SUCCESS && !active)
       fy_cu->cuDevicePrimaryCtxSetFlags(d->dev, CU_CTX_SCHED_BLOCKING_SYNC);
     r = fy_cu->cuDevicePrimaryCtxRetain(&ctxs[device], d->dev);
     if (r != CUDA_SUCCESS)
@@ -176,7 +156,8 @@ void fy_nvdec_pool_give(fy_nvdec *d, int reusable) {
     return;
   uint64_t bytes = (uint64_t)ci->ulWidth * ci->ulHeight * 3 / 2 * (ci->bitDepthMinus8 ? 2 : 1) *
                    (ci->ulNumDecodeSurfaces + ci->ulNumOutputSurfaces);
-  int kept = reusable && dec && keep_max() > 0;
+  int keep = d->keep < 0 ? 0 : d->keep > MAX_IDLE ? MAX_IDLE : d->keep;
+  int kept = reusable && dec && keep > 0;
   struct {
     CUcontext ctx;
     CUvideodecoder dec;
@@ -190,7 +171,7 @@ void fy_nvdec_pool_give(fy_nvdec *d, int reusable) {
     e->ci.vidLock = NULL;
     e->age = ++ticks;
     idle_bytes += bytes;
-    while (nidle > keep_max() || (idle_bytes > IDLE_BYTES && nidle > 0)) {
+    while (nidle > keep || (idle_bytes > IDLE_BYTES && nidle > 0)) {
       int old = 0; /* the oldest goes */
       for (int i = 1; i < nidle; i++)
         if (idles[i].age < idles[old].age)

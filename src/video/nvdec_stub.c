@@ -45,6 +45,7 @@ uint64_t fy_nvdec_skipped(const fy_nvdec *d) { return (void)d, 0; }
 int fy_nvdec_set_strict(fy_nvdec *d, int strict) {
   return fy_error(FERRY_EUNSUPPORTED, "no NVDEC in this build");
 }
+void fy_nvdec_set_keep(fy_nvdec *d, int keep) { (void)d, (void)keep; }
 void fy_nvdec_damage(const fy_nvdec *d, uint64_t *frames, int64_t *first, double *first_t) {
   *frames = 0, *first = -1, *first_t = 0;
 }

@@ -47,6 +47,7 @@ void ferry_video_options_default(ferry_video_options *o) {
   o->mean[0] = 0.485f, o->mean[1] = 0.456f, o->mean[2] = 0.406f;
   o->std[0] = 0.229f, o->std[1] = 0.224f, o->std[2] = 0.225f;
   o->device = -1;
+  o->nvdec_keep = FY_NVDEC_KEEP_DEFAULT;
 }
 
 static int check_options(const char *path, const ferry_video_options *o) {
@@ -69,6 +70,10 @@ static int check_options(const char *path, const ferry_video_options *o) {
   if (o->device < -1)
     return fy_error(FERRY_EINVAL, "%s: bad device %d (-1: CPU, >= 0: CUDA device)", path,
                     o->device);
+  if (o->nvdec_keep < 0 || o->nvdec_keep > FY_NVDEC_KEEP_MAX)
+    return fy_error(FERRY_EINVAL,
+                    "%s: nvdec_keep %d is not 0..%d (idle NVDEC decoders kept for the next file)",
+                    path, o->nvdec_keep, FY_NVDEC_KEEP_MAX);
   return FERRY_OK;
 }
 

@@ -136,6 +136,8 @@ int fy_vgpu_open(const char *path, const ferry_video_options *o, fy_vgpu **out,
   v->o = *o;
   int st = o->cpu_decode ? FERRY_EUNSUPPORTED
                          : fy_nvdec_open(path, o->device, o->start_s, &v->dec, &v->info);
+  if (st == FERRY_OK)
+    fy_nvdec_set_keep(v->dec, o->nvdec_keep);
   if (st == FERRY_OK && fy_nvdec_set_strict(v->dec, o->strict) != FERRY_OK) {
     fy_nvdec_close(v->dec); /* strict, and NVDEC cannot flag this codec's damage */
     v->dec = NULL;

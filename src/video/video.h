@@ -153,6 +153,12 @@ void fy_nvdec_unmap(fy_nvdec *d);
  * damage is not seen on NVDEC; strict refuses them: FERRY_EUNSUPPORTED,
  * and the caller decodes them on the CPU). */
 int fy_nvdec_set_strict(fy_nvdec *d, int strict);
+/* At most `keep` idle decoders (0..FY_NVDEC_KEEP_MAX; the reader's
+ * nvdec_keep, FY_NVDEC_KEEP_DEFAULT unless set) stay in the process's pool
+ * when d is closed, d's own among them (nvdec_pool.c). */
+#define FY_NVDEC_KEEP_DEFAULT 8
+#define FY_NVDEC_KEEP_MAX 64
+void fy_nvdec_set_keep(fy_nvdec *d, int keep);
 void fy_nvdec_damage(const fy_nvdec *d, uint64_t *frames, int64_t *first, double *first_t);
 /* Seconds spent waiting for the engine (pictures still decoding, mapping). */
 double fy_nvdec_wait_s(const fy_nvdec *d);

@@ -111,6 +111,25 @@ check video-still 2 "p0000.jpg: a still image \(JPEG\), not a video; use .ferry 
   "$FERRY" video "$SAMPLE/class0/p0000.jpg"
 # --json: one JSON object on stdout (bash: pipefail keeps ferry's exit code)
 check doctor-json 0 "" -- bash -o pipefail -c '"$0" doctor --json | python3 -c "import json,sys; json.load(sys.stdin)"' "$FERRY"
+# issue 51: the test controls (core/testctl.h) and deployment paths that are set, named by
+# doctor; a bad value warned about in the one wording; -v/--verbose for any command, anywhere
+check doctor-testctl 0 "^FERRY_ISA=scalar: a test control, not for production" -- \
+  env FERRY_ISA=scalar FERRY_OPENCL_LIBRARY=/nonexistent/libOpenCL.so "$FERRY" doctor
+check doctor-deploy 0 "^FERRY_OPENCL_LIBRARY=/nonexistent/libOpenCL.so: " -- \
+  env FERRY_OPENCL_LIBRARY=/nonexistent/libOpenCL.so "$FERRY" doctor
+check doctor-testctl-json 0 "" -- bash -o pipefail -c 'FERRY_GPU_PAD=48 FERRY_STALL_AT=5:300 "$0" doctor --json | python3 -c "import json,sys; d = json.load(sys.stdin); assert d[\"test_controls\"] == {\"FERRY_GPU_PAD\": \"48\", \"FERRY_STALL_AT\": \"5:300\"} and d[\"deployment_env\"] == {}, d"' "$FERRY"
+check testctl-bad 0 "FERRY_GPU_PAD=99 is not a whole number 0\.\.63 \(a test control: .*\): ignored" -- \
+  env FERRY_GPU_PAD=99 "$FERRY" doctor
+check verbose-video 0 "^stages, seconds summed over files" -- \
+  "$FERRY" video --quiet -v "$ROOT/tests/fixtures/video/testsrc_h264.mp4"
+check quiet-video-no-stages 0 "" -- bash -c '! "$0" video --quiet "$1" 2>&1 | grep -q "^stages"' \
+  "$FERRY" "$ROOT/tests/fixtures/video/testsrc_h264.mp4"
+check verbose-ffmpeg-log 3 "^\[h264 @ " -- "$FERRY" --verbose video --quiet "$ROOT/tests/fixtures/video/garbled_h264.mp4"
+check verbose-after-dashdash 1 "ferry decode: -v: cannot open" -- "$FERRY" decode -o "$TMP/v.png" -- -v
+check nvdec-keep-range 2 "--nvdec-keep needs an integer in 0\.\.64" -- \
+  "$FERRY" video --nvdec-keep 65 "$ROOT/tests/fixtures/video/testsrc_h264.mp4"
+check hash-engine-min-s 2 "--engine-min-s" -- "$FERRY" hash --engine-min-s soon "$SAMPLE"
+check load-park-workers 3 "epoch 0: 48 images" -- "$FERRY" load "$SAMPLE" --size 16 --park-workers --quiet
 
 # load
 check load 3 "epoch 1: 48 images, 1 skipped" -- "$FERRY" load "$SAMPLE" --size 64 --batch 16 --epochs 2 --workers 2 --quiet

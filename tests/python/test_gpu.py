@@ -28,21 +28,6 @@ def test_cuda_batches_are_device_tensors(sample):
         assert labels.is_cuda and labels.dtype == torch.int64
 
 
-def test_cuda_labels_pinned_copy_same_labels(sample, monkeypatch):
-    """FERRY_LABEL_COPY=pinned (a benchmark knob): a GPU batch's labels reach the GPU through
-    pinned memory, the same labels in the same order as the default copy; each batch's labels
-    stay theirs after the loader has reused its ring (the copy owns its memory)."""
-    def epoch():
-        loader = gpu_loader(sample, batch_size=4, size=32, device="cuda:0", workers=2,
-                            shuffle=True, seed=3, prefetch=2)
-        kept = [labels for _, labels in loader]
-        assert all(t.is_cuda and t.dtype == torch.int64 for t in kept)
-        return [t.cpu().tolist() for t in kept]
-    plain = epoch()
-    monkeypatch.setenv("FERRY_LABEL_COPY", "pinned")
-    assert epoch() == plain and len(plain) > 2
-
-
 def test_cuda_engine_calls_counted(sample):
     """stats(): with the JPEG engine, the images it decoded and its calls, at most 64 images a
     call (chunks of 64 positions); none without it (hw_decode=False)."""

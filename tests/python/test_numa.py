@@ -1,11 +1,13 @@
 """The loader's threads near its GPU (the numa option, src/pipeline/place.c):
 CPU mode never places them and says so (Loader.numa); the option's values;
-on a GPU, with a made-up sysfs (FERRY_SYSFS_ROOT) that puts the real GPU on
+on a GPU, with a made-up sysfs (FERRY_SYSFS_ROOT, a test control the library
+reads once per process: so in a process of its own) that puts the real GPU on
 the second of two nodes, the loader's threads run on that node's CPUs."""
 import json
 import os
 import pathlib
 import subprocess
+import sys
 
 import pytest
 
@@ -49,7 +51,7 @@ def _threads_on(cpus):
     return n
 
 
-def test_gpu_threads_on_the_gpus_node(sample, tmp_path, monkeypatch):
+def test_gpu_threads_on_the_gpus_node(sample, tmp_path):
     r = subprocess.run([FERRY_BIN, "doctor", "--json"], capture_output=True, text=True,
                        timeout=120)
     gpus = json.loads(r.stdout).get("gpus", []) if r.returncode == 0 else []
@@ -70,13 +72,25 @@ def test_gpu_threads_on_the_gpus_node(sample, tmp_path, monkeypatch):
     for name, text in (("vendor", "0x10de"), ("class", "0x030200"), ("numa_node", "1"),
                        ("local_cpulist", n1)):
         (dev / name).write_text(text + "\n")
-    monkeypatch.setenv("FERRY_SYSFS_ROOT", str(tmp_path))
-    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    env = dict(os.environ, FERRY_SYSFS_ROOT=str(tmp_path))
+    env.pop("LOCAL_WORLD_SIZE", None)
+    code = (f"import sys; sys.path[:0] = {sys.path!r}; import test_numa; "
+            f"test_numa._placed({str(sample)!r}, {n1!r}, {mine!r})")
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=300)
+    if r.returncode == 77:
+        pytest.skip(r.stdout.strip())
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def _placed(sample, n1, mine):
+    """In the child process: the loader on cuda:0 placed on node 1; exit 77 to skip."""
     try:
         L = ferry.Loader(sample, batch_size=8, size=32, workers=3, device="cuda:0",
                          output="tensor")
     except ferry.UnsupportedError as e:
-        pytest.skip(f"no GPU loader here: {e}")
+        print(f"no GPU loader here: {e}")
+        sys.exit(77)
     with L:
         assert L.numa == (1, n1)
         assert _threads_on(n1) >= 3

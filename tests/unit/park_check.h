@@ -1,4 +1,4 @@
-/* park_check.h — worker parking (FERRY_WORKER_PARK=1, engine_ctl.h) on a
+/* park_check.h — worker parking (the loader option park_workers, engine_ctl.h) on a
  * loader over `dir`'s class folders, on `device` (-1: the CPU): a consumer
  * that naps nap_ms after each batch of 8 leaves workers parked within
  * slow_s, one that takes batches at once brings them all back within
@@ -72,10 +72,9 @@ static void check_parking(const char *dir, int device, long nap_ms, double slow_
   o.device = device;
   o.workers = WORKERS;
   o.shuffle = 1;
-  setenv("FERRY_WORKER_PARK", "1", 1);
+  o.park_workers = 1;
   ferry_loader *L;
   int rc = ferry_loader_open_paths(&o, paths, labels, count, &L);
-  unsetenv("FERRY_WORKER_PARK");
   CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
   if (rc)
     return;

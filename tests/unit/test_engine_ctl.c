@@ -30,11 +30,10 @@ typedef struct sim {
   double starve;   /* with every context on, the share of the workers' time
                       the ring's samples are all claimed (their chunks in
                       flight): the workers idle; in proportion to the level */
-  double interf;   /* share of each context's rate lost while any worker decodes */
   unsigned seed;
   int hist[RING];  /* levels the ring's batches were made at */
   int hista[RING]; /* and active workers */
-  double t, idle, wait, time_at[4], total, batches, time_shed;
+  double t, idle, wait, time_at[4], total, batches;
 } sim;
 
 static double noise(sim *s) {
@@ -47,7 +46,7 @@ static double noise(sim *s) {
  * the rest). */
 static void batch_at(const sim *s, int k, int act, double *dt, double *idle, double *work) {
   double cpu = s->cpu * act / WORKERS;
-  double eng = s->eng * (act > 0 ? 1 - s->interf : 1);
+  double eng = s->eng;
   double made = cpu * (1 - s->starve * k / 3) + k * eng, rate = made, take = 0;
   if (s->consumer > 0) {
     take = s->consumer * (1 - s->harm * k);
@@ -71,7 +70,7 @@ static void run(sim *s, fy_engine_ctl *c, double secs, int epoch_n) {
     memmove(s->hist, s->hist + 1, (RING - 1) * sizeof s->hist[0]);
     memmove(s->hista, s->hista + 1, (RING - 1) * sizeof s->hista[0]);
     s->hist[RING - 1] = c->level;
-    s->hista[RING - 1] = fy_engine_ctl_parks(c) ? c->active : WORKERS;
+    s->hista[RING - 1] = c->park ? c->active : WORKERS;
     double dt, idle, work;
     batch_at(s, k, act, &dt, &idle, &work);
     dt *= 1 + noise(s);
@@ -81,7 +80,6 @@ static void run(sim *s, fy_engine_ctl *c, double secs, int epoch_n) {
     s->idle += idle;
     s->wait += dt > work ? dt - work : 0;
     s->time_at[c->level] += dt;
-    s->time_shed += (c->shed && c->active == 0) * dt;
     s->total += dt;
     s->batches += b >= RING;
     fy_engine_ctl_step(c, s->t, s->idle, s->wait, WORKERS, b >= RING);
@@ -90,7 +88,6 @@ static void run(sim *s, fy_engine_ctl *c, double secs, int epoch_n) {
 
 static void reset_share(sim *s) {
   memset(s->time_at, 0, sizeof s->time_at);
-  s->time_shed = 0;
   s->total = 0;
   s->batches = 0;
 }
@@ -191,52 +188,6 @@ static void test_starved_slow_engine(void) {
   CHECK_MSG(share(&s, 0) > 0.9, "slow engine: no context %.1f %% of the time (1: %.1f)",
             100 * share(&s, 0), 100 * share(&s, 1));
   CHECK_MSG(changes <= 30, "slow engine: %d changes in 600 s", changes);
-}
-
-/* Shedding on; 30 s to settle, then 600 s measured: the changes in them. */
-static int shed_run(sim *s, fy_engine_ctl *c) {
-  start(s, c);
-  fy_engine_ctl_shed(c, WORKERS);
-  CHECK(c->shed == 1 && c->active == WORKERS && c->workers == WORKERS);
-  return settled_run_from(s, c);
-}
-
-static void test_shed_pays(void) {
-  /* decode-bound, but any worker halves the contexts (2 ranks on an H200:
-   * the engines alone 57,135 images/s, with 12 workers each 41,834) */
-  sim s = {.cpu = 16, .eng = 25, .interf = 0.5, .jitter = 0.05, .seed = 10};
-  sim base = s;
-  fy_engine_ctl c;
-  settled_run(&base, &c); /* shedding off: every worker on, at 53.5 batches/s */
-  CHECK(c.shed == 0 && c.active == 0);
-  int changes = shed_run(&s, &c);
-  CHECK_MSG(s.time_shed / s.total > 0.9, "shed: the contexts alone %.1f %% of the time",
-            100 * s.time_shed / s.total);
-  CHECK_MSG(share(&s, 3) > 0.99, "shed: all contexts %.1f %% of the time", 100 * share(&s, 3));
-  double rate = s.batches / s.total, rate0 = base.batches / base.total;
-  CHECK_MSG(rate > 1.25 * rate0, "shed: %.1f batches/s, %.1f without", rate, rate0);
-  CHECK_MSG(changes <= 30, "shed: %d changes in 600 s", changes);
-}
-
-static void test_shed_fails(void) {
-  /* the workers add to the contexts: parking them never pays; the trials
-   * back off to one a minute */
-  sim s = {.cpu = 50, .eng = 25, .jitter = 0.05, .seed = 11};
-  fy_engine_ctl c;
-  int changes = shed_run(&s, &c);
-  CHECK_MSG(s.time_shed / s.total < 0.05, "shed fails: the contexts alone %.1f %% of the time",
-            100 * s.time_shed / s.total);
-  CHECK_MSG(c.active == WORKERS && c.shed_backoff_s == 64.0, "shed fails: %d workers, backoff %.0f",
-            c.active, c.shed_backoff_s);
-  CHECK_MSG(changes <= 30, "shed fails: %d changes in 600 s", changes);
-  s.consumer = 19.4, s.harm = 0.05; /* a training step: the workers back, no context */
-  run(&s, &c, 30, 500);
-  CHECK_MSG(c.active == WORKERS && c.level == 0, "shed, training: %d workers, %d contexts",
-            c.active, c.level);
-  fy_engine_ctl_park(&c, WORKERS); /* parking takes over from shedding */
-  CHECK(c.park == 1 && c.shed == 0);
-  fy_engine_ctl_shed(&c, WORKERS);
-  CHECK(c.park == 1 && c.shed == 0);
 }
 
 static void test_follows_change(void) {
@@ -359,8 +310,6 @@ int main(void) {
   test_engine_hurts();
   test_starved_keeps_contexts();
   test_starved_slow_engine();
-  test_shed_pays();
-  test_shed_fails();
   test_follows_change();
   test_pauses();
   test_uncounted();

@@ -5,6 +5,7 @@
  * in the build) it says so and skips. */
 #include "check.h"
 #include "core/internal.h"
+#include "core/testctl.h"
 #include "cuda/gpu.h"
 #include "image/image.h"
 #include "park_check.h"
@@ -374,17 +375,15 @@ static void test_loader_cache(const char *source, uint64_t budget_samples) {
 
 /* One GPU loader's epochs 0 and 1 (engine on, random crops and flips),
  * downloaded with their indices; with the epoch ahead, epoch 1 must be
- * made before it starts; launch_next: FERRY_GPU_LAUNCH=next (each batch's
- * copies and kernels launched when the consumer takes a batch). At the end,
- * stopped with epoch 1's last batch held: that batch stays as it was. */
+ * made before it starts. At the end, stopped with epoch 1's last batch
+ * held: that batch stays as it was. */
 typedef struct gpu_run {
   uint8_t *img;
   int64_t *idx;
   int n[2];
 } gpu_run;
 
-static void gpu_two_epochs(const char *source, int ahead, int launch_next, gpu_run *r, size_t per,
-                           int cap) {
+static void gpu_two_epochs(const char *source, int ahead, gpu_run *r, size_t per, int cap) {
   ferry_loader_options o;
   ferry_loader_options_default(&o);
   o.source = source;
@@ -402,10 +401,7 @@ static void gpu_two_epochs(const char *source, int ahead, int launch_next, gpu_r
   o.epoch_ahead = ahead;
   o.on_skip = NULL;
   ferry_loader *L;
-  if (launch_next)
-    setenv("FERRY_GPU_LAUNCH", "next", 1); /* read when the loader opens */
   int rc = ferry_loader_open(&o, &L);
-  unsetenv("FERRY_GPU_LAUNCH");
   CHECK_MSG(rc == FERRY_OK, "%s", ferry_last_error());
   if (rc)
     return;
@@ -449,23 +445,23 @@ static void gpu_two_epochs(const char *source, int ahead, int launch_next, gpu_r
   ferry_loader_close(L);
 }
 
-/* The epoch ahead on a GPU, and FERRY_GPU_LAUNCH=next with it: the same
- * samples in the same order as the plain loader, the same images up to the
+/* The epoch ahead on a GPU: the same samples in the same order as the
+ * plain loader, the same images up to the
  * engine's share (each sample goes to the engine or the CPU as they are
  * free), no sticky CUDA error. */
 static void test_epoch_ahead_gpu(const char *source) {
   const int cap = 128;
   size_t per = (size_t)3 * 64 * 48;
-  gpu_run r[3];
-  static const char *what[3] = {"", "epoch ahead", "epoch ahead, launched at next"};
-  for (int a = 0; a < 3; a++) {
+  gpu_run r[2];
+  static const char *what[2] = {"", "epoch ahead"};
+  for (int a = 0; a < 2; a++) {
     r[a].img = calloc((size_t)cap, per);
     r[a].idx = calloc((size_t)cap, sizeof *r[a].idx);
     r[a].n[0] = r[a].n[1] = 0;
-    gpu_two_epochs(source, a > 0, a == 2, &r[a], per, cap);
+    gpu_two_epochs(source, a > 0, &r[a], per, cap);
   }
   int n = r[0].n[0] + r[0].n[1];
-  for (int a = 1; a < 3; a++) {
+  for (int a = 1; a < 2; a++) {
     CHECK_MSG(n > 0 && r[0].n[0] == r[a].n[0] && r[0].n[1] == r[a].n[1], "%s", what[a]);
     CHECK_MSG(!memcmp(r[0].idx, r[a].idx, (size_t)n * sizeof *r[0].idx), "%s: order", what[a]);
     double worst = 0, all = 0;
@@ -484,7 +480,7 @@ static void test_epoch_ahead_gpu(const char *source) {
            what[a], r[a].n[0], r[a].n[1], differ, all, worst);
   }
   CHECK(fy_gpu_sync(0) == FERRY_OK);
-  for (int a = 0; a < 3; a++) {
+  for (int a = 0; a < 2; a++) {
     free(r[a].img);
     free(r[a].idx);
   }
@@ -566,20 +562,21 @@ int main(void) {
   test_loader(sample_file(""), 1);
   test_loader(sample_file(""), 0);
   test_loader_b(sample_file(""), 1, 64); /* calls of 64, short chunks padded */
-  /* a context that has padded more than FERRY_GPU_PAD_BUY images beyond
-   * calls of 16 and 4 goes on with those (a split mid-run): the same images */
-  setenv("FERRY_GPU_PAD_BUY", "20", 1);
+  /* a context that has padded more than FERRY_GPU_PAD_BUY images (a test
+   * control, core/testctl.h) beyond calls of 16 and 4 goes on with those
+   * (a split mid-run): the same images */
+  CHECK(fy_tc_set(FY_TC_GPU_PAD_BUY, "20") == FERRY_OK);
   test_loader_b(sample_file(""), 1, 64);
-  unsetenv("FERRY_GPU_PAD_BUY");
+  fy_tc_set(FY_TC_GPU_PAD_BUY, NULL);
   test_loader_b(sample_file(""), 1, 5); /* calls of 4 */
   /* FERRY_GPU_PAD=48: the chunks of 16 go as calls of 64 with 48 padding
    * images; 63: every chunk, down to one image (read when the loader
    * opens): the same images as the CPU's */
-  setenv("FERRY_GPU_PAD", "48", 1);
+  CHECK(fy_tc_set(FY_TC_GPU_PAD, "48") == FERRY_OK);
   test_loader(sample_file(""), 1);
-  setenv("FERRY_GPU_PAD", "63", 1);
+  CHECK(fy_tc_set(FY_TC_GPU_PAD, "63") == FERRY_OK);
   test_loader(sample_file(""), 1);
-  unsetenv("FERRY_GPU_PAD");
+  fy_tc_set(FY_TC_GPU_PAD, NULL);
   if (p.dev[0].hw_jpeg) {
     test_loader_cache(sample_file(""), 1000);
     test_loader_cache(sample_file(""), 3);

@@ -7,8 +7,8 @@
  * options.device; top-k against the CPU's; several devices (device 0 listed
  * twice or more: host threads sharing the GPU) against the CPU. Without
  * CUDA or a GPU every part is SKIPPED with the reason. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
 #include "check.h"
+#include "core/testctl.h"
 #include "cuda/hamming.h"
 #include "hamming_testutil.h"
 
@@ -60,10 +60,8 @@ static void test_identical(void) {
     for (int x = quick; x < 6 && cases[k].t[x] >= 0 && (!quick || x == 1); x++)
       for (int filter = quick ? 0 : -1; filter <= 1; filter++) { /* -1: the automatic choice */
         char what[96];
-        if (filter >= 0)
-          setenv("FERRY_GPU_HAMMING_FILTER", filter ? "1" : "0", 1);
-        else
-          unsetenv("FERRY_GPU_HAMMING_FILTER");
+        /* the test control FERRY_GPU_HAMMING_FILTER */
+        fy_tc_set(FY_TC_GPU_HAMMING_FILTER, filter < 0 ? NULL : filter ? "1" : "0");
         snprintf(what, sizeof what, "%d-bit %s, %s", 64 * cases[k].words,
                  cases[k].clusters ? "clustered" : "uniform",
                  filter < 0 ? "auto"
@@ -73,7 +71,7 @@ static void test_identical(void) {
         CHECK_MSG(compare(what, c, n, cases[k].words, cases[k].t[x], 0, &st), "%s t=%d", what,
                   cases[k].t[x]);
       }
-    unsetenv("FERRY_GPU_HAMMING_FILTER");
+    fy_tc_set(FY_TC_GPU_HAMMING_FILTER, NULL);
     free(c);
   }
 }

@@ -20,6 +20,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "catalog_check.h"
 #include "check.h"
+#include "core/testctl.h"
 #include "cuda/hash_gpu.h"
 #include "file_list.h"
 #include "hash/engine.h"
@@ -77,9 +78,10 @@ static void keep_log(void *user, ferry_log_level level, const char *message) {
   snprintf(engine_log + n, sizeof engine_log - n, "%s\n", message);
 }
 
-/* FERRY_HASH_ENGINE_MIN_S: a small job stays on the cores (the engine's
- * start and close cost more than it saves there), and says so; 0 starts
- * the engine at once, as before; a bad value warns and keeps the default. */
+/* engine_min_s (ferry_index_options; FERRY_HASH_ENGINE_MIN_S before): a
+ * small job stays on the cores (the engine's start and close cost more
+ * than it saves there), and says so; a value out of 0..3600 is refused,
+ * named, before anything is hashed. */
 static void engine_held_back(const char *dir) {
   char tmp[] = "/tmp/ferry-engmin-XXXXXX", idx[256];
   if (!mkdtemp(tmp)) {
@@ -90,21 +92,26 @@ static void engine_held_back(const char *dir) {
   ferry_index_stats st;
   engine_log[0] = '\0';
   ferry_set_log(keep_log, NULL);
-  setenv("FERRY_HASH_ENGINE_MIN_S", "3600", 1);
-  CHECK_MSG(index_dir(idx, dir, 0, FERRY_HASH_FAST, GPU_KINDS, &st) == FERRY_OK, "%s",
-            ferry_last_error());
+  ferry_index_options o;
+  ferry_index_options_default(&o);
+  CHECK(o.engine_min_s == 2.5);
+  o.hash.mode = FERRY_HASH_FAST;
+  o.hash.kinds = GPU_KINDS;
+  o.device = 0;
+  o.on_error = quiet_error;
+  o.engine_min_s = 3600;
+  CHECK_MSG(ferry_index_update(idx, &dir, 1, &o, &st) == FERRY_OK, "%s", ferry_last_error());
   CHECK_MSG(st.engine_files == 0 && st.hashed == st.files && st.files > 0,
             "held back: %zu of %zu files by the engine", st.engine_files, st.files);
   CHECK_MSG(strstr(engine_log, "JPEG engine of cuda:0 is not started: the cores") != NULL,
             "log: %s", engine_log);
   unlink(idx);
-  engine_log[0] = '\0';
-  setenv("FERRY_HASH_ENGINE_MIN_S", "soon", 1);
-  CHECK(index_dir(idx, dir, 0, FERRY_HASH_FAST, GPU_KINDS, &st) == FERRY_OK);
-  CHECK_MSG(strstr(engine_log, "FERRY_HASH_ENGINE_MIN_S=soon is not 0..3600 seconds") != NULL,
-            "log: %s", engine_log);
+  o.engine_min_s = -1;
+  CHECK(ferry_index_update(idx, &dir, 1, &o, &st) == FERRY_EINVAL);
+  CHECK_MSG(strstr(ferry_last_error(), "engine_min_s -1 is not 0..3600 seconds") != NULL, "%s",
+            ferry_last_error());
+  CHECK(access(idx, F_OK) != 0); /* refused before anything was written */
   unlink(idx);
-  unsetenv("FERRY_HASH_ENGINE_MIN_S");
   ferry_set_log(NULL, NULL);
   rmdir(tmp);
 }
@@ -518,9 +525,11 @@ int main(void) {
   list_free(&files);
   cli(dirs[0], 0);
   engine_held_back(dirs[0]);
-  /* the engine first (a test knob): it takes the first chunks, so the
-   * catalog and CSV paths surely see its results */
+  /* the engine first (the test control FERRY_HASH_ENGINE_FIRST: in the
+   * environment for the command, set here for this process): it takes the
+   * first chunks, so the catalog and CSV paths surely see its results */
   setenv("FERRY_HASH_ENGINE_FIRST", "1", 1);
+  CHECK(fy_tc_set(FY_TC_HASH_ENGINE_FIRST, "1") == FERRY_OK);
   cli(dirs[0], 1);
   for (int i = 0; i < nd; i++) {
     char what[4200];
@@ -529,5 +538,6 @@ int main(void) {
              strstr(dirs[i], "/photos") || strstr(dirs[i], "/hires") || strstr(dirs[i], "sample"));
   }
   unsetenv("FERRY_HASH_ENGINE_FIRST");
+  fy_tc_set(FY_TC_HASH_ENGINE_FIRST, NULL);
   return check_done();
 }

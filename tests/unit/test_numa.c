@@ -8,6 +8,7 @@
  * CPUs (/proc/self/task), the opener's own CPUs given back, numa off. */
 #include "check.h"
 #include "core/numa.h"
+#include "core/testctl.h"
 #include "cuda/gpu.h"
 #include "ferry.h"
 
@@ -93,7 +94,7 @@ static void use_root(const char *name) {
   snprintf(root, sizeof root, "%s/ferry-numa-%d-%s", base && *base ? base : "/tmp", (int)getpid(),
            name);
   mkdir(root, 0755);
-  setenv("FERRY_SYSFS_ROOT", root, 1);
+  CHECK(fy_tc_set(FY_TC_SYSFS_ROOT, root) == FERRY_OK); /* the test control FERRY_SYSFS_ROOT */
   int known = 0;
   for (int i = 0; i < nmade; i++)
     known |= !strcmp(made[i], root);
@@ -268,12 +269,12 @@ static void plans(void) {
   CHECK_MSG(!p.placed && p.node == 0 && p.nodes == 1 && strstr(p.why, "one NUMA node"), "%s",
             p.why);
   /* no sysfs at all */
-  setenv("FERRY_SYSFS_ROOT", "/nonexistent/ferry-sysfs", 1);
+  fy_tc_set(FY_TC_SYSFS_ROOT, "/nonexistent/ferry-sysfs");
   fy_numa_plan_make("0000:3b:00.0", NULL, 0, &all, &p);
   CHECK(!p.placed && p.node == -1 && p.nodes == 0);
   char ids[2][FY_PCI_ID_MAX];
   CHECK(fy_numa_gpus(ids, 2) == 0 && fy_numa_node_count() == 0);
-  unsetenv("FERRY_SYSFS_ROOT");
+  fy_tc_set(FY_TC_SYSFS_ROOT, NULL);
   /* the calling thread's CPUs */
   CHECK(fy_cpus_allowed(&some) == 0 && fy_cpus_count(&some) >= 1);
 }
@@ -431,7 +432,7 @@ static void loader_gpu(void) {
     CHECK_MSG(strstr(why, "unknown"), "%s", why);
     ferry_loader_close(L);
   }
-  unsetenv("FERRY_SYSFS_ROOT");
+  fy_tc_set(FY_TC_SYSFS_ROOT, NULL);
 }
 
 /* ferry_default_threads: the CPUs this process may run on, shared among

@@ -253,43 +253,26 @@ static void test_host_locale(void) {
   }
 }
 
-static char env_logged[512];
-static void env_log(void *user, ferry_log_level level, const char *message) {
-  (void)user;
-  (void)level;
-  snprintf(env_logged, sizeof env_logged, "%s", message);
-}
-
-/* The environment's whole-number knobs (fy_env_long: FERRY_GPU_PAD and the
- * like): the default when unset or empty, the value in range, and the
- * default with a warning naming the variable, the value and the range. */
-static void test_env_long(void) {
-  const char *name = "FERRY_TEST_ENV_LONG";
-  ferry_set_log(env_log, NULL);
-  unsetenv(name);
-  CHECK(fy_env_long(name, 0, 63, -1) == -1);
-  setenv(name, "", 1);
-  CHECK(fy_env_long(name, 0, 63, -1) == -1);
-  CHECK(env_logged[0] == '\0');
-  setenv(name, "63", 1);
-  CHECK(fy_env_long(name, 0, 63, -1) == 63);
-  setenv(name, "0", 1);
-  CHECK(fy_env_long(name, 0, 63, -1) == 0);
-  static const char *bad[] = {"64", "-1", "12x", "x", "99999999999999999999999"};
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    env_logged[0] = '\0';
-    setenv(name, bad[i], 1);
-    CHECK_MSG(fy_env_long(name, 0, 63, 16) == 16, "%s", bad[i]);
-    char want[160];
-    snprintf(want, sizeof want, "FERRY_TEST_ENV_LONG=%s is not a number 0..63: ignored", bad[i]);
-    CHECK_MSG(strstr(env_logged, want) != NULL, "log: %s", env_logged);
-  }
-  unsetenv(name);
-  ferry_set_log(NULL, NULL);
+/* park_workers (once FERRY_WORKER_PARK=1 in the environment): an option of
+ * the table, off by default, set by name and by its flag, 0 or 1 only. */
+static void test_park_workers(void) {
+  ferry_loader_options o;
+  ferry_loader_options_default(&o);
+  CHECK(o.park_workers == 0);
+  const ferry_option *opt = ferry_loader_option_find("park_workers");
+  CHECK(opt && opt->type == FERRY_OPTION_BOOL && !strcmp(opt->flag, "--park-workers"));
+  CHECK(ferry_loader_options_set(&o, "--park-workers", NULL) == FERRY_OK && o.park_workers == 1);
+  CHECK(ferry_loader_options_set(&o, "park_workers", "0") == FERRY_OK && o.park_workers == 0);
+  CHECK(ferry_loader_options_set(&o, "park_workers", "2") == FERRY_EINVAL && o.park_workers == 0);
+  CHECK_MSG(strstr(ferry_last_error(), "park_workers") != NULL, "%s", ferry_last_error());
+  char text[8];
+  o.park_workers = 1;
+  CHECK(ferry_loader_options_get(&o, "park_workers", text, sizeof text) == FERRY_OK &&
+        !strcmp(text, "1"));
 }
 
 int main(void) {
-  test_env_long();
+  test_park_workers();
   test_defaults_unchanged();
   test_rows();
   test_set_and_messages();

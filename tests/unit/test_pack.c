@@ -5,6 +5,7 @@
  * same checks, random crops, errors naming shard and sample. */
 #include "check.h"
 #include "core/internal.h"
+#include "core/testctl.h"
 #include "ferry.h"
 #include "pack/pack.h"
 
@@ -100,12 +101,13 @@ static void test_round_trip(const char *dir) {
   CHECK_MSG(same == 48, "%d of 48 samples identical to the direct pipeline", same);
   /* A ring of 64 batches of 64 (18.9 MB) taking streaming copies: the same
    * bytes in the same order. */
-  setenv("FERRY_STREAM_MIN_MB", "16", 1); /* whatever this machine's cache */
+  /* the test control FERRY_STREAM_MIN_MB, whatever this machine's cache */
+  CHECK(fy_tc_set(FY_TC_STREAM_MIN_MB, "16") == FERRY_OK);
   CHECK((size_t)64 * 64 * per > fy_stream_min_bytes());
   load_big = 1;
   int nc = load_all(dir, FERRY_CROP_CENTER, PW, PH, pb, b);
   load_big = 0;
-  unsetenv("FERRY_STREAM_MIN_MB");
+  fy_tc_set(FY_TC_STREAM_MIN_MB, NULL);
   CHECK(fy_stream_min_bytes() >= FY_STREAM_MIN_BYTES); /* sysfs or the default */
   CHECK_MSG(nc == na && memcmp(a, b, (size_t)na * per) == 0, "big ring: %d samples, %s", nc,
             nc == na ? "bytes differ" : "count differs");

@@ -2,6 +2,7 @@
  * kernel this CPU has (scalar, POPCNT, AVX2, AVX-512), brute force and
  * multi-index hashing, 64- and 256-bit codes, clustered and random data,
  * edge sizes; top-k; union-find groups. */
+#include "core/testctl.h"
 #include "hash_check.h"
 #include "search/search.h"
 
@@ -79,7 +80,7 @@ static void check_case(size_t n, int words, int t, int clusters, const char *isa
     ferry_search_options_default(&b);
     b.threshold = t;
     b.method = FERRY_SEARCH_BRUTE;
-    unsetenv("FERRY_ISA");
+    fy_tc_set(FY_TC_ISA, NULL);
     CHECK(ferry_hamming_pairs(c, n, words, &b, &ref, &nref) == FERRY_OK);
   }
   ferry_search_options o;
@@ -87,7 +88,7 @@ static void check_case(size_t n, int words, int t, int clusters, const char *isa
   o.threshold = t;
   o.method = method;
   o.threads = threads;
-  setenv("FERRY_ISA", isa, 1);
+  CHECK(fy_tc_set(FY_TC_ISA, isa) == FERRY_OK); /* the test control FERRY_ISA */
   ferry_pair *got;
   size_t ngot;
   int rc = ferry_hamming_pairs(c, n, words, &o, &got, &ngot);
@@ -119,7 +120,7 @@ static void test_kernels(void) {
         }
       }
   }
-  unsetenv("FERRY_ISA");
+  fy_tc_set(FY_TC_ISA, NULL);
 }
 
 static void test_mih(void) {
@@ -131,7 +132,7 @@ static void test_mih(void) {
   /* auto and forced MIH on a size where it has to decide */
   check_case(60000, 1, 4, 1, "avx512", FERRY_SEARCH_AUTO, 2);
   check_case(60000, 1, 6, 1, "avx512", FERRY_SEARCH_MIH, 2);
-  unsetenv("FERRY_ISA");
+  fy_tc_set(FY_TC_ISA, NULL);
 }
 
 static void test_mih_direct(void) {

@@ -94,22 +94,22 @@ static void path_list_free(PyObject *fast, PyObject **enc, const char **s, Py_ss
 
 /* index_update(index, roots, *, mode=-1, hash_size=0, kinds=0, threads=0,
  * device=-1, rank=0, world_size=1, recursive=True, all_files=False,
- * retry_failed=False, prune=False) -> (stats dict, [(path, status, message)])
+ * retry_failed=False, prune=False, engine_min_s=2.5) -> (stats dict, [(path, status, message)])
  * mode -1, hash_size 0, kinds 0: the catalog defaults (fast, 16, every
  * hash and the signature). */
 PyObject *py_index_update(PyObject *mod, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"index",     "roots",        "mode",  "hash_size",  "kinds",
-                           "threads",   "device",       "rank",  "world_size", "recursive",
-                           "all_files", "retry_failed", "prune", NULL};
+  static char *kwlist[] = {"index",     "roots",        "mode",  "hash_size",    "kinds",
+                           "threads",   "device",       "rank",  "world_size",   "recursive",
+                           "all_files", "retry_failed", "prune", "engine_min_s", NULL};
   ferry_index_options o;
   ferry_index_options_default(&o);
   PyObject *index = NULL, *roots = NULL;
   int mode = -1, hash_size = 0;
   unsigned kinds = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|$iiIiiiipppp:index_update", kwlist,
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|$iiIiiiippppd:index_update", kwlist,
                                    PyUnicode_FSConverter, &index, &roots, &mode, &hash_size, &kinds,
                                    &o.threads, &o.device, &o.rank, &o.world_size, &o.recursive,
-                                   &o.all_files, &o.retry_failed, &o.prune))
+                                   &o.all_files, &o.retry_failed, &o.prune, &o.engine_min_s))
     return NULL;
   if (mode >= 0)
     o.hash.mode = (ferry_hash_mode)mode;

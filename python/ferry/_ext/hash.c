@@ -231,17 +231,19 @@ static void py_progress(void *user, size_t done, size_t total) {
 }
 
 PyObject *py_hash_files(PyObject *mod, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"paths",          "mode",       "kinds",     "hash_size",
-                           "colorhash_bits", "max_pixels", "max_bytes", "threads",
-                           "device",         "progress",   NULL};
+  static char *kwlist[] = {"paths",          "mode",       "kinds",        "hash_size",
+                           "colorhash_bits", "max_pixels", "max_bytes",    "threads",
+                           "device",         "progress",   "engine_min_s", NULL};
   ferry_hash_options o;
   ferry_hash_options_default(&o);
+  ferry_hash_files_options run;
+  ferry_hash_files_options_default(&run);
   int mode = o.mode, threads = 0, device = -1;
   unsigned kinds = o.kinds;
   PyObject *seq = NULL, *max_pixels = Py_None, *max_bytes = Py_None, *progress = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$iIiiOOiiO:hash_files", kwlist, &seq, &mode,
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|$iIiiOOiiOd:hash_files", kwlist, &seq, &mode,
                                    &kinds, &o.hash_size, &o.colorhash_bits, &max_pixels, &max_bytes,
-                                   &threads, &device, &progress))
+                                   &threads, &device, &progress, &run.engine_min_s))
     return NULL;
   if (progress != Py_None && !PyCallable_Check(progress)) {
     PyErr_SetString(InvalidArgument, "hash_files: progress must be callable(done, total) or None");
@@ -269,8 +271,6 @@ PyObject *py_hash_files(PyObject *mod, PyObject *args, PyObject *kwargs) {
     paths[i] = PyBytes_AS_STRING(enc[i]);
   }
   ferry_hash_files_report rep;
-  ferry_hash_files_options run;
-  ferry_hash_files_options_default(&run);
   run.threads = threads;
   run.device = device;
   if (progress != Py_None) {

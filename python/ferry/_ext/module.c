@@ -138,6 +138,22 @@ static PyObject *py_default_threads(PyObject *mod, PyObject *unused) {
   return PyLong_FromLong(ferry_default_threads());
 }
 
+/* ferry_set_log_level / ferry_get_log_level (LOG_DEBUG, LOG_INFO, LOG_WARNING). */
+static PyObject *py_set_log_level(PyObject *mod, PyObject *arg) {
+  long level = PyLong_AsLong(arg);
+  if (level == -1 && PyErr_Occurred())
+    return NULL;
+  int rc = level < INT_MIN || level > INT_MAX ? ferry_set_log_level((ferry_log_level)-1)
+                                              : ferry_set_log_level((ferry_log_level)level);
+  if (rc)
+    return raise_status(rc, ferry_last_error());
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_get_log_level(PyObject *mod, PyObject *unused) {
+  return PyLong_FromLong(ferry_get_log_level());
+}
+
 static PyMethodDef module_methods[] = {
     {"decode", (PyCFunction)(void (*)(void))py_decode, METH_VARARGS | METH_KEYWORDS,
      "decode(source, *, channels=3, ignore_orientation=False, max_pixels=None, "
@@ -158,7 +174,8 @@ static PyMethodDef module_methods[] = {
      "hash_kinds()\n--\n\nNames of the hash kinds, by kind number."},
     {"hash_files", (PyCFunction)(void (*)(void))py_hash_files, METH_VARARGS | METH_KEYWORDS,
      "hash_files(paths, *, mode=0, kinds=ALL, hash_size=8, colorhash_bits=3, max_pixels=None, "
-     "max_bytes=None, threads=0, device=-1)\n--\n\n(items, engine_files, note): each item the "
+     "max_bytes=None, threads=0, device=-1, progress=None, engine_min_s=2.5)\n--\n\n(items, "
+     "engine_files, note): each item the "
      "hash tuple of a file or the ferry.Error it failed with."},
     {"hash_kind_parse", (PyCFunction)py_hash_kind_parse, METH_O,
      "hash_kind_parse(name)\n--\n\nThe kind number of a hash name (aliases too)."},
@@ -183,11 +200,17 @@ static PyMethodDef module_methods[] = {
     {"default_threads", (PyCFunction)py_default_threads, METH_NOARGS,
      "default_threads()\n--\n\nferry_default_threads(): the CPUs this process may run on, "
      "shared among torchrun's LOCAL_WORLD_SIZE processes of the node."},
+    {"set_log_level", (PyCFunction)py_set_log_level, METH_O,
+     "set_log_level(level)\n--\n\nferry_set_log_level: LOG_DEBUG, LOG_INFO (the default) or "
+     "LOG_WARNING, the least level of the library's messages on stderr."},
+    {"get_log_level", (PyCFunction)py_get_log_level, METH_NOARGS,
+     "get_log_level()\n--\n\nferry_get_log_level()."},
     {"search_isa", (PyCFunction)py_search_isa, METH_NOARGS,
      "search_isa()\n--\n\nThe popcount kernel in use."},
     {"index_update", (PyCFunction)(void (*)(void))py_index_update, METH_VARARGS | METH_KEYWORDS,
      "index_update(index, roots, *, mode=-1, hash_size=0, kinds=0, threads=0, device=-1, rank=0, "
-     "world_size=1, recursive=True, all_files=False, retry_failed=False, prune=False)\n--\n\n"
+     "world_size=1, recursive=True, all_files=False, retry_failed=False, prune=False, "
+     "engine_min_s=2.5)\n--\n\n"
      "ferry_index_update: (stats dict, [(path, status, message)] of the files that failed)."},
     {"index_merge", (PyCFunction)(void (*)(void))py_index_merge, METH_VARARGS | METH_KEYWORDS,
      "index_merge(out, parts, strict=False)\n--\n\nferry_index_merge: (entries, conflicts, "
@@ -317,7 +340,9 @@ PyMODINIT_FUNC PyInit__ferry(void) {
       add_int(m, "FILTER_LANCZOS", FERRY_FILTER_LANCZOS) < 0 ||
       add_int(m, "FILTER_NEAREST", FERRY_FILTER_NEAREST) < 0 ||
       add_int(m, "ON_ERROR_SKIP", FERRY_ON_ERROR_SKIP) < 0 ||
-      add_int(m, "ON_ERROR_FAIL", FERRY_ON_ERROR_FAIL) < 0)
+      add_int(m, "ON_ERROR_FAIL", FERRY_ON_ERROR_FAIL) < 0 ||
+      add_int(m, "LOG_DEBUG", FERRY_LOG_DEBUG) < 0 || add_int(m, "LOG_INFO", FERRY_LOG_INFO) < 0 ||
+      add_int(m, "LOG_WARNING", FERRY_LOG_WARNING) < 0)
     goto fail;
   return m;
 fail:

@@ -58,20 +58,20 @@ static void video_maybe_close(VideoReaderObject *self) {
 
 static PyObject *video_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {
-      "path",   "width",           "height", "crop",   "filter",    "stride", "rate", "start",
-      "end",    "batch_size",      "layout", "dtype",  "normalize", "mean",   "std",  "threads",
-      "device", "ignore_rotation", "copy",   "strict", NULL};
+      "path",   "width",           "height", "crop",   "filter",     "stride", "rate", "start",
+      "end",    "batch_size",      "layout", "dtype",  "normalize",  "mean",   "std",  "threads",
+      "device", "ignore_rotation", "copy",   "strict", "nvdec_keep", NULL};
   ferry_video_options o;
   ferry_video_options_default(&o);
   PyObject *path = NULL;
   int crop = o.crop, filter = o.filter, layout = o.layout, dtype = o.dtype;
   int normalize = o.normalize, ignore_rotation = o.ignore_rotation, copy = 0, strict = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|$iiiiidddiiip(fff)(fff)iippp:VideoReader",
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|$iiiiidddiiip(fff)(fff)iipppi:VideoReader",
                                    kwlist, PyUnicode_FSConverter, &path, &o.width, &o.height, &crop,
                                    &filter, &o.stride, &o.rate, &o.start_s, &o.end_s, &o.batch_size,
                                    &layout, &dtype, &normalize, &o.mean[0], &o.mean[1], &o.mean[2],
                                    &o.std[0], &o.std[1], &o.std[2], &o.threads, &o.device,
-                                   &ignore_rotation, &copy, &strict))
+                                   &ignore_rotation, &copy, &strict, &o.nvdec_keep))
     return NULL;
   o.strict = strict;
   o.crop = (ferry_crop)crop;
