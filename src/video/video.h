@@ -163,7 +163,7 @@ void fy_nvdec_damage(const fy_nvdec *d, uint64_t *frames, int64_t *first, double
 /* Seconds spent waiting for the engine (pictures still decoding, mapping). */
 double fy_nvdec_wait_s(const fy_nvdec *d);
 /* Decoders made and reused (nvdec_pool.c: a reader that ends well leaves
- * its decoder to the next file of the same format; FERRY_NVDEC_KEEP). */
+ * its decoder to the next file of the same format; nvdec_keep). */
 void fy_nvdec_pool_counts(uint64_t *made, uint64_t *reused);
 
 /* GPU batches of a video file (reader_gpu.c): NVDEC frames converted and
