@@ -72,12 +72,15 @@ demo: build
 #   make test-full  every proof (run it before resolving an issue that touches
 #                   them): test, then the `slow` entries (the whole corpus, the
 #                   largest searches) in the release and ASan builds, pytest's
-#                   `slow` tests, the build without video, 30 s a fuzzer
+#                   `slow` tests, the build without video, 30 s a fuzzer, every
+#                   Python test against the wheel
 CTEST      = ctest --output-on-failure -j $(JOBS)
 ASAN_ENV   = ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
              LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
              UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-PYTEST     = FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q -rs
+# pytest on every core with pytest-xdist (scripts/setup.sh installs it), else on one
+PYTEST_N   = $(shell python3 -c "import xdist" 2>/dev/null && echo "-n $(JOBS)")
+PYTEST     = FERRY_BIN=$(BUILD)/ferry python3 -m pytest -q -rs $(PYTEST_N)
 SKIPPED    = grep -h "^SKIPPED" $(1)/Testing/Temporary/LastTest.log | sort -u || true
 
 check: build
@@ -98,6 +101,7 @@ test-full: test
 	$(MAKE) --no-print-directory pytest-slow
 	$(MAKE) --no-print-directory test-novideo
 	$(MAKE) --no-print-directory fuzz-test FUZZ_TEST_SECONDS=30
+	$(MAKE) --no-print-directory test-wheel WHEEL_TEST_MARKERS=
 
 # ASan+UBSan: the quick tier's entries (test), the slow ones (test-full)
 test-asan: build-asan
@@ -133,8 +137,11 @@ wheel: deps
 # That wheel installed into a clean venv (with NumPy and pytest only), and
 # tests/python run against it from outside the checkout
 # (scripts/wheel-test.sh); the ferry command and libferry.so come from $(BUILD).
+# `make test` runs the package's own tests there (the command line's and the
+# corpus's ran against the checkout's build); `make test-full` all of them.
+WHEEL_TEST_MARKERS ?= not slow and not corpus and not cli
 test-wheel: build wheel
-	BUILD=$(BUILD) scripts/wheel-test.sh
+	BUILD=$(BUILD) JOBS=$(JOBS) WHEEL_TEST_MARKERS="$(WHEEL_TEST_MARKERS)" scripts/wheel-test.sh
 
 bench: build
 	python3 bench/bench_cpu.py --ferry $(BUILD)/ferry

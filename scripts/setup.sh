@@ -34,6 +34,8 @@ pips+=(six packaging)
 # WebDataset shards: webdataset is the reference writer and reader of
 # tests/python/test_webdataset.py only (never a runtime need of ferry)
 pips+=(webdataset)
+# the Python tests on every core (make check/test: pytest -n JOBS)
+pips+=(pytest-xdist)
 
 missing_debs=()
 for p in "${debs[@]}"; do
@@ -85,7 +87,7 @@ fi
 
 missing_py=()
 for p in "${pips[@]}"; do
-  mod=$p; [ "$p" = pillow ] && mod=PIL
+  mod=$p; [ "$p" = pillow ] && mod=PIL; [ "$p" = pytest-xdist ] && mod=xdist
   [ "$p" = nvidia-nvjpeg ] && { missing_py+=("$p"); continue; }
   python3 -c "import $mod" 2>/dev/null || missing_py+=("$p")
 done

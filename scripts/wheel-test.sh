@@ -8,7 +8,9 @@
 # venv has none of them); the tests of the ferry command and of libferry.so
 # through ctypes use $FERRY_BIN / $FERRY_BUILD (default build/, `make` builds it).
 #
-# Environment: PYTHON (default python3, the wheel's version), WHEEL_TEST_VENV
+# Environment: WHEEL_TEST_MARKERS (a pytest -m expression: `make test` runs the
+# package's own tests, not the command line's nor the corpus's, which the
+# checkout's build already ran), PYTHON (default python3, the wheel's version), WHEEL_TEST_VENV
 # (default build-wheel/test-venv: one per checkout, so two checkouts testing at once do
 # not remove each other's), BUILD (default build), PYTEST_ARGS.
 set -euo pipefail
@@ -30,8 +32,15 @@ rm -rf "$venv"
 # the wheel with NumPy and pytest only (issue 20's acceptance): tests that
 # use Pillow, torch, imagehash, ... as references skip, naming the package
 # (tests/python/conftest.py), or their modules are left out below, saying so
+# (pytest-xdist, where it installs, runs them on every core: a test runner, not a need of ferry's)
 "$venv/bin/python" -m pip install -q --disable-pip-version-check "$whl" numpy pytest ||
   { say "pip install $whl numpy pytest failed"; exit 1; }
+xdist=()
+if "$venv/bin/python" -m pip install -q --disable-pip-version-check pytest-xdist 2>/dev/null; then
+  xdist=(-n "${JOBS:-$(nproc)}")
+else
+  say "pytest-xdist could not be installed: the tests run on one core"
+fi
 say "installed $(basename "$whl") into $venv in $(($(date +%s) - start)) s"
 
 # A directory of its own, away from the checkout; no PYTHONPATH.
@@ -71,7 +80,13 @@ for line in sys.stdin:
         mod = None
 ')
 set +e
-pytest_in_venv -rs "${ignores[@]+"${ignores[@]}"}" ${PYTEST_ARGS:-} "$root/tests/python" 2>&1 |
+markers=()
+if [ -n "${WHEEL_TEST_MARKERS:-}" ]; then
+  markers=(-m "$WHEEL_TEST_MARKERS")
+  say "the tests marked '$WHEEL_TEST_MARKERS' (make test-full runs them all)"
+fi
+pytest_in_venv -rs "${xdist[@]+"${xdist[@]}"}" "${markers[@]+"${markers[@]}"}" \
+  "${ignores[@]+"${ignores[@]}"}" ${PYTEST_ARGS:-} "$root/tests/python" 2>&1 |
   tee "$run/pytest.log"
 rc=${PIPESTATUS[0]}
 set -e
