@@ -28,14 +28,14 @@ static const char *const isas[] = {"avx512", "avx2", "popcnt", "scalar", NULL};
 
 static const tc_row rows[FY_TC_COUNT] = {
     [FY_TC_FAIL_ALLOC] = {"FERRY_FAIL_ALLOC", TC_INT, 0, LONG_MAX, 0, 0, NULL,
-                          "the Nth allocation fails as if memory ran out (0: none)"},
+                          "the Nth allocation fails as if memory ran out; 0: none"},
     [FY_TC_FAIL_READ] = {"FERRY_FAIL_READ", TC_INT, 0, LONG_MAX, 0, 0, NULL,
-                         "the file read that would carry byte N fails with EIO, once (0: none)"},
+                         "the file read that would carry byte N fails with EIO, once; 0: none"},
     [FY_TC_FAIL_WRITE] = {"FERRY_FAIL_WRITE", TC_INT, 0, LONG_MAX, 0, 0, NULL,
                           "the catalog journal or move write that would carry byte N fails with "
-                          "ENOSPC, once (0: none)"},
+                          "ENOSPC, once; 0: none"},
     [FY_TC_STALL_AT] = {"FERRY_STALL_AT", TC_PAIR, 1, LONG_MAX, 1, 3600000, NULL,
-                        "the Nth decode (or JPEG engine call) sleeps MS milliseconds first, once: "
+                        "the Nth decode or JPEG engine call sleeps MS milliseconds first, once: "
                         "a stalled read for the loader's watchdog"},
     [FY_TC_DENY_DIR] = {"FERRY_DENY_DIR", TC_TEXT, 0, 0, 0, 0, NULL,
                         "listing a folder of this name fails as if permission were denied"},
@@ -45,20 +45,20 @@ static const tc_row rows[FY_TC_COUNT] = {
     [FY_TC_ISA] = {"FERRY_ISA", TC_CHOICE, 0, 0, 0, 0, isas,
                    "the Hamming search's CPU kernels capped at this instruction set"},
     [FY_TC_GPU_HAMMING_FILTER] = {"FERRY_GPU_HAMMING_FILTER", TC_INT, 0, 1, 0, 0, NULL,
-                                  "the CUDA Hamming search's lower-bound filter forced off (0) or "
-                                  "on (1)"},
+                                  "the CUDA Hamming search's lower-bound filter forced off, 0, or "
+                                  "on, 1"},
     [FY_TC_GPU_PAD] = {"FERRY_GPU_PAD", TC_INT, 0, 63, 0, 0, NULL,
                        "the GPU loader's JPEG engine chooses each call's size from the start: a "
                        "chunk of 64 - N images or more goes as one call of 64, padded"},
     [FY_TC_GPU_PAD_BUY] = {"FERRY_GPU_PAD_BUY", TC_INT, 1, 100000000, 0, 0, NULL,
                            "padding images a JPEG engine context decodes beyond the per-call "
-                           "choice before it sets up its other states (default 20000)"},
+                           "choice before it sets up its other states; default 20000"},
     [FY_TC_STREAM_MIN_MB] = {"FERRY_STREAM_MIN_MB", TC_INT, 0, 1 << 20, 0, 0, NULL,
                              "batch rings of this many MiB or more are filled with streaming "
-                             "stores (0: every ring; default: the last-level cache's size)"},
+                             "stores; 0: every ring; default: the last-level cache's size"},
     [FY_TC_HASH_ENGINE_FIRST] = {"FERRY_HASH_ENGINE_FIRST", TC_INT, 0, 1, 0, 0, NULL,
                                  "fast-mode hashing on a GPU: the CPU threads start only once "
-                                 "every JPEG engine thread holds its first chunk (1)"},
+                                 "every JPEG engine thread holds its first chunk, 1"},
 };
 
 typedef struct tc_value {
