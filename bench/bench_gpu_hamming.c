@@ -29,8 +29,6 @@
  * Needs a CUDA build and a GPU; prints why not otherwise (exit 0).
  *
  * Claims it proves (bench/CLAIMS.md): C32, C59. */
-#define _POSIX_C_SOURCE 200809L /* setenv */
-
 #include "bench_rng.h"
 #include "tools_tier.h"
 #include <ferry.h>
@@ -54,15 +52,14 @@ static double all_pairs(size_t n) { return (double)n * (double)(n - 1) / 2.0; }
 /* One GPU run through the internal entry (stats: kernel time). */
 static int gpu(const char *label, const uint64_t *c, size_t n, int words, int t, int filter,
                ferry_pair **p, size_t *np) {
-  if (filter >= 0)
-    setenv("FERRY_GPU_HAMMING_FILTER", filter ? "1" : "0", 1);
-  else
-    unsetenv("FERRY_GPU_HAMMING_FILTER");
+  /* The kernel choice forced through the test control FERRY_GPU_HAMMING_FILTER
+   * (the environment is read once: set in-process; -1 leaves the choice). */
+  fy_tc_set(FY_TC_GPU_HAMMING_FILTER, filter < 0 ? NULL : filter ? "1" : "0");
   fy_gpu_hamming_stats st;
   double t0 = fy_now();
   int rc = fy_gpu_hamming_pairs(0, c, n, words, t, 0, 0, p, np, &st);
   double dt = fy_now() - t0;
-  unsetenv("FERRY_GPU_HAMMING_FILTER");
+  fy_tc_set(FY_TC_GPU_HAMMING_FILTER, NULL);
   if (rc) {
     printf("%-34s FAILED: %s\n", label, ferry_last_error());
     return rc;

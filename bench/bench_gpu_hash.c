@@ -288,10 +288,10 @@ int main(int argc, char **argv) {
     snprintf(cmd, sizeof cmd, "'%s' hash --mode compatible --hashes all --hash-size %d '%s' > '%s'",
              bin, s, dir, out_cpu);
     double tc = run_cmd(cmd);
+    /* -v: the GPU hashing's timings among the debug lines on stderr */
     snprintf(cmd, sizeof cmd,
-             "FERRY_GPU_HASH_STATS=1 '%s' hash --device cuda --hashes all --hash-size %d '%s' > "
-             "'%s'",
-             bin, s, dir, out_gpu);
+             "'%s' -v hash --device cuda --hashes all --hash-size %d '%s' > '%s'", bin, s,
+             dir, out_gpu);
     double tg = run_cmd(cmd);
     FILE *f = fopen(out_cpu, "r");
     long lines = 0;
