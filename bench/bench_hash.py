@@ -223,7 +223,9 @@ def run_pairs(L, codes, n, words, t, threads, method):
 
 
 def isa_subprocess(args, isa, n, words, t):
-    """Each kernel in a fresh process (FERRY_ISA is read once)."""
+    """Each kernel in a fresh process. FERRY_ISA is a test control (src/core/testctl.c),
+    used here on purpose: it caps the search's CPU kernels so that each one is timed on
+    the same codes; the library reads it once, at its first use."""
     code = ("import sys; sys.path.insert(0, %r); import bench_hash as b, ctypes;"
             "from ferrylib import lib; L = lib(); L.ferry_search_isa.restype = ctypes.c_char_p;"
             "c = b.random_codes(%d, %d, 1); dt, k = b.run_pairs(L, c, %d, %d, %d, 1, 1);"

@@ -194,23 +194,25 @@ def run_dali(files, size, seq=16, batch=4):
 
 
 SUMMARY = re.compile(r"(\d+) decoded, ([\d.]+) s: ([\d.]+) decoded frames/s")
+STAGES = re.compile(r"^stages, seconds summed over files: .*$", re.M)
 
 
 def run_ferry(binary, files, device, jobs, size, batch, cpu_jobs=0, stride=1):
-    cmd = [binary, "video", *files, "--device", device, "--size", str(size), "--dtype", "f16",
-           "--normalize", "--batch", str(batch), "--jobs", str(jobs), "--quiet"]
+    # -v: the stage line beside --quiet's summary (stdout); the library's debug
+    # lines and FFmpeg's log go to stderr, which only a failure shows (its tail)
+    cmd = [binary, "-v", "video", *files, "--device", device, "--size", str(size), "--dtype",
+           "f16", "--normalize", "--batch", str(batch), "--jobs", str(jobs), "--quiet"]
     if stride > 1:
         cmd += ["--stride", str(stride)]
     if cpu_jobs:
         cmd += ["--cpu-jobs", str(cpu_jobs)]
-    out = subprocess.run(cmd, capture_output=True, text=True,
-                         env={**os.environ, "FERRY_VIDEO_STAGES": "1"})
-    for line in out.stdout.splitlines():  # where the files' time went
-        if line.startswith("stages"):
-            print(f"  ferry --jobs {jobs}{f' --stride {stride}' if stride > 1 else ''}: {line}")
+    out = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    for line in STAGES.findall(out.stdout):  # where the files' time went
+        print(f"  ferry --jobs {jobs}{f' --stride {stride}' if stride > 1 else ''}: {line}")
     m = SUMMARY.search(out.stdout)
     if out.returncode != 0 or not m:
-        sys.exit(f"ferry failed ({out.returncode}): {' '.join(cmd)}\n{out.stdout}{out.stderr}")
+        tail = "\n".join(out.stderr.splitlines()[-40:])
+        sys.exit(f"ferry failed ({out.returncode}): {' '.join(cmd)}\n{out.stdout}{tail}")
     return int(m.group(1)), float(m.group(2))
 
 
