@@ -5,7 +5,7 @@ and of the Python loader with varied options, each under an outside watchdog.
 Per run (drawn from --seed): crop none/center/random, flip, batch 32-512,
 prefetch ferry's choice or 1-4, epochs 1-5, --consume-ms 0-40 (CLI), a torch consumer (Python;
 one run in three ends without closing its loader, holding its last batch),
-the JPEG engine on or off (one run in four with FERRY_GPU_LAUNCH=next), the memory cache,
+the JPEG engine on or off, the memory cache,
 and a second GPU process busy
 beside it (a torch matmul loop, or another ferry load on the JPEG engine) or
 not. The loader's own stall watchdog is set to --stall-timeout; the outside
@@ -110,9 +110,6 @@ def draw(r, i, args):
         # Python runs: one in three ends without close() (not drawn: the draws above, and so
         # every run's options, stay those of earlier soaks)
         "close": i % 3 != 0,
-        # one run in four launches each batch's GPU work when the consumer takes a batch
-        # (FERRY_GPU_LAUNCH=next; not drawn either)
-        "launch_next": i % 4 == 1,
     }
 
 
@@ -217,9 +214,8 @@ def run_one(c, args, n):
     else:
         cmd = [sys.executable, "-c", PY_RUN, json.dumps(c)]
     t0 = time.monotonic()
-    env = dict(os.environ, FERRY_GPU_LAUNCH="next") if c["launch_next"] else None
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         errors="replace", env=env,
+                         errors="replace",
                          start_new_session=True)
     res = dict(c)
     try:
