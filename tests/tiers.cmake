@@ -16,7 +16,7 @@
 # hashes' batching queue; test_shard_fd reads members on several threads)
 set(FERRY_THREAD_TESTS test_loader test_epoch_ahead test_pack test_hash_api test_watchdog
     test_engine_gate test_catalog test_opencl_search test_hamming_multi test_opencl_hash
-    test_opencl_cache test_shard_fd)
+    test_opencl_cache test_shard_fd test_testctl)
 set(FERRY_CORPUS_TESTS test_codecs test_corpus test_exif test_gpu test_gpu_hash test_hash_engine
     test_hash_golden test_hash_jpegdc test_opencl_hash test_resize_fast test_video test_video_gpu)
 set(FERRY_GPU_TESTS test_gpu test_gpu_hash test_gpu_hamming test_video_gpu)
@@ -27,8 +27,10 @@ set(FERRY_GPU_TESTS test_gpu test_gpu_hash test_gpu_hamming test_video_gpu)
 #   test_video          every stride and random access on the corpus's clips
 #   test_resize_fast    60 photographs against the exact resampler (12 quick)
 #   test_hash_golden    every corpus file against imagehash's hashes (1 in 9 quick)
+#   test_hamming_multi  the multi-device driver over 16,391 codes
+#   test_gpu_hash       (and test_opencl_hash) synthetic 2048x1536 and 4000x3000 images
 set(FERRY_FULL_TESTS test_opencl_hash test_opencl_search test_gpu_hash test_video
-    test_resize_fast test_hash_golden)
+    test_resize_fast test_hash_golden test_hamming_multi)
 
 # ferry_add_tiered_test(NAME COMMAND...): NAME with its labels, and NAME.full
 # where NAME is in FERRY_FULL_TESTS. Timeouts are at least 3x a test's time

@@ -262,6 +262,9 @@ static void test_driver(void) {
                                  {8, 0, 1, 2, 3, 4, 5, 6, 7}};
   for (size_t x = 0; x < sizeof cases / sizeof *cases; x++) {
     size_t n = cases[x].n;
+    /* 16,391 codes (many chunks a device; most of the time under TSan): the full tier */
+    if (n > 10000 && !check_full_only("the driver over 16,391 codes"))
+      continue;
     int words = cases[x].words, t = cases[x].t;
     uint64_t *c = ht_codes(n, words, cases[x].clusters, cases[x].spread);
     ferry_pair *ref = NULL;
@@ -570,12 +573,19 @@ static void test_lists(void) {
 
 int main(void) {
   ht_seed(0x2545F4914F6CDD1Dull);
+  check_part("fy_pair_split");
   test_split();
+  check_part("the driver");
   test_driver();
+  check_part("failing devices");
   test_failures();
+  check_part("fy_topk_block");
   test_topk_block();
+  check_part("the top-k driver");
   test_topk_driver();
+  check_part("failing top-k devices");
   test_topk_failures();
+  check_part("device lists");
   test_lists();
   return check_done();
 }
