@@ -76,7 +76,7 @@ def parse_args():
     p.add_argument("--hw-decode", dest="hw_decode", action="store_true", default=True,
                    help="ferry on a GPU: also decode on the GPU's JPEG engine, as many contexts "
                         "as help (the default; the loader stops them while the CPU cores keep "
-                        "up with the step, bench/RESULTS.md)")
+                        "up with the step, bench/CLAIMS.md C22)")
     p.add_argument("--no-hw-decode", dest="hw_decode", action="store_false",
                    help="ferry on a GPU: decode on the CPU cores only, resize on the GPU")
     p.add_argument("--no-epoch-ahead", dest="epoch_ahead", action="store_false", default=True,
@@ -94,9 +94,9 @@ def parse_args():
                         "so every rank holds the same ones wherever a checkpoint or an "
                         "evaluation would be (as timm's --no-ddp-bb --dist-bn reduce); "
                         "broadcast: PyTorch's DDP default, rank 0's copied to every rank before "
-                        "each forward (on ResNet-50 0.4 ms of GPU time and 3 ms of the host's "
-                        "launch path a step, and one more point each step where the ranks wait "
-                        "for each other, bench/RESULTS.md); local: never made the same")
+                        "each forward (on ResNet-50 0.4 ms of GPU time and about 4 ms of the "
+                        "host's launch path a step, and one more point each step where the ranks "
+                        "wait for each other, bench/CLAIMS.md C26); local: never made the same")
     p.add_argument("--no-ddp-broadcast-buffers", dest="ddp_bn", action="store_const",
                    const="local", help="the same as --ddp-bn local (earlier runs' option)")
     p.add_argument("--ddp-bucket-view", action="store_true",

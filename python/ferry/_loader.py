@@ -103,7 +103,7 @@ class _Converter:
     def small(self, t: Tensor, device: Any = None) -> Any:
         """Labels and indices: small host arrays of their own, copied to a GPU device if given
         (non-blocking, from pageable memory: through pinned memory it cost the host more and
-        was no faster, bench/RESULTS.md)."""
+        was no faster, bench/CLAIMS.md C33)."""
         if self.kind == "torch":
             x = self.torch.from_dlpack(t)
             if t.owner is not None:  # a view of the loader's ring: a copy of its own

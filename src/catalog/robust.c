@@ -36,7 +36,7 @@
 #include <string.h>
 
 /* Chosen on tests/gen/gen_hardset.py's set and corpus/dupes (docs/DEDUP.md,
- * bench/RESULTS.md): bits of 256, and the correlation a candidate needs. */
+ * bench/CLAIMS.md C63): bits of 256, and the correlation a candidate needs. */
 #define FY_ROBUST_BITS 48
 #define FY_ROBUST_BITS64 12
 #define FY_ROBUST_NCC 0.9

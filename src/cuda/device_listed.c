@@ -1,7 +1,7 @@
 /* device_listed.c — whether CUDA device `device` is there, from what the
  * NVIDIA driver lists in /proc and CUDA_VISIBLE_DEVICES, without starting
  * CUDA: starting it costs a job of a second or two on every core several
- * per cent (bench/RESULTS.md), which a job that never uses the GPU should
+ * per cent (bench/CLAIMS.md C46), which a job that never uses the GPU should
  * not pay. Declared in hash_gpu.h; the stub is in hash_gpu_stub.c. */
 #ifdef FERRY_HAVE_CUDA
 #include "cuda/hash_gpu.h"

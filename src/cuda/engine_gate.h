@@ -18,7 +18,7 @@ extern "C" {
  * wait for it. Reallocation frees device memory with cuMemFree inside the
  * hardware decoder (libnvcuvid), which waits for the whole device; with
  * another thread's engine job in flight that wait was seen to deadlock
- * (bench/RESULTS.md, the GPU soak). Writers go first: an exclusive entrant
+ * (the GPU soak, bench/CLAIMS.md C34). Writers go first: an exclusive entrant
  * holds new shared ones back. */
 void fy_engine_gate_enter(int exclusive);
 void fy_engine_gate_leave(int exclusive);

@@ -23,7 +23,9 @@
 
 #define MAX_THREADS FY_GPU_MAX_ENGINES
 #define CHUNK 16          /* files an engine thread claims at once */
-#define DEFAULT_THREADS 3 /* 2 made 1,459 files/s against 1,465 with 3 (bench/RESULTS.md) */
+/* 2 threads made 1,459-1,465 photos/s against 1,536-1,576 with 3 (H100, set with
+ * FERRY_HASH_ENGINES, since removed; git history (b42142f), bench/RESULTS.md) */
+#define DEFAULT_THREADS 3
 #define GROUP_BYTES ((size_t)512 << 20) /* decoded pixels per engine call */
 
 struct fy_hash_engine;

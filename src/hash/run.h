@@ -37,7 +37,7 @@ int fy_hash_device_check(int device, ferry_hash_mode mode);
  * in, would take more than this many seconds for the rest (the engine's
  * start and close cost about a second of a core: 2,000 12 MP photos took
  * 0.78-0.86x the cores' time with it on an H100, 0.92-0.98x held back;
- * bench/RESULTS.md). 0 starts it at once. */
+ * bench/CLAIMS.md C46). 0 starts it at once. */
 #define FY_ENGINE_MIN_S_DEFAULT 2.5
 #define FY_ENGINE_MIN_S_MAX 3600
 /* FERRY_OK when s is 0..FY_ENGINE_MIN_S_MAX, else FERRY_EINVAL naming it. */

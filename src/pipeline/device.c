@@ -17,11 +17,12 @@
 
 /* The most samples an engine context claims at once: 64 measured best on
  * an H200 with 16 cores and decode-bound on an H100 over chunks of 32-128
- * (bench/engine_sweep.sh, bench/RESULTS.md). */
+ * (the sweep's script is in git history (b42142f); the figures of 4
+ * contexts x 64: bench/CLAIMS.md C17). */
 #define CHUNK 64
 /* Engine contexts (decoder threads): 4 (chunks of 64, a ring of 6)
  * measured best decode-bound on an H100 over 2-8 contexts and rings of
- * 3-10 (bench/RESULTS.md). */
+ * 3-10 (bench/CLAIMS.md C17). */
 #define CONTEXTS 4
 
 static void slot_reset(void *L, slot *s);
@@ -315,8 +316,9 @@ void *fy_dev_decoder_main(void *arg) {
      * a consumer slower than the loader (a training step), engine jobs
      * only lengthen while the step holds the GPU, and a batch waits for
      * its slowest chunk: on an H100, ResNet-50 fed with 3 contexts always
-     * on ran at 85-86 % of its synthetic-data rate, with the cores alone
-     * at 99 % (bench/RESULTS.md). Decode-bound, every context runs. A
+     * on ran at 85-87 % of its synthetic-data rate, with one context at
+     * 98.7 % (bench/CLAIMS.md C22); with the controller, ferry's defaults
+     * at 98.7 % on an H200 (C20). Decode-bound, every context runs. A
      * context that is off decodes on the CPU, one sample at a time, as a
      * worker does: the cores are then the loader (ResNet-18 there: 12
      * workers fed it 10,600 images/s, 16 workers 13,900). While the memory

@@ -5,12 +5,12 @@
  * The engine helps when decoding is the limit and hurts when the consumer
  * is (a training step: while the step holds the GPU each engine job takes
  * longer, a batch waits for its slowest chunk, and the step waits for its
- * batch; bench/RESULTS.md). The sign is the CPU workers: while they sit
+ * batch; bench/CLAIMS.md C22). The sign is the CPU workers: while they sit
  * idle a quarter of the time the cores alone keep up, and a context stops
  * (two while they idle half the time; down to none). Not while the
  * consumer waits over half the time: then the workers idle because every
  * sample of the ring is claimed, the contexts' chunks in flight (2 ranks
- * decode-bound on an H200, bench/RESULTS.md), and a context stops on trial,
+ * decode-bound on 2 x H200, bench/CLAIMS.md C33), and a context stops on trial,
  * restarted if batches then come over 3 % slower (the next such trial
  * waits 4 s, doubling to 64 s). While the workers are never idle (under
  * 5 %) the loader is the limit and a context starts, on trial:
@@ -25,9 +25,10 @@
  * alone): once no
  * context decodes and the workers still idle over 30 % of the time, the
  * consumer is the limit and the loader parks the workers it does not need,
- * so that fewer threads decode at once beside the consumer's own (2 ranks
- * of DDP training on one host ran faster with 6 workers each than with 12;
- * bench/RESULTS.md): as many stay as the window kept busy, over 0.85. When
+ * so that fewer threads decode at once beside the consumer's own and the
+ * cores are free for other work (2 ranks of DDP training on 2 x H200 kept
+ * 4 of 12 workers a rank active at the same step rate, no run faster;
+ * bench/CLAIMS.md C33): as many stay as the window kept busy, over 0.85. When
  * the workers left are never idle, a quarter of all come back at once,
  * before any context is tried. */
 #ifndef FY_ENGINE_CTL_H
@@ -66,8 +67,8 @@ typedef struct fy_engine_ctl {
  * 4 threads: 12 workers, 36,842-38,039 images/s on an H200 against
  * 33,603-36,184 with 8 or 10); up to it, one core more is left free, at
  * least one worker (8 cores: 3 workers, 31,169 / 31,185 images/s against
- * 24,014-25,873 with 7 and 29,292 for the engine alone; bench/RESULTS.md,
- * 2026-11-29). */
+ * 24,014-25,873 with 7 and 29,292 for the engine alone; bench/CLAIMS.md
+ * C16, 2026-11-29). */
 int fy_engine_default_workers(int cores, int feed);
 
 /* max contexts, starting with all of them (the ring's first fill is always

@@ -98,7 +98,7 @@ static size_t check_ring(const ferry_loader *L) {
  * crops: 27,100 / 31,900 images/s with a ring of 3 and 3 contexts, 32,100
  * / 32,200 with 6 and 4; a ring of 10 is slower again, each batch's share
  * of device_memory for the engine's output running short;
- * bench/RESULTS.md). Shortened, down to 3, to fit max_batch_bytes. */
+ * bench/CLAIMS.md C17). Shortened, down to 3, to fit max_batch_bytes. */
 static int default_prefetch(ferry_loader *L) {
   if (L->o.prefetch)
     return L->o.prefetch;
@@ -162,11 +162,11 @@ static int start_threads(ferry_loader *L) {
    * the CPU while their context is off) take cores of that share and the
    * workers the rest (engine_ctl.h says how many): 2 ranks of 16 workers
    * on 32 cores loaded 15 % fewer images than of 12, the engine taking
-   * 55 % of them instead of 67 % (2 x H200, bench/RESULTS.md). */
+   * 55 % of them instead of 67 % (2 x H200, bench/CLAIMS.md C31). */
   int cores = L->numa.placed ? fy_cpus_count(&L->numa.cpus) : fy_share_cores();
   L->nworkers = L->o.workers ? L->o.workers : fy_engine_default_workers(cores, L->gpu_threads);
   /* options.park_workers (off by default: it frees cores but made no run
-   * faster, bench/RESULTS.md): the workers a consumer-bound run does not
+   * faster, bench/CLAIMS.md C33): the workers a consumer-bound run does not
    * need are parked (engine_ctl.h); on a GPU with the engine once its
    * controller has stopped the contexts */
   if (L->o.park_workers) {

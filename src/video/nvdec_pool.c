@@ -3,8 +3,8 @@
  * the decoder capabilities (asked once per device, codec, chroma format
  * and depth) and idle decoders, kept for the next file of the same format.
  * Making a decoder and destroying it cost 40 and 75 ms with one file at a
- * time and 200 and 270 ms with 16 at once (H200, bench/RESULTS.md "Where a
- * video file's time went"): per 300-frame 1080p file, more than decoding it.
+ * time and 200 and 270 ms with 16 at once (H200, bench/CLAIMS.md C39): per
+ * 300-frame 1080p file, more than decoding it.
  *
  * A decoder is kept with the context lock it was made with. It is given
  * back only when its reader ends without a CUDA error and nothing of it is

@@ -524,9 +524,9 @@ def need_cuda():
 
 def test_gpu_decode_gives_the_cpu_decodes_detections():
     """NVDEC + GPU resize against libavcodec + CPU resize, the same model on
-    the same GPU: colour conversion differs by about 2 levels
-    (bench/RESULTS.md, issue 8), so scores are compared within 0.03 and boxes
-    within a few pixels."""
+    the same GPU: colour conversion differs by about 2 levels (git history
+    (b42142f), bench/RESULTS.md; issue 8), so scores are compared within
+    0.03 and boxes within a few pixels."""
     need_cuda()
     for path, args in [(TESTSRC, ["--model", "infer_detectors:torch_grid", "--score", "0",
                                   "--size", "96"]),
