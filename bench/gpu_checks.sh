@@ -11,6 +11,8 @@ first=${1:-0} runs=${2:-300} secs=${3:-400} tests=${4:-1}
 export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONPATH=$PWD/.device/py FERRY_PY_PATH=$PWD/.device/py PYTHONUNBUFFERED=1
 export FERRY_BIN=$PWD/.device/ferry
+# the GPU tests' full tier (tests/tiers.cmake): cheap on a GPU
+export FERRY_TEST_TIER=full
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 nproc; date -u; echo "bundle of commit $(cat .device/COMMIT 2>/dev/null || echo unknown)"
 SET=/tmp/set
@@ -27,7 +29,8 @@ if [ "$tests" = 1 ]; then
   done
   timeout 400 python3 -m pytest -q -x -p no:cacheprovider tests/python/test_gpu.py \
     tests/python/test_watchdog.py tests/python/test_torch.py tests/python/test_hash.py \
-    tests/python/test_hash_cli.py tests/python/test_examples.py 2>&1 | tail -6
+    tests/python/test_hash_cli.py tests/python/test_examples.py tests/python/test_numa.py \
+    tests/python/test_log_level.py 2>&1 | tail -6
 fi
 if [ -n "${SANITIZE:-}" ]; then # compute-sanitizer over the GPU tests (issue 15)
   cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)
