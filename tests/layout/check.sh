@@ -6,6 +6,7 @@
 #  - src/jobs/ is the layer above the pipeline: nothing else in src/ includes it;
 #  - tools/ and bench/ use src/ only through src/tools_tier.h (beside ferry.h); bench/ may
 #    include the tests' fixture writers (tests/unit/*_write.h).
+#  - every test with a full-tier twin (tests/tiers.cmake) has a part only that tier runs.
 # Prints each breach with its file and line; exit 1 if any.
 set -u
 cd "$(dirname "$0")/../.."
@@ -35,5 +36,20 @@ if [ -n "$hits" ]; then
   echo "$hits"
   bad=1
 fi
-[ "$bad" = 0 ] && echo "layout: ok (messages only through core/log.c; nothing below includes jobs/; tools and bench through tools_tier.h)"
+# every test with a full-tier twin (tests/tiers.cmake's FERRY_FULL_TESTS) has a part that only
+# the full tier runs (check.h's check_full, check_full_only; file_list.h's list_corpus): else
+# NAME.full would run the same test twice
+full=$(sed -n '/^set(FERRY_FULL_TESTS/,/)/p' tests/tiers.cmake | tr -d '()' | tr ' ' '\n' |
+  grep '^test_' || true)
+[ -n "$full" ] || { echo "layout: tests/tiers.cmake lists no FERRY_FULL_TESTS"; bad=1; }
+for t in $full; do
+  f=tests/unit/$t.c
+  [ -f "$f" ] || { echo "layout: $t of FERRY_FULL_TESTS has no $f"; bad=1; continue; }
+  srcs="$f $(sed -n 's/^#include "\(test_[a-z_]*\.c\)"/tests\/unit\/\1/p' "$f")"
+  if ! grep -qE 'check_full|list_corpus' $srcs; then
+    echo "layout: $t is in FERRY_FULL_TESTS but has no part only the full tier runs ($srcs)"
+    bad=1
+  fi
+done
+[ "$bad" = 0 ] && echo "layout: ok (messages only through core/log.c; nothing below includes jobs/; tools and bench through tools_tier.h; every full-tier twin has a full-tier part)"
 exit "$bad"
