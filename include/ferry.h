@@ -345,7 +345,7 @@ typedef struct ferry_loader_options {
    * loader) and no JPEG engine context decodes, the CPU workers it does
    * not need are parked, so that fewer threads compete with its own for
    * the cores; they come back when the loader is the limit again. Default
-   * 0: it freed cores but made no run faster (bench/RESULTS.md). */
+   * 0: it freed cores but made no run faster (bench/CLAIMS.md C33). */
   int park_workers;
 } ferry_loader_options;
 

@@ -22,9 +22,9 @@
 #include <string.h>
 
 #define MAX_THREADS FY_GPU_MAX_ENGINES
-#define CHUNK 16          /* files an engine thread claims at once */
+#define CHUNK 16 /* files an engine thread claims at once */
 /* 2 threads made 1,459-1,465 photos/s against 1,536-1,576 with 3 (H100, set with
- * FERRY_HASH_ENGINES, since removed; git history (b42142f), bench/RESULTS.md) */
+ * FERRY_HASH_ENGINES, since removed; bench/RESULTS.md at b42142f in git history) */
 #define DEFAULT_THREADS 3
 #define GROUP_BYTES ((size_t)512 << 20) /* decoded pixels per engine call */
 
