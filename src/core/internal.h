@@ -122,17 +122,12 @@ void fy_thread_name(const char *name);
 int fy_cpu_avx2(void);
 
 /* Reads a whole file into buf (grown as needed); *size gets its length.
- * Refuses files over max_bytes (0 = no limit) before reading. Errors name
- * the path. The open never blocks. A FIFO, character device or socket is
- * read with poll() until end of file, within this thread's read time-out
- * (fy_read_timeout_set) and max_bytes (0: 1 GiB); past the time-out the
- * read fails with FERRY_EIO, "PATH: timed out after N ms reading". Regular
- * files are read straight: a local disk does not hang; a hung network
- * mount can block read() itself, which no time-out here can interrupt. */
+ * Regular files only (core/user_file.h: a FIFO, device or socket is refused
+ * at once, by name, never waited on). Refuses files over max_bytes (0 = no
+ * limit) before reading. Errors name the path. A hung network mount can
+ * block read() itself, which nothing here can interrupt: the loader's stall
+ * watchdog reports it. */
 int fy_read_file(const char *path, uint64_t max_bytes, fy_buf *buf, size_t *size);
-/* The same with an explicit time-out in ms (<= 0: wait for ever). */
-int fy_read_file_timeout(const char *path, uint64_t max_bytes, int timeout_ms, fy_buf *buf,
-                         size_t *size);
 /* A byte range of a file (a shard's member, io/shard_fd.c), in two steps.
  * fy_read_range_check: whether `len` bytes at `off` may be read at all,
  * before any open or allocation: over max_bytes (0 = no limit) is
@@ -145,10 +140,6 @@ int fy_read_file_timeout(const char *path, uint64_t max_bytes, int timeout_ms, f
 int fy_read_range_check(const char *name, uint64_t off, uint64_t len, uint64_t max_bytes);
 int fy_read_range_fd(int fd, const char *name, uint64_t off, uint64_t len, fy_buf *buf,
                      size_t *size);
-/* Sets the calling thread's read time-out for fy_read_file: ms > 0, 0 =
- * the default (FY_READ_TIMEOUT_MS), < 0 = none. */
-#define FY_READ_TIMEOUT_MS 30000
-void fy_read_timeout_set(int ms);
 
 /* Counter-based random numbers: the same (seed, stream, index) always gives
  * the same value, whatever thread asks (SplitMix64 over a mixed key). */

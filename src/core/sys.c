@@ -2,10 +2,10 @@
  * time-out for FIFOs and devices) and byte-range reads of an open file (a
  * shard's member), all through the injected read fault of fault.c. */
 #include "core/internal.h"
+#include "core/user_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,17 +44,6 @@ int fy_cpu_avx2(void) {
 #else
   return 0;
 #endif
-}
-
-/* Per thread, so that a loader's workers use its option while other
- * threads of the process keep theirs. */
-static _Thread_local int read_timeout_ms;
-
-void fy_read_timeout_set(int ms) { read_timeout_ms = ms; }
-
-int fy_read_file(const char *path, uint64_t max_bytes, fy_buf *buf, size_t *size) {
-  int ms = read_timeout_ms ? read_timeout_ms : FY_READ_TIMEOUT_MS;
-  return fy_read_file_timeout(path, max_bytes, ms, buf, size);
 }
 
 /* A failing read, injected (fault.c) or real, reported with its place. */
@@ -106,93 +95,19 @@ static int read_regular(int fd, const char *path, int64_t at, size_t want, fy_bu
   return FERRY_OK;
 }
 
-/* Makes buf hold at least `need` bytes, keeping its first `used`; grows
- * by doubling, but never past `most` (the byte limit of the read and one
- * read's worth): a 1 GiB limit costs at most about 1 GiB. */
-static int grow_keep(fy_buf *buf, size_t need, size_t used, const char *path, size_t most) {
-  if (need <= buf->cap)
-    return FERRY_OK;
-  fy_buf bigger = {0};
-  bigger.heap_only = buf->heap_only;
-  size_t cap = buf->cap > need / 2 ? buf->cap * 2 : need;
-  if (cap > most)
-    cap = need > most ? need : most;
-  if (fy_buf_reserve(&bigger, cap))
-    return fy_error(FERRY_ENOMEM, "%s: out of memory for %zu bytes", path, cap);
-  if (used)
-    memcpy(bigger.p, buf->p, used);
-  fy_buf_free(buf);
-  *buf = bigger;
-  return FERRY_OK;
-}
-
-/* Milliseconds left before `deadline` (fy_now() seconds), at least 0. */
-static int ms_left(double deadline) {
-  double left = (deadline - fy_now()) * 1e3;
-  return left <= 0 ? 0 : left > 1e9 ? 1000000000 : (int)left + 1;
-}
-
-/* Reads a FIFO, character device or socket to its end: poll() before each
- * read, so that a writer that never comes (or never writes) costs at most
- * timeout_ms, not a worker thread for ever. */
-static int read_stream(int fd, const char *path, uint64_t max_bytes, int timeout_ms, fy_buf *buf,
-                       size_t *size) {
-  uint64_t limit = max_bytes ? max_bytes : (uint64_t)1 << 30;
-  double deadline = timeout_ms > 0 ? fy_now() + timeout_ms / 1e3 : 0;
-  size_t got = 0;
-  for (;;) {
-    int rc = grow_keep(buf, got + 65536 + 1, got, path, (size_t)limit + 65536 + 1);
-    if (rc)
-      return rc;
-    struct pollfd p = {fd, POLLIN, 0};
-    int ready = poll(&p, 1, deadline > 0 ? ms_left(deadline) : -1);
-    if (ready < 0 && errno == EINTR)
-      continue;
-    if (ready < 0)
-      return read_error(path, got, errno);
-    if (ready == 0)
-      return fy_error(FERRY_EIO, "%s: timed out after %d ms reading (%zu bytes read)", path,
-                      timeout_ms, got);
-    size_t before;
-    ssize_t n = read_some(fd, (char *)buf->p + got, buf->cap - got - 1, -1, &before);
-    if (n < 0 && (errno == EINTR || errno == EAGAIN))
-      continue;
-    if (n < 0)
-      return read_error(path, got + before, errno);
-    if (n == 0)
-      break;
-    got += (size_t)n;
-    if (got > limit)
-      return fy_error(FERRY_ETOO_LARGE, "%s: more than the %llu-byte limit", path,
-                      (unsigned long long)limit);
-  }
-  *size = got;
-  return FERRY_OK;
-}
-
-int fy_read_file_timeout(const char *path, uint64_t max_bytes, int timeout_ms, fy_buf *buf,
-                         size_t *size) {
-  /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
-   * writer, with no time-out. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(errno));
+int fy_read_file(const char *path, uint64_t max_bytes, fy_buf *buf, size_t *size) {
   struct stat st;
-  int rc = FERRY_OK;
-  if (fstat(fd, &st) != 0) {
-    rc = fy_error(FERRY_EIO, "%s: cannot stat: %s", path, strerror(errno));
-  } else if (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode) || S_ISSOCK(st.st_mode)) {
-    rc = read_stream(fd, path, max_bytes, timeout_ms, buf, size);
-  } else if (!S_ISREG(st.st_mode)) {
-    rc = fy_error(FERRY_EIO, "%s: not a regular file", path); /* a directory, a disk */
-  } else if (max_bytes && (uint64_t)st.st_size > max_bytes) {
+  int fd, rc = fy_open_regular(path, &st, &fd); /* a FIFO or device refused at once */
+  if (rc)
+    return rc;
+  if (max_bytes && (uint64_t)st.st_size > max_bytes)
     rc = fy_error(FERRY_ETOO_LARGE, "%s: file is %lld bytes, over the %llu-byte limit", path,
                   (long long)st.st_size, (unsigned long long)max_bytes);
-  } else {
-    /* Back to blocking reads: some file systems (FUSE) pass the flag on. */
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  else if ((uint64_t)st.st_size > (uint64_t)SIZE_MAX / 2)
+    rc = fy_error(FERRY_ETOO_LARGE, "%s: file is %lld bytes, too large to read", path,
+                  (long long)st.st_size);
+  else
     rc = read_regular(fd, path, -1, (size_t)st.st_size, buf, size);
-  }
   close(fd);
   return rc;
 }

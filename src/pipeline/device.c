@@ -307,7 +307,6 @@ void *fy_dev_decoder_main(void *arg) {
   memset(&w, 0, sizeof w);
   w.note = &L->dnotes[engine];
   fy_thread_name("ferry-engine");
-  fy_read_timeout_set(L->o.read_timeout_ms); /* fy_read_file in this thread */
   pthread_mutex_lock(&L->ring.mu);
   for (;;) {
     slot *s = NULL;

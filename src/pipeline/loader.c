@@ -31,7 +31,6 @@ static void *worker_run(void *arg) {
   w->note = &L->wnotes[a_id];
   free(a);
   fy_thread_name("ferry-worker");
-  fy_read_timeout_set(L->o.read_timeout_ms); /* fy_read_file in this thread */
   pthread_mutex_lock(&L->ring.mu);
   for (;;) {
     slot *s = NULL;

@@ -231,8 +231,8 @@ const ferry_option fy_loader_option_table[] = {
      .flag = "--read-timeout-ms",
      INT(read_timeout_ms, INT_MIN, INT_MAX),
      .default_value = "0",
-     .help = "give up on a FIFO or device file after this many ms (default 0: 30000; < 0: wait "
-             "for ever)"},
+     .help = "no effect since FIFOs and device files are refused at once (kept so that scripts "
+             "setting it still run)"},
     {.name = "stall_timeout_ms",
      INT(stall_timeout_ms, INT_MIN, INT_MAX),
      .default_value = "0",
