@@ -17,6 +17,8 @@
 #include "core/out_file.h"    /* fy_out_open/close: PPM outputs, devices written into as PNG's
                                  and JPEG's are */
 #include "core/testctl.h"     /* fy_tc_*: doctor lists the test controls set */
+#include "core/user_file.h"   /* fy_out_guard, fy_open_regular: the CLI's outputs never over
+                                 its inputs; the files it reads itself regular files only */
 #include "cuda/gpu.h"         /* fy_gpu_probe (doctor), GPU batches copied back, --consume-ms */
 #include "cuda/nvjpeg_find.h" /* fy_nvjpeg_env_path: doctor names the deployment path set */
 #include "hash/run.h"         /* fy_hash_device_name: --device values as reports name them */
