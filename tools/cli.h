@@ -30,9 +30,10 @@ int cmd_video(int argc, char **argv); /* video frames as batches */
 /* Prints "ferry <cmd>: <message>" to stderr and returns CLI_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...);
 
-/* CLI_USAGE, with a message, when the output file `out` already exists as
- * the same file as `in` (the same device and inode: also through a symbolic
- * or hard link), which writing it would destroy; else CLI_OK. */
+/* CLI_USAGE, with a message, when writing the output `out` would replace
+ * or land inside the input `in` (fy_out_guard, core/user_file.h: the same
+ * device and inode, through symbolic or hard links; inside an input
+ * folder); else CLI_OK. */
 int cli_refuse_overwrite(const char *cmd, const char *out, const char *in);
 
 /* Parsers for option values; each returns 0 on success, else prints a

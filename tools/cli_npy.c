@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define NPY_HEADER 128 /* magic + length + dict, padded: room for any shape */
@@ -74,15 +75,47 @@ int cli_npy_check_path(const char *cmd, const char *path) {
   return CLI_OK;
 }
 
-cli_npy *cli_npy_open(const char *cmd, const char *path, const ferry_loader_options *o) {
+char *cli_npy_labels_path(const char *path) {
+  char *stem = strndup(path, strlen(path) - 4);
+  char *l = stem ? concat(stem, ".labels.npy") : NULL;
+  free(stem);
+  return l;
+}
+
+/* CLI_OK when the file system of `path` has room for `need` bytes (or
+ * cannot tell); else CLI_FAIL, said. */
+static int check_room(const char *cmd, const char *path, unsigned long long need) {
+  char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
+  if (!dir)
+    return CLI_OK;
+  if (slash)
+    slash[slash == dir] = '\0'; /* "/x.npy": the root */
+  struct statvfs v;
+  int known = statvfs(slash ? dir : ".", &v) == 0;
+  free(dir);
+  unsigned long long room = known ? (unsigned long long)v.f_bavail * v.f_frsize : 0;
+  if (!known || room >= need)
+    return CLI_OK;
+  fprintf(stderr,
+          "ferry %s: %s: needs %llu MB, its file system has %llu MB free (nothing written)\n", cmd,
+          path, (need + 999999) / 1000000, room / 1000000);
+  return CLI_FAIL;
+}
+
+cli_npy *cli_npy_open(const char *cmd, const char *path, const ferry_loader_options *o,
+                      int64_t samples) {
+  unsigned long long per = (unsigned long long)o->width * (unsigned long long)o->height * 3 *
+                           (o->dtype == FERRY_U8    ? 1
+                            : o->dtype == FERRY_F16 ? 2
+                                                    : 4);
+  if (check_room(cmd, path,
+                 2 * NPY_HEADER + (unsigned long long)(samples > 0 ? samples : 0) * (per + 8)))
+    return NULL;
   cli_npy *w = calloc(1, sizeof *w);
   if (!w)
     return NULL;
   w->path = strdup(path);
-  size_t n = strlen(path);
-  char *stem = strndup(path, n - 4);
-  w->lpath = stem ? concat(stem, ".labels.npy") : NULL;
-  free(stem);
+  w->lpath = cli_npy_labels_path(path);
   char suffix[32];
   snprintf(suffix, sizeof suffix, ".tmp%ld", (long)getpid());
   w->tmp = w->path ? concat(w->path, suffix) : NULL;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -230,6 +231,39 @@ static void print_error(const char *cmd, const cli_load_args *a) {
     fprintf(stderr, "ferry %s: %s\n", cmd, msg);
 }
 
+/* One output against the run's inputs (fy_out_guard, the one rule): the
+ * source (folder, list file or pack) and, when the output exists as a
+ * file, every sample's file (a list names files anywhere). CLI_OK, else
+ * CLI_USAGE, said. */
+static int output_not_input(const char *cmd, const ferry_loader *L, const char *source,
+                            const char *out) {
+  if (!out)
+    return CLI_OK;
+  if (fy_out_guard(out, source) != FERRY_OK)
+    return cli_usage_error(cmd, "%s", ferry_last_error());
+  struct stat st;
+  if (stat(out, &st) != 0 || !S_ISREG(st.st_mode))
+    return CLI_OK; /* nothing there yet: no input can be that file */
+  for (int64_t i = 0, n = ferry_loader_source_size(L); i < n; i++) {
+    const char *p = ferry_loader_path(L, i);
+    if (p && fy_out_guard(out, p) != FERRY_OK)
+      return cli_usage_error(cmd, "%s", ferry_last_error());
+  }
+  return CLI_OK;
+}
+
+/* --save-grid, --save and its labels file: none may be an input. */
+static int outputs_not_inputs(const char *cmd, const ferry_loader *L, const cli_load_args *a) {
+  char *labels = a->save_npy ? cli_npy_labels_path(a->save_npy) : NULL;
+  int rc = output_not_input(cmd, L, a->o.source, a->save_grid);
+  if (!rc)
+    rc = output_not_input(cmd, L, a->o.source, a->save_npy);
+  if (!rc)
+    rc = output_not_input(cmd, L, a->o.source, labels);
+  free(labels);
+  return rc;
+}
+
 int cli_run_loader(const char *cmd, cli_load_args *a) {
   ferry_loader *L;
   skip_list skips = {0};
@@ -248,6 +282,10 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
   if (rc) {
     print_error(cmd, a);
     return CLI_FAIL;
+  }
+  if (outputs_not_inputs(cmd, L, a)) { /* before a byte is written */
+    ferry_loader_close(L);
+    return CLI_USAGE;
   }
   int workers = ferry_loader_num_workers(L);
   char numa_cpus[512]; /* where the threads run: near the GPU (--numa) */
@@ -280,7 +318,8 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
     if (numa_node >= 0)
       printf("threads on the GPU's NUMA node %d: CPUs %s\n", numa_node, numa_cpus);
   }
-  if (a->save_npy && !(a->npy = cli_npy_open(cmd, a->save_npy, &a->o))) {
+  if (a->save_npy &&
+      !(a->npy = cli_npy_open(cmd, a->save_npy, &a->o, ferry_loader_epoch_size(L)))) {
     if (a->json)
       cli_json_drop(&j);
     ferry_loader_close(L);

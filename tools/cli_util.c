@@ -20,11 +20,8 @@ int cli_usage_error(const char *cmd, const char *fmt, ...) {
 }
 
 int cli_refuse_overwrite(const char *cmd, const char *out, const char *in) {
-  struct stat so, si;
-  if (!out || !in || stat(out, &so) != 0 || stat(in, &si) != 0)
-    return CLI_OK; /* no output yet, or no input to lose */
-  if (so.st_dev == si.st_dev && so.st_ino == si.st_ino)
-    return cli_usage_error(cmd, "the output %s is the input %s: refusing to overwrite it", out, in);
+  if (fy_out_guard(out, in) != FERRY_OK) /* the one rule: core/user_file.c */
+    return cli_usage_error(cmd, "%s", ferry_last_error());
   return CLI_OK;
 }
 

@@ -141,7 +141,7 @@ static int pack_shape(const char *dir, int *w, int *h) {
   struct stat st;
   if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
     return 0;
-  FILE *f = fopen(path, "r");
+  FILE *f = fy_fopen_regular(path); /* a FIFO by now: no wait (the loader names it) */
   int found = 0, c;
   while (f && !found && fgets(line, sizeof line, f))
     found = sscanf(line, "shape %d %d %d", h, w, &c) == 3 && *h > 0 && *w > 0;

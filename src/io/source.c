@@ -1,5 +1,6 @@
 /* source.c — directory walk (ImageFolder labels) and list files. */
 #include "io/source.h"
+#include "core/user_file.h"
 
 #include "io/shard_fd.h"
 #include "io/shards.h"
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int add_sample(fy_source *s, const char *path, int32_t label) {
   size_t len = strlen(path) + 1;
@@ -206,9 +208,14 @@ static ssize_t read_line(FILE *f, char *buf, size_t cap) {
 }
 
 static int open_list(fy_source *s, const char *list) {
-  FILE *f = fopen(list, "r");
-  if (!f)
-    return fy_error(FERRY_EIO, "%s: cannot open: %s", list, strerror(errno));
+  int fd, orc = fy_open_regular(list, NULL, &fd); /* a FIFO since the stat: refused, no wait */
+  if (orc)
+    return orc;
+  FILE *f = fdopen(fd, "r");
+  if (!f) {
+    close(fd);
+    return fy_error(FERRY_ENOMEM, "%s: cannot open: %s", list, strerror(errno));
+  }
   char base[4096];
   snprintf(base, sizeof base, "%s", list);
   char *slash = strrchr(base, '/');
@@ -256,11 +263,11 @@ int fy_source_open(fy_source *s, const char *path) {
   struct stat st;
   if (stat(path, &st) != 0)
     return fy_error(FERRY_EIO, "%s: %s", path, strerror(errno));
-  if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode))
+  if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
     return fy_error(FERRY_EINVAL,
-                    "%s: not a folder, a list file or a pipe (a device or socket is never read "
-                    "as a list)",
-                    path);
+                    "%s: %s, not a folder or a list file (refused: a list on a pipe is read "
+                    "from standard input, `-`)",
+                    path, fy_file_kind(st.st_mode));
   int rc = S_ISDIR(st.st_mode) ? open_dir(s, path) : open_list(s, path);
   char seen[256];
   fy_not_read_describe(s->not_read, seen, sizeof seen);

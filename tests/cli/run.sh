@@ -267,7 +267,7 @@ printf '%s\n' "$SAMPLE/class0/p0000.jpg,2147483647" > "$TMP/biglabel.txt"
 check load-list-big-label 1 "biglabel.txt:1: label '2147483647' is not an integer in 0..2147483646" -- \
   "$FERRY" load "$TMP/biglabel.txt" --size 32 --quiet
 # a device is never read as a list file; a line past 64 KiB ends the list, in bounded memory
-check load-dev-zero 1 "/dev/zero: not a folder, a list file or a pipe" -- "$FERRY" load /dev/zero --size 32
+check load-dev-zero 1 "/dev/zero: a character device, not a folder or a list file" -- "$FERRY" load /dev/zero --size 32
 head -c 200000 /dev/zero | tr '\0' a > "$TMP/longline.txt"
 check load-long-line 1 "longline.txt:1: a line of more than 65536 bytes" -- "$FERRY" load "$TMP/longline.txt"
 # pack says it left bad files out, and exits 3 as load and hash do

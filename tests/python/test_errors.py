@@ -56,7 +56,7 @@ def test_bad_list_file_line(tmp_path, sample):
 def test_device_as_list_file_refused_at_once():
     """/dev/zero as a source: refused before a byte is read (it used to grow
     until the kernel killed the process)."""
-    with pytest.raises(ferry.InvalidArgument, match="not a folder, a list file or a pipe"):
+    with pytest.raises(ferry.InvalidArgument, match="a character device, not a folder or a list file"):
         ferry.Loader("/dev/zero", 4, 16)
 
 
