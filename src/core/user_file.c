@@ -153,7 +153,7 @@ int fy_out_guard(const char *out, const char *input) {
     return FERRY_OK; /* a device, FIFO or socket: written into, never replaced */
   if (exists && so.st_dev == si.st_dev && so.st_ino == si.st_ino)
     return fy_error(FERRY_EINVAL,
-                    "%s: is the input %s (an output never replaces an input: write it "
+                    "%s: is the input %s (refusing to overwrite it: write the output "
                     "elsewhere)",
                     out, input);
   if (!S_ISDIR(si.st_mode))
@@ -164,8 +164,8 @@ int fy_out_guard(const char *out, const char *input) {
   free(ri);
   if (inside)
     return fy_error(FERRY_EINVAL,
-                    "%s: inside the input folder %s (an output never goes inside what a command "
-                    "reads: write it elsewhere)",
+                    "%s: inside the input folder %s (refusing to write among the files the "
+                    "command reads: write the output elsewhere)",
                     out, input);
   return FERRY_OK;
 }
