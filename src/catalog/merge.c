@@ -1,8 +1,10 @@
 /* merge.c — ferry_index_merge: partial catalogs (a sharded `ferry hash
  * --rank R --world-size W`) or whole ones into one catalog. Every part is
  * loaded and checked before anything is written: the same hash settings,
- * one run's shares (world size, roots, each rank once); a rank no part
- * holds is named. The merged catalog is saved atomically under its lock. */
+ * one run's shares (world size, roots, each rank once), each part's entries
+ * of its own share alone (fy_share_check: a part holding another rank's
+ * files, or files under none of its roots, is refused whole); a rank no
+ * part holds is named. The merged catalog is saved atomically under its lock. */
 #include "catalog/catalog.h"
 
 #include <stdlib.h>
@@ -58,6 +60,11 @@ static int check_parts(ferry_catalog **cat, const char *const *parts, int nparts
       return fy_error(FERRY_EINVAL,
                       "%s is %s, %s is %s: parts of runs over different roots are not merged",
                       parts[0], a, parts[i], b);
+  }
+  for (int i = 0; i < nparts; i++) { /* a part holds its own share only */
+    int rc = fy_share_check(cat[i], parts[i]);
+    if (rc)
+      return rc;
   }
   for (int i = 0; first->share_world > 1 && i < nparts; i++) {
     int r = cat[i]->share_rank;

@@ -35,29 +35,11 @@ void ferry_index_options_default(ferry_index_options *o) {
   o->engine_min_s = FY_ENGINE_MIN_S_DEFAULT;
 }
 
-/* The root a found file's share is decided by: the outermost of the roots
- * that holds it (nested roots give every file one key, whatever their
- * order), and the path relative to it (a root that is the file: its name). */
-static const char *share_key(const char *path, char *const *roots, int nroots) {
-  const char *best = NULL;
-  for (int r = 0; r < nroots; r++)
-    if (fy_path_under(path, roots[r]) && (!best || strlen(roots[r]) < strlen(best)))
-      best = roots[r];
-  const char *rel = best ? path + strlen(best) : path;
-  while (*rel == '/')
-    rel++;
-  if (!*rel) {
-    const char *slash = strrchr(path, '/');
-    rel = slash ? slash + 1 : path;
-  }
-  return rel;
-}
-
 /* Keeps in `l` only the files that fall to `rank`; returns how many left. */
 static size_t keep_share(fy_found_list *l, char *const *roots, int nroots, int rank, int world) {
   size_t kept = 0, n = l->n;
   for (size_t i = 0; i < n; i++) {
-    if (ferry_index_rank_of(share_key(l->v[i].path, roots, nroots), world) == rank)
+    if (fy_share_rank(l->v[i].path, (const char *const *)roots, nroots, world) == rank)
       l->v[kept++] = l->v[i];
     else
       free(l->v[i].path);
