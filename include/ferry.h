@@ -985,9 +985,13 @@ typedef struct ferry_merge_options {
    * (FERRY_ESTATE naming it; nothing written). 0 (default): said through
    * on_missing and the rest written. */
   int strict;
-  /* Called once per missing rank; NULL: "rank R of W missing: its files
-   * are not in OUT" to the log (ferry_set_log). */
-  void (*on_missing)(void *user, int rank, int world_size, const char *message);
+  /* Called once per run of consecutive missing ranks, rank .. rank +
+   * count - 1 (so at most once more than there are parts, whatever the
+   * world size), with "rank R of W missing: its files are not in OUT" or
+   * "ranks A..B of W missing (N ranks): their files are not in OUT". NULL:
+   * those to the log (ferry_set_log), the first 8 runs, then one line
+   * counting the rest. */
+  void (*on_missing)(void *user, int rank, int count, int world_size, const char *message);
   void *user;
 } ferry_merge_options;
 
