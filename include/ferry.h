@@ -1007,12 +1007,16 @@ typedef struct ferry_merge_stats {
  * part). The parts must share their hash settings, and either all be
  * whole catalogs or all partial ones of one run (the same world size and
  * roots, each rank at most once): anything else is FERRY_EINVAL naming
- * the two parts and what differs. The result is a whole catalog (it
+ * the two parts and what differs; so is a part holding an entry outside its
+ * share (a canonical path under its roots that falls to its rank), named
+ * with the first such entry. The result is a whole catalog (it
  * records no share; a later ferry_index_update over the roots hashes what
  * a missing rank left out), written atomically (temporary file, fsync,
  * rename) under out_path's lock (FERRY_ESTATE while another ferry updates
  * it); on any error out_path is left as it was. out_path may be one of
- * the parts. options NULL: not strict, missing ranks to the log. */
+ * the parts, named as it is among them (an update in place); reached
+ * through a link to a part it is refused (FERRY_EINVAL: no output over an
+ * input). options NULL: not strict, missing ranks to the log. */
 int ferry_index_merge(const char *out_path, const char *const *parts, int nparts,
                       const ferry_merge_options *options, ferry_merge_stats *stats);
 

@@ -7,6 +7,7 @@
  * part holds is named (each run of missing ranks once, never a line per
  * rank). The merged catalog is saved atomically under its lock. */
 #include "catalog/catalog.h"
+#include "core/user_file.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -111,16 +112,24 @@ static int check_parts(ferry_catalog **cat, const char *const *parts, int nparts
   return FERRY_OK;
 }
 
-/* An existing out_path is replaced only when it is a whole catalog or one
- * of the parts: a partial catalog named as OUT by mistake (the parts
- * shifted by one) is never overwritten, nor anything that is no catalog. */
+/* OUT named among the parts is the update in place (every part is read
+ * before the atomic replace); any other way to a part (a hard or symbolic
+ * link) is refused by the outputs rule (fy_out_guard). An existing OUT is
+ * replaced only when it is a whole catalog: a partial catalog named as OUT
+ * by mistake (the parts shifted by one) is never overwritten, nor anything
+ * that is no catalog. */
 static int check_out(const char *out_path, const char *const *parts, int nparts) {
-  struct stat so, sp;
+  for (int i = 0; i < nparts; i++)
+    if (!strcmp(out_path, parts[i]))
+      return FERRY_OK;
+  for (int i = 0; i < nparts; i++) {
+    int rc = fy_out_guard(out_path, parts[i]);
+    if (rc)
+      return rc;
+  }
+  struct stat so;
   if (stat(out_path, &so) != 0)
     return FERRY_OK; /* made new (an unwritable place fails at the save) */
-  for (int i = 0; i < nparts; i++)
-    if (stat(parts[i], &sp) == 0 && sp.st_dev == so.st_dev && sp.st_ino == so.st_ino)
-      return FERRY_OK;
   ferry_catalog *c = NULL;
   if (ferry_catalog_load(out_path, &c) != FERRY_OK) {
     char why[1024];

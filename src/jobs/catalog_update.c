@@ -7,6 +7,7 @@
  * alone writes the journal, reports progress and errors, and syncs the
  * journal every checkpoint_s. */
 #include "catalog/catalog.h"
+#include "core/user_file.h"
 #include "cuda/hash_gpu.h"
 #include "hash/hash.h"
 #include "hash/run.h"
@@ -291,6 +292,11 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
   /* a GPU that cannot do the job is said before anything is read */
   if (options->device >= 0 && (rc = fy_hash_device_check(options->device, options->hash.mode)))
     return rc;
+  /* no output over an input: the catalog (and its journal and temporary
+   * beside it) is neither a file hashed nor inside a folder walked */
+  for (int r = 0; r < nroots; r++)
+    if ((rc = fy_out_guard(index_path, roots[r])) != FERRY_OK)
+      return rc;
   double t0 = fy_now();
   const ferry_hash_options *ho = &options->hash;
 
