@@ -120,6 +120,11 @@ typedef struct fy_journal {
 /* Opens INDEX.journal for appending, starting it afresh (header with the
  * options) unless `keep` is set and it already holds these options. */
 int fy_journal_open(fy_journal *j, const char *index_path, const ferry_hash_options *o, int keep);
+/* CATALOG.journal (the journal, and the catalog's lock) opened read-write,
+ * made if absent, never through a symbolic link (O_NOFOLLOW): an fd, or -1
+ * with errno; fy_journal_open_error records why, naming `path` and `what`. */
+int fy_journal_open_fd(const char *path);
+int fy_journal_open_error(const char *path, const char *what);
 int fy_journal_append(fy_journal *j, const ferry_catalog_entry *e);
 /* fflush + fdatasync. */
 int fy_journal_sync(fy_journal *j);

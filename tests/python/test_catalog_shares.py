@@ -347,3 +347,25 @@ def test_hash_output_never_inside_a_walked_folder(tmp_path):
     # files named one by one, the catalog beside them: fine
     r = run("hash", *(lib / p for p in listing), "-o", lib / ".." / "beside.fidx", "-q")
     assert r.returncode == 0, r.stderr
+
+
+def test_a_journal_that_is_a_link_is_never_written_through(tmp_path):
+    """CATALOG.journal is ferry's own file: a symbolic link in its place
+    (to a user's file) is refused, never truncated through."""
+    lib = library(tmp_path, n=2)
+    victim = tmp_path / "notes.txt"
+    victim.write_text("a user's file\n" * 100)
+    whole = tmp_path / "w.fidx"
+    assert run("hash", lib, "-o", whole, "-q").returncode == 0
+    cat = tmp_path / "c.fidx"
+    os.symlink(victim, str(cat) + ".journal")
+    for args in (("hash", lib, "-o", cat), ("index", "merge", cat, whole)):
+        r = run(*args)
+        assert r.returncode == 1 and "c.fidx.journal" in r.stderr, (args, r.stderr)
+        assert "symbolic link" in r.stderr, (args, r.stderr)
+        assert victim.read_text() == "a user's file\n" * 100
+    assert not cat.exists() and os.path.islink(str(cat) + ".journal")
+    os.link(whole, cat)  # prune takes the same lock
+    r = run("index", "prune", cat)
+    assert r.returncode == 1 and "symbolic link" in r.stderr, r.stderr
+    assert victim.read_text() == "a user's file\n" * 100
