@@ -985,9 +985,13 @@ typedef struct ferry_merge_options {
    * (FERRY_ESTATE naming it; nothing written). 0 (default): said through
    * on_missing and the rest written. */
   int strict;
-  /* Called once per missing rank; NULL: "rank R of W missing: its files
-   * are not in OUT" to the log (ferry_set_log). */
-  void (*on_missing)(void *user, int rank, int world_size, const char *message);
+  /* Called once per run of consecutive missing ranks, rank .. rank +
+   * count - 1 (so at most once more than there are parts, whatever the
+   * world size), with "rank R of W missing: its files are not in OUT" or
+   * "ranks A..B of W missing (N ranks): their files are not in OUT". NULL:
+   * those to the log (ferry_set_log), the first 8 runs, then one line
+   * counting the rest. */
+  void (*on_missing)(void *user, int rank, int count, int world_size, const char *message);
   void *user;
 } ferry_merge_options;
 
@@ -1003,12 +1007,16 @@ typedef struct ferry_merge_stats {
  * part). The parts must share their hash settings, and either all be
  * whole catalogs or all partial ones of one run (the same world size and
  * roots, each rank at most once): anything else is FERRY_EINVAL naming
- * the two parts and what differs. The result is a whole catalog (it
+ * the two parts and what differs; so is a part holding an entry outside its
+ * share (a canonical path under its roots that falls to its rank), named
+ * with the first such entry. The result is a whole catalog (it
  * records no share; a later ferry_index_update over the roots hashes what
  * a missing rank left out), written atomically (temporary file, fsync,
  * rename) under out_path's lock (FERRY_ESTATE while another ferry updates
  * it); on any error out_path is left as it was. out_path may be one of
- * the parts. options NULL: not strict, missing ranks to the log. */
+ * the parts, named as it is among them (an update in place); reached
+ * through a link to a part it is refused (FERRY_EINVAL: no output over an
+ * input). options NULL: not strict, missing ranks to the log. */
 int ferry_index_merge(const char *out_path, const char *const *parts, int nparts,
                       const ferry_merge_options *options, ferry_merge_stats *stats);
 

@@ -154,31 +154,64 @@ static long env_number(const char *name, long lo, long hi) {
   return n;
 }
 
+/* Two variables that go together, read as numbers: 0 with both in *x and
+ * *y, 1 with neither set, -1 when refused (said: a bad value, or one set
+ * without the other). */
+static int env_pair(const char *nx, long lx, long hx, long *x, const char *ny, long ly, long hy,
+                    long *y) {
+  *x = env_number(nx, lx, hx);
+  *y = env_number(ny, ly, hy);
+  if (*x == -2 || *y == -2)
+    return -1;
+  if ((*x < 0) != (*y < 0))
+    return cli_usage_error("hash", "--shard-from-env: %s is set but %s is not (they go together)",
+                           *x < 0 ? ny : nx, *x < 0 ? nx : ny),
+           -1;
+  return *x < 0;
+}
+
+/* --shard-from-env: R and W from torchrun's RANK and WORLD_SIZE, else a
+ * Slurm array's task id less its MIN and its COUNT; 0, or -1 (said: what
+ * is wrong with which variable). */
+static int share_from_env(hash_args *a) {
+  long r, w;
+  int none = env_pair("RANK", 0, 1 << 20, &r, "WORLD_SIZE", 1, 1 << 20, &w);
+  if (none < 0)
+    return -1;
+  a->share_source = "RANK and WORLD_SIZE";
+  if (none) {
+    long id, min = env_number("SLURM_ARRAY_TASK_MIN", 0, 1L << 30);
+    none =
+        env_pair("SLURM_ARRAY_TASK_ID", 0, 1L << 30, &id, "SLURM_ARRAY_TASK_COUNT", 1, 1 << 20, &w);
+    if (none < 0 || min == -2)
+      return -1;
+    if (none)
+      return cli_usage_error("hash", "--shard-from-env: neither RANK and WORLD_SIZE (torchrun) "
+                                     "nor SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT (a "
+                                     "Slurm array) are set"),
+             -1;
+    if (min > id)
+      return cli_usage_error("hash",
+                             "--shard-from-env: SLURM_ARRAY_TASK_ID=%ld is below "
+                             "SLURM_ARRAY_TASK_MIN=%ld (a task of the array has an id from MIN "
+                             "on)",
+                             id, min),
+             -1;
+    r = id - (min > 0 ? min : 0);
+    a->share_source = "SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT";
+  }
+  a->idx.rank = (int)r;
+  a->idx.world_size = (int)w;
+  return 0;
+}
+
 /* --rank, --world-size, --shard-from-env: checked, and where they came from. */
 static int share_args(hash_args *a) {
   if (a->from_env && (a->rank_set || a->world_set))
     return cli_usage_error("hash", "--shard-from-env or --rank/--world-size, not both"), -1;
   if (a->from_env) {
-    long r = env_number("RANK", 0, 1 << 20), w = env_number("WORLD_SIZE", 1, 1 << 20);
-    if (r == -2 || w == -2)
+    if (share_from_env(a))
       return -1;
-    a->share_source = "RANK and WORLD_SIZE";
-    if (r < 0 && w < 0) {
-      long id = env_number("SLURM_ARRAY_TASK_ID", 0, 1L << 30);
-      long min = env_number("SLURM_ARRAY_TASK_MIN", 0, 1L << 30);
-      w = env_number("SLURM_ARRAY_TASK_COUNT", 1, 1 << 20);
-      if (id == -2 || min == -2 || w == -2)
-        return -1;
-      r = id >= 0 ? id - (min > 0 ? min : 0) : -1;
-      a->share_source = "SLURM_ARRAY_TASK_ID - SLURM_ARRAY_TASK_MIN and SLURM_ARRAY_TASK_COUNT";
-    }
-    if (r < 0 || w < 0)
-      return cli_usage_error("hash", "--shard-from-env: neither RANK and WORLD_SIZE (torchrun) "
-                                     "nor SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT (a "
-                                     "Slurm array) are set"),
-             -1;
-    a->idx.rank = (int)r;
-    a->idx.world_size = (int)w;
   } else if (a->rank_set != a->world_set) {
     return cli_usage_error("hash", "--rank and --world-size go together"), -1;
   } else {

@@ -28,7 +28,11 @@ static const char help[] =
     "a rank no part holds is named (\"rank 2 of 3 missing: its files are not\n"
     "in OUT\"), the rest is written and the exit code is 3 (--strict: exit 1,\n"
     "nothing written). OUT is a whole catalog, replaced atomically; a partial\n"
-    "catalog as OUT is refused unless it is among the parts.\n"
+    "catalog as OUT is refused unless it is among the parts (named as it is\n"
+    "there: an update in place; a link to a part is refused). A part holding\n"
+    "files outside its share (another rank's, or under none of its roots) is\n"
+    "refused, named with the first such file: nothing is written.\n"
+    "export -o OUT: never the catalog itself, nor a link to it.\n"
     "\n"
     "exit codes: 0 success, 1 failure (unreadable or damaged catalog, parts\n"
     "that do not go together), 2 bad command line, 3 merged with ranks missing\n";
@@ -154,8 +158,10 @@ int cmd_index(int argc, char **argv) {
     return prune(catalog);
   if (strcmp(format, "csv") && strcmp(format, "json"))
     return cli_usage_error("index", "--format must be csv or json, not '%s'", format);
-  if (cli_refuse_overwrite("index", out, catalog))
+  if (out && fy_out_guard(out, catalog) != FERRY_OK) { /* never over the catalog it reads */
+    fprintf(stderr, "ferry index: %s\n", ferry_last_error());
     return CLI_USAGE;
+  }
   ferry_catalog *c;
   if (ferry_catalog_load(catalog, &c)) {
     fprintf(stderr, "ferry index: %s\n", ferry_last_error());

@@ -8,9 +8,11 @@ index merge` do (docs/DEDUP.md, "Catalogs past one machine")."""
 
 from __future__ import annotations
 
+import bisect
 import os
 import warnings
-from typing import Any, Dict, Optional, Sequence, Union
+from collections.abc import Sequence as _SequenceABC
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _ferry
 from ._ferry import InvalidArgument
@@ -24,6 +26,60 @@ class MissingRanksWarning(RuntimeWarning):
     """index_merge (strict=False): a rank of a sharded run that no part
     holds; its files are not in the merged catalog (hashing the folder into
     it afterwards fills the gap)."""
+
+
+class MissingRanks(_SequenceABC):
+    """The ranks index_merge found missing, as a read-only sequence of ints
+    in order (len, indexing, slices, `in`, equal to a list of the same
+    ranks), held as runs of consecutive ranks: one part of a world of 2^20
+    costs two runs, not a million ints. `ranges`: the (first, last) runs."""
+
+    def __init__(self, ranges: Sequence[Tuple[int, int]]):
+        self.ranges: List[Tuple[int, int]] = [(int(a), int(b)) for a, b in ranges]
+        self._starts = []  # the index in the sequence of each run's first rank
+        n = 0
+        for a, b in self.ranges:
+            self._starts.append(n)
+            n += b - a + 1
+        self._len = n
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self._len))]
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError("MissingRanks index out of range")
+        run = bisect.bisect_right(self._starts, i) - 1
+        return self.ranges[run][0] + i - self._starts[run]
+
+    def __contains__(self, rank) -> bool:
+        run = bisect.bisect_right(self.ranges, (rank, float("inf"))) - 1
+        return run >= 0 and self.ranges[run][0] <= rank <= self.ranges[run][1]
+
+    def __iter__(self):
+        for a, b in self.ranges:
+            yield from range(a, b + 1)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, MissingRanks):
+            return self.ranges == other.ranges
+        if isinstance(other, (list, tuple, range)):
+            return len(other) == self._len and all(x == y for x, y in zip(self, other))
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        runs = ", ".join(str(a) if a == b else f"{a}..{b}" for a, b in self.ranges[:8])
+        more = f", ... {len(self.ranges) - 8} more runs" if len(self.ranges) > 8 else ""
+        return f"MissingRanks([{runs}{more}])"
+
+
+# How many runs of missing ranks get a warning of their own (the rest: one
+# warning counting them), as the command's log does.
+_WARN_RUNS = 8
 
 
 def _paths(value: Any, what: str) -> list:
@@ -94,21 +150,33 @@ def index_merge(out: PathLike, parts: Sequence[PathLike], strict: bool = False) 
     naming the two parts. `out` is written atomically, a whole catalog; it
     may be one of the parts.
 
+    A part holding entries outside its share (another rank's files, files
+    under none of its roots: a crafted or mixed-up part) raises
+    InvalidArgument naming it and the first such entry; nothing is written.
+
     A rank no part holds: with strict, StateError naming it and nothing
-    written; else a MissingRanksWarning per missing rank ("rank 1 of 3
-    missing: its files are not in OUT") and the rest merged.
+    written; else a MissingRanksWarning per run of consecutive missing ranks
+    ("rank 1 of 3 missing: its files are not in OUT", "ranks 4..9 of 16
+    missing (6 ranks): ..."; the first 8 runs, then one warning counting the
+    rest) and the rest merged.
 
     Returns {"entries", "conflicts" (paths in more than one part),
-    "world_size" (1: whole catalogs), "missing" (the ranks missing)}.
+    "world_size" (1: whole catalogs), "missing" (the ranks missing: a
+    MissingRanks sequence, held as runs)}.
     """
     parts = _paths(parts, "parts")
     if not parts:
         raise InvalidArgument("index_merge: give at least one part")
-    entries, conflicts, world_size, missing = _ferry.index_merge(out, parts, strict=bool(strict))
-    for _rank, message in missing:
+    entries, conflicts, world_size, runs = _ferry.index_merge(out, parts, strict=bool(strict))
+    for _first, _count, message in runs[:_WARN_RUNS]:
         warnings.warn(message, MissingRanksWarning, stacklevel=2)
+    if len(runs) > _WARN_RUNS:
+        rest = runs[_WARN_RUNS:]
+        warnings.warn(f"... and {len(rest)} more runs of missing ranks "
+                      f"({sum(c for _, c, _ in rest)} ranks): their files are not in "
+                      f"{os.fsdecode(os.fspath(out))}", MissingRanksWarning, stacklevel=2)
     return {"entries": entries, "conflicts": conflicts, "world_size": world_size,
-            "missing": [r for r, _ in missing]}
+            "missing": MissingRanks([(a, a + c - 1) for a, c, _ in runs])}
 
 
 def index_rank_of(path: PathLike, world_size: int) -> int:

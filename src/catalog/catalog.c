@@ -345,6 +345,75 @@ int ferry_index_rank_of(const char *relative_path, int world_size) {
   return (int)(fy_crc32(0, relative_path, strlen(relative_path)) % (uint32_t)world_size);
 }
 
+int fy_share_rank(const char *path, const char *const *roots, int nroots, int world) {
+  const char *best = NULL;
+  for (int r = 0; r < nroots; r++)
+    if (fy_path_under(path, roots[r]) && (!best || strlen(roots[r]) < strlen(best)))
+      best = roots[r];
+  if (!best)
+    return -1;
+  const char *rel = path + strlen(best);
+  while (*rel == '/')
+    rel++;
+  if (!*rel) { /* the root is the file */
+    const char *slash = strrchr(path, '/');
+    rel = slash ? slash + 1 : path;
+  }
+  return ferry_index_rank_of(rel, world);
+}
+
+/* Whether `p` is written as ferry writes the paths it finds: absolute, and
+ * no empty, "." or ".." name (a name climbing out of a root lexically). */
+static int canonical_path(const char *p) {
+  if (p[0] != '/')
+    return 0;
+  if (!p[1])
+    return 1;
+  for (const char *s = p + 1;;) {
+    const char *e = strchr(s, '/');
+    size_t n = e ? (size_t)(e - s) : strlen(s);
+    if (!n || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+      return 0;
+    if (!e)
+      return 1;
+    s = e + 1;
+  }
+}
+
+int fy_share_check(const ferry_catalog *c, const char *name) {
+  if (c->share_world <= 1)
+    return FERRY_OK;
+  const char *const *roots = (const char *const *)c->share_roots;
+  size_t foreign = 0;
+  const char *first = NULL;
+  int first_rank = 0;
+  for (size_t i = 0; i < c->count; i++) {
+    const char *p = c->entries[i].path;
+    int r = canonical_path(p) ? fy_share_rank(p, roots, c->share_nroots, c->share_world) : -2;
+    if (r == c->share_rank)
+      continue;
+    if (!foreign++) {
+      first = p;
+      first_rank = r;
+    }
+  }
+  if (!foreign)
+    return FERRY_OK;
+  char share[1024], why[64];
+  fy_share_describe(c, share, sizeof share);
+  if (first_rank == -2)
+    snprintf(why, sizeof why, "not a canonical path");
+  else if (first_rank == -1)
+    snprintf(why, sizeof why, "under none of its roots");
+  else
+    snprintf(why, sizeof why, "it falls to rank %d", first_rank);
+  return fy_error(FERRY_EINVAL,
+                  "%s: %s, yet it holds %zu %s of other shares, the first %s (%s): a part holds "
+                  "its own rank's files only (a crafted or mixed-up part?); refused, nothing "
+                  "written",
+                  name, share, foreign, foreign == 1 ? "entry" : "entries", first, why);
+}
+
 void ferry_catalog_free(ferry_catalog *c) {
   if (!c)
     return;

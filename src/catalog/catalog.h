@@ -75,6 +75,17 @@ int fy_catalog_set_share(ferry_catalog *c, int rank, int world, const char *cons
 int fy_share_same(const ferry_catalog *a, const ferry_catalog *b);
 /* "rank R of W over ROOT, ROOT" or "a whole catalog" into buf. */
 void fy_share_describe(const ferry_catalog *c, char *buf, size_t cap);
+/* The share rule of a sharded run, for a file found under `roots` (the
+ * canonical roots): ferry_index_rank_of of its path relative to the
+ * outermost root that holds it (a root that is the file itself: its name);
+ * -1 when no root holds it. */
+int fy_share_rank(const char *path, const char *const *roots, int nroots, int world);
+/* A partial catalog holds its own share only: every entry a canonical path
+ * (absolute; no "//", ".", ".." or trailing "/": what ferry writes) that
+ * fy_share_rank gives its rank. FERRY_OK (also for a whole catalog); else
+ * FERRY_EINVAL naming `name` (its file), how many entries are foreign,
+ * the first and why. */
+int fy_share_check(const ferry_catalog *c, const char *name);
 
 /* CRC-32 (IEEE: zlib's crc32) of n bytes, continuing from crc. */
 uint32_t fy_crc32(uint32_t crc, const void *data, size_t n);
@@ -109,6 +120,11 @@ typedef struct fy_journal {
 /* Opens INDEX.journal for appending, starting it afresh (header with the
  * options) unless `keep` is set and it already holds these options. */
 int fy_journal_open(fy_journal *j, const char *index_path, const ferry_hash_options *o, int keep);
+/* CATALOG.journal (the journal, and the catalog's lock) opened read-write,
+ * made if absent, never through a symbolic link (O_NOFOLLOW): an fd, or -1
+ * with errno; fy_journal_open_error records why, naming `path` and `what`. */
+int fy_journal_open_fd(const char *path);
+int fy_journal_open_error(const char *path, const char *what);
 int fy_journal_append(fy_journal *j, const ferry_catalog_entry *e);
 /* fflush + fdatasync. */
 int fy_journal_sync(fy_journal *j);

@@ -96,6 +96,21 @@ int fy_journal_load(const char *index_path, const ferry_hash_options *o, ferry_c
   return FERRY_OK;
 }
 
+int fy_journal_open_fd(const char *path) {
+  /* ferry's own file: never a link followed to a user's file, which the
+   * journal's repair would truncate */
+  return open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+}
+
+int fy_journal_open_error(const char *path, const char *what) {
+  if (errno == ELOOP)
+    return fy_error(FERRY_EINVAL,
+                    "%s: a symbolic link in place of %s (ferry's own file, never written through "
+                    "a link: remove it)",
+                    path, what);
+  return fy_error(FERRY_EIO, "%s: cannot open %s: %s", path, what, strerror(errno));
+}
+
 int fy_journal_open(fy_journal *j, const char *index_path, const ferry_hash_options *o, int keep) {
   memset(j, 0, sizeof *j);
   j->fd = -1;
@@ -106,9 +121,9 @@ int fy_journal_open(fy_journal *j, const char *index_path, const ferry_hash_opti
   header(o, h);
   /* Lock before looking inside: another ferry updating the same index
    * must not see its journal truncated under it. */
-  int fd = open(j->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  int fd = fy_journal_open_fd(j->path);
   if (fd < 0) {
-    int rc = fy_error(FERRY_EIO, "%s: cannot open the journal: %s", j->path, strerror(errno));
+    int rc = fy_journal_open_error(j->path, "the journal");
     free(j->path);
     j->path = NULL;
     return rc;

@@ -1,9 +1,13 @@
 /* merge.c — ferry_index_merge: partial catalogs (a sharded `ferry hash
  * --rank R --world-size W`) or whole ones into one catalog. Every part is
  * loaded and checked before anything is written: the same hash settings,
- * one run's shares (world size, roots, each rank once); a rank no part
- * holds is named. The merged catalog is saved atomically under its lock. */
+ * one run's shares (world size, roots, each rank once), each part's entries
+ * of its own share alone (fy_share_check: a part holding another rank's
+ * files, or files under none of its roots, is refused whole); a rank no
+ * part holds is named (each run of missing ranks once, never a line per
+ * rank). The merged catalog is saved atomically under its lock. */
 #include "catalog/catalog.h"
+#include "core/user_file.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +29,45 @@ static int by_path_then_newer(const void *a, const void *b) {
   return (x->part < y->part) - (x->part > y->part);
 }
 
-static void log_missing(void *user, int rank, int world, const char *message) {
-  (void)user;
-  (void)rank;
-  (void)world;
-  fy_log(FERRY_LOG_WARNING, "%s", message);
+/* How many runs of missing ranks the log names one by one (the rest: one
+ * line counting them). */
+#define LOG_RUNS 8
+
+/* Each run of consecutive missing ranks to on_missing, or to the log: the
+ * first LOG_RUNS, then one line for the rest. Never a line per rank: one
+ * part of a world of 2^20 is two runs. */
+static void say_missing(const ferry_merge_options *o, const int *seen, int world,
+                        const char *out_path) {
+  int runs = 0, rest_runs = 0, rest_ranks = 0;
+  for (int r = 0; r < world;) {
+    if (seen[r] >= 0) {
+      r++;
+      continue;
+    }
+    int first = r;
+    while (r < world && seen[r] < 0)
+      r++;
+    int n = r - first;
+    char msg[4200];
+    if (n == 1)
+      snprintf(msg, sizeof msg, "rank %d of %d missing: its files are not in %s", first, world,
+               out_path);
+    else
+      snprintf(msg, sizeof msg, "ranks %d..%d of %d missing (%d ranks): their files are not in %s",
+               first, r - 1, world, n, out_path);
+    if (o->on_missing) {
+      o->on_missing(o->user, first, n, world, msg);
+    } else if (runs++ < LOG_RUNS) {
+      fy_log(FERRY_LOG_WARNING, "%s", msg);
+    } else {
+      rest_runs++;
+      rest_ranks += n;
+    }
+  }
+  if (rest_runs)
+    fy_log(FERRY_LOG_WARNING,
+           "... and %d more runs of missing ranks (%d ranks): their files are not in %s", rest_runs,
+           rest_ranks, out_path);
 }
 
 /* The parts agree (settings, one run's shares, no rank twice); FERRY_EINVAL
@@ -59,6 +97,11 @@ static int check_parts(ferry_catalog **cat, const char *const *parts, int nparts
                       "%s is %s, %s is %s: parts of runs over different roots are not merged",
                       parts[0], a, parts[i], b);
   }
+  for (int i = 0; i < nparts; i++) { /* a part holds its own share only */
+    int rc = fy_share_check(cat[i], parts[i]);
+    if (rc)
+      return rc;
+  }
   for (int i = 0; first->share_world > 1 && i < nparts; i++) {
     int r = cat[i]->share_rank;
     if (seen[r] >= 0)
@@ -69,16 +112,24 @@ static int check_parts(ferry_catalog **cat, const char *const *parts, int nparts
   return FERRY_OK;
 }
 
-/* An existing out_path is replaced only when it is a whole catalog or one
- * of the parts: a partial catalog named as OUT by mistake (the parts
- * shifted by one) is never overwritten, nor anything that is no catalog. */
+/* OUT named among the parts is the update in place (every part is read
+ * before the atomic replace); any other way to a part (a hard or symbolic
+ * link) is refused by the outputs rule (fy_out_guard). An existing OUT is
+ * replaced only when it is a whole catalog: a partial catalog named as OUT
+ * by mistake (the parts shifted by one) is never overwritten, nor anything
+ * that is no catalog. */
 static int check_out(const char *out_path, const char *const *parts, int nparts) {
-  struct stat so, sp;
+  for (int i = 0; i < nparts; i++)
+    if (!strcmp(out_path, parts[i]))
+      return FERRY_OK;
+  for (int i = 0; i < nparts; i++) {
+    int rc = fy_out_guard(out_path, parts[i]);
+    if (rc)
+      return rc;
+  }
+  struct stat so;
   if (stat(out_path, &so) != 0)
     return FERRY_OK; /* made new (an unwritable place fails at the save) */
-  for (int i = 0; i < nparts; i++)
-    if (stat(parts[i], &sp) == 0 && sp.st_dev == so.st_dev && sp.st_ino == so.st_ino)
-      return FERRY_OK;
   ferry_catalog *c = NULL;
   if (ferry_catalog_load(out_path, &c) != FERRY_OK) {
     char why[1024];
@@ -174,18 +225,8 @@ int ferry_index_merge(const char *out_path, const char *const *parts, int nparts
       fy_catalog_unlock(&lock);
     }
   }
-  if (!rc && st->missing) {
-    void (*say)(void *, int, int, const char *) =
-        options->on_missing ? options->on_missing : log_missing;
-    for (int r = 0; r < world; r++) {
-      if (seen[r] >= 0)
-        continue;
-      char msg[4200];
-      snprintf(msg, sizeof msg, "rank %d of %d missing: its files are not in %s", r, world,
-               out_path);
-      say(options->user, r, world, msg);
-    }
-  }
+  if (!rc && st->missing)
+    say_missing(options, seen, world, out_path);
   for (int i = 0; i < nparts; i++)
     ferry_catalog_free(cat[i]);
   free(cat);

@@ -80,11 +80,10 @@ int fy_catalog_lock(const char *index_path, fy_catalog_lock_t *lock) {
     return fy_error(FERRY_ENOMEM, "out of memory");
   snprintf(lock->path, n, "%s.journal", index_path); /* the lock ferry hash takes */
   lock->created = access(lock->path, F_OK) != 0;
-  lock->fd = open(lock->path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  lock->fd = fy_journal_open_fd(lock->path);
   int rc = FERRY_OK;
   if (lock->fd < 0)
-    rc = fy_error(FERRY_EIO, "%s: cannot open the journal (the catalog's lock): %s", lock->path,
-                  strerror(errno));
+    rc = fy_journal_open_error(lock->path, "the journal (the catalog's lock)");
   else if (flock(lock->fd, LOCK_EX | LOCK_NB) != 0)
     rc = fy_error(FERRY_ESTATE, "%s: another ferry is updating this catalog", index_path);
   if (rc) {

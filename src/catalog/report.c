@@ -191,8 +191,13 @@ static void write_member(const ferry_dupes *d, FILE *f, size_t g, uint32_t keepe
     fy_base64(f, jpg, n);
     fputs("\">", f);
     free(jpg);
-  } else {
-    fputs("<div class=\"noimg\">no preview</div>", f);
+  } else { /* named, with why (a file gone, damaged, now a device or FIFO: refused at once) */
+    char why[1024];
+    snprintf(why, sizeof why, "%s", ferry_last_error());
+    fy_log(FERRY_LOG_WARNING, "no preview in the report: %s", why);
+    fputs("<div class=\"noimg\" title=\"", f);
+    fy_html_text(f, why);
+    fputs("\">no preview</div>", f);
   }
   fprintf(f,
           "<figcaption><label><input type=\"radio\" class=\"keep\" name=\"keep-%zu\"%s> keep"

@@ -1,5 +1,7 @@
 /* thumb.c — thumbnails for the HTML report: decoded small (JPEG DCT
- * scaling), upright, resized to fit the box, encoded as JPEG in memory. */
+ * scaling), upright, resized to fit the box, encoded as JPEG in memory.
+ * The file is read by ferry_decode_file (fy_read_file: regular files only,
+ * an entry that is now a FIFO or a device refused at once, by name). */
 #include "catalog/dupes.h"
 #include "codec/codec.h"
 

@@ -7,6 +7,7 @@
  * alone writes the journal, reports progress and errors, and syncs the
  * journal every checkpoint_s. */
 #include "catalog/catalog.h"
+#include "core/user_file.h"
 #include "cuda/hash_gpu.h"
 #include "hash/hash.h"
 #include "hash/run.h"
@@ -35,29 +36,11 @@ void ferry_index_options_default(ferry_index_options *o) {
   o->engine_min_s = FY_ENGINE_MIN_S_DEFAULT;
 }
 
-/* The root a found file's share is decided by: the outermost of the roots
- * that holds it (nested roots give every file one key, whatever their
- * order), and the path relative to it (a root that is the file: its name). */
-static const char *share_key(const char *path, char *const *roots, int nroots) {
-  const char *best = NULL;
-  for (int r = 0; r < nroots; r++)
-    if (fy_path_under(path, roots[r]) && (!best || strlen(roots[r]) < strlen(best)))
-      best = roots[r];
-  const char *rel = best ? path + strlen(best) : path;
-  while (*rel == '/')
-    rel++;
-  if (!*rel) {
-    const char *slash = strrchr(path, '/');
-    rel = slash ? slash + 1 : path;
-  }
-  return rel;
-}
-
 /* Keeps in `l` only the files that fall to `rank`; returns how many left. */
 static size_t keep_share(fy_found_list *l, char *const *roots, int nroots, int rank, int world) {
   size_t kept = 0, n = l->n;
   for (size_t i = 0; i < n; i++) {
-    if (ferry_index_rank_of(share_key(l->v[i].path, roots, nroots), world) == rank)
+    if (fy_share_rank(l->v[i].path, (const char *const *)roots, nroots, world) == rank)
       l->v[kept++] = l->v[i];
     else
       free(l->v[i].path);
@@ -309,6 +292,11 @@ int ferry_index_update(const char *index_path, const char *const *roots, int nro
   /* a GPU that cannot do the job is said before anything is read */
   if (options->device >= 0 && (rc = fy_hash_device_check(options->device, options->hash.mode)))
     return rc;
+  /* no output over an input: the catalog (and its journal and temporary
+   * beside it) is neither a file hashed nor inside a folder walked */
+  for (int r = 0; r < nroots; r++)
+    if ((rc = fy_out_guard(index_path, roots[r])) != FERRY_OK)
+      return rc;
   double t0 = fy_now();
   const ferry_hash_options *ho = &options->hash;
 

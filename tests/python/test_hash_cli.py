@@ -160,13 +160,16 @@ def test_catalog_incremental_and_export(pics, tmp_path):
     # an output that is the catalog itself (or a link to it) is refused, the catalog kept
     before = cat.read_bytes()
     (tmp_path / "link.csv").symlink_to(cat)
-    for cmd in (("index", "export", cat, "-o", cat), ("dupes", cat, "-o", cat),
-                ("dupes", cat, "-o", tmp_path / "link.csv")):
+    for cmd in (("dupes", cat, "-o", cat), ("dupes", cat, "-o", tmp_path / "link.csv")):
         r = ferry(*cmd)
         assert r.returncode == 2 and "refusing to overwrite" in r.stderr, (cmd, r.stderr)
+    r = ferry("index", "export", cat, "-o", cat)  # (links too: test_catalog_shares.py)
+    assert r.returncode == 2 and f"{cat}: is the input {cat}" in r.stderr, r.stderr
     assert cat.read_bytes() == before
     r = ferry("hash", pics, "-o", pics / "new.jpg")  # a photo named as the catalog
-    assert r.returncode == 1 and "not a ferry catalog" in r.stderr
+    assert r.returncode == 1 and f"inside the input folder {pics}" in r.stderr, r.stderr
+    r = ferry("hash", FIX / "rgb.png", "-o", pics / "new.jpg")  # not walked: still no catalog
+    assert r.returncode == 1 and "not a ferry catalog" in r.stderr, r.stderr
     assert (pics / "new.jpg").read_bytes() == (FIX / "rgb444.jpg").read_bytes()
 
 

@@ -5,24 +5,27 @@
  * (bad files, missing ranks) is collected in C and handed back after. */
 #include "ferry_py.h"
 
-/* What a callback collects, without Python: (code, message) pairs. */
+/* What a callback collects, without Python: (code, count, message). */
 typedef struct collected {
-  int *code;
+  int *code, *count;
   char **msg;
   size_t n, cap;
   int oom;
 } collected;
 
-static void collect(collected *c, int code, const char *a, const char *b) {
+static void collect(collected *c, int code, int count, const char *a, const char *b) {
   if (c->n == c->cap) {
     size_t cap = c->cap ? 2 * c->cap : 16;
     int *code2 = realloc(c->code, cap * sizeof *code2);
     if (code2)
       c->code = code2;
-    char **msg2 = code2 ? realloc(c->msg, cap * sizeof *msg2) : NULL;
+    int *count2 = code2 ? realloc(c->count, cap * sizeof *count2) : NULL;
+    if (count2)
+      c->count = count2;
+    char **msg2 = count2 ? realloc(c->msg, cap * sizeof *msg2) : NULL;
     if (msg2)
       c->msg = msg2;
-    if (!code2 || !msg2) {
+    if (!code2 || !count2 || !msg2) {
       c->oom = 1;
       return;
     }
@@ -39,6 +42,7 @@ static void collect(collected *c, int code, const char *a, const char *b) {
     memcpy(m + la + 1, b, lb + 1);
   }
   c->code[c->n] = code;
+  c->count[c->n] = count;
   c->msg[c->n++] = m;
 }
 
@@ -47,15 +51,18 @@ static void collected_free(collected *c) {
     free(c->msg[i]);
   free(c->msg);
   free(c->code);
+  free(c->count);
 }
 
 static void on_file_error(void *user, const char *path, int status, const char *message) {
-  collect(user, status, path, message ? message : "");
+  collect(user, status, 0, path, message ? message : "");
 }
 
-static void on_missing(void *user, int rank, int world_size, const char *message) {
+/* A run of missing ranks (rank .. rank + count - 1): one per run, so at
+ * most one more than the parts, whatever the world size. */
+static void on_missing(void *user, int rank, int count, int world_size, const char *message) {
   (void)world_size;
-  collect(user, rank, message, NULL);
+  collect(user, rank, count, message, NULL);
 }
 
 /* A sequence of paths as bytes objects (enc) and their strings (out); -1
@@ -178,7 +185,7 @@ done:
 }
 
 /* index_merge(out, parts, strict=False) -> (entries, conflicts,
- * world_size, [(rank, message)] of the missing ranks) */
+ * world_size, [(first, count, message)] of the runs of missing ranks) */
 PyObject *py_index_merge(PyObject *mod, PyObject *args, PyObject *kwargs) {
   static char *kwlist[] = {"out", "parts", "strict", NULL};
   PyObject *out_path = NULL, *parts = NULL;
@@ -217,7 +224,7 @@ PyObject *py_index_merge(PyObject *mod, PyObject *args, PyObject *kwargs) {
   PyObject *list = PyList_New((Py_ssize_t)missing.n);
   for (size_t i = 0; list && i < missing.n; i++) {
     PyObject *m = PyUnicode_DecodeFSDefault(missing.msg[i]);
-    PyObject *t = m ? Py_BuildValue("(iN)", missing.code[i], m) : NULL;
+    PyObject *t = m ? Py_BuildValue("(iiN)", missing.code[i], missing.count[i], m) : NULL;
     if (!t)
       Py_CLEAR(list);
     else
