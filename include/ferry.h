@@ -1095,9 +1095,10 @@ enum {
   FERRY_PACK_U8 = 0,
   FERRY_PACK_JPEG = 1,
   /* WebDataset shards (output/shard-NNNNNN.tar): every sample's file as it
-   * is (KEY.EXT, not decoded; size, crop and quality unused) and its label
-   * (KEY.cls), KEY its index in the source; for any WebDataset reader, and
-   * for ferry as a source ("output/shard-{000000..N}.tar"). */
+   * is (KEY.EXT, not decoded, EXT the format of its bytes; size, crop and
+   * quality unused) and its label (KEY.cls), KEY its index in the source;
+   * for any WebDataset reader, and for ferry as a source
+   * ("output/shard-{000000..N}.tar"). */
   FERRY_PACK_WDS = 2
 };
 
@@ -1111,7 +1112,8 @@ typedef struct ferry_pack_options {
   int shard_size;      /* samples per shard; default 1024 */
   int workers;         /* 0 = one per core */
   ferry_on_error on_error;
-  /* Called after each shard with samples done and total (may be NULL). */
+  /* Called with samples done and total once the shards already complete
+   * are known, then after each shard (may be NULL). */
   void (*progress)(void *user, int64_t done, int64_t total);
   void *progress_user;
   int store;   /* FERRY_PACK_U8 (default: u8 HWC tensors), FERRY_PACK_JPEG, FERRY_PACK_WDS */
@@ -1125,7 +1127,10 @@ typedef struct ferry_pack_options {
 void ferry_pack_options_default(ferry_pack_options *options);
 
 /* Builds a pack, or resumes an interrupted one (shards already complete
- * are kept; a directory holding a pack of other settings is refused).
+ * are kept; a directory holding a pack of other settings is refused, and
+ * so, before anything is made, are a directory neither empty nor a pack's,
+ * the source itself or a directory inside it, and one holding a file the
+ * source reads).
  * Crash-safe: shards and the MANIFEST are written to temporary names,
  * synced and renamed, so a reader never sees a half-written file. */
 int ferry_pack_build(const ferry_pack_options *options);

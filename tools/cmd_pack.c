@@ -26,9 +26,10 @@ static const char help[] =
     "  --size N|WxH          sample size (default 224); jpeg: the short side (N, or\n"
     "                        the smaller of W and H)\n"
     "  --store u8|jpeg|wds   u8 HWC tensors (default), re-encoded JPEGs, or WebDataset\n"
-    "                        shards: DIR/shard-NNNNNN.tar with each file as it is\n"
-    "                        (KEY.jpg, ...) and its label (KEY.cls), for any\n"
-    "                        WebDataset reader and for `ferry load 'DIR/shard-{...}.tar'`\n"
+    "                        shards: DIR/shard-NNNNNN.tar with each file as it is,\n"
+    "                        named by the format of its bytes (KEY.jpg, KEY.png, ...),\n"
+    "                        and its label (KEY.cls), for any WebDataset reader and\n"
+    "                        for `ferry load 'DIR/shard-{...}.tar'`\n"
     "  --quality N           --store jpeg: JPEG quality 1..100 (default 90)\n"
     "  --crop center|none    (default center: resize + centre crop, ratio 0.875;\n"
     "                        u8 only: jpeg packs keep the whole image)\n"
@@ -39,7 +40,8 @@ static const char help[] =
     "                        names the shard and sample of any damage (exit code 1)\n"
     "  --quiet               no progress line\n"
     "\n"
-    "DIR must be new, empty or a pack being resumed; one ferry pack writes it at a\n"
+    "DIR must be new, empty or a pack being resumed (every store), neither SOURCE\n"
+    "nor inside it, and hold none of SOURCE's files; one ferry pack writes it at a\n"
     "time. exit codes: 0 success, 1 failure, 2 bad command line, 3 packed but\n"
     "some bad files were left out (named on stderr)\n";
 
@@ -47,10 +49,12 @@ typedef struct progress_state {
   int tty;
   struct timespec t0;
   long long skipped;
+  int64_t total; /* the source's samples, as the pack's progress says (-1: not said) */
 } progress_state;
 
 static void on_progress(void *user, int64_t done, int64_t total) {
   progress_state *p = user;
+  p->total = total;
   if (!p->tty)
     return;
   struct timespec t;
@@ -144,7 +148,7 @@ int cmd_pack(int argc, char **argv) {
   if (!o.output)
     return cli_usage_error("pack", "needs -o DIR");
   o.source = argv[optind];
-  progress_state ps = {!quiet && isatty(2), {0, 0}, 0};
+  progress_state ps = {!quiet && isatty(2), {0, 0}, 0, -1};
   clock_gettime(CLOCK_MONOTONIC, &ps.t0);
   o.progress = on_progress;
   o.progress_user = &ps;
@@ -157,18 +161,13 @@ int cmd_pack(int argc, char **argv) {
     fprintf(stderr, "ferry pack: %s\n", ferry_last_error());
     return CLI_FAIL;
   }
-  if (o.store == FERRY_PACK_WDS) {
-    char last[32] = "";
-    for (int k = 0;; k++) { /* the shards written: name them as a source */
-      char p[4200];
-      snprintf(p, sizeof p, "%s/shard-%06d.tar", o.output, k);
-      if (access(p, F_OK) != 0)
-        break;
-      snprintf(last, sizeof last, "%06d", k);
-    }
-    printf("%s: packed %s as WebDataset shards: %s/shard-{000000..%s}.tar\n", o.output, o.source,
-           o.output, last);
-  } else if (o.store == FERRY_PACK_JPEG)
+  if (o.store == FERRY_PACK_WDS && ps.total > 0) { /* this pack's shards, named as a source */
+    long long last = (ps.total + o.shard_size - 1) / o.shard_size - 1;
+    printf("%s: packed %s as WebDataset shards: %s/shard-{000000..%06lld}.tar\n", o.output,
+           o.source, o.output, last);
+  } else if (o.store == FERRY_PACK_WDS)
+    printf("%s: packed %s as WebDataset shards\n", o.output, o.source);
+  else if (o.store == FERRY_PACK_JPEG)
     printf("%s: packed %s as JPEGs, short side %d, quality %d\n", o.output, o.source,
            o.width < o.height ? o.width : o.height, o.quality);
   else

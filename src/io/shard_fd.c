@@ -36,6 +36,7 @@
  * is still read as the old file until the fd is closed; one rewritten in
  * place is read as it is now (docs/PYTHON.md, WebDataset shards). */
 #include "io/shard_fd.h"
+#include "core/user_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -148,9 +149,9 @@ int fy_shard_fd_read(uint64_t id, int32_t shard, const char *path, const char *n
   if (rc)
     return rc;
   entry *e = find(&mine, id, shard);
-  int fd = e ? e->fd : open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(errno));
+  int fd = e ? e->fd : -1;
+  if (!e && (rc = fy_open_regular(path, NULL, &fd)) != FERRY_OK)
+    return rc; /* a shard replaced by a FIFO since it was listed: refused, never waited on */
   if (!e)
     e = keep(&mine, id, shard, fd);
   rc = fy_read_range_fd(fd, name, off, len, buf, size);

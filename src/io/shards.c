@@ -9,6 +9,7 @@
 #include "io/shards.h"
 
 #include "catalog/json.h"
+#include "core/user_file.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -360,17 +361,29 @@ typedef struct pending {
   char key[4096];
   int has_key;
   int image_rank; /* lower is preferred; INT32_MAX: none */
-  char image_ext[64];
+  char image_ext[4096];
   int64_t off, len;
   int label_rank;
   int32_t label;
 } pending;
 
+/* Members passed over, counted, the first one named ("shard:member"). */
+typedef struct tally {
+  size_t n;
+  char first[8200];
+} tally;
+
+static void tally_add(tally *t, const char *shard, const char *name) {
+  if (!t->n++)
+    snprintf(t->first, sizeof t->first, "%s:%s", shard, name);
+}
+
 typedef struct lister {
   fy_source *src;
-  size_t no_image; /* samples without an image member */
-  size_t bad_label;
-  char first_no_image[8200];
+  tally no_image;  /* samples without an image member */
+  tally bad_label; /* cls/label members that are no integer label */
+  tally big_label; /* label members too large to read */
+  tally unnamed;   /* members not named KEY.EXT: no sample's */
 } lister;
 
 /* Image extensions in WebDataset's order of preference, then the rest
@@ -434,8 +447,7 @@ static int flush(lister *l, pending *p, const char *shard, int32_t shard_id) {
     return FERRY_OK;
   p->has_key = 0;
   if (p->image_rank == INT32_MAX) {
-    if (!l->no_image++)
-      snprintf(l->first_no_image, sizeof l->first_no_image, "%s:%s", shard, p->key);
+    tally_add(&l->no_image, shard, p->key);
     return FERRY_OK;
   }
   int rc = fy_source_grow_members(l->src);
@@ -477,17 +489,26 @@ static int read_at(int fd, void *p, size_t n, int64_t off) {
 #define FY_LABEL_MAX 4096 /* label members larger than this are not read */
 
 /* One member of a shard, seen: grouped with the pending sample or starting
- * the next. */
+ * the next. webdataset's rules: the key is the name up to the first dot of
+ * its base name and the rest its field (tariterators.py, base_plus_ext: a
+ * base name without a dot, or with one first, is no sample's); a field is
+ * decoded by its last extension (autodecode.py), so "a.b.c.jpg" is sample
+ * "a"'s image and "a.b.c.cls" its label. For one key, a plain field ("jpg")
+ * is preferred to a dotted one of the same kind ("b.c.jpg"). */
 static int member(lister *l, pending *p, const char *shard, int32_t id, int fd, const char *name,
                   int64_t off, int64_t len) {
   const char *base = strrchr(name, '/');
   base = base ? base + 1 : name;
   const char *dot = strchr(base, '.');
-  if (!dot || base[0] == '.')
-    return FERRY_OK; /* no extension, or a hidden file: not part of a sample */
-  size_t keylen = (size_t)(dot - name);
-  if (keylen >= sizeof p->key)
+  if (!dot || base[0] == '.') {
+    tally_add(&l->unnamed, shard, name);
     return FERRY_OK;
+  }
+  size_t keylen = (size_t)(dot - name);
+  if (keylen >= sizeof p->key) {
+    tally_add(&l->unnamed, shard, name);
+    return FERRY_OK;
+  }
   if (!p->has_key || strncmp(p->key, name, keylen) || p->key[keylen]) {
     int rc = flush(l, p, shard, id);
     if (rc)
@@ -498,14 +519,20 @@ static int member(lister *l, pending *p, const char *shard, int32_t id, int fd, 
     p->image_rank = p->label_rank = INT32_MAX;
     p->label = -1;
   }
-  const char *ext = dot + 1;
-  int ir = image_rank(ext), lr = label_rank(ext);
-  if (ir < p->image_rank && strlen(ext) < sizeof p->image_ext) {
+  const char *field = dot + 1, *last = strrchr(field, '.');
+  const char *kind = last ? last + 1 : field;
+  int dotted = last != NULL;
+  int ir = image_rank(kind), lr = label_rank(kind);
+  ir = ir == INT32_MAX ? ir : 2 * ir + dotted;
+  lr = lr == INT32_MAX ? lr : 2 * lr + dotted;
+  if (ir < p->image_rank && strlen(field) < sizeof p->image_ext) {
     p->image_rank = ir;
-    strcpy(p->image_ext, ext);
+    strcpy(p->image_ext, field);
     p->off = off;
     p->len = len;
-  } else if (lr < p->label_rank && len <= FY_LABEL_MAX) {
+  } else if (lr < p->label_rank && len > FY_LABEL_MAX) {
+    tally_add(&l->big_label, shard, name);
+  } else if (lr < p->label_rank) {
     char text[FY_LABEL_MAX + 1];
     if (read_at(fd, text, (size_t)len, off))
       return fy_error(FERRY_EIO, "%s:%s: cannot read the label: %s", shard, name,
@@ -517,8 +544,8 @@ static int member(lister *l, pending *p, const char *shard, int32_t id, int fd, 
     if (v >= -1) {
       p->label_rank = lr;
       p->label = v;
-    } else if (lr <= 1) {
-      l->bad_label++; /* a cls/label member that is not an integer */
+    } else if (lr <= 3) {
+      tally_add(&l->bad_label, shard, name); /* a cls/label member that is not an integer */
     }
   }
   return FERRY_OK;
@@ -526,18 +553,15 @@ static int member(lister *l, pending *p, const char *shard, int32_t id, int fd, 
 
 /* Walks one shard's headers. */
 static int list_shard(lister *l, const char *shard, int32_t id) {
-  int fd = open(shard, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return fy_error(FERRY_EIO, "%s: cannot open: %s", shard, strerror(errno));
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return fy_error(FERRY_EIO, "%s: not a regular file", shard);
-  }
+  int fd;
+  int rc = fy_open_regular(shard, &st, &fd); /* a FIFO refused, never waited on */
+  if (rc)
+    return rc;
   int64_t size = (int64_t)st.st_size, at = 0;
   pending p = {.has_key = 0};
   char longname[4096];
-  int have_long = 0, have_size = 0, rc = FERRY_OK;
+  int have_long = 0, have_size = 0;
   uint64_t pax_size = 0;
   uint8_t block[512];
   fy_tar_header h;
@@ -628,14 +652,21 @@ int fy_shards_open(fy_source *s, const char *what, char *const *shards, size_t n
   }
   for (int32_t i = 0; i < s->nshards && rc == FERRY_OK; i++)
     rc = list_shard(&l, s->shards[i], i);
-  if (rc == FERRY_OK && l.no_image)
+  if (rc == FERRY_OK && l.no_image.n)
     fy_log(FERRY_LOG_WARNING, "%s: %zu sample(s) without an image member left out (the first: %s)",
-           what, l.no_image, l.first_no_image);
-  if (rc == FERRY_OK && l.bad_label)
+           what, l.no_image.n, l.no_image.first);
+  if (rc == FERRY_OK && l.bad_label.n)
     fy_log(FERRY_LOG_WARNING,
            "%s: %zu sample(s) with a cls/label member that is not an integer "
-           "in 0..%d: unlabelled (-1)",
-           what, l.bad_label, FY_MAX_LABEL);
+           "in 0..%d: unlabelled (-1) (the first: %s)",
+           what, l.bad_label.n, FY_MAX_LABEL, l.bad_label.first);
+  if (rc == FERRY_OK && l.big_label.n)
+    fy_log(FERRY_LOG_WARNING,
+           "%s: %zu label member(s) over %d bytes not read: unlabelled (-1) (the first: %s)", what,
+           l.big_label.n, FY_LABEL_MAX, l.big_label.first);
+  if (rc == FERRY_OK && l.unnamed.n)
+    fy_log(FERRY_LOG_WARNING, "%s: %zu member(s) not named KEY.EXT left out (the first: %s)", what,
+           l.unnamed.n, l.unnamed.first);
   if (rc == FERRY_OK && s->count == 0)
     rc = fy_error(FERRY_EEMPTY, "%s: no samples with an image member in %d shard(s)", what,
                   (int)s->nshards);

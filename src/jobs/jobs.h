@@ -19,8 +19,11 @@ int fy_pack_build_jpeg(const ferry_pack_options *o, uint64_t id, const struct fy
 
 /* `ferry pack --store wds`: the source's samples as WebDataset shards
  * OUT/shard-NNNNNN.tar of o->shard_size samples (the files' own bytes as
- * KEY.EXT, labels as KEY.cls), each written whole then renamed
- * (pack_wds.c). Bad files are left out (skip) or stop the build (fail). */
+ * KEY.EXT, EXT their sniffed format; labels as KEY.cls), each written whole
+ * then renamed, the shards already complete kept (pack_wds.c; the folder,
+ * its PLAN, lock and temporaries are pack_build.c's). Bad files, and files
+ * that are no image ferry reads, are left out (skip) or stop the build
+ * (fail). */
 int fy_pack_build_wds(const ferry_pack_options *o, const struct fy_source *src);
 
 #endif

@@ -1,7 +1,12 @@
 /* pack_build.c — `ferry pack`: runs the loader over the source (all cores,
  * deterministic transforms, u8 HWC) and writes one shard per batch, or
- * (--store jpeg) re-encodes each image small (pack_jpeg.c). An interrupted
- * build resumes: complete shards are kept, the rest redone. */
+ * (--store jpeg) re-encodes each image small (pack_jpeg.c), or (--store
+ * wds) copies the files into WebDataset shards (pack_wds.c). Every store
+ * the same rules: the folder new, empty or this pack's own (PLAN), never
+ * the source, inside it or holding one of its inputs; one writer at a
+ * time (a lock); temporaries removed by exact name; an interrupted build
+ * resumes: complete shards are kept, the rest redone. */
+#include "core/user_file.h"
 #include "io/source.h"
 #include "jobs/jobs.h"
 #include "pack/pack.h"
@@ -30,6 +35,11 @@ void ferry_pack_options_default(ferry_pack_options *o) {
 
 /* The settings a pack was made with: resuming with others is refused. */
 static void plan_text(const ferry_pack_options *o, int64_t n, char *buf, size_t len) {
+  if (o->store == FERRY_PACK_WDS) { /* the files as they are: no size, crop or filter */
+    snprintf(buf, len, "ferry-pack-plan 1\nsource %s\nshard_size %d\nsamples %lld\nstore wds\n",
+             o->source, o->shard_size, (long long)n);
+    return;
+  }
   snprintf(buf, len,
            "ferry-pack-plan 1\nsource %s\nsize %d %d\ncrop %d %.6f\nfilter %d\nshard_size %d\n"
            "samples %lld\n",
@@ -72,10 +82,7 @@ static int check_plan(const ferry_pack_options *o, int64_t n, uint64_t *id) {
   FILE *f = fy_pack_fopen(path);
   if (!f && errno == EINVAL)
     return fy_error(FERRY_EINVAL, "%s: not a regular file", path);
-  if (!f) {
-    int rc = check_empty(o->output);
-    if (rc)
-      return rc;
+  if (!f) { /* a new pack: the folder was found empty (check_folder) */
     *id = fy_pack_new_id();
     size_t k = strlen(want);
     snprintf(want + k, sizeof want - k, "id %016llx\n", (unsigned long long)*id);
@@ -99,6 +106,45 @@ static int check_plan(const ferry_pack_options *o, int64_t n, uint64_t *id) {
                     "remove it or choose another directory",
                     o->output);
   return FERRY_OK;
+}
+
+/* Whether `dir` holds a pack's PLAN (*own 1), else that it holds nothing
+ * (ferry's own temporaries aside): checked before the source is read, so
+ * that nothing is written into a folder of the user's. */
+static int check_folder(const char *dir, int *own) {
+  char path[4200];
+  struct stat st;
+  snprintf(path, sizeof path, "%s/PLAN", dir);
+  *own = lstat(path, &st) == 0;
+  return *own ? FERRY_OK : check_empty(dir);
+}
+
+/* Input `input` (a file or folder the pack reads) is not in the pack's
+ * folder: the name its real path has, taken in `dir`, is not that very
+ * file (fy_out_guard), which a shard, PLAN or temporary of that name
+ * would replace. */
+static int guard_input(const char *dir, const char *input) {
+  char *real = realpath(input, NULL);
+  if (!real)
+    return FERRY_OK; /* gone, or not a path (a pattern): its reader names it */
+  const char *base = strrchr(real, '/');
+  base = base && base[1] ? base + 1 : real;
+  char out[8400];
+  snprintf(out, sizeof out, "%s/%s", dir, base);
+  free(real);
+  return fy_out_guard(out, input);
+}
+
+/* No input of the source inside a pack's folder that already holds a pack
+ * (a new or empty folder holds none): the source itself, each shard of
+ * shards, each file of a folder or a list. */
+static int guard_inputs(const char *dir, const char *source, const fy_source *src) {
+  int rc = guard_input(dir, source);
+  for (int32_t k = 0; rc == FERRY_OK && src->shard && k < src->nshards; k++)
+    rc = guard_input(dir, src->shards[k]);
+  for (int64_t i = 0; rc == FERRY_OK && !src->shard && i < src->count; i++)
+    rc = guard_input(dir, fy_source_path(src, i));
+  return rc;
 }
 
 /* The samples of the missing shards, in order, as a source of their own
@@ -186,35 +232,58 @@ int ferry_pack_build(const ferry_pack_options *o) {
   if (o->crop == FERRY_CROP_RANDOM)
     return fy_error(FERRY_EINVAL, "pack: random crops are augmentation: pack with center or "
                                   "none and crop when loading");
-  if (mkdir(o->output, 0755) != 0 && errno != EEXIST)
+  /* no output over an input: the folder is neither the source nor inside
+   * it, checked before anything is made (an empty class folder would shift
+   * every label) */
+  int rc = fy_out_guard(o->output, o->source);
+  if (rc)
+    return rc;
+  int made = mkdir(o->output, 0755) == 0;
+  if (!made && errno != EEXIST)
     return fy_error(FERRY_EIO, "%s: cannot create: %s", o->output, strerror(errno));
   /* One writer a directory: a lock on the directory itself (released
    * when this returns, or when the process dies). */
   int lock = open(o->output, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (lock < 0)
-    return fy_error(FERRY_EIO, "%s: cannot open: %s", o->output, strerror(errno));
-  if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
-    close(lock);
-    return fy_error(FERRY_ESTATE, "%s: another ferry pack is writing this directory", o->output);
+  if (lock < 0) {
+    rc = fy_error(FERRY_EIO, "%s: cannot open: %s", o->output, strerror(errno));
+  } else if (flock(lock, LOCK_EX | LOCK_NB) != 0) {
+    rc = fy_error(FERRY_ESTATE, "%s: another ferry pack is writing this directory", o->output);
+    made = 0; /* the other writer's now */
+  } else {
+    rc = pack_locked(o);
   }
-  int rc = pack_locked(o);
-  close(lock);
+  /* a folder this run made and left empty (it failed before writing):
+   * removed, still under the lock; rmdir removes only an empty one */
+  if (rc && made)
+    rmdir(o->output);
+  if (lock >= 0)
+    close(lock);
   return rc;
 }
 
 static int pack_locked(const ferry_pack_options *o) {
-  fy_source src;
-  int rc = fy_source_open(&src, o->source);
+  int own;
+  int rc = check_folder(o->output, &own);
   if (rc)
     return rc;
+  fy_source src;
+  rc = fy_source_open(&src, o->source);
+  if (rc)
+    return rc;
+  if (own)
+    rc = guard_inputs(o->output, o->source, &src);
+  uint64_t id = 0;
+  if (rc == FERRY_OK)
+    rc = check_plan(o, src.count, &id);
   if (o->store == FERRY_PACK_WDS) {
-    rc = fy_pack_build_wds(o, &src);
+    if (rc == FERRY_OK) {
+      fy_pack_remove_temps(o->output);
+      rc = fy_pack_build_wds(o, &src);
+    }
     fy_source_free(&src);
     return rc;
   }
   int nshards = (int)((src.count + o->shard_size - 1) / o->shard_size);
-  uint64_t id = 0;
-  rc = check_plan(o, src.count, &id);
   int *missing = malloc(sizeof *missing * (size_t)(nshards ? nshards : 1));
   int nmissing = 0;
   int64_t done = 0;
@@ -233,6 +302,8 @@ static int pack_locked(const ferry_pack_options *o) {
         missing[nmissing++] = k;
     }
   }
+  if (rc == FERRY_OK && o->progress)
+    o->progress(o->progress_user, done < src.count ? done : src.count, src.count);
   if (rc == FERRY_OK && o->store == FERRY_PACK_JPEG) {
     rc = fy_pack_build_jpeg(o, id, &src, missing, nmissing, done);
   } else if (rc == FERRY_OK && nmissing > 0) {

@@ -48,6 +48,7 @@
 #define FY_PACK_HEADER 64
 #define FY_PACK_MANIFEST_VERSION 2          /* 1: before packs were bound */
 #define FY_PACK_SHARD_NAME "shard-%05d.fpk" /* shard number k's file, in a pack's directory */
+#define FY_WDS_SHARD_NAME "shard-%06d.tar"  /* --store wds: shard k's WebDataset tar */
 
 typedef struct fy_pack_entry {
   uint64_t offset, length;
@@ -134,9 +135,10 @@ int fy_pack_foreign_shard(const char *dir, int k);
 /* dir/name replaced atomically by text (dir/.name.tmp, fsync, rename). */
 int fy_pack_write_small(const char *dir, const char *name, const char *text);
 /* The temporaries an interrupted `ferry pack` leaves, by exact name:
- * shard-NNNNN.fpk.tmp (fy_pack_write_shard_var), .PLAN.tmp and
- * .MANIFEST.tmp (fy_pack_write_small). Nothing else in a directory is
- * ferry's to remove, whatever its name ends with. */
+ * shard-NNNNN.fpk.tmp (fy_pack_write_shard_var), shard-NNNNNN.tar.tmp
+ * (--store wds, pack_wds.c), .PLAN.tmp and .MANIFEST.tmp
+ * (fy_pack_write_small). Nothing else in a directory is ferry's to remove,
+ * whatever its name ends with. */
 int fy_pack_is_temp(const char *name);
 void fy_pack_remove_temps(const char *dir);
 /* Writes MANIFEST (the pack is complete) after checking that every shard

@@ -196,7 +196,8 @@ int fy_pack_is_temp(const char *name) {
     return 0;
   const char *p = name + 6;
   size_t digits = strspn(p, "0123456789");
-  return digits >= 5 && !strcmp(p + digits, ".fpk.tmp");
+  return (digits >= 5 && !strcmp(p + digits, ".fpk.tmp")) ||
+         (digits >= 6 && !strcmp(p + digits, ".tar.tmp")); /* --store wds */
 }
 
 void fy_pack_remove_temps(const char *dir) {

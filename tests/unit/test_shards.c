@@ -393,7 +393,7 @@ static void test_regular(void) {
   tw_file(&t, "README", "y");
   tw_member(&t, USTAR, "l.jpg", '2', NULL, 0);
   /* keys with dots: the key ends at the base name's first dot */
-  off[10] = tw_member(&t, USTAR, "v1.2/m.x.jpg", '0', m, 60); /* ext "x.jpg": not an image */
+  off[10] = tw_member(&t, USTAR, "v1.2/m.x.jpg", '0', m, 60); /* field "x.jpg": an image */
   off[10] = tw_member(&t, USTAR, "v1.2/m.jpg", '0', m, 60);
   tw_file(&t, "v1.2/m.label", "{\"label\":9}");
   /* the same key again later, apart: a sample of its own */
@@ -427,7 +427,7 @@ static void test_regular(void) {
   sample_is(&s, 7, P("h.jpg"), FY_MAX_LABEL, 0, off[7], h, 21);
   sample_is(&s, 8, P("i.jpg"), 1, 0, ijpg_off, ijpg, 41);
   sample_is(&s, 9, P("dir/j.jpg"), -1, 0, off[9], j, 50);
-  /* "v1.2/m.x.jpg" and "v1.2/m.jpg": one key, "v1.2/m" */
+  /* "v1.2/m.x.jpg" and "v1.2/m.jpg": one key, "v1.2/m"; the plain field wins */
   sample_is(&s, 10, P("v1.2/m.jpg"), 9, 0, off[10], m, 60);
   sample_is(&s, 11, P("a.JPG"), 42, 0, off[11], o, 70);
   sample_is(&s, 12, P("n.jpg"), -1, 0, off[12], q, 80);
@@ -735,13 +735,18 @@ static void test_bad_shards(void) {
                   strstr(logged, "no-images.tar:a)"),
               "log: %s", logged);
   }
-  /* names: missing, a folder, compressed, not a tar */
+  /* names: missing, a folder, a FIFO (refused at once, never waited on:
+   * nothing writes to it), compressed, not a tar */
   snprintf(path, sizeof path, "%s/missing.tar", root);
   shard_refused(path, FERRY_EIO, ": cannot open: ");
   snprintf(path, sizeof path, "%s/folder.tar", root);
   CHECK(mkdir(path, 0700) == 0);
-  shard_refused(path, FERRY_EIO, ": not a regular file");
+  shard_refused(path, FERRY_EINVAL, ": a folder, not a regular file");
   rmdir(path);
+  snprintf(path, sizeof path, "%s/fifo.tar", root);
+  CHECK(mkfifo(path, 0600) == 0);
+  shard_refused(path, FERRY_EINVAL, ": a FIFO, not a regular file");
+  unlink(path);
   snprintf(path, sizeof path, "%s/g.tar.gz", root);
   shard_refused(path, FERRY_EUNSUPPORTED, ": a compressed shard");
   snprintf(path, sizeof path, "%s/list.txt", root);
