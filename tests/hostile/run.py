@@ -260,7 +260,7 @@ def save_grid_over_input(d):
 @case
 def pack_inside_its_source(d):
     s = two_classes(d)
-    return dict(argv=["pack", s, "-o", s / "aaa", "--size", "16"], rc=(2,),
+    return dict(argv=["pack", s, "-o", s / "aaa", "--size", "16"], rc=(1, 2),
                 pattern=r"inside the input folder")
 
 
@@ -275,7 +275,7 @@ def dupes_output_over_catalog(d):
 @case
 def hash_output_inside_walk(d):
     s = two_classes(d)
-    return dict(argv=["hash", s, "-o", s / "c.fidx"], rc=(2,), pattern=r"inside the input folder")
+    return dict(argv=["hash", s, "-o", s / "c.fidx"], rc=(1, 2), pattern=r"inside the input folder")
 
 
 # ------------------------------------------------------------------ runner

@@ -88,7 +88,7 @@ def test_reshard_in_place_is_refused(tmp_path):
     r = ferry_run("pack", spec, "-o", w, "--store", "wds", "--shard-size", "2", "--quiet")
     assert r.returncode == 1, (r.stdout, r.stderr)
     assert "shard-000000.tar: is the input" in r.stderr, r.stderr
-    assert "write it elsewhere" in r.stderr
+    assert "write the output elsewhere" in r.stderr
     assert snapshot(w) == before
     links = tmp_path / "links"
     links.mkdir()
