@@ -68,7 +68,7 @@ static const char help[] =
     "reads those. Animations (GIF, animated PNG; animated WebP where libavcodec\n"
     "decodes it) are read as videos, and refused before any frame is decoded when a\n"
     "frame is over 178,956,970 pixels (the image decoders' limit) or frames x canvas\n"
-    "over 2^28 pixels plus 4096 a byte of the file. A FIFO, device or folder is\n"
+    "over 2^25 pixels plus 4096 a byte of the file. A FIFO, device or folder is\n"
     "refused at once, never waited on.\n"
     "\nexit codes: 0 every file decoded, 1 every file failed, 2 bad command line (a\n"
     "still image among the files included), 3 some files failed or had frames\n"

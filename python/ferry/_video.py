@@ -79,7 +79,7 @@ class VideoReader(_Closable):
         once); a still image, whatever its name, raises UnsupportedError, as
         `ferry video` refuses it; an animation (GIF, APNG) over the limits
         checked before decoding (a frame over 178,956,970 pixels, frames x
-        canvas over 2**28 pixels + 4096 a byte of the file) TooLargeError.
+        canvas over 2**25 pixels + 4096 a byte of the file) TooLargeError.
       size: N or (height, width) of the output (Loader's convention); None
         (default): the upright frame size.
       crop: "none" (default: the whole frame, stretched to size) or

@@ -192,12 +192,13 @@ static int check_animation(const char *path, int fd, int64_t size, const AVForma
   if (!over)
     return FERRY_OK;
   return fy_error(FERRY_ETOO_LARGE,
-                  "%s: a %s animation of at least %llu frames of %dx%d: %llu pixels to decode, "
-                  "over the limit of %llu for a file of %lld bytes (2^28 + 4096 a byte); refused "
+                  "%s: a %s animation of at least %llu frame%s of %dx%d: %llu pixels to decode, "
+                  "over the limit of %llu for a file of %lld bytes (%llu + %llu a byte); refused "
                   "before decoding any",
-                  path, animation_name(cp->codec_id), (unsigned long long)frames, cp->width,
-                  cp->height, (unsigned long long)(frames * canvas), (unsigned long long)limit,
-                  (long long)size);
+                  path, animation_name(cp->codec_id), (unsigned long long)frames,
+                  frames == 1 ? "" : "s", cp->width, cp->height,
+                  (unsigned long long)(frames * canvas), (unsigned long long)limit, (long long)size,
+                  FY_ANIM_WORK_FLOOR, FY_ANIM_WORK_PER_BYTE);
 }
 
 /* The reason libavformat's error e means for this file. */

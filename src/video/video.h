@@ -45,7 +45,7 @@ int fy_mp4_why(int fd, int64_t file_size, char *why, size_t n);
  * each cover their canvas stay far below it: LZW codes at most about 2,700
  * pixels a byte, deflate about 1,000 bytes a byte. Every video's frame
  * (canvas) is also held to the image decoders' FERRY_DEFAULT_MAX_PIXELS. */
-#define FY_ANIM_WORK_FLOOR (1ull << 28)
+#define FY_ANIM_WORK_FLOOR (1ull << 25)
 #define FY_ANIM_WORK_PER_BYTE 4096ull
 
 /* Opens the best video stream of `path` with `threads` decoder threads
