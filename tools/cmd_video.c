@@ -64,8 +64,12 @@ static const char help[] =
     "                        --device decodes, as its driver says, and exit\n"
     "\n"
     "A still image (JPEG, PNG, WebP, TIFF, BMP, HEIF, camera raw; sniffed from its\n"
-    "bytes) is refused before anything is decoded: `ferry decode` reads those.\n"
-    "Animations (GIF, animated PNG or WebP) are read as videos.\n"
+    "bytes, whatever its name) is refused before anything is decoded: `ferry decode`\n"
+    "reads those. Animations (GIF, animated PNG; animated WebP where libavcodec\n"
+    "decodes it) are read as videos, and refused before any frame is decoded when a\n"
+    "frame is over 178,956,970 pixels (the image decoders' limit) or frames x canvas\n"
+    "over 2^25 pixels plus 4096 a byte of the file. A FIFO, device or folder is\n"
+    "refused at once, never waited on.\n"
     "\nexit codes: 0 every file decoded, 1 every file failed, 2 bad command line (a\n"
     "still image among the files included), 3 some files failed or had frames\n"
     "decoded with errors (each named on stderr)\n";
@@ -256,53 +260,6 @@ static int run_frame_at(const char *file, video_args *a, cli_image_kind kind) {
   return st == FERRY_OK ? CLI_OK : st == FERRY_EINVAL ? CLI_USAGE : CLI_FAIL;
 }
 
-/* A still image given as a video: sniffed from its first bytes by the
- * library's probe (a video is not read whole for this). Animations are
- * left to libavformat: GIF, a PNG with an animation control chunk (APNG),
- * a WebP whose VP8X header says animated, an ISO media file of an image
- * sequence brand. 1 (the message printed) for a still image. */
-static int still_image(const char *file) {
-  enum { HEAD = 1 << 18 }; /* past a JPEG's EXIF to its frame header */
-  struct stat st;
-  if (stat(file, &st) != 0 || !S_ISREG(st.st_mode))
-    return 0; /* a pipe is not read twice; the decoder says why for the rest */
-  FILE *f = fopen(file, "rb");
-  uint8_t *head = f ? malloc(HEAD) : NULL;
-  size_t n = head ? fread(head, 1, HEAD, f) : 0;
-  if (f)
-    fclose(f);
-  ferry_info info;
-  if (n == 0 || ferry_probe(head, n, &info) != FERRY_OK) {
-    free(head);
-    return 0; /* not an image ferry knows: the video decoder has its say */
-  }
-  int still = 1;
-  switch (info.format) {
-  case FERRY_FORMAT_GIF: still = 0; break;
-  case FERRY_FORMAT_PNG: /* an acTL chunk comes before the first IDAT */
-    for (size_t i = 8; i + 4 <= n && still; i++) {
-      if (!memcmp(head + i, "IDAT", 4))
-        break;
-      still = memcmp(head + i, "acTL", 4) != 0;
-    }
-    break;
-  case FERRY_FORMAT_WEBP:
-    still = !(n > 20 && !memcmp(head + 12, "VP8X", 4) && (head[20] & 2));
-    break;
-  case FERRY_FORMAT_HEIF:
-    still = !(n >= 12 && (!memcmp(head + 8, "avis", 4) || !memcmp(head + 8, "msf1", 4) ||
-                          !memcmp(head + 8, "hevs", 4)));
-    break;
-  default: break;
-  }
-  free(head);
-  if (!still)
-    return 0;
-  fprintf(stderr, "ferry video: %s: a still image (%s), not a video; use `ferry decode`\n", file,
-          ferry_format_name(info.format));
-  return 1;
-}
-
 /* One file: returns FERRY_OK or the error (already printed). */
 /* Where each file's time went, summed over files (thread-seconds). */
 typedef struct stage_sums {
@@ -333,6 +290,7 @@ static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *d
   fy_buf host = {0}; /* a GPU batch copied back, for --save-frames */
   ferry_video_batch *b;
   int batches = 0, out_w = 0, out_h = 0;
+  int said = 0; /* the error printed already */
   while ((st = ferry_video_next(r, &b)) == FERRY_OK) {
     batches++;
     out_w = b->width, out_h = b->height;
@@ -342,17 +300,19 @@ static int run_file(const char *file, video_args *a, uint64_t *kept, uint64_t *d
     if (a->save_dir) {
       if (!rgb && !(rgb = malloc((size_t)b->width * b->height * 3))) {
         st = FERRY_ENOMEM;
-        fprintf(stderr, "ferry video: out of memory\n");
+        fprintf(stderr, "ferry video: %s: out of memory for --save-frames\n", file);
+        said = 1;
         break;
       }
       if (save_batch(a->save_dir, file, b, &a->o, rgb, &host)) {
         st = FERRY_EIO;
+        said = 1;
         break;
       }
     }
   }
   double dt = fy_now() - t0;
-  if (st != FERRY_END && st != FERRY_EIO && st != FERRY_ENOMEM)
+  if (st != FERRY_END && !said) /* the library's message names the file and the reason */
     fprintf(stderr, "ferry video: %s\n", ferry_last_error());
   ferry_video_stats s;
   ferry_video_get_stats(r, &s);
@@ -485,9 +445,12 @@ int cmd_video(int argc, char **argv) {
     return cli_usage_error("video", "--stride and --rate exclude each other");
   if ((a.frame >= 0) != (a.out != NULL))
     return cli_usage_error("video", "--frame K and -o OUT go together");
-  int stills = 0;
+  int stills = 0; /* the library's rule (src/video/still.c), as ferry.VideoReader's */
   for (int k = optind; k < argc; k++)
-    stills += still_image(argv[k]);
+    if (fy_video_is_still(argv[k])) {
+      fprintf(stderr, "ferry video: %s\n", ferry_last_error());
+      stills++;
+    }
   if (stills)
     return CLI_USAGE;
   if (a.frame >= 0) {

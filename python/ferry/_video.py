@@ -74,7 +74,12 @@ class VideoReader(_Closable):
                 t = batch.timestamps             # seconds, a tuple
 
     Args:
-      path: the video file (container and codec found from its bytes).
+      path: the video file (container and codec found from its bytes): a
+        regular file (a FIFO, device or folder raises InvalidArgument at
+        once); a still image, whatever its name, raises UnsupportedError, as
+        `ferry video` refuses it; an animation (GIF, APNG) over the limits
+        checked before decoding (a frame over 178,956,970 pixels, frames x
+        canvas over 2**25 pixels + 4096 a byte of the file) TooLargeError.
       size: N or (height, width) of the output (Loader's convention); None
         (default): the upright frame size.
       crop: "none" (default: the whole frame, stretched to size) or
@@ -163,9 +168,11 @@ class VideoReader(_Closable):
             threads=_int_arg(threads, "threads", 0, 4096), device=dev,
             ignore_rotation=bool(ignore_rotation), copy=bool(copy), strict=bool(strict),
             nvdec_keep=_int_arg(nvdec_keep, "nvdec_keep", 0, 64))
-        # The C library's errors: ReadError (cannot open), CorruptError (no
-        # readable stream), UnsupportedError (no decoder, no GPU/NVDEC, or a
-        # library built without libavcodec), each naming the file.
+        # The C library's errors, each naming the file: ReadError (cannot
+        # open), InvalidArgument (not a regular file), CorruptError (no
+        # readable stream), UnsupportedError (a still image, no decoder, no
+        # GPU/NVDEC, or a library built without libavcodec), TooLargeError
+        # (an animation over the limits).
         self._core = _ferry.VideoReader(self._path, **self._options)
 
     def __iter__(self) -> "VideoReader":

@@ -14,7 +14,6 @@
 #include <libswscale/swscale.h>
 
 #include <math.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,68 +119,6 @@ static void fill_info(fy_vdec *d, ferry_video_info *info) {
   d->declared = info->frames;
 }
 
-/* Whether the file starts with an MP4/QuickTime ftyp box. */
-static int is_mp4(const char *path) {
-  unsigned char b[8] = {0};
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return 0;
-  size_t n = fread(b, 1, sizeof b, f);
-  fclose(f);
-  return n == sizeof b && !memcmp(b + 4, "ftyp", 4);
-}
-
-/* libav* log to stderr at "info" by default; ferry reports errors itself,
- * so their log is quieted, and let through at "info" while ferry's log
- * level is debug (ferry_set_log_level), as of the next file opened. Left
- * alone when the application set a level of its own. */
-static void libav_level(void) {
-  static atomic_int ours = -1; /* the level ferry set last; -1: none yet */
-  int now = av_log_get_level(), want = fy_log_on(FERRY_LOG_DEBUG) ? AV_LOG_INFO : AV_LOG_FATAL;
-  if (now != AV_LOG_INFO && now != atomic_load(&ours))
-    return;
-  if (now != want)
-    av_log_set_level(want);
-  atomic_store(&ours, want);
-}
-
-int fy_av_open(const char *path, AVFormatContext **fmt, int *stream, const AVCodec **codec) {
-  libav_level();
-  *fmt = NULL;
-  char eb[128];
-  int e = avformat_open_input(fmt, path, NULL, NULL);
-  if (e < 0) {
-    int st = e == AVERROR(ENOENT) || e == AVERROR(EACCES) || e == AVERROR(EISDIR) ? FERRY_EIO
-                                                                                  : FERRY_ECORRUPT;
-    const char *hint = st == FERRY_EIO ? ""
-                       : is_mp4(path)  ? " (an MP4 without its index: the moov box was at the "
-                                         "end of the file and is cut off, so no frame can be "
-                                         "decoded)"
-                                       : " (not a video file, or damaged)";
-    return fy_error(st, "%s: cannot open video: %s%s", path, av_reason(e, eb, sizeof eb), hint);
-  }
-  if ((e = avformat_find_stream_info(*fmt, NULL)) < 0) {
-    avformat_close_input(fmt);
-    return fy_error(FERRY_ECORRUPT, "%s: cannot read the streams: %s", path,
-                    av_reason(e, eb, sizeof eb));
-  }
-  *stream = av_find_best_stream(*fmt, AVMEDIA_TYPE_VIDEO, -1, -1, codec, 0);
-  if (*stream == AVERROR_STREAM_NOT_FOUND) {
-    avformat_close_input(fmt);
-    return fy_error(FERRY_EUNSUPPORTED, "%s: no video stream", path);
-  }
-  if (*stream < 0 || (codec && !*codec)) {
-    const char *name =
-        *stream < 0 ? "?" : avcodec_get_name((*fmt)->streams[*stream]->codecpar->codec_id);
-    avformat_close_input(fmt);
-    return fy_error(FERRY_EUNSUPPORTED, "%s: no decoder for video codec %s in this libavcodec",
-                    path, name);
-  }
-  for (unsigned i = 0; i < (*fmt)->nb_streams; i++)
-    (*fmt)->streams[i]->discard = (int)i == *stream ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
-  return FERRY_OK;
-}
-
 int fy_vdec_open(const char *path, int threads, int strict, fy_vdec **out, ferry_video_info *info) {
   *out = NULL;
   fy_vdec *d = calloc(1, sizeof *d);
@@ -241,7 +178,7 @@ void fy_vdec_close(fy_vdec *d) {
   av_frame_free(&d->frame);
   av_packet_free(&d->pkt);
   avcodec_free_context(&d->cc);
-  avformat_close_input(&d->fmt);
+  fy_av_close(&d->fmt);
   fy_buf_free(&d->rgb);
   free(d->path);
   free(d);

@@ -479,7 +479,7 @@ void fy_nvdec_close(fy_nvdec *d) {
   fy_nvdec_pool_give(d, !d->fatal && !d->cuda_failed);
   av_bsf_free(&d->bsf);
   av_packet_free(&d->pkt);
-  avformat_close_input(&d->fmt);
+  fy_av_close(&d->fmt);
   free(d->path);
   free(d);
 }

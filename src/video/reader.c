@@ -194,6 +194,21 @@ static int refuse_after_random(const ferry_video_reader *r) {
                   r->path);
 }
 
+/* The reader's end, kept for the calls after: FERRY_END, or an error whose
+ * message names the file (one from below that does not gets the name). */
+static int finish(ferry_video_reader *r, int st) {
+  r->done = st;
+  if (st == FERRY_END)
+    return st;
+  const char *m = ferry_last_error();
+  size_t n = strlen(r->path);
+  if (!strncmp(m, r->path, n) && m[n] == ':')
+    snprintf(r->done_msg, sizeof r->done_msg, "%s", m);
+  else
+    snprintf(r->done_msg, sizeof r->done_msg, "%s: %s", r->path, m);
+  return fy_error(st, "%s", r->done_msg);
+}
+
 static int next_kept(ferry_video_reader *r, double *t, int64_t *index) {
   if (r->random)
     return refuse_after_random(r);
@@ -217,10 +232,7 @@ static int next_kept(ferry_video_reader *r, double *t, int64_t *index) {
         continue;
       st = FERRY_END;
     }
-    r->done = st;
-    if (st != FERRY_END)
-      snprintf(r->done_msg, sizeof r->done_msg, "%s", ferry_last_error());
-    return st;
+    return finish(r, st);
   }
 }
 
@@ -241,7 +253,8 @@ static int store_frame(ferry_video_reader *r, int k) {
   size_t small_row = (size_t)r->pre_w * 3;
   if (fy_buf_reserve(&r->small, small_row * r->pre_h) != FERRY_OK ||
       fy_buf_reserve(&r->upright, small_row * r->pre_h) != FERRY_OK)
-    return fy_error(FERRY_ENOMEM, "out of memory");
+    return fy_error(FERRY_ENOMEM, "%s: out of memory for a %dx%d frame", r->path, r->pre_w,
+                    r->pre_h);
   const uint8_t *img = px;
   size_t img_stride = stride;
   int full = r->box.x0 == 0 && r->box.y0 == 0 && r->pre_w == w && r->pre_h == h;
@@ -256,7 +269,7 @@ static int store_frame(ferry_video_reader *r, int k) {
   if (r->orientation != 1) {
     int ow, oh;
     if (full && fy_buf_reserve(&r->upright, (size_t)w * h * 3) != FERRY_OK)
-      return fy_error(FERRY_ENOMEM, "out of memory");
+      return fy_error(FERRY_ENOMEM, "%s: out of memory for a %dx%d frame", r->path, w, h);
     fy_orient(img, r->pre_w, r->pre_h, 3, img_stride, r->orientation, r->upright.p, &ow, &oh);
     img = r->upright.p;
     img_stride = (size_t)ow * 3;
@@ -281,8 +294,7 @@ int ferry_video_next(ferry_video_reader *r, ferry_video_batch **batch) {
     if (st != FERRY_OK)
       break;
     if ((st = store_frame(r, n)) != FERRY_OK) {
-      r->done = st;
-      snprintf(r->done_msg, sizeof r->done_msg, "%s", ferry_last_error());
+      finish(r, st);
       break;
     }
     n++;
@@ -371,7 +383,7 @@ static int full_frame(ferry_video_reader *r, ferry_image *frame) {
   r->stats.convert_s += fy_now() - t0;
   if (r->orientation != 1) {
     if (fy_buf_reserve(&r->upright, (size_t)w * h * 3) != FERRY_OK)
-      return fy_error(FERRY_ENOMEM, "out of memory");
+      return fy_error(FERRY_ENOMEM, "%s: out of memory for a %dx%d frame", r->path, w, h);
     fy_orient(px, w, h, 3, stride, r->orientation, r->upright.p, &w, &h);
     px = r->upright.p;
     stride = (size_t)w * 3;

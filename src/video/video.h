@@ -12,6 +12,42 @@
 
 typedef struct fy_vdec fy_vdec;
 
+/* ------------------------------------- a user's file as a video (still.c) */
+
+/* 1 when the first n bytes of a file are a still image ferry's image probe
+ * knows (*format its format), 0 for anything else: an animation (GIF, APNG,
+ * animated WebP, an image-sequence HEIF), a video, or bytes the probe does
+ * not know. */
+int fy_video_still_head(const uint8_t *head, size_t n, ferry_format *format);
+/* FERRY_OK unless the open file fd of `path` is a still image: then
+ * FERRY_EUNSUPPORTED, "PATH: a still image (JPEG), not a video; use `ferry
+ * decode` ...". Every reader's open calls it (one rule for the command and
+ * Python). */
+int fy_video_refuse_still(const char *path, int fd);
+/* The same for a path (opened as a regular file): 1 with the message
+ * recorded for a still image; 0 otherwise, also when it cannot be opened as
+ * a regular file (the reader's open names it then). `ferry video` asks it
+ * of every file before decoding any. */
+int fy_video_is_still(const char *path);
+
+/* Why an MP4/QuickTime file libavformat refused cannot be read, true of
+ * this file (mp4_why.c): 1 with the reason in why[n] ("an MP4 without its
+ * index: the file is cut off ...", "an MP4 whose index (the moov box) is
+ * damaged: the stsz box ... of track 1 lists 1000 samples in room for 50"),
+ * 0 when fd is not an MP4 (no ftyp box first). */
+int fy_mp4_why(int fd, int64_t file_size, char *why, size_t n);
+
+/* The work an animation may cost (av_open.c): GIF, APNG and WebP streams
+ * (a canvas the decoder keeps and returns whole for each frame, however
+ * small the part a frame paints) are counted before anything is decoded,
+ * and refused (FERRY_ETOO_LARGE) when frames x canvas pixels is over
+ * FY_ANIM_WORK_FLOOR + FY_ANIM_WORK_PER_BYTE x the file's size. Frames that
+ * each cover their canvas stay far below it: LZW codes at most about 2,700
+ * pixels a byte, deflate about 1,000 bytes a byte. Every video's frame
+ * (canvas) is also held to the image decoders' FERRY_DEFAULT_MAX_PIXELS. */
+#define FY_ANIM_WORK_FLOOR (1ull << 25)
+#define FY_ANIM_WORK_PER_BYTE 4096ull
+
 /* Opens the best video stream of `path` with `threads` decoder threads
  * (0 = libavcodec's choice) and fills *info. strict: a frame the decoder
  * flags as damaged ends decoding with FERRY_ECORRUPT, and one thread
