@@ -108,7 +108,7 @@ def list_of_devices(d):
     lst = d / "list.txt"
     lst.write_text("/dev/zero,0\n/dev/urandom,1\n")
     return dict(argv=["load", lst, "--size", "16", "--quiet"], rc=(1, 3),
-                pattern=r"/dev/zero: a character device.*\n.*/dev/urandom: a character device")
+                pattern=r"(?s)(?=.*/dev/zero: a character device)(?=.*/dev/urandom: a character device)")
 
 
 @case
