@@ -1,6 +1,7 @@
 /* pack_read.c — opening a pack: the MANIFEST, then every shard mapped and
  * its header and index checked, so that damage is reported with the shard's
  * name before any batch is served. */
+#include "core/user_file.h"
 #include "pack/pack.h"
 
 #include <errno.h>
@@ -13,13 +14,9 @@
 #include <unistd.h>
 
 FILE *fy_pack_fopen(const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return NULL;
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    errno = EINVAL;
+  int fd;
+  if (fy_open_regular(path, NULL, &fd) != FERRY_OK) { /* a FIFO never blocks the open */
+    errno = access(path, F_OK) == 0 ? EINVAL : ENOENT;
     return NULL;
   }
   FILE *f = fdopen(fd, "rb");
@@ -29,6 +26,14 @@ FILE *fy_pack_fopen(const char *path) {
     errno = err;
   }
   return f;
+}
+
+/* The recorded error again, as FERRY_ECORRUPT: a pack whose file is not a
+ * regular file is a damaged pack. */
+static int as_corrupt(void) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", ferry_last_error());
+  return fy_error(FERRY_ECORRUPT, "%s", msg);
 }
 
 int fy_pack_is(const char *dir) {
@@ -51,16 +56,11 @@ void fy_pack_entry_get(const fy_pack_shard *s, uint32_t k, fy_pack_entry *e) {
 /* Maps a shard and checks what it says about itself. */
 static int open_shard(fy_pack *p, fy_pack_shard *s, int number, uint32_t want_count) {
   const char *path = s->path;
-  /* O_NONBLOCK: a FIFO in a shard's place must not block the open */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0)
-    return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
-  if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
-    close(fd);
-    return fy_error(FERRY_ECORRUPT, "%s: not a regular file (a shard must be one)", path);
-  }
-  if (fstat(fd, &st) != 0 || st.st_size < FY_PACK_HEADER) {
+  int fd, rc = fy_open_regular(path, &st, &fd); /* a FIFO in a shard's place: no wait */
+  if (rc)
+    return rc == FERRY_EINVAL ? as_corrupt() : rc;
+  if (st.st_size < FY_PACK_HEADER) {
     close(fd);
     return fy_error(FERRY_ECORRUPT, "%s: not a ferry shard (too short)", path);
   }
@@ -131,7 +131,7 @@ static int open_shard(fy_pack *p, fy_pack_shard *s, int number, uint32_t want_co
 static int manifest_text(const char *path, char **out, size_t *len) {
   FILE *f = fy_pack_fopen(path);
   if (!f && errno == EINVAL)
-    return fy_error(FERRY_ECORRUPT, "%s: not a regular file", path);
+    return fy_error(FERRY_ECORRUPT, "%s: not a regular file (a pack's files must be)", path);
   if (!f)
     return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
