@@ -220,6 +220,13 @@ typedef struct fy_jpeg_seg {
  * -1: a length below 2 or past the data, or (strict) anything out of place. */
 int fy_jpeg_seg_next(const uint8_t *d, size_t n, size_t *pos, int strict, fy_jpeg_seg *seg);
 
+/* FERRY_ETOO_LARGE (naming the file) when a JPEG's scans would cost
+ * libjpeg more than FY_JPEG_MAX_SCANS scans or FY_JPEG_MAX_PASSES passes
+ * over its blocks (jpeg_int.h), read from its markers before it is
+ * decoded (jpeg_budget.c); FERRY_OK otherwise, damage included (libjpeg's
+ * message). */
+int fy_jpeg_scan_budget(const uint8_t *data, size_t size, const char *name);
+
 /* 1 when a single-scan JPEG's marker structure is intact and it ends with
  * EOI (cheap: one pass over the bytes, no decoding). */
 int fy_jpeg_structure_ok(const uint8_t *data, size_t size);

@@ -74,3 +74,135 @@ def test_bmp_header_declaring_13000_squared_refused_at_once(tmp_path):
     with pytest.raises(ferry.CorruptError, match="bomb.bmp"):
         ferry.decode(bomb)
     assert time.monotonic() - t0 < BOUND_S
+
+
+# ---------------------------------------------------------------- JPEG
+
+class Bits:
+    """Entropy-coded bytes: bits MSB first, 0xFF stuffed, padded with ones."""
+
+    def __init__(self):
+        self.out, self.acc, self.n = bytearray(), 0, 0
+
+    def put(self, value, length):
+        for i in range(length - 1, -1, -1):
+            self.acc = self.acc << 1 | (value >> i & 1)
+            self.n += 1
+            if self.n == 8:
+                self.out.append(self.acc)
+                if self.acc == 0xFF:
+                    self.out.append(0)
+                self.acc, self.n = 0, 0
+
+    def bytes(self):
+        while self.n:
+            self.put(1, 1)
+        return bytes(self.out)
+
+
+def segment(marker, payload):
+    return b"\xff" + bytes([marker]) + struct.pack(">H", len(payload) + 2) + payload
+
+
+def flat_progressive_jpeg(side, ac_scans):
+    """A valid progressive grey JPEG of side x side mid-grey pixels: a DC
+    scan, then the first AC scan (Ss 1, Se 63, Ah = Al = 0: every block an
+    end-of-band run, legal to repeat) `ac_scans` times. Each scan makes
+    libjpeg go over every block; the bytes cost nothing to make."""
+    blocks = ((side + 7) // 8) ** 2
+    dqt = segment(0xDB, b"\x00" + b"\x01" * 64)
+    sof = segment(0xC2, struct.pack(">BHHB", 8, side, side, 1) + b"\x01\x11\x00")
+    # DC table 0: category 0 as the 1-bit code 0; AC table 0: EOB0..EOB14
+    # (symbols 0x00..0xE0) as 4-bit codes 0..14
+    dht_dc = segment(0xC4, b"\x00" + bytes([1] + [0] * 15) + b"\x00")
+    dht_ac = segment(0xC4, b"\x10" + bytes([0, 0, 0, 15] + [0] * 12) +
+                     bytes(r << 4 for r in range(15)))
+    # every block's DC difference the 1-bit code 0, the last byte padded with ones
+    dc = bytes(blocks // 8) + (bytes([0xFF >> blocks % 8]) if blocks % 8 else b"")
+    ac, left = Bits(), blocks
+    while left:
+        run = min(left, 32767)
+        r = run.bit_length() - 1  # EOBr: 2^r + r extra bits
+        ac.put(r, 4)
+        ac.put(run - (1 << r), r)
+        left -= run
+    sos_dc = segment(0xDA, b"\x01\x01\x00\x00\x00\x00") + dc
+    sos_ac = segment(0xDA, b"\x01\x01\x00\x01\x3f\x00") + ac.bytes()
+    return (b"\xff\xd8" + dqt + sof + dht_dc + dht_ac + sos_dc + sos_ac * ac_scans +
+            b"\xff\xd9")
+
+
+def test_scan_generator_makes_valid_jpegs(tmp_path):
+    """The crafted files are real JPEGs: Pillow and ferry decode one of a
+    few scans to flat grey (so the refusals below are of images, not of
+    damage)."""
+    Image = pytest.importorskip("PIL.Image", reason="Pillow is the reference decoder here")
+    f = tmp_path / "few.jpg"
+    f.write_bytes(flat_progressive_jpeg(100, 3))
+    im = Image.open(f)
+    assert im.size == (100, 100) and im.info.get("progressive") == 1
+    assert set(im.convert("L").tobytes()) == {128}
+    px = ferry.decode(f, channels=1)
+    assert px.shape == (100, 100, 1) and int(px.min()) == int(px.max()) == 128
+
+
+def check_refused(tmp_path, name, data, words):
+    f = tmp_path / name
+    f.write_bytes(data)
+    r, dt = ferry_cli("decode", f, "-o", tmp_path / "out.ppm", timeout=120)
+    assert r.returncode != 0 and name in r.stderr and words in r.stderr, r.stderr
+    assert dt < BOUND_S, (name, dt)
+    assert not (tmp_path / "out.ppm").exists()
+    return f
+
+
+def test_1mb_5001_scan_bomb_refused_before_decoding(tmp_path):
+    """The first review's #5 as the second review made it: 1 MB, 5,001 scans
+    of a 10000 x 10000 image; refused in milliseconds (was 17 s, `ferry
+    load` 12 s) by `ferry decode`, `ferry load`, `ferry hash` (both modes)
+    and ferry.decode."""
+    data = flat_progressive_jpeg(10000, 5000)
+    assert 1.0e6 < len(data) < 1.2e6 and data.count(b"\xff\xda") == 5001
+    bomb = check_refused(tmp_path, "bomb.jpg", data, "scans")
+    t0 = time.monotonic()
+    with pytest.raises(ferry.TooLargeError, match="bomb.jpg"):
+        ferry.decode(bomb)
+    assert time.monotonic() - t0 < BOUND_S
+    lib = tmp_path / "lib"
+    (lib / "a").mkdir(parents=True)
+    (lib / "a" / "bomb.jpg").write_bytes(data)
+    (lib / "a" / "ok.jpg").write_bytes((SAMPLE / "class0" / "p0000.jpg").read_bytes())
+    r, dt = ferry_cli("load", lib, "--size", "32", "--batch", "2", "--workers", "1",
+                      "--epochs", "1", timeout=120)
+    assert "bomb.jpg" in r.stderr and "scans" in r.stderr, r.stderr
+    assert dt < BOUND_S + 3, dt  # the loader's start and one good image besides
+    for mode in ("fast", "compatible"):
+        r, dt = ferry_cli("hash", lib, "--mode", mode, timeout=120)
+        assert "ok.jpg" in r.stdout and "bomb.jpg" not in r.stdout, (mode, r.stdout)
+        assert "bomb.jpg" in r.stderr and "scans" in r.stderr, (mode, r.stderr)
+        assert dt < BOUND_S + 2, (mode, dt)
+
+
+def test_scans_limited_by_area(tmp_path):
+    """Under 1,000 scans the work is still scans x area: 40 scans of a
+    10000 x 10000 image (each block visited 41 times; libjpeg's own
+    progression visits it 4-6 times) took seconds. Refused by its markers;
+    the same count over a small image, and 10 scans over a large one, are
+    decoded."""
+    check_refused(tmp_path, "wide.jpg", flat_progressive_jpeg(10000, 40), "a decoding bomb")
+    small = tmp_path / "small.jpg"
+    small.write_bytes(flat_progressive_jpeg(256, 40))
+    assert ferry.decode(small).shape == (256, 256, 3)
+    ten = tmp_path / "ten.jpg"
+    ten.write_bytes(flat_progressive_jpeg(2000, 9))
+    assert ferry.decode(ten, channels=1).shape == (2000, 2000, 1)
+
+
+def test_real_progressive_photos_unaffected():
+    """data/sample's progressive photos (10 scans each, like the corpus's)
+    decode as before."""
+    progressive = [p for p in sorted(SAMPLE.rglob("*.jpg"))
+                   if ferry.probe(p).get("progressive") and p.stat().st_size > 10000]
+    assert len(progressive) >= 5, progressive
+    for p in progressive:
+        assert ferry.decode(p).ndim == 3, p

@@ -2,7 +2,8 @@
  * BMPs whose pixel data is shorter than their header says (every cut of
  * each fixture, and a 54-byte header of 13000 x 13000 pixels) refused as
  * damaged before anything is allocated; a BMP whose pixels would start
- * inside its own header refused. */
+ * inside its own header refused; progressive JPEGs whose scans go over the
+ * image too many times refused before libjpeg decodes a scan. */
 #include "codec/codec.h"
 
 #include "check.h"
@@ -179,8 +180,102 @@ static void test_bmp(void) {
   bmp_offsets();
 }
 
+/* ---------------------------------------------------------------- JPEG */
+
+typedef struct jbuf {
+  uint8_t *p;
+  size_t n, cap;
+} jbuf;
+
+static void jput(jbuf *b, const void *src, size_t n) {
+  if (b->n + n > b->cap) {
+    b->cap = (b->n + n) * 2;
+    b->p = realloc(b->p, b->cap);
+  }
+  memcpy(b->p + b->n, src, n);
+  b->n += n;
+}
+
+static void jmarker(jbuf *b, uint8_t m, const uint8_t *seg, size_t len) {
+  uint8_t h[4] = {0xFF, m, (uint8_t)((len + 2) >> 8), (uint8_t)(len + 2)};
+  jput(b, h, 4);
+  jput(b, seg, len);
+}
+
+/* The structure of a progressive grey JPEG of w x h pixels: SOF2, a DC
+ * scan, then `ac` scans of coefficients 1..63, each followed by `data`
+ * bytes of (meaningless) entropy-coded data, stuffed bytes and a restart
+ * marker among them, and EOI. No tables: decoding it would fail at once;
+ * the scan budget must refuse it before that. */
+static jbuf progressive(int w, int h, int ac, size_t data) {
+  jbuf b = {0};
+  jput(&b, "\xFF\xD8", 2);
+  uint8_t sof[9] = {8, (uint8_t)(h >> 8), (uint8_t)h, (uint8_t)(w >> 8), (uint8_t)w, 1, 1, 0x11, 0};
+  jmarker(&b, 0xC2, sof, sizeof sof);
+  uint8_t *junk = calloc(1, data + 4);
+  if (data >= 4) {
+    junk[1] = 0xFF; /* FF 00: a stuffed byte */
+    junk[data - 2] = 0xFF;
+    junk[data - 1] = 0xD3; /* RST3 */
+  }
+  for (int s = 0; s <= ac; s++) {
+    uint8_t sos[6] = {1, 1, 0x00, s ? 1 : 0, s ? 63 : 0, 0};
+    jmarker(&b, 0xDA, sos, sizeof sos);
+    jput(&b, junk, data);
+  }
+  jput(&b, "\xFF\xD9", 2);
+  free(junk);
+  return b;
+}
+
+static int jpeg_decode(const jbuf *b, const char *name) {
+  fy_decoder dec = {0};
+  fy_codec_req req = req3();
+  fy_decoded out;
+  uint8_t *copy = copy_of(b->p, b->n);
+  int rc = fy_jpeg_decode(&dec, copy, b->n, name, &req, &out);
+  free(copy);
+  free_dec(&dec);
+  return rc;
+}
+
+/* Issue 52 item 20: the work of a progressive JPEG grows with scans x
+ * area; a file whose scans go over a 13000 x 13000 image 41 times (its
+ * blocks visited 41 times, where a usual progressive file visits them
+ * 4-6 times) is refused by its structure, before libjpeg reads a scan, as
+ * is a file of more than 1,000 scans whatever its size; a usual one of 10
+ * scans goes on to libjpeg (which here fails: the file has no tables). */
+static void test_jpeg_scan_budget(void) {
+  jbuf b = progressive(13000, 13000, 40, 16);
+  double t0 = now_s();
+  int rc = jpeg_decode(&b, "passes.jpg");
+  double dt = now_s() - t0;
+  CHECK_MSG(rc == FERRY_ETOO_LARGE && strstr(ferry_last_error(), "passes.jpg") &&
+                strstr(ferry_last_error(), "scans"),
+            "41 scans of 13000x13000: %d %s", rc, ferry_last_error());
+  CHECK_MSG(dt < 1.0, "41 scans of 13000x13000: %.2f s", dt);
+  free(b.p);
+  b = progressive(64, 64, 5000, 8); /* the count: 5,001 scans of a small image */
+  rc = jpeg_decode(&b, "count.jpg");
+  CHECK_MSG(rc == FERRY_ETOO_LARGE && strstr(ferry_last_error(), "count.jpg") &&
+                strstr(ferry_last_error(), "more than 1000 scans"),
+            "5,001 scans of 64x64: %d %s", rc, ferry_last_error());
+  free(b.p);
+  b = progressive(4000, 4000, 9, 16); /* 10 scans: libjpeg's business */
+  rc = jpeg_decode(&b, "ten.jpg");
+  CHECK_MSG(rc == FERRY_ECORRUPT && strstr(ferry_last_error(), "ten.jpg"),
+            "10 scans of 4000x4000 (no tables): %d %s", rc, ferry_last_error());
+  free(b.p);
+  b = progressive(64, 64, 900, 8); /* many scans of a small image: under the budget */
+  rc = jpeg_decode(&b, "small.jpg");
+  CHECK_MSG(rc == FERRY_ECORRUPT, "901 scans of 64x64 (no tables): %d %s", rc, ferry_last_error());
+  free(b.p);
+}
+
 int main(void) {
   check_part("BMP");
   test_bmp();
+  check_part("JPEG scan budget");
+  test_jpeg_scan_budget();
   return check_done();
 }
