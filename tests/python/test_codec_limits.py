@@ -206,3 +206,59 @@ def test_real_progressive_photos_unaffected():
     assert len(progressive) >= 5, progressive
     for p in progressive:
         assert ferry.decode(p).ndim == 3, p
+
+
+# ---------------------------------------------------------------- TIFF
+
+def plain_tiff():
+    """An uncompressed 30 x 40 RGB TIFF, one strip, its directory first (as
+    Pillow writes it): (bytes, offset of each tag's entry by tag)."""
+    Image = pytest.importorskip("PIL.Image", reason="Pillow writes the TIFFs here")
+    import io
+    rows = bytes((x * 7 + y * 13) % 256 for y in range(40) for x in range(90))
+    b = io.BytesIO()
+    Image.frombytes("RGB", (30, 40), rows).save(b, "TIFF")
+    d = bytearray(b.getvalue())
+    ifd = struct.unpack("<I", d[4:8])[0]
+    entries = {struct.unpack("<H", d[ifd + 2 + 12 * i:ifd + 4 + 12 * i])[0]: ifd + 2 + 12 * i
+               for i in range(struct.unpack("<H", d[ifd:ifd + 2])[0])}
+    return d, entries
+
+
+def test_truncated_tiff_says_truncated_not_scanline_4294967295(tmp_path):
+    """libtiff's "Read error at scanline 4294967295" (a whole strip read,
+    its row unknown) for a TIFF cut in its pixels: now the file's name, that
+    it is truncated, and libtiff's words for the strip."""
+    d, _ = plain_tiff()
+    cut = tmp_path / "cut.tif"
+    cut.write_bytes(d[:len(d) * 9 // 10])
+    with pytest.raises(ferry.CorruptError) as e:
+        ferry.decode(cut)
+    msg = str(e.value)
+    assert msg.startswith(f"{cut}: TIFF: truncated") and "4294967295" not in msg, msg
+    assert "strip 0" in msg, msg
+    r, _ = ferry_cli("decode", cut, "-o", tmp_path / "out.png")
+    assert r.returncode != 0 and "cut.tif: TIFF: truncated" in r.stderr, r.stderr
+
+
+def test_tiff_strips_that_do_not_cover_rows(tmp_path):
+    """RowsPerStrip 7 with one StripOffsets entry (a TIFF needing 6 strips):
+    libtiff ignores the strip tags and, read through, gave the file's first
+    bytes as the pixels (exit 0); now an error saying the strips do not
+    cover the rows. RowsPerStrip 0: libtiff's message, the name said once."""
+    d, at = plain_tiff()
+    bad = bytearray(d)
+    assert struct.unpack("<HHI", bad[at[278]:at[278] + 8]) == (278, 4, 1)  # LONG RowsPerStrip
+    bad[at[278] + 8:at[278] + 12] = struct.pack("<I", 7)
+    f = tmp_path / "rows.tif"
+    f.write_bytes(bytes(bad))
+    with pytest.raises(ferry.CorruptError, match=r"rows\.tif: TIFF: its strips .* do not cover"):
+        ferry.decode(f)
+    bad[at[278] + 8:at[278] + 12] = struct.pack("<I", 0)
+    f.write_bytes(bytes(bad))
+    with pytest.raises(ferry.CorruptError) as e:
+        ferry.decode(f)
+    assert str(e.value).count("rows.tif") == 1 and "RowsPerStrip" in str(e.value), str(e.value)
+    good = tmp_path / "good.tif"
+    good.write_bytes(bytes(d))
+    assert ferry.decode(good).shape == (40, 30, 3)
