@@ -169,6 +169,9 @@ int fy_heif_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
                    const fy_codec_req *req, fy_decoded *out);
 /* 0: Pillow reads HEIF only through a plugin whose decoder may differ. */
 int fy_heif_pillow_exact(const uint8_t *data, size_t size);
+/* Registers heif_hevc.c's libheif decoder plugin for HEVC (libde265, its
+ * damage reported), ahead of libheif's own; once, after heif_init. */
+int fy_heif_hevc_register(void);
 /* BMP (bmp.c, stb_image): palette, 16, 24, 32-bit, top row first. */
 int fy_bmp_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                   const fy_codec_req *req, fy_decoded *out);
