@@ -307,3 +307,53 @@ def test_garbled_heic_is_damaged_not_decoded(tmp_path):
     r, _ = ferry_cli("hash", pics)
     assert "good.heic" in r.stdout and "bad.heic" not in r.stdout, r.stdout
     assert "bad.heic" in r.stderr and "damaged" in r.stderr, r.stderr
+
+
+# ------------------------------------------------------------- devices
+
+def test_devices_and_fifos_named_as_images_refused_at_once(tmp_path):
+    """`ferry info /dev/zero` and `ferry decode /dev/zero` read 2.1 GB each
+    before the first review's fix: probe and decode read a path only through
+    fy_read_file (regular files only), so a device or a FIFO is refused at
+    once by name and kind, by the CLI and by ferry.decode/ferry.probe."""
+    fifo = tmp_path / "pipe.jpg"
+    os.mkfifo(fifo)
+    for path, kind in (("/dev/zero", "character device"), ("/dev/urandom", "character device"),
+                       (str(fifo), "FIFO")):
+        if not os.path.exists(path):
+            print(f"{path} absent: not checked")
+            continue
+        for args in (("info", path), ("decode", path, "-o", tmp_path / "out.png")):
+            r, dt = ferry_cli(*args, timeout=30)
+            assert r.returncode != 0 and f"{path}: a {kind}, not a regular file" in r.stderr, \
+                (args, r.stderr)
+            assert dt < BOUND_S, (args, dt)
+        for call in (ferry.decode, ferry.probe):
+            t0 = time.monotonic()
+            with pytest.raises(ferry.Error, match=f"a {kind}, not a regular file"):
+                call(path)
+            assert time.monotonic() - t0 < BOUND_S
+    assert not (tmp_path / "out.png").exists()
+
+
+def test_codecs_never_open_a_path():
+    """Every decoder reads the bytes fy_read_file read (or a caller's
+    memory): no file in src/codec opens a path or hands one to its library
+    (TIFFOpen, heif_context_read_from_file, DGifOpenFileName,
+    libraw_open_file, stbi_load, jpeg_stdio_src, png_init_io...), so none can
+    wait on a FIFO or read a device. (The writers, *_write.c, write outputs
+    through core/out_file.c.)"""
+    import re
+    opener = re.compile(r"\b(open|openat|fopen|freopen|TIFFOpen|TIFFOpenExt|TIFFOpenW\w*|"
+                        r"TIFFFdOpen\w*|"
+                        r"heif_context_read_from_file|DGifOpenFile\w*|libraw_open_file\w*|"
+                        r"libraw_open_wfile|stbi_load|stbi_info|stbi_load_from_file|"
+                        r"jpeg_stdio_src|png_init_io|WebPDecodeFile)\s*\(")
+    assert opener.search('t = TIFFOpen(path, "r");') and opener.search("f = fopen(p, m)")
+    assert not opener.search("TIFFOpenOptionsAlloc(); fy_out_open(&o, p);")
+    files = [f for f in sorted((ROOT / "src" / "codec").glob("*.c"))
+             if not f.name.endswith("_write.c")]
+    assert len(files) > 10, files
+    code = {f.name: re.sub(r"/\*.*?\*/|//[^\n]*", "", f.read_text(), flags=re.S) for f in files}
+    found = [f"{n}: {m.group(0)}" for n, c in code.items() for m in opener.finditer(c)]
+    assert not found, found
