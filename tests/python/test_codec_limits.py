@@ -5,16 +5,20 @@ BMP declaring 13000 x 13000 pixels, progressive JPEGs whose scans go over the
 image thousands of times (the 1 MB file of 5,001 scans took 17 s), a garbled
 HEIC (it decoded, 376 of 696 rows wrong), libtiff's "scanline 4294967295", and
 devices named as images (`ferry info /dev/zero`). The ferry binary (FERRY_BIN)
-and the Python package are run; the files are made here."""
+and the Python package are run; the files are made by tests/gen/gen_hostile.py."""
 import os
 import struct
 import subprocess
+import sys
 import time
 
 import pytest
 
 import ferry
 from ferrylib import FERRY_BIN, ROOT
+
+sys.path.insert(0, str(ROOT / "tests" / "gen"))
+from gen_hostile import bmp_header, flat_progressive_jpeg, garbled, plain_tiff  # noqa: E402
 
 if os.sep in FERRY_BIN:
     FERRY_BIN = os.path.abspath(FERRY_BIN)
@@ -32,11 +36,6 @@ def ferry_cli(*args, timeout=60):
 
 
 # ----------------------------------------------------------------- BMP
-
-def bmp_header(w, h, bpp=24, offset=54, size=54):
-    return (b"BM" + struct.pack("<IHHI", size, 0, 0, offset) +
-            struct.pack("<IiiHHIIiiII", 40, w, h, 1, bpp, 0, 0, 2835, 2835, 0, 0))
-
 
 def test_truncated_bmp_is_damaged_not_black(tmp_path):
     """Every row the header declares must be in the file: a cut BMP is
@@ -77,60 +76,6 @@ def test_bmp_header_declaring_13000_squared_refused_at_once(tmp_path):
 
 
 # ---------------------------------------------------------------- JPEG
-
-class Bits:
-    """Entropy-coded bytes: bits MSB first, 0xFF stuffed, padded with ones."""
-
-    def __init__(self):
-        self.out, self.acc, self.n = bytearray(), 0, 0
-
-    def put(self, value, length):
-        for i in range(length - 1, -1, -1):
-            self.acc = self.acc << 1 | (value >> i & 1)
-            self.n += 1
-            if self.n == 8:
-                self.out.append(self.acc)
-                if self.acc == 0xFF:
-                    self.out.append(0)
-                self.acc, self.n = 0, 0
-
-    def bytes(self):
-        while self.n:
-            self.put(1, 1)
-        return bytes(self.out)
-
-
-def segment(marker, payload):
-    return b"\xff" + bytes([marker]) + struct.pack(">H", len(payload) + 2) + payload
-
-
-def flat_progressive_jpeg(side, ac_scans):
-    """A valid progressive grey JPEG of side x side mid-grey pixels: a DC
-    scan, then the first AC scan (Ss 1, Se 63, Ah = Al = 0: every block an
-    end-of-band run, legal to repeat) `ac_scans` times. Each scan makes
-    libjpeg go over every block; the bytes cost nothing to make."""
-    blocks = ((side + 7) // 8) ** 2
-    dqt = segment(0xDB, b"\x00" + b"\x01" * 64)
-    sof = segment(0xC2, struct.pack(">BHHB", 8, side, side, 1) + b"\x01\x11\x00")
-    # DC table 0: category 0 as the 1-bit code 0; AC table 0: EOB0..EOB14
-    # (symbols 0x00..0xE0) as 4-bit codes 0..14
-    dht_dc = segment(0xC4, b"\x00" + bytes([1] + [0] * 15) + b"\x00")
-    dht_ac = segment(0xC4, b"\x10" + bytes([0, 0, 0, 15] + [0] * 12) +
-                     bytes(r << 4 for r in range(15)))
-    # every block's DC difference the 1-bit code 0, the last byte padded with ones
-    dc = bytes(blocks // 8) + (bytes([0xFF >> blocks % 8]) if blocks % 8 else b"")
-    ac, left = Bits(), blocks
-    while left:
-        run = min(left, 32767)
-        r = run.bit_length() - 1  # EOBr: 2^r + r extra bits
-        ac.put(r, 4)
-        ac.put(run - (1 << r), r)
-        left -= run
-    sos_dc = segment(0xDA, b"\x01\x01\x00\x00\x00\x00") + dc
-    sos_ac = segment(0xDA, b"\x01\x01\x00\x01\x3f\x00") + ac.bytes()
-    return (b"\xff\xd8" + dqt + sof + dht_dc + dht_ac + sos_dc + sos_ac * ac_scans +
-            b"\xff\xd9")
-
 
 def test_scan_generator_makes_valid_jpegs(tmp_path):
     """The crafted files are real JPEGs: Pillow and ferry decode one of a
@@ -210,25 +155,11 @@ def test_real_progressive_photos_unaffected():
 
 # ---------------------------------------------------------------- TIFF
 
-def plain_tiff():
-    """An uncompressed 30 x 40 RGB TIFF, one strip, its directory first (as
-    Pillow writes it): (bytes, offset of each tag's entry by tag)."""
-    Image = pytest.importorskip("PIL.Image", reason="Pillow writes the TIFFs here")
-    import io
-    rows = bytes((x * 7 + y * 13) % 256 for y in range(40) for x in range(90))
-    b = io.BytesIO()
-    Image.frombytes("RGB", (30, 40), rows).save(b, "TIFF")
-    d = bytearray(b.getvalue())
-    ifd = struct.unpack("<I", d[4:8])[0]
-    entries = {struct.unpack("<H", d[ifd + 2 + 12 * i:ifd + 4 + 12 * i])[0]: ifd + 2 + 12 * i
-               for i in range(struct.unpack("<H", d[ifd:ifd + 2])[0])}
-    return d, entries
-
-
 def test_truncated_tiff_says_truncated_not_scanline_4294967295(tmp_path):
     """libtiff's "Read error at scanline 4294967295" (a whole strip read,
     its row unknown) for a TIFF cut in its pixels: now the file's name, that
     it is truncated, and libtiff's words for the strip."""
+    pytest.importorskip("PIL.Image", reason="Pillow writes the TIFFs here")
     d, _ = plain_tiff()
     cut = tmp_path / "cut.tif"
     cut.write_bytes(d[:len(d) * 9 // 10])
@@ -246,6 +177,7 @@ def test_tiff_strips_that_do_not_cover_rows(tmp_path):
     libtiff ignores the strip tags and, read through, gave the file's first
     bytes as the pixels (exit 0); now an error saying the strips do not
     cover the rows. RowsPerStrip 0: libtiff's message, the name said once."""
+    pytest.importorskip("PIL.Image", reason="Pillow writes the TIFFs here")
     d, at = plain_tiff()
     bad = bytearray(d)
     assert struct.unpack("<HHI", bad[at[278]:at[278] + 8]) == (278, 4, 1)  # LONG RowsPerStrip
@@ -265,21 +197,6 @@ def test_tiff_strips_that_do_not_cover_rows(tmp_path):
 
 
 # ---------------------------------------------------------------- HEIF
-
-def garbled(data, seed, flips):
-    """`data` with `flips` bits flipped in its mdat box's payload past the
-    first 16 bytes (the first NAL unit's length and slice header), at
-    places drawn by a fixed linear congruential sequence from `seed`."""
-    i = 0
-    while data[i + 4:i + 8] != b"mdat":
-        i += struct.unpack(">I", data[i:i + 4])[0]
-    a, z = i + 8 + 16, i + struct.unpack(">I", data[i:i + 4])[0]
-    d, x = bytearray(data), seed * 2654435761 + 1
-    for _ in range(flips):
-        x = (x * 6364136223846793005 + 1442695040888963407) % 2 ** 64
-        d[a + (x >> 33) % (z - a)] ^= 1 << (x >> 29) % 8
-    return bytes(d)
-
 
 @pytest.mark.skipif(not ferry.build_info()["heif"], reason="built without libheif")
 def test_garbled_heic_is_damaged_not_decoded(tmp_path):
