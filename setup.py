@@ -26,7 +26,7 @@ FERRY_CMAKE_ARGS adds CMake options (e.g. -DFERRY_VIDEO=OFF,
 -DFERRY_FFMPEG_PREFIX=DIR). The build prints which backends it built (CUDA,
 video, HEIF) and why any was left out; a wheel also carries that summary in
 ferry/_build_info.py (`python -m ferry._build_info`).
-Needs the libjpeg, libpng, libwebp, libtiff, giflib, libheif, stb, LibRaw, zlib and jansson development packages (scripts/setup.sh
+Needs the libjpeg, libpng, libwebp, libtiff, giflib, libheif, libde265, stb, LibRaw, zlib and jansson development packages (scripts/setup.sh
 installs them).
 
     pip install .            # a wheel
@@ -50,8 +50,8 @@ BUILD_BASE = os.environ.get("FERRY_PY_BUILD_BASE") or "build-py"
 sys.path.insert(0, os.path.join(ROOT, "python", "build_backend"))
 import ferry_cuda  # noqa: E402  (FERRY_CUDA, nvcc and nvjpeg.h: shared with the PEP 517 backend)
 # the libraries libferry links (pkg-config names), as CMakeLists.txt and ferry.pc.in have them
-CODEC_PKGS = ("libjpeg", "libpng", "libwebp", "libtiff-4", "libgif", "libheif", "stb", "libraw_r", "zlib",
-              "jansson")
+CODEC_PKGS = ("libjpeg", "libpng", "libwebp", "libtiff-4", "libgif", "libheif", "libde265", "stb",
+              "libraw_r", "zlib", "jansson")
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"]
 
 
@@ -76,7 +76,7 @@ def pkg_config(args, env=None):
     except (OSError, subprocess.CalledProcessError) as e:
         stderr = getattr(e, "stderr", "") or str(e)
         raise SystemExit(f"ferry: pkg-config {' '.join(args)} failed: {stderr.strip()}\n"
-                         "ferry: the libjpeg, libpng, libwebp, libtiff, giflib, libheif, stb, LibRaw, zlib and jansson development packages and "
+                         "ferry: the libjpeg, libpng, libwebp, libtiff, giflib, libheif, libde265, stb, LibRaw, zlib and jansson development packages and "
                          "pkg-config are needed (scripts/setup.sh installs them)")
     return shlex.split(out)
 

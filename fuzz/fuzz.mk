@@ -12,7 +12,7 @@ FUZZ_TEST_SECONDS ?= 3
 FUZZ_TARGETS      ?= $(filter-out util,$(patsubst fuzz/fuzz_%.c,%,$(wildcard fuzz/fuzz_*.c)))
 FUZZ_CC           ?= $(shell command -v clang-14 || command -v clang || echo clang)
 
-FUZZ_PKGS    := libjpeg libpng libwebp libtiff-4 libgif libheif stb libraw_r zlib jansson
+FUZZ_PKGS    := libjpeg libpng libwebp libtiff-4 libgif libheif libde265 stb libraw_r zlib jansson
 FUZZ_AV      := libavformat libavcodec libswscale libavutil
 # video (src/video) as CMake builds it: with libav* when pkg-config has them
 ifeq ($(shell pkg-config --exists $(FUZZ_AV) 2>/dev/null && echo y),y)

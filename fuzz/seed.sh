@@ -10,9 +10,17 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 shared=${FERRY_CORPUS:-$root/../shared/corpus}
 mkdir -p "$corpus"/{decode,probe,pack,list,catalog,options,video}
 
+# the crafted files of the decoders' hostile-input tests (tests/gen/gen_hostile.py)
+hostile="$corpus/.hostile"
+if command -v python3 >/dev/null; then
+  python3 "$root/tests/gen/gen_hostile.py" "$hostile"
+else
+  echo "fuzz: no python3: the crafted seeds of tests/gen/gen_hostile.py are left out"
+fi
+
 # Images up to 64 KiB: big inputs make slow fuzzing.
 images=()
-for d in "$root/tests/fixtures" "$shared/bad" "$shared/formats"; do
+for d in "$root/tests/fixtures" "$shared/bad" "$shared/formats" "$hostile"; do
   [ -d "$d" ] || continue
   while IFS= read -r -d '' f; do images+=("$f"); done < <(
     find "$d" -type f -size -64k \( -iname '*.jpg' -o -iname '*.jpeg' -o -iname '*.png' \

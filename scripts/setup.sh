@@ -5,7 +5,7 @@
 # decoder, pytest). Safe to run again: it checks first.
 set -euo pipefail
 
-debs=(build-essential cmake pkg-config libjpeg62-turbo-dev libpng-dev libwebp-dev libtiff-dev libgif-dev libheif-dev libstb-dev libraw-dev zlib1g-dev python3 python3-pip)
+debs=(build-essential cmake pkg-config libjpeg62-turbo-dev libpng-dev libwebp-dev libtiff-dev libgif-dev libheif-dev libde265-dev libstb-dev libraw-dev zlib1g-dev python3 python3-pip)
 # headless Chromium opens the duplicate report in tests/python/test_hash_report.py
 debs+=(chromium)
 # JSON: jansson writes every JSON output (catalog export, dupes report, --json)

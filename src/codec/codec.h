@@ -169,6 +169,9 @@ int fy_heif_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
                    const fy_codec_req *req, fy_decoded *out);
 /* 0: Pillow reads HEIF only through a plugin whose decoder may differ. */
 int fy_heif_pillow_exact(const uint8_t *data, size_t size);
+/* Registers heif_hevc.c's libheif decoder plugin for HEVC (libde265, its
+ * damage reported), ahead of libheif's own; once, after heif_init. */
+int fy_heif_hevc_register(void);
 /* BMP (bmp.c, stb_image): palette, 16, 24, 32-bit, top row first. */
 int fy_bmp_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                   const fy_codec_req *req, fy_decoded *out);
@@ -219,6 +222,13 @@ typedef struct fy_jpeg_seg {
  * between segments. 1: *seg is the segment; 0: the data ended (lenient);
  * -1: a length below 2 or past the data, or (strict) anything out of place. */
 int fy_jpeg_seg_next(const uint8_t *d, size_t n, size_t *pos, int strict, fy_jpeg_seg *seg);
+
+/* FERRY_ETOO_LARGE (naming the file) when a JPEG's scans would cost
+ * libjpeg more than FY_JPEG_MAX_SCANS scans or FY_JPEG_MAX_PASSES passes
+ * over its blocks (jpeg_int.h), read from its markers before it is
+ * decoded (jpeg_budget.c); FERRY_OK otherwise, damage included (libjpeg's
+ * message). */
+int fy_jpeg_scan_budget(const uint8_t *data, size_t size, const char *name);
 
 /* 1 when a single-scan JPEG's marker structure is intact and it ends with
  * EOI (cheap: one pass over the bytes, no decoding). */

@@ -22,15 +22,33 @@
 static const char *nm(const char *name) { return name ? name : "<memory>"; }
 
 static pthread_once_t heif_once = PTHREAD_ONCE_INIT;
-static void heif_start(void) { heif_init(NULL); } /* plugins loaded once, for the process */
+/* plugins loaded once, for the process, and HEVC decoded by heif_hevc.c's,
+ * which reports damage (libheif's own libde265 plugin does not) */
+static void heif_start(void) {
+  heif_init(NULL);
+  if (fy_heif_hevc_register() != FERRY_OK)
+    fy_log(FERRY_LOG_WARNING,
+           "HEIF: ferry's HEVC decoder could not be registered: libheif's decodes "
+           "HEIC files, and does not report damaged ones");
+}
+
+static const char *after(const char *s, const char *prefix) {
+  size_t k = strlen(prefix);
+  return strncmp(s, prefix, k) ? s : s + k;
+}
 
 static int heif_fail(const char *name, struct heif_error e, const char *what) {
   int st = e.code == heif_error_Memory_allocation_error ? FERRY_ENOMEM
            : e.code == heif_error_Unsupported_feature || e.code == heif_error_Unsupported_filetype
                ? FERRY_EUNSUPPORTED
                : FERRY_ECORRUPT;
-  return fy_error(st, "%s: HEIF: %s: %s", name, what,
-                  e.message && e.message[0] ? e.message : "damaged data");
+  const char *msg = e.message && e.message[0] ? e.message : "damaged data";
+  if (e.code == heif_error_Decoder_plugin_error) { /* libheif's prefixes to the decoder's words */
+    msg = after(after(after(msg, "Decoder plugin generated an error: "), "Unspecified: "),
+                "End of data: ");
+    return fy_error(st, "%s: HEIF: damaged image data: %s", name, msg);
+  }
+  return fy_error(st, "%s: HEIF: %s: %s", name, what, msg);
 }
 
 /* The file's context and primary image (both freed by the caller). */

@@ -257,13 +257,15 @@ static int jpeg_decode_body(jpeg_job *volatile j, fy_decoder *dec, const uint8_t
 
 int fy_jpeg_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *name,
                    const fy_codec_req *req_in, fy_decoded *out) {
+  int rc = fy_jpeg_scan_budget(data, size, name);
+  if (rc)
+    return rc;
   jpeg_job job;
   jpeg_job *volatile j = &job;
   fy_codec_req req = *req_in;
   fy_jerr_init(&j->cinfo, &j->jerr);
   jpeg_create_decompress(&j->cinfo);
   fy_jpeg_mem_hook(&j->cinfo);
-  int rc;
   if (setjmp(j->jerr.jump)) {
     /* A header that promised a huge image and then ended is first of all a
      * decompression bomb: say so. */

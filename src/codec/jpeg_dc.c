@@ -633,6 +633,8 @@ int fy_jpeg_dc_read(fy_jpeg_dc *dc, const uint8_t *data, size_t size, int color,
   dc->mem = keep;
   if (size < 4 || data[0] != 0xFF || data[1] != 0xD8)
     return FY_DC_FALLBACK;
+  if (fy_jpeg_scan_budget(data, size, "<memory>") != FERRY_OK)
+    return FY_DC_FALLBACK; /* what libjpeg would refuse, fast mode refuses too */
   const uint8_t *p = data + 2, *end = data + size;
   int eoi = 0;
   for (;;) {

@@ -20,10 +20,21 @@ typedef struct fy_jerr {
   struct jpeg_progress_mgr progress; /* the scan limit */
 } fy_jerr;
 
-/* Most scans a JPEG may hold: a progressive file has about 10; one made of
- * thousands of repeated scans takes minutes to decode (a decoding bomb).
- * libjpeg-turbo's own tools offer the same guard (djpeg -maxscans). */
+/* The limits of fy_jpeg_scan_budget (jpeg_budget.c), checked before a JPEG
+ * is decoded. Most scans a JPEG may hold: a progressive file has about 10
+ * (every JPEG of the corpus at most 10); one made of thousands of repeated
+ * scans takes minutes to decode (a decoding bomb). libjpeg-turbo's own
+ * tools offer the same guard (djpeg -maxscans; 500 suggested there). The
+ * progress monitor (fy_jpeg_mem_hook) holds libjpeg to it as well. */
 #define FY_JPEG_MAX_SCANS 1000
+/* Most times the scans may go over the image's blocks (each scan visits
+ * those of its components): libjpeg's progression visits them 4.3 (colour)
+ * to 6 (grey) times, every file of the corpus at most 5.3; 16 leaves room
+ * for any encoder's script while a 169-megapixel image (the pixel limit)
+ * costs at most about 3x a usual progressive decode. */
+#define FY_JPEG_MAX_PASSES 16
+/* Block visits always allowed (small images, many scans: milliseconds). */
+#define FY_JPEG_SCAN_FLOOR (1u << 22)
 
 /* Installs ferry's error manager: errors and corrupt-data warnings longjmp
  * to e->jump with the message in e->msg. */

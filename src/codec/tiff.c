@@ -23,6 +23,7 @@ static const char *nm(const char *name) { return name ? name : "<memory>"; }
 typedef struct mem_file {
   const uint8_t *data;
   size_t size, pos;
+  const char *name;
   char err[256];
 } mem_file;
 
@@ -69,9 +70,39 @@ static void mem_unmap(thandle_t h, void *base, toff_t size) { (void)h, (void)bas
 static int on_error(TIFF *tif, void *user, const char *module, const char *fmt, va_list ap) {
   (void)tif, (void)module;
   mem_file *m = user;
-  if (m && !m->err[0])
-    vsnprintf(m->err, sizeof m->err, fmt, ap);
-  return 1; /* handled: nothing printed */
+  if (!m || m->err[0])
+    return 1; /* handled: nothing printed */
+  char msg[sizeof m->err];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  size_t k = strlen(m->name); /* many of libtiff's messages start with the file's name */
+  const char *text = !strncmp(msg, m->name, k) && !strncmp(msg + k, ": ", 2) ? msg + k + 2 : msg;
+  snprintf(m->err, sizeof m->err, "%s", text);
+  return 1;
+}
+
+/* What libtiff's words for a failed read mean. A strip or tile that ends
+ * past the data ("Read error on strip 0; got 3226 bytes, expected 3600") is
+ * a truncated file; one without data ("Invalid strip byte count 0, strip
+ * 1": StripOffsets and StripByteCounts hold fewer entries than ImageLength
+ * and RowsPerStrip need, libtiff ignored them) a TIFF whose strips do not
+ * cover its rows. NULL: libtiff's message says it. */
+static const char *meaning(const char *err) {
+  if (strstr(err, "Read error"))
+    return "truncated: the file ends before its image data does";
+  if (strstr(err, "Can not read TIFF directory"))
+    return "truncated: the file ends before its directory (IFD) does";
+  if (strstr(err, "Invalid strip byte count") || strstr(err, "Invalid tile byte count"))
+    return "its strips (or tiles) do not cover its rows: ImageLength, RowsPerStrip, "
+           "StripOffsets and StripByteCounts disagree";
+  return NULL;
+}
+
+/* FERRY_ECORRUPT: the file's name, what is wrong, libtiff's words. */
+static int damaged(const mem_file *m, const char *fallback) {
+  const char *err = m->err[0] ? m->err : fallback, *what = meaning(err);
+  if (what)
+    return fy_error(FERRY_ECORRUPT, "%s: TIFF: %s (libtiff: %s)", m->name, what, err);
+  return fy_error(FERRY_ECORRUPT, "%s: TIFF: %s", m->name, err);
 }
 
 static int on_warning(TIFF *tif, void *user, const char *module, const char *fmt, va_list ap) {
@@ -83,18 +114,23 @@ static int tiff_open(mem_file *m, const uint8_t *data, size_t size, const char *
   memset(m, 0, sizeof *m);
   m->data = data;
   m->size = size;
+  m->name = name;
   *out = NULL;
   TIFFOpenOptions *opts = TIFFOpenOptionsAlloc();
   if (!opts)
     return fy_error(FERRY_ENOMEM, "%s: TIFF: out of memory", name);
   TIFFOpenOptionsSetErrorHandlerExtR(opts, on_error, m);
   TIFFOpenOptionsSetWarningHandlerExtR(opts, on_warning, m);
-  TIFF *tif = TIFFClientOpenExt(name, "rm", (thandle_t)m, mem_read, mem_write, mem_seek, mem_close,
+  /* "r": libtiff reads the bytes as a mapped file (mem_map), where every
+   * strip's extent is checked against them; through reads ("rm") an
+   * uncompressed strip went straight into the raster whatever its offset
+   * said (a strip missing from StripOffsets gave the file's first bytes as
+   * pixels) and a short one was "Read error at scanline 4294967295". */
+  TIFF *tif = TIFFClientOpenExt(name, "r", (thandle_t)m, mem_read, mem_write, mem_seek, mem_close,
                                 mem_size, mem_map, mem_unmap, opts);
   TIFFOpenOptionsFree(opts);
   if (!tif)
-    return fy_error(FERRY_ECORRUPT, "%s: TIFF: %s", name,
-                    m->err[0] ? m->err : "not a readable TIFF file");
+    return damaged(m, "not a readable TIFF file");
   *out = tif;
   return FERRY_OK;
 }
@@ -110,7 +146,7 @@ static int read_head(TIFF *tif, const mem_file *m, const char *name, tiff_head *
   uint16_t *extra_types = NULL;
   if (!TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &t->w) ||
       !TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &t->h) || t->w == 0 || t->h == 0)
-    return fy_error(FERRY_ECORRUPT, "%s: TIFF: %s", name, m->err[0] ? m->err : "no image size");
+    return damaged(m, "no image size");
   TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &t->spp);
   TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &t->bps);
   TIFFGetFieldDefaulted(tif, TIFFTAG_ORIENTATION, &t->orientation);
@@ -212,8 +248,7 @@ int fy_tiff_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char
      * TIFF reader gives the picture (fy_decode does not apply it again) */
     uint32_t *raster = (uint32_t *)dec->temp.p;
     if (!TIFFReadRGBAImageOriented(tif, t.w, t.h, raster, ORIENTATION_TOPLEFT, 1))
-      rc = fy_error(FERRY_ECORRUPT, "%s: TIFF: %s", name,
-                    m.err[0] ? m.err : "damaged or truncated image data");
+      rc = damaged(&m, "damaged or truncated image data");
     uint8_t *px = dec->pixels.p;
     for (size_t i = 0; !rc && i < n; i++) {
       uint32_t v = raster[i];

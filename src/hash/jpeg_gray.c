@@ -71,6 +71,8 @@ int fy_jpeg_gray(const uint8_t *data, size_t size, uint64_t max_pixels, fy_buf *
   e.pub.error_exit = err_exit;
   e.pub.emit_message = err_emit;
   e.pub.output_message = err_silent;
+  if (fy_jpeg_scan_budget(data, size, "<memory>") != FERRY_OK)
+    return FY_DC_FALLBACK; /* a scan bomb: the codec refuses it, naming the file */
   jpeg_create_decompress(&c);
   int rc;
   if (setjmp(e.jump))
