@@ -344,8 +344,11 @@ int mlog_open(mlog *l, int rootfd, const char *root, int lock, int missing_ok) {
   if (!rc && lock && len && text[len - 1] != '\n') /* a row cut short: the next starts anew */
     rc = write_all(l->fd, "\n", 1);
   free(text);
-  if (!rc && lock && !len)
-    rc = write_all(l->fd, header, strlen(header)) || fsync(l->fd);
+  if (!rc && lock && !len && (write_all(l->fd, header, strlen(header)) || fsync(l->fd))) {
+    fprintf(stderr, "ferry dupes: %s: write failed: %s (nothing moved)\n", l->path,
+            strerror(errno));
+    rc = -1;
+  }
   if (!rc && lock && old)
     rc = upgrade(l, rootfd);
   if (rc) {

@@ -34,17 +34,13 @@ static run_info *runs_of(const mlog *l, size_t *n) {
     const mlog_row *x = &l->rows[i];
     if (x->undo)
       continue;
-    size_t k = *n;
-    while (k > 0 && strcmp(r[k - 1].id, x->run)) /* rows of a run are usually together */
+    size_t k = *n; /* the latest runs first: a run's rows are usually together */
+    while (k > 0 && strcmp(r[k - 1].id, x->run))
       k--;
-    if (!k) {
-      for (k = 0; k < *n && strcmp(r[k].id, x->run); k++)
-        ;
-      if (k == *n)
-        r[(*n)++] = (run_info){x->run, 0, 0};
-    } else {
+    if (k)
       k--;
-    }
+    else
+      r[k = (*n)++] = (run_info){x->run, 0, 0};
     r[k].files++;
     r[k].put_back += (size_t)x->undone;
   }

@@ -159,7 +159,7 @@ def test_two_applies_with_opposite_keepers_keep_a_copy(tmp_path):
         (pics / "a.jpg").write_bytes(jpg + b"\0" * 300_000)
         (pics / "b.jpg").write_bytes(jpg + b"\0" * 200_000)
         cat = hashed(tmp_path, pics)
-        env = dict(os.environ, FERRY_STALL_AT="2:6000")
+        env = dict(os.environ, FERRY_STALL_AT="2:3000")
         first = subprocess.Popen([FERRY_BIN, "dupes", cat, "--threshold", "40", "--keep",
                                   "size", "--move-dupes-to", other, "--apply", "-q"], env=env,
                                  stderr=subprocess.PIPE, text=True)
