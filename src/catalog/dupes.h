@@ -32,10 +32,11 @@ struct ferry_dupes {
 /* keeper.c: the criteria of `order` (NULL: FERRY_KEEP_DEFAULT) into out[]
  * and *n, or FERRY_EINVAL naming the bad one. fy_dupes_order_keepers makes
  * d's criteria due; fy_dupes_settle (every reader of the groups' members
- * calls it first: ferry_dupes_group) applies them once: each group's keeper
- * put first (reference files first), the others in path order. So a keep
- * rule set after ferry_dupes_find is the only one applied (no file read
- * for a rule that does not ask for it). */
+ * calls it first: ferry_dupes_group; ferry_dupes_keep at once) applies them
+ * once: each group's keeper put first (reference files first), the others
+ * in path order. So ferry_dupes_find's default order is never applied when
+ * a keep rule is set before the groups are read (no file read for a rule
+ * that does not ask for it). */
 int fy_dupes_parse_keep(const char *order, unsigned char *out, int *n);
 void fy_dupes_order_keepers(ferry_dupes *d);
 void fy_dupes_settle(const ferry_dupes *d);

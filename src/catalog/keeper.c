@@ -1,9 +1,9 @@
 /* keeper.c — who keeps in each duplicate group: the criteria a user
  * states (ferry_dupes_keep; the default prefers the camera original), and
  * reference folders whose files win their group and are never moved. The
- * order is applied when the groups are first read (fy_dupes_settle), so a
- * ferry_dupes_keep after ferry_dupes_find decides alone: under a rule
- * without "original" no file is opened.
+ * default order of ferry_dupes_find is applied when the groups are first
+ * read (fy_dupes_settle), so a ferry_dupes_keep before that decides alone:
+ * under a rule without "original" no file is opened.
  * "original": a JPEG whose EXIF names the camera before any other file;
  * between files of one size, a JPEG before a PNG, WebP, ... of the same
  * picture (a lossless copy of a photo is larger, and would win on size). */
@@ -186,6 +186,7 @@ int ferry_dupes_keep(ferry_dupes *d, const char *order, const char *const *refer
   free(d->ref);
   d->ref = ref;
   fy_dupes_order_keepers(d);
+  fy_dupes_settle(d); /* at once: a caller's members pointer sees the new order */
   return FERRY_OK;
 }
 
