@@ -15,7 +15,8 @@ static const char help[] =
     "                   [--format csv|json|html] [-o OUT]\n"
     "                   [--device cpu|cuda[:N[,N...]]|opencl[:N]]\n"
     "                   [--keep RULES] [--reference DIR]... [--exclude PAT]...\n"
-    "                   [--move-dupes-to DIR [--apply]]\n"
+    "                   [--move-dupes-to DIR [--apply-list FILE] [--apply]]\n"
+    "       ferry dupes --undo DIR [--run ID | --list-runs] [--apply]\n"
     "\n"
     "Finds the groups of near-duplicate pictures of a catalog (made by `ferry\n"
     "hash -o`): every pair within Hamming distance N of the hash H, joined into\n"
@@ -32,7 +33,8 @@ static const char help[] =
     "                          csv (default): group,keeper,path,distance,width,\n"
     "                          height,size; html: a page with thumbnails side by\n"
     "                          side, distances, the keeper outlined (offline)\n"
-    "  -o, --output FILE       where to write (default stdout)\n"
+    "  -o, --output FILE       where to write (default stdout); never the catalog,\n"
+    "                          the move list or an undo log (ferry-moves.csv)\n"
     "  --keep RULES            who keeps in a group: criteria, comma-separated,\n"
     "                          the first that differs decides (default\n"
     "                          original,pixels,size,oldest): original (a JPEG\n"
@@ -46,11 +48,25 @@ static const char help[] =
     "                          '*/thumbs/*') or is under that folder (repeatable)\n"
     "  --move-dupes-to DIR     move every non-keeper under DIR (its absolute\n"
     "                          path mirrored below DIR; listed in\n"
-    "                          DIR/ferry-moves.csv). Dry run unless --apply.\n"
-    "  --apply                 really move. ferry never deletes anything.\n"
+    "                          DIR/ferry-moves.csv, one run per apply). Dry run\n"
+    "                          unless --apply. A keeper is never inside DIR; no\n"
+    "                          link inside DIR is followed; nothing is replaced\n"
+    "  --apply                 really move (or, with --undo, put back). One\n"
+    "                          apply at a time: the catalog and DIR's log are\n"
+    "                          locked, another apply is refused. ferry never\n"
+    "                          deletes anything.\n"
     "  --apply-list FILE       with --move-dupes-to: move the files a move list names\n"
     "                          (the HTML report's \"Save the move list\": your keepers\n"
-    "                          and ticks) instead of every non-keeper\n"
+    "                          and ticks) instead of every non-keeper; where a line\n"
+    "                          has both path and path_b64 (keeper, keeper_b64) they\n"
+    "                          must agree\n"
+    "  --undo DIR              put back the files the last apply into DIR moved\n"
+    "                          (listed; --apply to do it): never over a file, each\n"
+    "                          one not put back named (exit 3); a second undo\n"
+    "                          puts back the run before. No catalog needed\n"
+    "  --run ID                with --undo: that run (`--list-runs` names them)\n"
+    "  --list-runs             with --undo: DIR's runs as CSV on stdout (run,\n"
+    "                          files, put_back)\n"
     "  --no-robust             the hash alone: do not also match copies turned by\n"
     "                          a right angle, mirrored, cropped or letterboxed\n"
     "                          (found from the catalog's signatures, verified)\n"
@@ -67,8 +83,9 @@ static const char help[] =
     "  --gpu, --no-gpu         the same as --device cuda and --device cpu\n"
     "  -q, --quiet             no summary line\n"
     "\n"
-    "exit codes: 0 success, 1 failure, 2 bad command line, 3 some files could\n"
-    "not be moved\n";
+    "exit codes: 0 success, 1 failure (another apply running, a log that cannot\n"
+    "be written), 2 bad command line, 3 some files could not be moved (or put\n"
+    "back)\n";
 
 #define MAX_REFERENCE 64
 static char *refs[MAX_REFERENCE]; /* --reference folders, canonical */
@@ -109,6 +126,147 @@ static int parse_cuda(const char *list, ferry_search_options *so) {
   return 0;
 }
 
+/* What a run reads and writes (dupes_main's options). */
+typedef struct dupes_args {
+  const char *catalog, *format, *out, *keep, *apply_list;
+  ferry_hash_kind kind;
+  int threshold, quiet;
+  ferry_search_options *so;
+} dupes_args;
+
+/* -o never over one of the run's inputs (the catalog, the move list). */
+static int out_over_input(const char *out, const char *input) {
+  if (out && input && strcmp(out, "-") && fy_out_guard(out, input) != FERRY_OK)
+    return cli_usage_error("dupes", "-o %s", ferry_last_error());
+  return 0;
+}
+
+/* -o never an undo log: any existing ferry-moves.csv, nor (by its name or
+ * another) the one of --move-dupes-to DIR. */
+static int out_over_log(const char *out, const char *move_to) {
+  if (!out || !strcmp(out, "-"))
+    return 0;
+  const char *base = strrchr(out, '/');
+  struct stat st;
+  if (!strcmp(base ? base + 1 : out, FY_MOVES_LOG) && lstat(out, &st) == 0)
+    return cli_usage_error("dupes",
+                           "-o %s: an undo log of `ferry dupes --move-dupes-to` (a report never "
+                           "replaces it: write it elsewhere)",
+                           out);
+  if (!move_to)
+    return 0;
+  size_t n = strlen(move_to) + sizeof FY_MOVES_LOG + 2;
+  char *log = malloc(n), *a = cli_canonical(out), *b = NULL;
+  if (log) {
+    snprintf(log, n, "%s/%s", move_to, FY_MOVES_LOG);
+    b = cli_canonical(log);
+  }
+  int same = a && b && !strcmp(a, b), rc = 0;
+  if (same)
+    rc = cli_usage_error("dupes",
+                         "-o %s: the undo log of --move-dupes-to %s (a report never replaces "
+                         "it: write it elsewhere)",
+                         out, move_to);
+  else if (log)
+    rc = out_over_input(out, log); /* another name of it */
+  free(a), free(b), free(log);
+  return rc;
+}
+
+/* Loads the catalog, finds the groups, writes them, and moves (mv). */
+static int find_and_write(const dupes_args *a, mover *mv) {
+  const char *catalog = a->catalog;
+  ferry_hash_kind kind = a->kind;
+  int quiet = a->quiet, threshold = a->threshold;
+  ferry_search_options so = *a->so;
+  ferry_catalog *c;
+  if (ferry_catalog_load(catalog, &c)) {
+    fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());
+    return CLI_FAIL;
+  }
+  /* files gone since they were hashed are never listed nor moved */
+  size_t gone = 0;
+  ferry_catalog_drop_missing(c, &gone);
+  if (gone)
+    fprintf(stderr,
+            "ferry dupes: %zu entries left out: their files are gone since they were hashed "
+            "(`ferry index prune %s` drops them; `ferry hash` a moved folder again)\n",
+            gone, catalog);
+  size_t dropped = 0;
+  if (nexcl && ferry_catalog_drop_matching(c, excl, nexcl, &dropped) == FERRY_OK && !quiet)
+    fprintf(stderr, "ferry dupes: %zu entries left out by --exclude\n", dropped);
+  if (ferry_catalog_size(c) == 0) {
+    fprintf(stderr,
+            "ferry dupes: %s: no files to compare (%s; make it with `ferry hash DIR -o %s`)\n",
+            catalog,
+            dropped ? "--exclude left out every file it lists"
+            : gone  ? "every file it lists is gone"
+                    : "the catalog is empty",
+            catalog);
+    ferry_catalog_free(c);
+    return CLI_FAIL;
+  }
+  ferry_hash_options ho;
+  ferry_catalog_hash_options(c, &ho);
+  int bits = kind == FERRY_HASH_COLORHASH ? 14 * ho.colorhash_bits : ho.hash_size * ho.hash_size;
+  so.threshold = threshold >= 0 ? threshold : ferry_dupes_default_threshold(kind, ho.hash_size);
+  if (so.threshold > bits) {
+    ferry_catalog_free(c);
+    return cli_usage_error("dupes", "--threshold %d is more than the %d bits of %s", so.threshold,
+                           bits, ferry_hash_kind_name(kind));
+  }
+  if (so.robust && !(ho.kinds & FERRY_HASH_SIGNATURE) && !quiet)
+    fprintf(stderr,
+            "ferry dupes: %s has no signatures (made by an older ferry, or --hashes without "
+            "signature): copies turned, mirrored or cropped are not looked for; `ferry hash "
+            "DIR -o %s` adds them\n",
+            catalog, catalog);
+  ferry_dupes *d;
+  double t0 = fy_now();
+  if (ferry_dupes_find(c, kind, &so, &d)) {
+    fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());
+    ferry_catalog_free(c);
+    return CLI_FAIL;
+  }
+  if ((a->keep || nref) && ferry_dupes_keep(d, a->keep, (const char *const *)refs, nref)) {
+    fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());
+    ferry_dupes_free(d);
+    ferry_catalog_free(c);
+    return CLI_FAIL;
+  }
+  double dt = fy_now() - t0;
+  int rc = CLI_OK;
+  if (ferry_dupes_write(d, a->format, a->out)) {
+    fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());
+    rc = CLI_FAIL;
+  }
+  if (!quiet) {
+    size_t members = 0;
+    for (size_t g = 0; g < ferry_dupes_group_count(d); g++)
+      members += ferry_dupes_group(d, g, NULL);
+    fprintf(stderr,
+            "ferry dupes: %zu groups, %zu files, %llu pairs within %d bits of %s among %zu "
+            "files, %zu more joined by signatures (%s, %.2f s)\n",
+            ferry_dupes_group_count(d), members, (unsigned long long)ferry_dupes_pair_count(d),
+            so.threshold, ferry_hash_kind_name(kind), ferry_catalog_size(c),
+            ferry_dupes_signature_joins(d),
+            FERRY_DEVICE_IS_OPENCL(so.device) ? "OpenCL"
+            : so.ndevices > 1                 ? "GPUs"
+            : so.device >= 0                  ? "GPU"
+                                              : ferry_search_isa(),
+            dt);
+  }
+  if (rc == CLI_OK && mv) {
+    if (a->apply_list)
+      rc = cli_move_list(mv, c, d, a->apply_list);
+    else
+      cli_move_dupes(mv, c, d);
+  }
+  ferry_dupes_free(d);
+  ferry_catalog_free(c);
+  return rc;
+}
+
 static int dupes_main(int argc, char **argv) {
   for (int k = 1; k < argc; k++)
     if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "-h")) {
@@ -116,9 +274,9 @@ static int dupes_main(int argc, char **argv) {
       return CLI_OK;
     }
   const char *catalog = NULL, *format = "csv", *out = NULL, *move_to = NULL, *keep = NULL,
-             *apply_list = NULL;
+             *apply_list = NULL, *undo = NULL, *run = NULL;
   ferry_hash_kind kind = DEFAULT_HASH;
-  int threshold = -1, apply = 0, quiet = 0;
+  int threshold = -1, apply = 0, quiet = 0, list_runs = 0;
   ferry_search_options so;
   ferry_search_options_default(&so);
   for (int k = 1; k < argc; k++) {
@@ -127,7 +285,8 @@ static int dupes_main(int argc, char **argv) {
                 !strcmp(s, "-f") || !strcmp(s, "-o") || !strcmp(s, "--output") ||
                 !strcmp(s, "--move-dupes-to") || !strcmp(s, "--method") ||
                 !strcmp(s, "--threads") || !strcmp(s, "--device") || !strcmp(s, "--keep") ||
-                !strcmp(s, "--reference") || !strcmp(s, "--exclude") || !strcmp(s, "--apply-list");
+                !strcmp(s, "--reference") || !strcmp(s, "--exclude") ||
+                !strcmp(s, "--apply-list") || !strcmp(s, "--undo") || !strcmp(s, "--run");
     if (takes && !v)
       return cli_usage_error("dupes", "%s needs a value", s);
     if (takes)
@@ -196,6 +355,12 @@ static int dupes_main(int argc, char **argv) {
       apply = 1;
     } else if (!strcmp(s, "--apply-list")) {
       apply_list = v;
+    } else if (!strcmp(s, "--undo")) {
+      undo = v;
+    } else if (!strcmp(s, "--run")) {
+      run = v;
+    } else if (!strcmp(s, "--list-runs")) {
+      list_runs = 1;
     } else if (!strcmp(s, "--no-robust")) {
       so.robust = 0;
     } else if (!strcmp(s, "-q") || !strcmp(s, "--quiet")) {
@@ -208,14 +373,25 @@ static int dupes_main(int argc, char **argv) {
       return cli_usage_error("dupes", "one catalog at a time ('%s' is one too many)", s);
     }
   }
+  if ((run || list_runs) && !undo)
+    return cli_usage_error("dupes", "%s goes with --undo DIR", run ? "--run" : "--list-runs");
+  if (undo && (move_to || apply_list || out))
+    return cli_usage_error("dupes", "--undo DIR puts files back: %s does not go with it",
+                           move_to      ? "--move-dupes-to"
+                           : apply_list ? "--apply-list"
+                                        : "-o");
+  if (undo && run && list_runs)
+    return cli_usage_error("dupes", "--run ID or --list-runs, not both");
+  if (undo)
+    return cli_undo(undo, run, list_runs, apply, quiet, catalog);
   if (!catalog)
     return cli_usage_error("dupes", "needs a catalog (.fidx, from `ferry hash -o`)");
   if (apply && !move_to)
-    return cli_usage_error("dupes", "--apply goes with --move-dupes-to DIR");
+    return cli_usage_error("dupes", "--apply goes with --move-dupes-to DIR (or --undo DIR)");
   if (apply_list && !move_to)
     return cli_usage_error("dupes", "--apply-list goes with --move-dupes-to DIR (where the "
                                     "files it names are moved)");
-  if (cli_refuse_overwrite("dupes", out, catalog))
+  if (out_over_input(out, catalog) || out_over_input(out, apply_list) || out_over_log(out, move_to))
     return CLI_USAGE;
   struct stat st;
   if (stat(catalog, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -228,89 +404,18 @@ static int dupes_main(int argc, char **argv) {
             catalog, catalog, (int)n, catalog, (int)n, catalog);
     return CLI_USAGE;
   }
-  ferry_catalog *c;
-  if (ferry_catalog_load(catalog, &c)) {
-    fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());
+  /* an apply's locks before the catalog is read, kept to its end */
+  mover mv;
+  if (move_to && cli_mover_open(&mv, move_to, catalog, apply, quiet))
     return CLI_FAIL;
+  if (move_to && out_over_log(out, move_to)) { /* the log DIR has now */
+    cli_mover_close(&mv);
+    return CLI_USAGE;
   }
-  /* files gone since they were hashed are never listed nor moved */
-  size_t gone = 0;
-  ferry_catalog_drop_missing(c, &gone);
-  if (gone)
-    fprintf(stderr,
-            "ferry dupes: %zu entries left out: their files are gone since they were hashed "
-            "(`ferry index prune %s` drops them; `ferry hash` a moved folder again)\n",
-            gone, catalog);
-  size_t dropped = 0;
-  if (nexcl && ferry_catalog_drop_matching(c, excl, nexcl, &dropped) == FERRY_OK && !quiet)
-    fprintf(stderr, "ferry dupes: %zu entries left out by --exclude\n", dropped);
-  if (ferry_catalog_size(c) == 0) {
-    fprintf(stderr,
-            "ferry dupes: %s: no files to compare (%s; make it with `ferry hash DIR -o %s`)\n",
-            catalog,
-            dropped ? "--exclude left out every file it lists"
-            : gone  ? "every file it lists is gone"
-                    : "the catalog is empty",
-            catalog);
-    ferry_catalog_free(c);
-    return CLI_FAIL;
-  }
-  ferry_hash_options ho;
-  ferry_catalog_hash_options(c, &ho);
-  int bits = kind == FERRY_HASH_COLORHASH ? 14 * ho.colorhash_bits : ho.hash_size * ho.hash_size;
-  so.threshold = threshold >= 0 ? threshold : ferry_dupes_default_threshold(kind, ho.hash_size);
-  if (so.threshold > bits) {
-    ferry_catalog_free(c);
-    return cli_usage_error("dupes", "--threshold %d is more than the %d bits of %s", so.threshold,
-                           bits, ferry_hash_kind_name(kind));
-  }
-  if (so.robust && !(ho.kinds & FERRY_HASH_SIGNATURE) && !quiet)
-    fprintf(stderr,
-            "ferry dupes: %s has no signatures (made by an older ferry, or --hashes without "
-            "signature): copies turned, mirrored or cropped are not looked for; `ferry hash "
-            "DIR -o %s` adds them\n",
-            catalog, catalog);
-  ferry_dupes *d;
-  double t0 = fy_now();
-  if (ferry_dupes_find(c, kind, &so, &d)) {
-    fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());
-    ferry_catalog_free(c);
-    return CLI_FAIL;
-  }
-  if ((keep || nref) && ferry_dupes_keep(d, keep, (const char *const *)refs, nref)) {
-    fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());
-    ferry_dupes_free(d);
-    ferry_catalog_free(c);
-    return CLI_FAIL;
-  }
-  double dt = fy_now() - t0;
-  int rc = CLI_OK;
-  if (ferry_dupes_write(d, format, out)) {
-    fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());
-    rc = CLI_FAIL;
-  }
-  if (!quiet) {
-    size_t members = 0;
-    for (size_t g = 0; g < ferry_dupes_group_count(d); g++)
-      members += ferry_dupes_group(d, g, NULL);
-    fprintf(stderr,
-            "ferry dupes: %zu groups, %zu files, %llu pairs within %d bits of %s among %zu "
-            "files, %zu more joined by signatures (%s, %.2f s)\n",
-            ferry_dupes_group_count(d), members, (unsigned long long)ferry_dupes_pair_count(d),
-            so.threshold, ferry_hash_kind_name(kind), ferry_catalog_size(c),
-            ferry_dupes_signature_joins(d),
-            FERRY_DEVICE_IS_OPENCL(so.device) ? "OpenCL"
-            : so.ndevices > 1                 ? "GPUs"
-            : so.device >= 0                  ? "GPU"
-                                              : ferry_search_isa(),
-            dt);
-  }
-  if (rc == CLI_OK && move_to)
-    rc = apply_list ? cli_move_list(c, d, apply_list, move_to, apply, quiet)
-                    : cli_move_dupes(c, d, move_to, apply, quiet);
-  ferry_dupes_free(d);
-  ferry_catalog_free(c);
-  return rc;
+  dupes_args a = {catalog, format, out, keep, apply_list, kind, threshold, quiet, &so};
+  int rc = find_and_write(&a, move_to ? &mv : NULL);
+  int mrc = move_to ? cli_mover_close(&mv) : CLI_OK;
+  return rc ? rc : mrc;
 }
 
 int cmd_dupes(int argc, char **argv) {

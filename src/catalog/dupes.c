@@ -268,6 +268,7 @@ size_t ferry_dupes_group(const ferry_dupes *d, size_t g, const uint32_t **member
       *members = NULL;
     return 0;
   }
+  fy_dupes_settle(d); /* the keepers first (keeper.c) */
   if (members)
     *members = d->members + d->gstart[g];
   return d->gstart[g + 1] - d->gstart[g];

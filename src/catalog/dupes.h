@@ -5,6 +5,8 @@
 
 #include "catalog/catalog.h"
 
+#include <stdatomic.h>
+
 #define FY_KEEP_MAX 8
 
 struct ferry_dupes {
@@ -22,15 +24,22 @@ struct ferry_dupes {
   uint32_t *members;                /* catalog indices, keeper first in each group */
   unsigned char order[FY_KEEP_MAX]; /* keeper criteria (keeper.c) */
   int norder;
-  unsigned char *ref;  /* per catalog entry: under a reference folder; NULL: none */
-  signed char *camera; /* per catalog entry: a camera's JPEG (keeper.c), -1 not read yet */
+  unsigned char *ref;     /* per catalog entry: under a reference folder; NULL: none */
+  signed char *camera;    /* per catalog entry: a camera's JPEG (keeper.c), -1 not read yet */
+  atomic_int keepers_due; /* the keeper order not applied to members yet (keeper.c) */
 };
 
 /* keeper.c: the criteria of `order` (NULL: FERRY_KEEP_DEFAULT) into out[]
- * and *n, or FERRY_EINVAL naming the bad one; each group's keeper put
- * first by d's criteria (reference files first), the others in path order. */
+ * and *n, or FERRY_EINVAL naming the bad one. fy_dupes_order_keepers makes
+ * d's criteria due; fy_dupes_settle (every reader of the groups' members
+ * calls it first: ferry_dupes_group; ferry_dupes_keep at once) applies them
+ * once: each group's keeper put first (reference files first), the others
+ * in path order. So ferry_dupes_find's default order is never applied when
+ * a keep rule is set before the groups are read (no file read for a rule
+ * that does not ask for it). */
 int fy_dupes_parse_keep(const char *order, unsigned char *out, int *n);
 void fy_dupes_order_keepers(ferry_dupes *d);
+void fy_dupes_settle(const ferry_dupes *d);
 /* d's keeper rules in words ("original, pixels, ..."), for the reports. */
 const char *fy_dupes_keep_describe(const ferry_dupes *d, char *buf, size_t n);
 

@@ -1,13 +1,17 @@
 /* keeper.c — who keeps in each duplicate group: the criteria a user
  * states (ferry_dupes_keep; the default prefers the camera original), and
- * reference folders whose files win their group and are never moved.
+ * reference folders whose files win their group and are never moved. The
+ * default order of ferry_dupes_find is applied when the groups are first
+ * read (fy_dupes_settle), so a ferry_dupes_keep before that decides alone:
+ * under a rule without "original" no file is opened.
  * "original": a JPEG whose EXIF names the camera before any other file;
  * between files of one size, a JPEG before a PNG, WebP, ... of the same
  * picture (a lossless copy of a photo is larger, and would win on size). */
 #include "catalog/dupes.h"
 #include "codec/codec.h"
+#include "core/user_file.h"
 
-#include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,13 +23,17 @@ static const char *const names[K_COUNT] = {"original", "pixels", "size",
 /* A JPEG whose EXIF names the camera (Make or Model): what cameras and
  * phones write and conversions (a PNG or a re-saved copy) usually lack.
  * Read from the file's first 128 KiB (APP1 is at most 64 KiB); a file that
- * cannot be read is no original. */
+ * cannot be read is no original, and one that is no longer a regular file
+ * (a FIFO, a device) is never waited on: named in a warning. */
 static int camera_original(const ferry_catalog_entry *e) {
   if (e->format != FERRY_FORMAT_JPEG)
     return 0;
-  int fd = open(e->path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  int fd, st = fy_open_regular(e->path, NULL, &fd);
+  if (st != FERRY_OK) {
+    if (st == FERRY_EINVAL)
+      fy_log(FERRY_LOG_WARNING, "%s; not read for the keeper's camera check", ferry_last_error());
     return 0;
+  }
   enum { HEAD = 128 << 10 };
   uint8_t *buf = malloc(HEAD);
   size_t n = 0;
@@ -93,7 +101,7 @@ static int by_index(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-void fy_dupes_order_keepers(ferry_dupes *d) {
+static void order_keepers(ferry_dupes *d) {
   for (size_t g = 0; g < d->ngroups; g++) {
     uint32_t *m = d->members + d->gstart[g];
     size_t cnt = d->gstart[g + 1] - d->gstart[g], best = 0;
@@ -106,6 +114,21 @@ void fy_dupes_order_keepers(ferry_dupes *d) {
     if (cnt > 2) /* index order is path order (a group may hold 100,000) */
       qsort(m + 1, cnt - 1, sizeof *m, by_index);
   }
+}
+
+void fy_dupes_order_keepers(ferry_dupes *d) { atomic_store(&d->keepers_due, 1); }
+
+void fy_dupes_settle(const ferry_dupes *cd) {
+  static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+  ferry_dupes *d = (ferry_dupes *)cd; /* the order, due since find or keep: applied once */
+  if (!atomic_load(&d->keepers_due))
+    return;
+  pthread_mutex_lock(&mu);
+  if (atomic_load(&d->keepers_due)) {
+    order_keepers(d);
+    atomic_store(&d->keepers_due, 0);
+  }
+  pthread_mutex_unlock(&mu);
 }
 
 int fy_dupes_parse_keep(const char *order, unsigned char *out, int *n) {
@@ -163,6 +186,7 @@ int ferry_dupes_keep(ferry_dupes *d, const char *order, const char *const *refer
   free(d->ref);
   d->ref = ref;
   fy_dupes_order_keepers(d);
+  fy_dupes_settle(d); /* at once: a caller's members pointer sees the new order */
   return FERRY_OK;
 }
 

@@ -1,8 +1,12 @@
 /* scan.c — finding the files of a catalog: roots (directories or files)
  * made absolute and canonical, directories walked (recursively by
  * default), image files kept by extension (or every regular file, to be
- * judged by content), symlinked directories not followed (no cycles). */
+ * judged by content), symlinked directories not followed (no cycles), and
+ * the files `ferry dupes` moved into a destination below a root left out
+ * (those its ferry-moves.csv lists, never the folder's other files). */
 #include "catalog/catalog.h"
+#include "catalog/text.h"
+#include "core/user_file.h"
 #include "io/walk.h"
 
 #include <errno.h>
@@ -49,7 +53,82 @@ static int note_unread(fy_found_list *l, const char *path, int err) {
   return FERRY_OK;
 }
 
-static int walk(const char *dir, int recursive, int all_files, int is_root, fy_found_list *out) {
+/* The paths ferry moved into the destinations met so far, sorted. */
+typedef struct moved_here {
+  char **v;
+  size_t n, cap;
+} moved_here;
+
+static int by_string(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int hidden(const moved_here *h, const char *path) {
+  return h->n && bsearch(&path, h->v, h->n, sizeof *h->v, by_string) != NULL;
+}
+
+static int hide(moved_here *h, const char *dir, const char *from, const char *to) {
+  size_t nt = strlen(to), nf = strlen(from);
+  char *p = NULL;
+  if (fy_path_under(to, dir) && strlen(to) > strlen(dir))
+    p = strdup(to); /* moved here */
+  else if (from[0] == '/' && nt > nf && !strcmp(to + nt - nf, from) &&
+           (p = malloc(strlen(dir) + nf + 1)))
+    sprintf(p, "%s%s", dir, from); /* moved into this folder under its old name */
+  else
+    return FERRY_OK; /* a row naming a place outside the folder hides nothing */
+  char **v = p ? fy_grow(h->v, &h->cap, h->n + 1, sizeof *v, 64) : NULL;
+  if (!v) {
+    free(p);
+    return fy_error(FERRY_ENOMEM, "out of memory listing files");
+  }
+  h->v = v;
+  h->v[h->n++] = p;
+  return FERRY_OK;
+}
+
+/* The files dir/ferry-moves.csv lists as moved into dir (its rows' `to`;
+ * `from` below dir when the folder was renamed since) added to h. A log
+ * that cannot be read hides nothing (said). */
+static int read_moved_here(moved_here *h, const char *dir) {
+  size_t n = strlen(dir) + sizeof FY_MOVES_LOG + 2;
+  char *lp = malloc(n);
+  if (!lp)
+    return fy_error(FERRY_ENOMEM, "out of memory listing files");
+  snprintf(lp, n, "%s/%s", dir, FY_MOVES_LOG);
+  FILE *f = fy_fopen_regular(lp);
+  if (!f) {
+    fy_log(FERRY_LOG_WARNING, "%s (the files moved there are hashed as any others)",
+           ferry_last_error());
+    free(lp);
+    return FERRY_OK;
+  }
+  char **row = NULL;
+  size_t nf = 0;
+  int cf = -1, ct = -1, r = fy_csv_row(f, &row, &nf), rc = FERRY_OK;
+  for (size_t i = 0; r == 1 && i < nf; i++) {
+    const char *name = row[i] + (!i && !strncmp(row[i], "\xef\xbb\xbf", 3) ? 3 : 0);
+    cf = !strcmp(name, "from") ? (int)i : cf;
+    ct = !strcmp(name, "to") ? (int)i : ct;
+  }
+  if (r == 1)
+    fy_csv_free(row, nf);
+  while (cf >= 0 && ct >= 0 && !rc && (r = fy_csv_row(f, &row, &nf)) == 1) {
+    if ((size_t)cf < nf && (size_t)ct < nf)
+      rc = hide(h, dir, row[cf], row[ct]);
+    fy_csv_free(row, nf);
+  }
+  if (r < 0)
+    fy_log(FERRY_LOG_WARNING, "%s: %s (the rows after it hide nothing)", lp, ferry_last_error());
+  fclose(f);
+  free(lp);
+  if (h->n > 1)
+    qsort(h->v, h->n, sizeof *h->v, by_string);
+  return rc;
+}
+
+static int walk(const char *dir, int recursive, int all_files, int is_root, moved_here *moved,
+                fy_found_list *out) {
   char **names;
   size_t nn;
   int err = fy_dir_names(dir, &names, &nn);
@@ -64,14 +143,13 @@ static int walk(const char *dir, int recursive, int all_files, int is_root, fy_f
       return rc;
     }
   }
-  for (size_t i = 0; !is_root && i < nn; i++)
-    if (!strcmp(names[i], FY_MOVES_LOG)) { /* a move destination: not hashed again */
+  int rc = FERRY_OK;
+  for (size_t i = 0; !is_root && i < nn && !rc; i++)
+    if (!strcmp(names[i], FY_MOVES_LOG)) { /* a move destination: what ferry moved here stays out */
       out->skipped_moves++;
-      fy_dir_names_free(names, nn);
-      return FERRY_OK;
+      rc = read_moved_here(moved, dir);
     }
   size_t dl = strlen(dir);
-  int rc = FERRY_OK;
   for (size_t i = 0; i < nn && rc == FERRY_OK; i++) {
     size_t n = dl + strlen(names[i]) + 2;
     char *path = malloc(n);
@@ -86,7 +164,9 @@ static int walk(const char *dir, int recursive, int all_files, int is_root, fy_f
         rc = note_unread(out, path, errno);
     } else if (S_ISDIR(lst.st_mode)) {
       if (recursive)
-        rc = walk(path, recursive, all_files, 0, out);
+        rc = walk(path, recursive, all_files, 0, moved, out);
+    } else if (hidden(moved, path)) {
+      /* moved here by ferry dupes: not hashed back in */
     } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
       int k;
       if (all_files || fy_is_image_name(names[i]))
@@ -118,6 +198,7 @@ int fy_scan(const char *const *roots, int nroots, int recursive, int all_files, 
   if (!*canon)
     return fy_error(FERRY_ENOMEM, "out of memory");
   int rc = FERRY_OK;
+  moved_here moved = {0};
   for (int i = 0; i < nroots && rc == FERRY_OK; i++) {
     char *real = realpath(roots[i], NULL);
     struct stat st;
@@ -128,12 +209,16 @@ int fy_scan(const char *const *roots, int nroots, int recursive, int all_files, 
     }
     (*canon)[i] = real;
     if (S_ISDIR(st.st_mode))
-      rc = walk(real, recursive, all_files, 1, out);
+      rc = walk(real, recursive, all_files, 1, &moved, out);
     else if (S_ISREG(st.st_mode))
       rc = add(out, real, &st); /* a file named on the command line: always */
     else
       rc = fy_error(FERRY_EINVAL, "%s: not a file or directory", roots[i]);
+    for (size_t k = 0; k < moved.n; k++) /* each root's own: a root is walked whole */
+      free(moved.v[k]);
+    moved.n = 0;
   }
+  free(moved.v);
   if (rc == FERRY_OK && out->n > 1) { /* sorted, overlapping roots merged */
     qsort(out->v, out->n, sizeof *out->v, by_path);
     size_t k = 1;
