@@ -668,8 +668,8 @@ static int update_catalog(hash_args *a) {
             st.inexact);
   if (st.skipped_moves && !a->quiet)
     fprintf(stderr,
-            "ferry hash: %zu folders left out: `ferry dupes` move destinations (they hold "
-            "ferry-moves.csv)\n",
+            "ferry hash: %zu `ferry dupes` move destinations walked (they hold ferry-moves.csv): "
+            "the files ferry moved there left out\n",
             st.skipped_moves);
   rc = st.failed || st.unread ? CLI_PARTIAL : CLI_OK;
   if (st.files == 0 && st.kept == 0 && st.unread_kept == 0 && st.other_ranks == 0)

@@ -65,7 +65,7 @@ int fy_fail_bytes_due(fy_fault_kind kind, size_t want, size_t *ok);
  * the call of fy_fault_stall() that is the Nth since fy_fault_stall_set(N,
  * ms) (all threads together; FERRY_STALL_AT=N:MS in the environment)
  * sleeps ms milliseconds. Once. The loader's workers call it before each
- * decode. Disarmed (the default), a call costs one atomic load. */
+ * decode, `ferry dupes` before each block of a copy across file systems. Disarmed (the default), a call costs one atomic load. */
 void fy_fault_stall_set(uint64_t n, int ms);
 void fy_fault_stall(void);
 /* A folder that cannot be listed (tests of the catalog walk, which run as

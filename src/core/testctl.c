@@ -35,8 +35,9 @@ static const tc_row rows[FY_TC_COUNT] = {
                           "the catalog journal or move write that would carry byte N fails with "
                           "ENOSPC, once; 0: none"},
     [FY_TC_STALL_AT] = {"FERRY_STALL_AT", TC_PAIR, 1, LONG_MAX, 1, 3600000, NULL,
-                        "the Nth decode or JPEG engine call sleeps MS milliseconds first, once: "
-                        "a stalled read for the loader's watchdog"},
+                        "the Nth decode, JPEG engine call or block of a move's copy sleeps MS "
+                        "milliseconds first, once: a stalled read for the loader's watchdog, a "
+                        "copy caught half-way"},
     [FY_TC_DENY_DIR] = {"FERRY_DENY_DIR", TC_TEXT, 0, 0, 0, 0, NULL,
                         "listing a folder of this name fails as if permission were denied"},
     [FY_TC_SYSFS_ROOT] = {"FERRY_SYSFS_ROOT", TC_TEXT, 0, 0, 0, 0, NULL,

@@ -126,7 +126,7 @@ def test_move_destination_is_not_hashed_back(tmp_path):
     assert r.returncode == 0, r.stderr
     paths = _entries(cat)
     assert len(paths) == 3 and not any("_dupes" in p for p in paths)
-    assert "1 folders left out" in r.stderr
+    assert "1 `ferry dupes` move destinations walked" in r.stderr
     r = ferry("dupes", cat, "--threshold", "40", "-f", "json", "-q")
     assert json.loads(r.stdout)["groups"] == []
 

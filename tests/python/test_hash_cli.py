@@ -413,7 +413,7 @@ def test_move_destination_inside_the_tree(tmp_path):
     r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
     assert r.returncode == 0, r.stderr
     r = ferry("hash", pics, "-o", cat)  # the walk leaves the move destination out
-    assert r.returncode == 0 and "1 folders left out" in r.stderr, r.stderr
+    assert r.returncode == 0 and "1 `ferry dupes` move destinations walked" in r.stderr, r.stderr
     r = ferry("dupes", cat, "--threshold", "40", "--move-dupes-to", aside, "--apply", "-q")
     assert r.returncode == 0 and "moved 0 files" in r.stderr, r.stderr
     # named as a root, it is hashed: its files still neither keep nor move
