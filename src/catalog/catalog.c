@@ -695,7 +695,7 @@ int fy_catalog_save(const ferry_catalog *c, const char *path) {
   if (!tmp)
     return fy_error(FERRY_ENOMEM, "%s: out of memory", path);
   snprintf(tmp, len, "%s.tmp%ld", path, (long)getpid());
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
     int rc = fy_error(FERRY_EIO, "%s: cannot create: %s", tmp, strerror(errno));
     free(tmp);

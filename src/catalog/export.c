@@ -103,14 +103,14 @@ int ferry_catalog_export(const ferry_catalog *c, const char *out_path, const cha
   if (!csv && !json)
     return fy_error(FERRY_EINVAL, "export format must be csv or json, not '%s'", format);
   fy_catalog_ready(c);
-  FILE *f;
-  int rc = fy_open_out(out_path, &f);
+  fy_text_out t;
+  int rc = fy_open_out(out_path, &t);
   if (rc)
     return rc;
   if (csv) {
-    write_csv(c, f);
-    return fy_close_out(out_path, f);
+    write_csv(c, t.f);
+    return fy_close_out(&t, FERRY_OK);
   }
-  rc = write_json(c, f, out_path ? out_path : "<stdout>");
-  return fy_close_after(out_path, f, rc);
+  rc = write_json(c, t.f, out_path ? out_path : "<stdout>");
+  return fy_close_out(&t, rc);
 }

@@ -266,10 +266,10 @@ int ferry_dupes_write(const ferry_dupes *d, const char *format, const char *out_
                                                                                        : NULL;
   if (!writer)
     return fy_error(FERRY_EINVAL, "report format must be csv, json or html, not '%s'", format);
-  FILE *f;
-  int rc = fy_open_out(out_path, &f);
+  fy_text_out t;
+  int rc = fy_open_out(out_path, &t);
   if (rc)
     return rc;
-  rc = writer(d, f, out_path ? out_path : "<stdout>");
-  return fy_close_after(out_path, f, rc);
+  rc = writer(d, t.f, out_path ? out_path : "<stdout>");
+  return fy_close_out(&t, rc);
 }

@@ -131,34 +131,27 @@ char *fy_base64_text(const uint8_t *d, size_t n) {
   return out;
 }
 
-int fy_open_out(const char *path, FILE **f) {
-  if (!path || !strcmp(path, "-")) {
-    *f = stdout;
+int fy_open_out(const char *path, fy_text_out *t) {
+  t->path = path && strcmp(path, "-") ? path : NULL;
+  t->f = stdout;
+  if (!t->path)
     return FERRY_OK;
-  }
-  *f = fopen(path, "w");
-  if (!*f)
-    return fy_error(FERRY_EIO, "%s: cannot create: %s", path, strerror(errno));
-  return FERRY_OK;
-}
-
-int fy_close_out(const char *path, FILE *f) {
-  int bad = ferror(f);
-  if (f == stdout)
-    bad = fflush(f) != 0 || bad;
-  else
-    bad = fclose(f) != 0 || bad;
-  return bad ? fy_error(FERRY_EIO, "%s: write failed", path ? path : "<stdout>") : FERRY_OK;
-}
-
-int fy_close_after(const char *path, FILE *f, int rc) {
-  if (rc == FERRY_OK)
-    return fy_close_out(path, f);
-  if (f == stdout)
-    fflush(f);
-  else
-    fclose(f);
+  /* a file written under a temporary name and renamed once complete: a
+   * killed or failed run leaves the old report or export as it was */
+  int rc = fy_out_open(&t->o, t->path);
+  t->f = rc ? NULL : t->o.f;
   return rc;
+}
+
+int fy_close_out(fy_text_out *t, int rc) {
+  if (!t->path) {
+    int bad = (fflush(stdout) != 0 || ferror(stdout)) && rc == FERRY_OK;
+    return bad ? fy_error(FERRY_EIO, "<stdout>: write failed") : rc;
+  }
+  int err = fy_out_close(&t->o, rc == FERRY_OK ? 0 : EIO);
+  if (rc)
+    return rc; /* the writer's message kept */
+  return err ? fy_error(FERRY_EIO, "%s: write failed: %s", t->path, strerror(err)) : FERRY_OK;
 }
 
 int fy_base64_decode(const char *s, uint8_t **out, size_t *n) {

@@ -4,6 +4,7 @@
 #define FY_TEXT_H
 
 #include "core/internal.h"
+#include "core/out_file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -35,12 +36,20 @@ int fy_base64_decode(const char *s, uint8_t **out, size_t *n);
  * unterminated quote, a line over 1 MiB, no memory) with the message. */
 int fy_csv_row(FILE *f, char ***fields, size_t *n);
 void fy_csv_free(char **fields, size_t n);
+/* A text output: stdout, or a file written through core/out_file.h (a
+ * temporary renamed over the path once complete; a device or FIFO written
+ * into). */
+typedef struct fy_text_out {
+  FILE *f;          /* where to write */
+  const char *path; /* NULL: stdout */
+  fy_out_file o;
+} fy_text_out;
 /* Opens `path` for writing ("-" or NULL: stdout). */
-int fy_open_out(const char *path, FILE **f);
-/* Closes (or flushes stdout), reporting write errors. */
-int fy_close_out(const char *path, FILE *f);
-/* The same after a writer that answered rc: when rc is an error, f is
- * closed and rc returned (its message kept), else fy_close_out(path, f). */
-int fy_close_after(const char *path, FILE *f, int rc);
+int fy_open_out(const char *path, fy_text_out *t);
+/* Ends the output after a writer that answered rc: on success the file is
+ * renamed into place (write errors reported, FERRY_EIO naming it); on
+ * failure the temporary is removed (the path keeps what it had) and rc is
+ * returned with its message. */
+int fy_close_out(fy_text_out *t, int rc);
 
 #endif

@@ -129,7 +129,7 @@ int fy_pack_write_shard_var(const char *dir, uint64_t id, int shard, int kind, i
   put64(hdr + 48, id);
   put32(hdr + 56, (uint32_t)shard);
   put32(hdr + 60, fy_crc32c(0, hdr, 60));
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) {
     free(index);
     return fy_error(FERRY_EIO, "%s: cannot create: %s", tmp, strerror(errno));

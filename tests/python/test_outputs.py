@@ -143,3 +143,23 @@ def test_a_list_that_is_a_fifo_or_device_is_refused_at_once(tmp_path):
         assert r.returncode == 1, r.stderr
         assert f"{src}: {kind}, not a folder or a list file" in r.stderr, r.stderr
         assert "standard input" in r.stderr  # what to do instead
+
+
+def test_reports_and_exports_replace_their_file_whole(folder, tmp_path):
+    """`ferry dupes -o` and `ferry index export -o` write a temporary and
+    rename it over the output once complete: a run killed or failed half-way
+    leaves the old file as it was (an in-place rewrite would have cut it).
+    Seen from outside: a hard link to the old output keeps the old bytes."""
+    cat = tmp_path / "c.fidx"
+    r = ferry("hash", folder, "-o", cat)
+    assert r.returncode == 0, r.stderr
+    for argv in (["dupes", cat, "--format", "html"], ["index", "export", cat]):
+        out, old = tmp_path / "out.txt", tmp_path / "old.txt"
+        out.write_text("the previous report\n")
+        os.link(out, old)
+        r = ferry(*argv, "-o", out)
+        assert r.returncode == 0, (argv, r.stderr)
+        assert old.read_text() == "the previous report\n", argv
+        assert out.read_text() != old.read_text() and out.stat().st_ino != old.stat().st_ino
+        assert not [p for p in tmp_path.iterdir() if ".tmp" in p.name], list(tmp_path.iterdir())
+        out.unlink(), old.unlink()
