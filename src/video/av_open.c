@@ -201,10 +201,33 @@ static int check_animation(const char *path, int fd, int64_t size, const AVForma
                   FY_ANIM_WORK_FLOOR, FY_ANIM_WORK_PER_BYTE);
 }
 
+int fy_av_has_demuxer(const char *name) { return av_find_input_format(name) != NULL; }
+
+/* The animation format the file's first bytes say (GIF, APNG or animated
+ * WebP as libavformat names their demuxers), or NULL. */
+static const char *animation_demuxer(int fd, const char **kind) {
+  uint8_t h[16] = {0};
+  if (pread(fd, h, sizeof h, 0) < 12)
+    return NULL;
+  if (!memcmp(h, "GIF8", 4))
+    return *kind = "a GIF", "gif";
+  if (!memcmp(h, "\x89PNG\r\n\x1a\n", 8))
+    return *kind = "a PNG (an APNG animation?)", "apng";
+  if (!memcmp(h, "RIFF", 4) && !memcmp(h + 8, "WEBP", 4))
+    return *kind = "a WebP", "webp_pipe";
+  return NULL;
+}
+
 /* The reason libavformat's error e means for this file. */
 static int open_error(const char *path, int fd, int64_t size, int e) {
   char eb[128], why[400];
   av_strerror(e, eb, sizeof eb);
+  const char *kind = NULL, *demuxer = animation_demuxer(fd, &kind);
+  if (demuxer && !fy_av_has_demuxer(demuxer))
+    return fy_error(FERRY_EUNSUPPORTED,
+                    "%s: %s, and this build's FFmpeg reads no such animation (a minimal FFmpeg, "
+                    "as the wheel's: its videos are MP4, MKV/WebM, raw H.264/HEVC and IVF)",
+                    path, kind);
   if (e == AVERROR(ENOMEM))
     return fy_error(FERRY_ENOMEM, "%s: out of memory opening the video", path);
   if (e == AVERROR(EIO) || e == AVERROR(EACCES))

@@ -14,6 +14,11 @@ int fy_vdec_open(const char *path, int threads, int strict, fy_vdec **out, ferry
 
 void fy_vdec_close(fy_vdec *d) {}
 
+int fy_av_has_demuxer(const char *name) {
+  (void)name;
+  return 0;
+}
+
 void fy_vdec_damage(const fy_vdec *d, uint64_t *frames, int64_t *first, double *first_t) {
   *frames = 0, *first = -1, *first_t = 0;
 }

@@ -30,6 +30,10 @@ int fy_video_refuse_still(const char *path, int fd);
  * of every file before decoding any. */
 int fy_video_is_still(const char *path);
 
+/* 1 when this build's libavformat has the demuxer `name` ("gif"; the
+ * minimal FFmpeg of the wheel has none for animations); 0 without video. */
+int fy_av_has_demuxer(const char *name);
+
 /* Why an MP4/QuickTime file libavformat refused cannot be read, true of
  * this file (mp4_why.c): 1 with the reason in why[n] ("an MP4 without its
  * index: the file is cut off ...", "an MP4 whose index (the moov box) is
