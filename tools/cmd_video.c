@@ -199,6 +199,10 @@ static int save_batch(const char *dir, const char *file, const ferry_video_batch
   for (int k = 0; k < b->count; k++) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s_%06lld.png", dir, base, (long long)b->frame_indices[k]);
+    if (fy_out_guard(path, file) != FERRY_OK) { /* an animation named as its own frame */
+      fprintf(stderr, "ferry video: %s\n", ferry_last_error());
+      return -1;
+    }
     size_t per = (size_t)b->width * b->height * 3 * ferry_dtype_size(b->dtype);
     cli_sample_to_rgb((const uint8_t *)b->data + (size_t)k * per, b->width, b->height, b->layout,
                       b->dtype, o->normalize, o->mean, o->std, rgb);

@@ -163,3 +163,16 @@ def test_reports_and_exports_replace_their_file_whole(folder, tmp_path):
         assert out.read_text() != old.read_text() and out.stat().st_ino != old.stat().st_ino
         assert not [p for p in tmp_path.iterdir() if ".tmp" in p.name], list(tmp_path.iterdir())
         out.unlink(), old.unlink()
+
+
+def test_video_frames_never_over_the_video(tmp_path):
+    """`ferry video --save-frames DIR`: a frame's file that is the video
+    itself (a hard link named as the frame) is refused, the video kept."""
+    video = ROOT / "tests" / "fixtures" / "video" / "testsrc_h264.mp4"
+    src = tmp_path / "a.mp4"
+    shutil.copy(video, src)
+    (tmp_path / "f").mkdir()
+    os.link(src, tmp_path / "f" / "a.mp4_000000.png")
+    r = ferry("video", src, "--save-frames", tmp_path / "f", "--batch", "8")
+    assert r.returncode == 1 and "a.mp4_000000.png: is the input" in r.stderr, r.stderr
+    assert src.read_bytes() == video.read_bytes()
