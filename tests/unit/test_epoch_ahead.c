@@ -312,9 +312,15 @@ static void test_stop_quiets_the_epoch_ahead(void) {
   CHECK(ferry_loader_stop(L) == FERRY_OK);
   if (before < 0 || live < 0)
     SKIP("no /proc/self/task: the threads' exit not counted");
-  else
-    CHECK_MSG(live >= before + 3 && tasks() == before,
-              "%d threads before the loader, %d with it, %d after stop", before, live, tasks());
+  else {
+    /* the joined threads' tasks leave /proc at once; a helper thread of the
+     * GPU runtime may still be ending (seen once on an H200): up to 2 s */
+    int after = tasks();
+    for (int i = 0; i < 200 && after != before; i++, after = tasks())
+      usleep(10000);
+    CHECK_MSG(live >= before + 3 && after == before,
+              "%d threads before the loader, %d with it, %d after stop", before, live, after);
+  }
   uint64_t n = made(L);
   usleep(200000);
   CHECK_MSG(made(L) == n && n < 49 + 16, "%llu samples made, then %llu after the stop",
