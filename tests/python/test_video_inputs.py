@@ -129,6 +129,21 @@ def gif(frames, width, height):
     return bytes(b + b"\x3b")
 
 
+NO_ANIMATIONS = "this build's FFmpeg reads no such animation"
+
+
+def python_reads_gif():
+    """Whether the Python package's FFmpeg has a GIF demuxer (the wheel's
+    minimal FFmpeg has none: there every GIF is refused as unsupported, so
+    no bomb costs anything and its limits are not reached)."""
+    try:
+        ferry.VideoReader(GIF2).close()
+        return True
+    except ferry.UnsupportedError as e:
+        assert NO_ANIMATIONS in str(e), e
+        return False
+
+
 @pytest.mark.parametrize("frames", [30, 3000])
 def test_gif_bomb_refused_quickly(tmp_path, frames):
     """A 10000x10000 canvas (under the image decoders' 178,956,970-pixel
@@ -145,7 +160,8 @@ def test_gif_bomb_refused_quickly(tmp_path, frames):
     assert "refused before decoding" in r.stderr
     assert secs < 2.0 and mb < 512, (secs, mb)
     t0 = time.monotonic()
-    with pytest.raises(ferry.TooLargeError, match=str(bomb)):
+    want = ferry.TooLargeError if python_reads_gif() else ferry.UnsupportedError
+    with pytest.raises(want, match=re.escape(str(bomb))):
         ferry.VideoReader(bomb)
     assert time.monotonic() - t0 < 2.0
 
@@ -171,6 +187,8 @@ def test_real_animations_still_read(tmp_path):
         frames[0].save(p, save_all=True, append_images=frames[1:], duration=40, loop=0)
         r, _, _ = run("video", p, "--quiet")
         assert r.returncode == 0 and "12 frames sampled" in r.stdout, (ext, r.stdout, r.stderr)
+        if not python_reads_gif():
+            continue  # the Python package's FFmpeg reads no animations (said there)
         with ferry.VideoReader(p) as vr:
             assert sum(b.count for b in vr) == 12
     rng = np.random.default_rng(0)
@@ -278,5 +296,5 @@ def test_animation_libavcodec_cannot_decode_is_an_error():
         return
     assert r.returncode == 1 and f"{anim}: " in r.stderr, r.stderr
     assert "frame size unknown" in r.stderr, r.stderr
-    with pytest.raises(ferry.UnsupportedError, match="frame size unknown"):
+    with pytest.raises(ferry.UnsupportedError, match="frame size unknown|" + NO_ANIMATIONS):
         ferry.VideoReader(anim)
