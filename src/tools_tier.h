@@ -6,19 +6,20 @@
 #ifndef FY_TOOLS_TIER_H
 #define FY_TOOLS_TIER_H
 
-#include "catalog/catalog.h" /* fy_scan, fy_path_under, FY_MOVES_LOG: ferry hash, --move-dupes-to */
-#include "catalog/dupes.h"   /* fy_dupes_parse_keep: --keep refused before the search */
-#include "catalog/json.h"    /* fy_json_text, fy_json_set_path, fy_json_write: the --json
+#include "catalog/catalog.h"  /* fy_scan, FY_MOVES_LOG: ferry hash, --move-dupes-to */
+#include "catalog/dupes.h"    /* fy_dupes_parse_keep: --keep refused before the search */
+#include "catalog/json.h"     /* fy_json_text, fy_json_set_path, fy_json_write: the --json
                                 summaries through the project's one JSON writer (jansson) */
-#include "catalog/text.h"    /* fy_csv_field: the one CSV writer; fy_csv_row,
+#include "catalog/text.h"     /* fy_csv_field: the one CSV writer; fy_csv_row,
                                 fy_base64_decode: --apply-list's move list */
 #include "codec/jpeg_write.h" /* fy_write_jpeg: decode -o OUT.jpg, the writer beside PNG's */
 #include "core/internal.h"    /* fy_now, fy_buf, fault points (FERRY_FAIL_* in the CLI's tests) */
 #include "core/out_file.h"    /* fy_out_open/close: PPM outputs, devices written into as PNG's
                                  and JPEG's are */
 #include "core/testctl.h"     /* fy_tc_*: doctor lists the test controls set */
-#include "core/user_file.h"   /* fy_out_guard, fy_open_regular: the CLI's outputs never over
-                                 its inputs; the files it reads itself regular files only */
+#include "core/user_file.h"   /* fy_out_guard, fy_open_regular, fy_openat_regular,
+                                 fy_path_under: the CLI's outputs never over its inputs; the
+                                 files it reads itself regular files only */
 #include "cuda/gpu.h"         /* fy_gpu_probe (doctor), GPU batches copied back, --consume-ms */
 #include "cuda/nvjpeg_find.h" /* fy_nvjpeg_env_path: doctor names the deployment path set */
 #include "hash/run.h"         /* fy_hash_device_name: --device values as reports name them */

@@ -103,21 +103,12 @@ static int rename_noreplace(int sd, const char *sn, int dd, const char *dn) {
  * `follow`), never waited on (O_NONBLOCK until it is known not to be a
  * FIFO). -1 with `why`. */
 static int open_source(dfs_at src, int follow, struct stat *st, char *why, size_t n) {
-  int fd = openat(src.dir, src.name,
-                  O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (follow ? 0 : O_NOFOLLOW));
-  if (fd < 0 || fstat(fd, st) != 0) {
-    snprintf(why, n, "%s: cannot open: %s", src.shown, strerror(errno));
-    if (fd >= 0)
-      close(fd);
+  int fd;
+  if (fy_openat_regular(src.dir, src.name, src.shown, O_RDONLY | (follow ? 0 : O_NOFOLLOW), st,
+                        &fd) != FERRY_OK) {
+    snprintf(why, n, "%s: not copied", ferry_last_error());
     return -1;
   }
-  if (!S_ISREG(st->st_mode)) {
-    snprintf(why, n, "%s: %s, not a regular file: not copied", src.shown,
-             fy_file_kind(st->st_mode));
-    close(fd);
-    return -1;
-  }
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   return fd;
 }
 

@@ -229,30 +229,19 @@ static int take_lock(mlog *l) {
 /* The log's fd, opened without following a link, never waiting on a FIFO;
  * -1 with the message; -2 (nothing said) when it is missing and missing_ok. */
 static int open_log(mlog *l, int rootfd, int lock, int missing_ok) {
-  int fl = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
-  int fd =
-      openat(rootfd, FY_MOVES_LOG, lock ? fl | O_RDWR | O_CREAT | O_APPEND : fl | O_RDONLY, 0644);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) != 0) {
-    int e = errno;
-    if (fd >= 0)
-      close(fd);
-    if (e == ENOENT && missing_ok)
-      return -2;
+  int fd, fl = O_NOFOLLOW | (lock ? O_RDWR | O_CREAT | O_APPEND : O_RDONLY);
+  if (fy_openat_regular(rootfd, FY_MOVES_LOG, l->path, fl, NULL, &fd) == FERRY_OK)
+    return fd;
+  int e = errno;
+  if (e == ENOENT && missing_ok)
+    return -2;
+  if (e == ELOOP || e == ENOENT)
     fprintf(stderr, "ferry dupes: %s: %s\n", l->path,
-            e == ELOOP    ? "a symbolic link: refused (the undo log is a file of its own)"
-            : e == ENOENT ? "no undo log here (nothing was moved into this folder)"
-                          : strerror(e));
-    return -1;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    fprintf(stderr, "ferry dupes: %s: %s, not a file: refused\n", l->path,
-            fy_file_kind(st.st_mode));
-    close(fd);
-    return -1;
-  }
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  return fd;
+            e == ELOOP ? "a symbolic link: refused (the undo log is a file of its own)"
+                       : "no undo log here (nothing was moved into this folder)");
+  else
+    fprintf(stderr, "ferry dupes: %s\n", ferry_last_error());
+  return -1;
 }
 
 /* Whether fd is still the file the log's name names (not replaced between

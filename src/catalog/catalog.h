@@ -13,6 +13,7 @@
 #define FY_CATALOG_H
 
 #include "core/internal.h"
+#include "core/user_file.h" /* fy_path_under */
 #include "io/walk.h"
 
 #include <pthread.h>
@@ -175,9 +176,6 @@ typedef struct fy_found_list {
 int fy_scan(const char *const *roots, int nroots, int recursive, int all_files, fy_found_list *out,
             char ***canon);
 void fy_found_free(fy_found_list *l);
-
-/* Whether `path` is `root` or lies under it. */
-int fy_path_under(const char *path, const char *root);
 
 /* 1 when `path` no longer exists (lstat: ENOENT or ENOTDIR); any other
  * error is not taken as gone. */

@@ -184,13 +184,6 @@ static int by_path(const void *a, const void *b) {
   return strcmp(((const fy_found *)a)->path, ((const fy_found *)b)->path);
 }
 
-int fy_path_under(const char *path, const char *root) {
-  size_t n = strlen(root);
-  if (strncmp(path, root, n))
-    return 0;
-  return path[n] == '\0' || path[n] == '/' || (n && root[n - 1] == '/');
-}
-
 int fy_scan(const char *const *roots, int nroots, int recursive, int all_files, fy_found_list *out,
             char ***canon) {
   memset(out, 0, sizeof *out);

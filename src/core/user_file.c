@@ -21,24 +21,34 @@ const char *fy_file_kind(mode_t mode) {
                           : "an unknown kind of file";
 }
 
-int fy_open_regular(const char *path, struct stat *st, int *fdp) {
+int fy_openat_regular(int dir, const char *name, const char *shown, int flags, struct stat *st,
+                      int *fdp) {
   *fdp = -1;
+  shown = shown ? shown : name;
   /* O_NONBLOCK: open() of a FIFO would otherwise wait for a writer (and of
    * some devices for a carrier); the kind is known only once it is open. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0)
-    return fy_error(FERRY_EIO, "%s: cannot open: %s", path, strerror(errno));
+  int fd = openat(dir, name, flags | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0644);
+  if (fd < 0) {
+    int e = errno;
+    fy_error(FERRY_EIO, "%s: cannot open: %s", shown, strerror(e));
+    errno = e;
+    return FERRY_EIO;
+  }
   struct stat own;
   struct stat *s = st ? st : &own;
   if (fstat(fd, s) != 0) {
     int e = errno;
     close(fd);
-    return fy_error(FERRY_EIO, "%s: cannot stat: %s", path, strerror(e));
+    fy_error(FERRY_EIO, "%s: cannot stat: %s", shown, strerror(e));
+    errno = e;
+    return FERRY_EIO;
   }
   if (!S_ISREG(s->st_mode)) {
     close(fd);
-    return fy_error(FERRY_EINVAL, "%s: %s, not a regular file (refused: ferry reads files only)",
-                    path, fy_file_kind(s->st_mode));
+    fy_error(FERRY_EINVAL, "%s: %s, not a regular file (refused: ferry reads files only)", shown,
+             fy_file_kind(s->st_mode));
+    errno = EINVAL;
+    return FERRY_EINVAL;
   }
   /* blocking reads again: some file systems (FUSE) pass the flag on */
   int fl = fcntl(fd, F_GETFL);
@@ -46,6 +56,10 @@ int fy_open_regular(const char *path, struct stat *st, int *fdp) {
     fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
   *fdp = fd;
   return FERRY_OK;
+}
+
+int fy_open_regular(const char *path, struct stat *st, int *fd) {
+  return fy_openat_regular(AT_FDCWD, path, NULL, O_RDONLY, st, fd);
 }
 
 FILE *fy_fopen_regular(const char *path) {
@@ -134,12 +148,11 @@ static char *resolve_loose(const char *path) {
   return out;
 }
 
-/* Whether absolute path `p` is `root` or below it. */
-static int under(const char *p, const char *root) {
+int fy_path_under(const char *path, const char *root) {
   size_t n = strlen(root);
-  if (n == 1 && root[0] == '/')
-    return 1;
-  return !strncmp(p, root, n) && (p[n] == '\0' || p[n] == '/');
+  if (strncmp(path, root, n))
+    return 0;
+  return path[n] == '\0' || path[n] == '/' || (n && root[n - 1] == '/');
 }
 
 int fy_out_guard(const char *out, const char *input) {
@@ -159,7 +172,7 @@ int fy_out_guard(const char *out, const char *input) {
   if (!S_ISDIR(si.st_mode))
     return FERRY_OK;
   char *ro = resolve_loose(out), *ri = realpath(input, NULL);
-  int inside = ro && ri && under(ro, ri);
+  int inside = ro && ri && fy_path_under(ro, ri);
   free(ro);
   free(ri);
   if (inside)

@@ -29,8 +29,21 @@ const char *fy_file_kind(mode_t mode);
  * reads files only)". */
 int fy_open_regular(const char *path, struct stat *st, int *fd);
 
+/* The same rule for `name` relative to the folder fd `dir` (AT_FDCWD: as
+ * open()), opened with `flags` (O_RDONLY, or O_RDWR | O_CREAT | O_APPEND,
+ * with O_NOFOLLOW where a link must not be followed; mode 0644 when
+ * created); messages name `shown` (NULL: name). On failure errno is open()'s
+ * (ELOOP: a link under O_NOFOLLOW, ENOENT), or EINVAL for a file that is
+ * not regular. */
+int fy_openat_regular(int dir, const char *name, const char *shown, int flags, struct stat *st,
+                      int *fd);
+
 /* The same as a stdio stream ("rb"); NULL with the error recorded. */
 FILE *fy_fopen_regular(const char *path);
+
+/* 1 when `path` is `root` or below it, by their names (both absolute and
+ * canonical; a root ending in '/' holds what starts with it). */
+int fy_path_under(const char *path, const char *root);
 
 /* FERRY_OK when writing `out` cannot replace or land inside `input`; else
  * FERRY_EINVAL with the message "OUT: is the input INPUT ..." or "OUT:

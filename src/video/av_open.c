@@ -203,19 +203,18 @@ static int check_animation(const char *path, int fd, int64_t size, const AVForma
 
 int fy_av_has_demuxer(const char *name) { return av_find_input_format(name) != NULL; }
 
-/* The animation format the file's first bytes say (GIF, APNG or animated
- * WebP as libavformat names their demuxers), or NULL. */
+/* The animation format the file's first bytes say (still.c's probe: GIF,
+ * APNG or animated WebP) as libavformat names its demuxer, or NULL. */
 static const char *animation_demuxer(int fd, const char **kind) {
-  uint8_t h[16] = {0};
-  if (pread(fd, h, sizeof h, 0) < 12)
+  uint8_t h[4096];
+  ssize_t n = pread(fd, h, sizeof h, 0);
+  ferry_format f = FERRY_FORMAT_UNKNOWN;
+  if (n <= 0 || fy_video_still_head(h, (size_t)n, &f))
     return NULL;
-  if (!memcmp(h, "GIF8", 4))
-    return *kind = "a GIF", "gif";
-  if (!memcmp(h, "\x89PNG\r\n\x1a\n", 8))
-    return *kind = "a PNG (an APNG animation?)", "apng";
-  if (!memcmp(h, "RIFF", 4) && !memcmp(h + 8, "WEBP", 4))
-    return *kind = "a WebP", "webp_pipe";
-  return NULL;
+  return f == FERRY_FORMAT_GIF    ? (*kind = "a GIF", "gif")
+         : f == FERRY_FORMAT_PNG  ? (*kind = "an animated PNG", "apng")
+         : f == FERRY_FORMAT_WEBP ? (*kind = "an animated WebP", "webp_pipe")
+                                  : NULL;
 }
 
 /* The reason libavformat's error e means for this file. */

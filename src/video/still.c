@@ -40,7 +40,7 @@ int fy_video_still_head(const uint8_t *head, size_t n, ferry_format *format) {
     break;
   default: break;
   }
-  if (still && format)
+  if (format)
     *format = info.format;
   return still;
 }

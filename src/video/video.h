@@ -15,9 +15,10 @@ typedef struct fy_vdec fy_vdec;
 /* ------------------------------------- a user's file as a video (still.c) */
 
 /* 1 when the first n bytes of a file are a still image ferry's image probe
- * knows (*format its format), 0 for anything else: an animation (GIF, APNG,
- * animated WebP, an image-sequence HEIF), a video, or bytes the probe does
- * not know. */
+ * knows, 0 for anything else: an animation (GIF, APNG, animated WebP, an
+ * image-sequence HEIF), a video, or bytes the probe does not know. *format:
+ * the probe's format (an animation's too), FERRY_FORMAT_UNKNOWN untouched
+ * when it knows none. */
 int fy_video_still_head(const uint8_t *head, size_t n, ferry_format *format);
 /* FERRY_OK unless the open file fd of `path` is a still image: then
  * FERRY_EUNSUPPORTED, "PATH: a still image (JPEG), not a video; use `ferry

@@ -1,13 +1,17 @@
 """Crafted hostile files for tests/hostile/run.py, made from bytes here (no
 tool beyond Python's standard library): each function writes one file and
-returns its path. The kinds are those of the two attack reviews (issues 16
+returns its path (tests/gen/gen_hostile.py makes the decoders' JPEG, BMP
+and HEIC bytes; this file the rest). The kinds are those of the two attack reviews (issues 16
 and 52): decoder bombs (scans, pixels, frames, inflated bytes), truncated and
 garbled files, and containers whose boxes lie."""
 import pathlib
 import struct
+import sys
 import zlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "gen"))
+import gen_hostile  # noqa: E402  the decoders' crafted files, one place
 SAMPLE_JPEG = ROOT / "data" / "sample" / "class0" / "p0000.jpg"
 FIXTURES = ROOT / "tests" / "fixtures"
 
@@ -31,51 +35,21 @@ def _segments(jpeg):
     return out
 
 
-def _dqt_dht_gray():
-    """A one-table DQT (all 1s) and DHT tables (DC: one symbol, 0; AC: the
-    end-of-band run of 2^14 blocks, EOB14, and EOB0) for a flat grey image."""
-    dqt = b"\xff\xdb" + struct.pack(">H", 67) + b"\x00" + bytes([1] * 64)
-    # DC table 0: one code of length 1 for category 0
-    dc = bytes([0x00]) + bytes([1] + [0] * 15) + bytes([0])
-    # AC table 0 (class 1, id 0): codes of length 1 and 2 for EOB0 (0x00)
-    # and EOB14 (0xE0)
-    ac = bytes([0x10]) + bytes([1, 1] + [0] * 14) + bytes([0x00, 0xE0])
-    dht = b"\xff\xc4" + struct.pack(">H", 2 + len(dc) + len(ac)) + dc + ac
-    return dqt + dht
-
-
 def scan_bomb(path, side=4096, scans=5001):
     """A progressive grey JPEG of side x side whose AC scan repeats: each
     scan costs a pass over every block (the first review's 86 s, the
     second's 17 s at 1 MB), while the file stays small."""
-    sof = b"\xff\xc2" + struct.pack(">HBHHB", 11, 8, side, side, 1) + b"\x01\x11\x00"
-    blocks = (side // 8) ** 2
-    # DC first scan: every block's DC difference is category 0 (code '0')
-    dc_bits = blocks  # one 0 bit a block
-    dc_data = bytes((dc_bits + 7) // 8)
-    dc_scan = b"\xff\xda" + struct.pack(">HB", 8, 1) + b"\x01\x00" + b"\x00\x00\x00" + dc_data
-    # AC scan, band 1..63: EOB runs of 2^14 + extra bits (all ones: 2^15-1
-    # blocks a run would overflow; 14 zero bits give 2^14 blocks a run)
-    runs = -(-blocks // (1 << 14))
-    bits = "".join("10" + "0" * 14 for _ in range(runs))
-    bits += "1" * (-len(bits) % 8)
-    ac_data = bytes(int(bits[k:k + 8], 2) for k in range(0, len(bits), 8))
-    ac_data = ac_data.replace(b"\xff", b"\xff\x00")
-    ac_scan = b"\xff\xda" + struct.pack(">HB", 8, 1) + b"\x01\x00" + b"\x01\x3f\x00" + ac_data
-    body = b"\xff\xd8" + _dqt_dht_gray() + sof + dc_scan + ac_scan * (scans - 1) + b"\xff\xd9"
-    path.write_bytes(body)
+    path.write_bytes(gen_hostile.flat_progressive_jpeg(side, scans - 1))
     return path
 
 
 def bmp(path, width, height, keep_bytes=None):
     """A 24-bit BMP header for width x height; its pixel rows cut to
     keep_bytes (None: all of them; 0: none, the 54-byte header alone)."""
-    row = (width * 3 + 3) & ~3
-    size = row * height
-    head = b"BM" + struct.pack("<IHHI", 54 + size, 0, 0, 54)
-    head += struct.pack("<IiiHHIIiiII", 40, width, height, 1, 24, 0, size, 2835, 2835, 0, 0)
-    pixels = bytes((x * 7) & 0xFF for x in range(size if keep_bytes is None else keep_bytes))
-    path.write_bytes(head + pixels)
+    size = ((width * 3 + 3) & ~3) * height
+    kept = size if keep_bytes is None else keep_bytes
+    pixels = bytes((x * 7) & 0xFF for x in range(kept))
+    path.write_bytes(gen_hostile.bmp_header(width, height, size=54 + size) + pixels)
     return path
 
 
@@ -120,15 +94,10 @@ def jpeg_sof(path, marker):
     return path
 
 
-def flipped(path, source, count=50, start_fraction=0.5, seed=7):
-    """`source` with `count` bytes flipped (xor 0xFF) from start_fraction of
-    its length on, at a fixed pseudo-random spacing."""
-    data = bytearray(pathlib.Path(source).read_bytes())
-    at, step = int(len(data) * start_fraction), max(1, (len(data) // 3) // count)
-    for k in range(count):
-        p = at + (k * step + (seed * k * k) % step) % (len(data) - at)
-        data[p] ^= 0xFF
-    path.write_bytes(bytes(data))
+def flipped(path, source, flips=50, seed=7):
+    """`source` (an ISO BMFF file: HEIC, MP4) with `flips` bits flipped in
+    its mdat's payload."""
+    path.write_bytes(gen_hostile.garbled(pathlib.Path(source).read_bytes(), seed, flips))
     return path
 
 
