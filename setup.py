@@ -3,16 +3,21 @@ the ferry C library built from this checkout.
 
 How the library is built (FERRY_PY_LIB=auto|cmake|sources, default auto):
 
-  cmake    CMake builds libferry.a (target ferry_static) in build-py/, exactly
-           as `make` does, with the CUDA backend when CMake finds nvcc and
+  cmake    CMake builds libferry.a (target ferry_static) and the ferry command
+           (target ferry) in build/pip/, as `make` does but without -Werror, with the CUDA backend when CMake finds nvcc and
            nvJPEG. Its link dependencies come from the generated ferry.pc
            (`pkg-config --static`), plus the CUDA runtime when the archive
            needs it.
   sources  without CMake: src/**/*.c are compiled here (CPU only: CUDA
            sources are .cu files that only CMake builds).
 
+The ferry command (tools/*.c, the same program as `make`'s) goes into the
+package as ferry/_bin/ferry: the `ferry` entry point and `python -m ferry`
+exec it (ferry/_cli.py). A missing development package stops the build
+first, naming it (check_dev_packages).
+
 `auto` takes cmake when a `cmake` command is found. Everything is built under
-build-py/ (never build/, which belongs to `make`; FERRY_PY_BUILD_BASE=DIR
+build/pip/ (beside `make`'s CMake files in build/; FERRY_PY_BUILD_BASE=DIR
 names another, as `make wheel` does), unless
 FERRY_PY_CMAKE_BUILD=DIR names a CMake build directory that `make` already
 configured (`make test` passes its own, so the library is compiled once).
@@ -46,12 +51,18 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
-BUILD_BASE = os.environ.get("FERRY_PY_BUILD_BASE") or "build-py"
+# under build/ (the checkout's one ignored folder of outputs), never beside
+# the sources: `pip install .` leaves nothing else in the checkout
+BUILD_BASE = os.environ.get("FERRY_PY_BUILD_BASE") or os.path.join("build", "pip")
 sys.path.insert(0, os.path.join(ROOT, "python", "build_backend"))
 import ferry_cuda  # noqa: E402  (FERRY_CUDA, nvcc and nvjpeg.h: shared with the PEP 517 backend)
 # the libraries libferry links (pkg-config names), as CMakeLists.txt and ferry.pc.in have them
-CODEC_PKGS = ("libjpeg", "libpng", "libwebp", "libtiff-4", "libgif", "libheif", "libde265", "stb",
-              "libraw_r", "zlib", "jansson")
+# and the Debian package that has each (scripts/setup.sh installs them all)
+DEV_PKGS = {"libjpeg": "libjpeg62-turbo-dev", "libpng": "libpng-dev", "libwebp": "libwebp-dev",
+            "libtiff-4": "libtiff-dev", "libgif": "libgif-dev", "libheif": "libheif-dev",
+            "libde265": "libde265-dev", "stb": "libstb-dev", "libraw_r": "libraw-dev",
+            "zlib": "zlib1g-dev", "jansson": "libjansson-dev"}
+CODEC_PKGS = tuple(DEV_PKGS)
 STRICT = ["-std=c11", "-Wall", "-Wextra", "-Wno-unused-parameter"]
 
 
@@ -79,6 +90,23 @@ def pkg_config(args, env=None):
                          "ferry: the libjpeg, libpng, libwebp, libtiff, giflib, libheif, libde265, stb, LibRaw, zlib and jansson development packages and "
                          "pkg-config are needed (scripts/setup.sh installs them)")
     return shlex.split(out)
+
+
+def check_dev_packages():
+    """Stops the build before CMake or the compiler runs when a library
+    libferry links has no development package, naming the ones missing."""
+    if not shutil.which("pkg-config"):
+        raise SystemExit("ferry: pkg-config is not installed; it and the development packages "
+                         f"{' '.join(DEV_PKGS.values())} are needed to build ferry: "
+                         "scripts/setup.sh installs them (Debian: apt-get install pkg-config)")
+    missing = [name for name in DEV_PKGS
+               if subprocess.run(["pkg-config", "--exists", name]).returncode != 0]
+    if missing:
+        raise SystemExit(
+            "ferry: cannot build: pkg-config finds no " + ", ".join(missing) + ".\n"
+            "ferry: install the development packages " +
+            " ".join(DEV_PKGS[m] for m in missing) + " (Debian names; scripts/setup.sh "
+            "installs every package ferry needs), or point PKG_CONFIG_PATH at their .pc files")
 
 
 def cmake_cache(bdir):
@@ -117,6 +145,12 @@ class BuildExt(build_ext):
         super().initialize_options()
         self.parallel = os.cpu_count() or 1
 
+    def run(self):
+        # setuptools' build_ext builds in build_lib and copies to the source
+        # tree afterwards, clearing self.inplace meanwhile: remember it
+        self.in_place = bool(self.inplace)
+        super().run()
+
     def build_extension(self, ext):
         mode = os.environ.get("FERRY_PY_LIB", "auto")
         if mode == "auto":
@@ -128,6 +162,7 @@ class BuildExt(build_ext):
             raise SystemExit("ferry: FERRY_CUDA=1 but the library is compiled without CMake "
                              "(FERRY_PY_LIB=sources, or no cmake command): only CMake builds "
                              "the CUDA sources. Install cmake, or unset FERRY_CUDA")
+        check_dev_packages()
         bdir = None
         temp = os.path.abspath(self.build_temp)
         if mode == "cmake":
@@ -137,8 +172,11 @@ class BuildExt(build_ext):
                                  "CMake build directory")
             bdir = os.path.abspath(given) if given else os.path.join(temp, "cmake")
             objects, link = self.library_cmake(bdir, configure=not given)
+            command = os.path.join(bdir, "ferry")
         else:
             objects, link = self.library_sources(os.path.join(temp, "lib"))
+            command = self.command_sources(os.path.join(temp, "lib"), objects, link)
+        self.ship_command(command)
         defined, undefined = defined_symbols(objects)
         log("library: %s (%s CUDA)" % (
             mode, "with" if any(u.startswith("cuda") for u in undefined) else "no"))
@@ -154,11 +192,35 @@ class BuildExt(build_ext):
                 "'built without CUDA'; FERRY_CUDA=1 makes this an error")
         if not self.inplace:
             self.write_build_info(backends)
+        if self.in_place:  # make's build: the project's checks; a user's compiler may warn more
+            ext.extra_compile_args = ext.extra_compile_args + ["-Werror"]
         ext.extra_objects = objects
         # The library's internal symbols stay inside the extension.
         ext.extra_link_args = link + ["-Wl,--exclude-libs,ALL"]
         ext.depends = ext.depends + objects + self.headers()
         super().build_extension(ext)
+
+    def ship_command(self, command):
+        """The ferry command into the package, as ferry/_bin/ferry (run by
+        the `ferry` entry point and `python -m ferry`: ferry/_cli.py)."""
+        pkg = os.path.join(ROOT, "python", "ferry") if self.in_place else \
+            os.path.join(self.build_lib, "ferry")
+        dest = os.path.join(pkg, "_bin", "ferry")
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        shutil.copy2(command, dest)
+        log(f"the ferry command: {dest}")
+
+    def command_sources(self, odir, objects, link):
+        """tools/*.c compiled and linked with the library's objects (the
+        build without CMake): the same program as CMake's ferry target."""
+        tools = sorted(glob.glob(os.path.join(ROOT, "tools", "*.c")))
+        args = STRICT + ["-O2", "-D_GNU_SOURCE", "-I" + os.path.join(ROOT, "include"),
+                         "-I" + os.path.join(ROOT, "src"), "-I" + os.path.join(ROOT, "tools")]
+        tool_objects = self.compiler.compile(tools, output_dir=os.path.join(odir, "tools"),
+                                             extra_postargs=args)
+        self.compiler.link_executable(tool_objects + objects, "ferry", output_dir=odir,
+                                      extra_postargs=link)
+        return os.path.join(odir, "ferry")
 
     @staticmethod
     def headers():
@@ -212,9 +274,12 @@ class BuildExt(build_ext):
         configured, FERRY_PY_CMAKE_BUILD, which is only built)."""
         if configure or not os.path.exists(os.path.join(bdir, "CMakeCache.txt")):
             extra = shlex.split(os.environ.get("FERRY_CMAKE_ARGS", ""))
+            # a user's compiler may warn where ours does not: no -Werror here
             run(["cmake", "-S", ROOT, "-B", bdir, "-DCMAKE_BUILD_TYPE=Release",
-                 "-DFERRY_TESTS=OFF", *self.cuda_cmake_args(bdir), *extra])
-        run(["cmake", "--build", bdir, "--target", "ferry_static", "-j",
+                 "-DFERRY_TESTS=OFF", "-DFERRY_WERROR=OFF", *self.cuda_cmake_args(bdir),
+                 *extra])
+        # the library, and the ferry command (tools/) linked with it
+        run(["cmake", "--build", bdir, "--target", "ferry_static", "ferry", "-j",
              str(os.cpu_count() or 1)])
         archive = os.path.join(bdir, "libferry.a")
         env = dict(os.environ, PKG_CONFIG_PATH=bdir + os.pathsep +
@@ -397,7 +462,7 @@ ferry_ext = Extension(
                    glob.glob(os.path.join(ROOT, "python", "ferry", "_ext", "*.c"))),
     include_dirs=[os.path.join(ROOT, "include"), os.path.join(ROOT, "python", "ferry", "_ext")],
     define_macros=[("_GNU_SOURCE", None)],
-    extra_compile_args=STRICT + ["-Werror", "-O2"],
+    extra_compile_args=STRICT + ["-O2"],  # build_extension adds -Werror in place
 )
 
 setup(
