@@ -2,8 +2,9 @@
  * ferry.h — the one public header of the ferry library.
  *
  * ferry moves images from storage into training and inference: it decodes
- * JPEG/PNG/WebP/TIFF/GIF on every core, crops, resizes, flips, normalizes and batches
- * them into preallocated buffers.
+ * JPEG, PNG, WebP, TIFF, GIF, HEIC, AVIF, BMP and camera raw (DNG, CR2, NEF, ...)
+ * on every core, crops, resizes, flips, normalizes and batches them into
+ * preallocated buffers.
  *
  * Conventions
  *   - Every function that can fail returns an int status: FERRY_OK (0) or a

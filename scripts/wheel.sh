@@ -122,6 +122,8 @@ libs = sorted(n.split("/")[-1] for n in names if n.startswith("ferry.libs/"))
 ext = [n for n in names if n.startswith("ferry/_ferry") and n.endswith(".so")]
 if len(ext) != 1:
     sys.exit(f"wheel: want one ferry/_ferry*.so in the wheel, found {ext}")
+if "ferry/_bin/ferry" not in names:
+    sys.exit("wheel: the ferry command (ferry/_bin/ferry) is not in the wheel")
 print(f"wheel: {len(libs)} libraries vendored in ferry.libs/: {' '.join(libs)}")
 EOF
 say "$whl ($(du -h "$whl" | cut -f1)) in $(($(date +%s) - start)) s"
