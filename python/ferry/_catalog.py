@@ -16,7 +16,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _ferry
 from ._ferry import InvalidArgument
-from ._common import _choice, _compute_device, _default_workers
+from ._common import _choice, _compute_device, _default_workers, user_path
 from ._dedup import _MODES
 
 PathLike = Union[str, bytes, "os.PathLike[str]"]
@@ -84,12 +84,14 @@ _WARN_RUNS = 8
 
 def _paths(value: Any, what: str) -> list:
     if isinstance(value, (str, bytes, os.PathLike)):
-        return [value]
+        value = [value]
     try:
-        return list(value)
+        items = list(value)
     except TypeError:
         raise InvalidArgument(f"{what} must be a path or a sequence of paths, "
                               f"not {type(value).__name__}") from None
+    return [user_path(v, what) if isinstance(v, (str, bytes, os.PathLike)) else v
+            for v in items]
 
 
 def index_update(index: PathLike, roots: Union[PathLike, Sequence[PathLike]], *,
@@ -130,7 +132,7 @@ def index_update(index: PathLike, roots: Union[PathLike, Sequence[PathLike]], *,
         if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
             raise InvalidArgument(f"index_update: {name} must be an integer, not {v!r}")
     stats, errors = _ferry.index_update(
-        index, _paths(roots, "roots"), mode=_choice(_MODES, mode, "mode"),
+        user_path(index, "index", must_exist=False), _paths(roots, "index_update: roots"), mode=_choice(_MODES, mode, "mode"),
         hash_size=int(hash_size), threads=_default_workers() if threads is None else int(threads),
         device=_compute_device(device), rank=0 if rank is None else rank,
         world_size=1 if world_size is None else world_size, recursive=bool(recursive),

@@ -1,18 +1,44 @@
 """What the loader, the video reader and the hashing share: the Python
 forms of some arguments (sizes, devices, dtypes, normalisation, seconds),
 the video reader's option tables (the loader's options are the C library's
-registry's: ferry._ferry.loader_options()), and _Closable (close() and the context manager
-of the objects that own a C handle)."""
+registry's: ferry._ferry.loader_options()), _Closable (close() and the context manager
+of the objects that own a C handle), and user_path: the one reading of a path
+a user gives any entry point (~ expanded; nothing there is FileNotFoundError)."""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import sys
 from typing import Any, Dict, Optional, Sequence, Tuple, Union
 
 from . import _ferry
-from ._ferry import InvalidArgument
+from ._ferry import InvalidArgument, ReadError
+
+
+class MissingPathError(FileNotFoundError, ReadError):
+    """A path given to ferry names nothing: a FileNotFoundError, and a
+    ferry.ReadError (status EIO) as the C library's own read errors are."""
+
+    status = _ferry.EIO
+
+
+_PATTERN = re.compile(r"[*?\[{]")
+
+
+def user_path(path: Any, what: str, *, must_exist: bool = True, pattern: bool = False) -> Any:
+    """A path a user gave (str, bytes or os.PathLike) as ferry's entry points
+    read it: "~" and "~user" expanded, as a shell does; with must_exist, a
+    path that names nothing raises FileNotFoundError naming `what` and the
+    path. pattern: the path may be a shard pattern or glob ({000..009},
+    *, ?, [...]), left to the C library whenever it has one of those."""
+    p = os.path.expanduser(os.fspath(path))
+    if must_exist and not os.path.lexists(p):
+        text = os.fsdecode(p)
+        if not (pattern and _PATTERN.search(text)):
+            raise MissingPathError(errno.ENOENT, f"{what}: {text}: no such file or folder", text)
+    return p
 
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)

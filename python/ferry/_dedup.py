@@ -10,7 +10,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from . import _ferry
 from ._ferry import Error, InvalidArgument
-from ._common import _choice, _compute_device, _default_workers, _device_index
+from ._common import _choice, _compute_device, _default_workers, _device_index, user_path
 
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".tif", ".tiff",
@@ -123,7 +123,7 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
             if _is_pixels(item):
                 import numpy
                 return pick(h.hash_pixels(numpy.ascontiguousarray(item, dtype=numpy.uint8)))
-            return pick(h.hash_file(os.fspath(item)), item)
+            return pick(h.hash_file(user_path(item, "ferry.hash")), item)
         except Error:
             if on_error == "skip":
                 return None
@@ -139,7 +139,7 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
         # the GIL released
         threads = _default_workers() if workers is None else max(1, int(workers))
         items, _engine, note = _ferry.hash_files(
-            [os.fspath(x) for x in source], mode=_choice(_MODES, mode, "mode"), kinds=mask,
+            [user_path(x, "ferry.hash", must_exist=False) for x in source], mode=_choice(_MODES, mode, "mode"), kinds=mask,
             hash_size=int(hash_size), colorhash_bits=int(colorhash_bits), max_pixels=max_pixels,
             max_bytes=max_bytes, threads=threads, device=dev, progress=progress,
             engine_min_s=float(engine_min_s))
@@ -181,7 +181,7 @@ def _image_name(name: str) -> bool:
 def _image_files(roots: Sequence[PathLike], recursive: bool) -> List[str]:
     files: List[str] = []
     for root in roots:
-        root = os.fspath(root)
+        root = user_path(root, "find_duplicates")
         if os.path.isdir(root):
             if recursive:
                 for d, subdirs, names in os.walk(root):
@@ -229,7 +229,8 @@ def _search_devices(device: Any) -> Optional[List[int]]:
 
 
 def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "phash",
-                    threshold: int = 8, *, mode: str = "fast", hash_size: int = 8,
+                    threshold: Optional[int] = None, *, mode: str = "fast",
+                    hash_size: int = 16,
                     workers: Optional[int] = None, recursive: bool = True,
                     details: bool = False, device: Any = None,
                     progress: Optional[Callable[[int, int], Any]] = None,
@@ -240,6 +241,9 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
                     engine_min_s: float = 2.5) -> List[Any]:
     """Groups of near-duplicate images: files whose `kind` hashes are within
     `threshold` bits of each other, transitively (union-find over the pairs).
+    The defaults are `ferry hash` and `ferry dupes`'s: 256-bit hashes
+    (hash_size=16; 8: imagehash's 64 bits) and threshold=None, the command's
+    default for the kind and size (72 of 256 bits for phash).
 
     source: a directory (its JPEG, PNG, WebP, TIFF, GIF, HEIC, AVIF, BMP and camera raw files by
       extension, recursively), a
@@ -275,6 +279,7 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
     devices = _search_devices(search_device)
     refs = []
     for r in reference or []:
+        r = user_path(r, "find_duplicates: reference")
         if not os.path.isdir(r):
             raise InvalidArgument(f"find_duplicates: reference {os.fspath(r)!r} is not a folder")
         refs.append(os.path.realpath(r))
@@ -303,7 +308,8 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
             warnings.warn(f"ferry.find_duplicates: {note}: hashing on the CPU", RuntimeWarning,
                           stacklevel=2)
     # grouping and keepers in C: an in-memory catalog through ferry_dupes_find
-    groups = _ferry.find_groups(files, items, kind_name, int(threshold),
+    groups = _ferry.find_groups(files, items, kind_name,
+                                -1 if threshold is None else int(threshold),
                                 mode=_choice(_MODES, mode, "mode"), hash_size=int(hash_size),
                                 threads=0 if workers is None else int(workers), keep=keep,
                                 reference=refs, robust=bool(robust), devices=devices)

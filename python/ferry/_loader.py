@@ -11,6 +11,7 @@ from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, U
 
 from . import _ferry
 from ._ferry import InvalidArgument, StateError, Tensor
+from ._common import user_path
 from ._common import (
     _Closable, _DTYPE_NAMES, _OUTPUTS, _device_index, _dist_defaults,
     _dtype_name, _normalization, _size, _stall_ms)
@@ -505,7 +506,7 @@ def _source_arg(source: Any, labels: Any) -> Tuple[Any, Any]:
         if labels is not None:
             raise TypeError("labels= goes with a sequence of paths, not with a directory, "
                             "list file or shard pattern (whose labels come from the source)")
-        return os.fspath(source), None
+        return user_path(source, "Loader source", pattern=True), None
     try:
         items = list(source)
     except TypeError:
@@ -520,7 +521,7 @@ def _source_arg(source: Any, labels: Any) -> Tuple[Any, Any]:
     for i, x in enumerate(items):
         if not isinstance(x, (str, bytes, os.PathLike)):
             raise TypeError(f"source[{i}] must be a path, not {type(x).__name__}")
-        paths.append(os.fsencode(x))
+        paths.append(os.fsencode(user_path(x, "Loader source", must_exist=False)))
     if labels is None:
         return paths, None
     import array

@@ -11,6 +11,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 
 from . import _ferry
 from ._ferry import InvalidArgument, StateError, VideoBatch
+from ._common import user_path
 from ._common import (
     _Closable, _FILTERS, _LAYOUTS, _choice, _device_index, _dtype_code, _normalization, _size)
 
@@ -137,7 +138,7 @@ class VideoReader(_Closable):
                  copy: bool = False, strict: bool = False, nvdec_keep: int = 8):
         self._core = None  # so that close() and __del__ work after a failed __init__
         try:
-            self._path = os.fspath(path)
+            self._path = user_path(path, "VideoReader")
         except TypeError:
             raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}") \
                 from None

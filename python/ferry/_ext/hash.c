@@ -339,7 +339,7 @@ static void fs_strings_free(PyObject **enc, const char **strs, Py_ssize_t n) {
   free(strs);
 }
 
-/* find_groups(paths, items, kind, threshold, *, mode=0, hash_size=8,
+/* find_groups(paths, items, kind, threshold (-1: ferry dupes' default), *, mode=0, hash_size=8,
  * colorhash_bits=3, threads=0, keep=None, reference=None): hash_files' items (one per path) as an
  * in-memory catalog (ferry_catalog_new/add; each file's size and mtime
  * from stat), then ferry_dupes_find: the duplicate rules of `ferry dupes`
@@ -490,6 +490,8 @@ PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs) {
     return raise_status(FERRY_EINVAL, ferry_last_error());
   o.mode = (ferry_hash_mode)mode;
   o.kinds = FERRY_HASH_MASK(kind) | (so.robust ? FERRY_HASH_SIGNATURE : 0);
+  if (so.threshold < 0) /* threshold=None: the default of `ferry dupes` */
+    so.threshold = ferry_dupes_default_threshold(kind, o.hash_size);
   int bits = kind == FERRY_HASH_COLORHASH ? 14 * o.colorhash_bits : o.hash_size * o.hash_size;
   ferry_catalog *cat = NULL; /* the options checked before anything is read */
   ferry_dupes *d = NULL;
