@@ -60,7 +60,7 @@ from ._dedup import (  # noqa: F401
     _image_files, _is_pixels, _MODES)
 from ._search import hamming_pairs, hamming_topk  # noqa: F401
 from ._info import build_info  # noqa: F401
-from ._log import get_log_level, set_log_level  # noqa: F401
+from ._log import FerryWarning, get_log_level, set_log_level  # noqa: F401
 from ._catalog import (  # noqa: F401
     index_merge, index_rank_of, index_update, MissingRanksWarning)
 
@@ -75,13 +75,13 @@ __all__ = [
     "__version__",
 ]
 __all__ += ["hash_distance", "hash", "find_duplicates", "hamming_pairs", "hamming_topk"]
-__all__ += ["build_info", "set_log_level", "get_log_level"]
+__all__ += ["build_info", "set_log_level", "get_log_level", "FerryWarning"]
 __all__ += ["index_update", "index_merge", "index_rank_of", "MissingRanksWarning"]
 
 # The public objects are ferry's (their repr, pickling and help name the
 # package, as when they were defined in this file).
 for _obj in (SkippedFileWarning, Batch, Loader, decode, probe, VideoReader, hash, hash_distance,
              find_duplicates, build_info, index_update, index_merge, index_rank_of,
-             MissingRanksWarning, set_log_level, get_log_level):
+             MissingRanksWarning, set_log_level, get_log_level, FerryWarning):
     _obj.__module__ = __name__
 del _obj

@@ -19,6 +19,7 @@ IMAGE_SUFFIXES: Tuple[str, ...]
 _Path = Union[str, "os.PathLike[str]"]
 
 class SkippedFileWarning(UserWarning): ...
+class FerryWarning(UserWarning): ...
 
 class Batch(NamedTuple):
     images: Any

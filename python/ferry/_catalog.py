@@ -17,6 +17,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 from . import _ferry
 from ._ferry import InvalidArgument
 from ._common import _choice, _compute_device, _default_workers, user_path
+from ._log import emit_notices
 from ._dedup import _MODES
 
 PathLike = Union[str, bytes, "os.PathLike[str]"]
@@ -139,6 +140,7 @@ def index_update(index: PathLike, roots: Union[PathLike, Sequence[PathLike]], *,
         all_files=bool(all_files), retry_failed=bool(retry_failed), prune=bool(prune),
         engine_min_s=float(engine_min_s))
     stats["errors"] = [(path, message) for path, _status, message in errors]
+    emit_notices()
     return stats
 
 

@@ -11,6 +11,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 from . import _ferry
 from ._ferry import Error, InvalidArgument
 from ._common import _choice, _compute_device, _default_workers, _device_index, user_path
+from ._log import emit_notices
 
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".jpe", ".jfif", ".png", ".webp", ".tif", ".tiff",
@@ -113,6 +114,7 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
                           "8-bit grey, RGB or palette, or a GIF whose first image does not cover "
                           "the picture: ferry's 8-bit samples are not Pillow's)", RuntimeWarning,
                           stacklevel=3)
+        emit_notices(4)
         return out
 
     def one(item: Any) -> Any:
@@ -313,4 +315,5 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
                                 mode=_choice(_MODES, mode, "mode"), hash_size=int(hash_size),
                                 threads=0 if workers is None else int(workers), keep=keep,
                                 reference=refs, robust=bool(robust), devices=devices)
+    emit_notices()
     return groups if details else [[row[0] for row in g] for g in groups]

@@ -4,6 +4,8 @@ the C loader's ring) and the single-image functions decode and probe."""
 from __future__ import annotations
 
 import atexit
+import difflib
+import inspect
 import os
 import warnings
 import weakref
@@ -12,6 +14,7 @@ from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, U
 from . import _ferry
 from ._ferry import InvalidArgument, StateError, Tensor
 from ._common import user_path
+from ._log import emit_notices
 from ._common import (
     _Closable, _DTYPE_NAMES, _OUTPUTS, _device_index, _dist_defaults,
     _dtype_name, _normalization, _size, _stall_ms)
@@ -232,6 +235,7 @@ class Loader(_Closable):
             if name in _DATALOADER_NAMES:
                 raise TypeError(f"Loader() has no {name}= (a torch DataLoader keyword); "
                                 f"ferry's equivalent: {_DATALOADER_NAMES[name]}")
+            _check_keyword(name, options[name])
         cache_bytes = None
         if cache not in (None, False):
             # "memory": up to a quarter of the machine's RAM; an int: that many bytes
@@ -242,7 +246,8 @@ class Loader(_Closable):
             else:
                 raise InvalidArgument(f"cache must be None, 'memory' or a number of bytes, "
                                       f"not {cache!r}")
-        height, width = _size(size)
+        # None: the C library's default (its option registry), as PYTHON.md says
+        height, width = (None, None) if size is None else _size(size)
         dev = _device_index(device)
         if output not in _OUTPUTS:
             raise InvalidArgument(f"output must be one of {', '.join(_OUTPUTS)}, not {output!r}")
@@ -261,7 +266,8 @@ class Loader(_Closable):
             batch_size=batch_size, width=width, height=height,
             workers=0 if workers is None else workers,  # 0: the C library's one rule
             flip_prob=0.5 if flip is True else 0.0 if flip is False or flip is None else flip,
-            normalize=normalize, mean=mean3, std=std3, dtype=_dtype_name(dtype), rank=rank,
+            normalize=normalize, mean=mean3, std=std3,
+            dtype=None if dtype is None else _dtype_name(dtype), rank=rank,
             world_size=world_size, allow_dct_scaling=dct_scaling, device=dev,
             cache_bytes=cache_bytes, stall_timeout_ms=_stall_ms(stall_timeout),
             pin_memory=_pin_device(pin_memory) if dev < 0 else None)
@@ -279,8 +285,12 @@ class Loader(_Closable):
         self._skipped: List[Tuple[str, str]] = []
         self._reported: set = set()
         self._core = self._open()
+        if size is None:  # the size the C library's default gave
+            resolved = self._core.options
+            self._options.update(width=resolved["width"], height=resolved["height"])
         if dev >= 0 and output == "torch":
             self._torch_device = self._convert_to.torch.device("cuda", dev)
+        emit_notices()  # the open's notices (pin_memory, shards) as FerryWarning
 
     def _open(self) -> Any:
         # Without CUDA in the C library, device >= 0 fails here with
@@ -303,6 +313,7 @@ class Loader(_Closable):
 
     def __iter__(self) -> Iterator[Tuple[Any, Any]]:
         """Runs the next epoch: yields (images, labels)."""
+        emit_notices()  # the loader's threads' since the last call
         return self._start(None, records=False)
 
     def batches(self, epoch: Optional[int] = None) -> Iterator[Batch]:
@@ -497,6 +508,22 @@ def _pin_device(pin: Any) -> Optional[int]:
     except Exception:  # a torch without CUDA: the environment decides
         pass
     return int(os.environ.get("LOCAL_RANK", "0") or 0)
+
+
+def _check_keyword(name: str, value: Any) -> None:
+    """A keyword of **options: one of the C registry's options (the nearest
+    names suggested otherwise), a yes/no option given a bool, not a string
+    ("no" would be true)."""
+    registry = {o["name"]: o for o in _ferry.loader_options()}
+    if name not in registry:
+        known = [n for n in registry if n not in _PYTHON_NAMES]
+        known += [p for p in inspect.signature(Loader.__init__).parameters
+                  if p not in ("self", "options")]
+        near = difflib.get_close_matches(name, known, n=1)
+        raise TypeError(f"Loader() got an unexpected keyword argument {name!r}" +
+                        (f"; did you mean {near[0]!r}?" if near else ""))
+    if registry[name]["type"] == "bool" and isinstance(value, (str, bytes)):
+        raise TypeError(f"Loader(): {name}= takes True or False, not {value!r}")
 
 
 def _source_arg(source: Any, labels: Any) -> Tuple[Any, Any]:

@@ -3,12 +3,37 @@
 JPEG engine controller, where hashing and search spent their time) and
 FFmpeg's own log for the video files opened after it; "info" (the default)
 what ferry chose and what it skipped; "warning" only what was skipped or
-fell back."""
+fell back.
+
+The warning-level messages (notices: pin_memory unavailable, a shard's
+samples without an image, ...) are Python warnings of the category
+FerryWarning, raised when the ferry call that noticed them returns (those
+of the loader's threads at the next call into the loader, or at exit):
+warnings.simplefilter("error", ferry.FerryWarning) makes them errors,
+"ignore" silences them."""
 
 from __future__ import annotations
 
+import atexit
+import warnings
+
 from . import _ferry
 from ._ferry import InvalidArgument
+
+
+class FerryWarning(UserWarning):
+    """A notice of the C library's: something was skipped or fell back;
+    the run goes on."""
+
+
+def emit_notices(stacklevel: int = 3) -> None:
+    """The C library's notices since the last call, as FerryWarning
+    (stacklevel: the user's call that returned)."""
+    for message in _ferry.take_notices():
+        warnings.warn(f"ferry: {message}", FerryWarning, stacklevel=stacklevel)
+
+
+atexit.register(emit_notices, 2)
 
 _LEVELS = {"debug": _ferry.LOG_DEBUG, "info": _ferry.LOG_INFO, "warning": _ferry.LOG_WARNING}
 

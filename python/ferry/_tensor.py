@@ -84,6 +84,13 @@ def load_tensor(source: Any, size: Union[int, Sequence[int]] = 224, *, device: A
     if output not in ("auto", "torch", "numpy"):
         raise InvalidArgument(f"output must be 'auto', 'torch' or 'numpy', not {output!r}")
     target = _device_index(device)
+    if target >= 0 and output != "numpy":
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            raise ImportError(f"load_tensor(device={device!r}) gives a torch tensor on the GPU: "
+                              "install PyTorch (pip install torch, or pip install "
+                              "'ferry[torch]')") from None
     if target >= 0 and gpu_decode is not True:
         if output == "numpy":
             raise InvalidArgument('output="numpy" needs device="cpu"')

@@ -12,6 +12,7 @@ from typing import Any, Optional, Sequence, Tuple, Union
 from . import _ferry
 from ._ferry import InvalidArgument, StateError, VideoBatch
 from ._common import user_path
+from ._log import emit_notices
 from ._common import (
     _Closable, _FILTERS, _LAYOUTS, _choice, _device_index, _dtype_code, _normalization, _size)
 
@@ -175,6 +176,7 @@ class VideoReader(_Closable):
         # GPU/NVDEC, or a library built without libavcodec), TooLargeError
         # (an animation over the limits).
         self._core = _ferry.VideoReader(self._path, **self._options)
+        emit_notices()
 
     def __iter__(self) -> "VideoReader":
         return self

@@ -201,6 +201,11 @@ PyObject *py_index_update(PyObject *mod, PyObject *args, PyObject *kwargs);
 PyObject *py_index_merge(PyObject *mod, PyObject *args, PyObject *kwargs);
 PyObject *py_index_rank_of(PyObject *mod, PyObject *args);
 
+/* ------------------------------------------------------------------ log.c */
+
+void fyp_log_install(void);
+PyObject *py_take_notices(PyObject *mod, PyObject *unused);
+
 /* ---------------------------------------------------------------- video.c */
 
 extern PyTypeObject VideoReaderType, VideoBatchType;

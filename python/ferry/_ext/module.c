@@ -200,6 +200,9 @@ static PyMethodDef module_methods[] = {
     {"default_threads", (PyCFunction)py_default_threads, METH_NOARGS,
      "default_threads()\n--\n\nferry_default_threads(): the CPUs this process may run on, "
      "shared among torchrun's LOCAL_WORLD_SIZE processes of the node."},
+    {"take_notices", (PyCFunction)py_take_notices, METH_NOARGS,
+     "take_notices()\n--\n\nThe C library's warning-level messages since the last call, "
+     "oldest first (ferry/_log.py makes them ferry.FerryWarning)."},
     {"set_log_level", (PyCFunction)py_set_log_level, METH_O,
      "set_log_level(level)\n--\n\nferry_set_log_level: LOG_DEBUG, LOG_INFO (the default) or "
      "LOG_WARNING, the least level of the library's messages on stderr."},
@@ -264,6 +267,7 @@ PyMODINIT_FUNC PyInit__ferry(void) {
   PyObject *m = PyModule_Create(&module_def);
   if (!m)
     return NULL;
+  fyp_log_install();
   PyObject *base_dict = Py_BuildValue("{sOsO}", "status", Py_None, "reason", Py_None);
   if (!base_dict)
     goto fail;
