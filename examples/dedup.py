@@ -81,10 +81,12 @@ def main():
     p.add_argument("roots", nargs="+", help="directories (searched recursively) or files")
     p.add_argument("--kind", default="phash",
                    help="ahash, dhash, dhash_v, phash (default), whash, colorhash")
-    p.add_argument("--threshold", type=int, default=8, help="max Hamming distance (bits)")
+    p.add_argument("--threshold", type=int, default=None,
+                   help="max Hamming distance (bits; default: ferry dupes', 72 of 256 for phash)")
     p.add_argument("--mode", choices=["fast", "compatible"], default="fast",
                    help="compatible: imagehash's exact bits (a full decode, slower)")
-    p.add_argument("--hash-size", type=int, choices=[8, 16], default=8)
+    p.add_argument("--hash-size", type=int, choices=[8, 16], default=16,
+                   help="16: 256-bit hashes (default, as ferry hash); 8: imagehash's 64")
     p.add_argument("--workers", type=int, default=None, help="hashing threads (default: all)")
     p.add_argument("--device", default=None,
                    help="cuda or cuda:N: hash on a GPU too (fast mode: its JPEG engine)")

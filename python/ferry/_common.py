@@ -37,7 +37,8 @@ def user_path(path: Any, what: str, *, must_exist: bool = True, pattern: bool = 
     if must_exist and not os.path.lexists(p):
         text = os.fsdecode(p)
         if not (pattern and _PATTERN.search(text)):
-            raise MissingPathError(errno.ENOENT, f"{what}: {text}: no such file or folder", text)
+            raise MissingPathError(errno.ENOENT, f"{text}: cannot open ({what}): no such file or "
+                                   "folder", text)
     return p
 
 
