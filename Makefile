@@ -127,7 +127,7 @@ pytest-slow: py-ext
 	$(PYTEST) -m slow tests/python
 
 # The Python package as one self-contained manylinux wheel in dist/
-# (scripts/wheel.sh): the codec libraries vendored by auditwheel, video from a
+# (scripts/wheel.sh), with the ferry command (ferry/_bin/ferry): the codec libraries vendored by auditwheel, video from a
 # minimal static FFmpeg (WHEEL_VIDEO=0 leaves it out), the CUDA backend where
 # nvcc is found (FERRY_CUDA=1 requires it, FERRY_CUDA=0 leaves it out).
 .PHONY: wheel test-wheel
@@ -136,7 +136,9 @@ wheel: deps
 
 # That wheel installed into a clean venv (with NumPy and pytest only), and
 # tests/python run against it from outside the checkout
-# (scripts/wheel-test.sh); the ferry command and libferry.so come from $(BUILD).
+# (scripts/wheel-test.sh); the command-line tests' ferry and libferry.so come
+# from $(BUILD), the wheel's own ferry command (ferry/_bin/ferry: the entry
+# point, python -m ferry) is tested by test_packaging.py.
 # `make test` runs the package's own tests there (the command line's and the
 # corpus's ran against the checkout's build); `make test-full` all of them.
 WHEEL_TEST_MARKERS ?= not slow and not corpus and not cli
