@@ -9,7 +9,7 @@
 #      (H.264, HEVC, VP9; a few minutes on 2 cores, once: cached in
 #      ~/.cache/ferry/ffmpeg-min-<hash of that script>), linked into the
 #      extension; WHEEL_VIDEO=0 leaves video out;
-#   3. `pip wheel` of this checkout in build-wheel/py (never build-py/ or the
+#   3. `pip wheel` of this checkout in build-wheel/py (never build/pip/ or the
 #      in-place python/ferry), the CUDA backend built where nvcc is found
 #      (FERRY_CUDA=1 requires it, 0 leaves it out); the CUDA runtime is
 #      linked statically, libcuda, nvJPEG and NVDEC are loaded at run time;
