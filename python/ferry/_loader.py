@@ -218,7 +218,7 @@ class Loader(_Closable):
 
     def __init__(self, source: Union[str, "os.PathLike[str]", Sequence[Any]],
                  batch_size: int = 256,
-                 size: Union[int, Sequence[int]] = 224, *, device: Any = "cpu",
+                 size: Union[None, int, Sequence[int]] = 224, *, device: Any = "cpu",
                  dtype: Any = "uint8", mean: Optional[Sequence[float]] = None,
                  std: Optional[Sequence[float]] = None, normalize: Optional[bool] = None,
                  flip: Union[bool, float] = False, rank: Optional[int] = None,
