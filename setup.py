@@ -4,7 +4,8 @@ the ferry C library built from this checkout.
 How the library is built (FERRY_PY_LIB=auto|cmake|sources, default auto):
 
   cmake    CMake builds libferry.a (target ferry_static) and the ferry command
-           (target ferry) in build/pip/, as `make` does but without -Werror, with the CUDA backend when CMake finds nvcc and
+           (target ferry) in build/pip/, as `make` does but without -Werror,
+           with the CUDA backend when CMake finds nvcc and
            nvJPEG. Its link dependencies come from the generated ferry.pc
            (`pkg-config --static`), plus the CUDA runtime when the archive
            needs it.
