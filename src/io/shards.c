@@ -5,11 +5,13 @@
  * The tar format is read here rather than through libarchive because the
  * loader needs each image member's byte range (it reads samples by
  * position, several threads at once, with pread), which a streaming reader
- * does not give. Only uncompressed shards are taken. */
+ * does not give. Stream shards (pipe:, http(s), .tar.gz: io/shard_stream.c)
+ * are read once into memory and walked by the same code. */
 #include "io/shards.h"
 
 #include "catalog/json.h"
 #include "core/user_file.h"
+#include "io/shard_stream.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -32,7 +34,7 @@ static const char *const compressed[] = {".tar.gz", ".tgz",     ".tar.bz2",
 int fy_shards_spec(const char *spec) {
   if (!spec)
     return 0;
-  if (ends_with(spec, ".tar"))
+  if (ends_with(spec, ".tar") || !strncmp(spec, "pipe:", 5) || !strncmp(spec, "s3://", 5))
     return 1;
   for (size_t i = 0; i < sizeof compressed / sizeof *compressed; i++)
     if (ends_with(spec, compressed[i]))
@@ -469,8 +471,25 @@ static int flush(lister *l, pending *p, const char *shard, int32_t shard_id) {
   return FERRY_OK;
 }
 
+/* A shard's bytes as the listing reads them: a local .tar by position
+ * (fd), or a stream shard read whole into memory (mem, io/shard_stream.c). */
+typedef struct shard_in {
+  int fd;
+  const uint8_t *mem;
+  int64_t size;
+} shard_in;
+
 /* n bytes at off: 0, or -1 (errno set; 0 when the file ended first). */
-static int read_at(int fd, void *p, size_t n, int64_t off) {
+static int read_at(const shard_in *in, void *p, size_t n, int64_t off) {
+  if (in->mem) {
+    if (off < 0 || off > in->size || (int64_t)n > in->size - off) {
+      errno = 0;
+      return -1;
+    }
+    memcpy(p, in->mem + off, n);
+    return 0;
+  }
+  int fd = in->fd;
   size_t got = 0;
   while (got < n) {
     ssize_t k = pread(fd, (char *)p + got, n - got, (off_t)(off + (int64_t)got));
@@ -495,8 +514,8 @@ static int read_at(int fd, void *p, size_t n, int64_t off) {
  * decoded by its last extension (autodecode.py), so "a.b.c.jpg" is sample
  * "a"'s image and "a.b.c.cls" its label. For one key, a plain field ("jpg")
  * is preferred to a dotted one of the same kind ("b.c.jpg"). */
-static int member(lister *l, pending *p, const char *shard, int32_t id, int fd, const char *name,
-                  int64_t off, int64_t len) {
+static int member(lister *l, pending *p, const char *shard, int32_t id, const shard_in *fd,
+                  const char *name, int64_t off, int64_t len) {
   const char *base = strrchr(name, '/');
   base = base ? base + 1 : name;
   const char *dot = strchr(base, '.');
@@ -554,11 +573,23 @@ static int member(lister *l, pending *p, const char *shard, int32_t id, int fd, 
 /* Walks one shard's headers. */
 static int list_shard(lister *l, const char *shard, int32_t id) {
   struct stat st;
-  int fd;
-  int rc = fy_open_regular(shard, &st, &fd); /* a FIFO refused, never waited on */
-  if (rc)
-    return rc;
-  int64_t size = (int64_t)st.st_size, at = 0;
+  shard_in in = {.fd = -1};
+  int rc;
+  if (fy_shard_stream_is(shard)) { /* read once, whole: its members are kept in memory */
+    uint8_t *mem;
+    rc = fy_shard_stream_load(shard, &mem, &in.size);
+    if (rc)
+      return rc;
+    in.mem = l->src->shard_mem[id] = mem;
+    l->src->shard_mem_len[id] = in.size;
+  } else {
+    rc = fy_open_regular(shard, &st, &in.fd); /* a FIFO refused, never waited on */
+    if (rc)
+      return rc;
+    in.size = (int64_t)st.st_size;
+  }
+  const shard_in *fd = &in;
+  int64_t size = in.size, at = 0;
   pending p = {.has_key = 0};
   char longname[4096];
   int have_long = 0, have_size = 0;
@@ -621,7 +652,8 @@ static int list_shard(lister *l, const char *shard, int32_t id) {
   }
   if (rc == FERRY_OK)
     rc = flush(l, &p, shard, id);
-  close(fd);
+  if (in.fd >= 0)
+    close(in.fd);
   return rc;
 }
 
@@ -633,13 +665,8 @@ int fy_shards_open(fy_source *s, const char *what, char *const *shards, size_t n
   else if (n > FY_MAX_SHARDS)
     rc = fy_error(FERRY_ETOO_LARGE, "%s: more than %d shards", what, FY_MAX_SHARDS);
   for (size_t i = 0; i < n && rc == FERRY_OK; i++)
-    if (ends_with(shards[i], ".tar"))
+    if (ends_with(shards[i], ".tar") || fy_shard_stream_is(shards[i]))
       continue;
-    else if (fy_shards_spec(shards[i]))
-      rc = fy_error(FERRY_EUNSUPPORTED,
-                    "%s: a compressed shard: ferry reads samples from uncompressed .tar shards "
-                    "(decompress it, e.g. gunzip; JPEG members gain nothing from compression)",
-                    shards[i]);
     else
       rc = fy_error(FERRY_EUNSUPPORTED, "%s: not a .tar shard", shards[i]);
   if (rc == FERRY_OK)

@@ -28,6 +28,10 @@ typedef struct fy_source {
   int32_t *shard;
   int64_t *member_off, *member_len;
   int64_t member_cap;
+  /* a stream shard's bytes (pipe:, http(s), .tar.gz: io/shard_stream.c),
+   * read whole when listed; NULL for a local .tar read by position */
+  uint8_t **shard_mem;
+  int64_t *shard_mem_len;
 } fy_source;
 
 /* Opens `path`: WebDataset shards (a name ending in .tar, brace patterns
