@@ -35,6 +35,14 @@ void fy_shards_free_names(char **names, size_t n);
  * cannot be read as byte ranges. */
 int fy_shards_open(fy_source *src, const char *what, char *const *shards, size_t n);
 
+/* Member KEY.<field> of sample i's (webdataset's field: "txt", "json",
+ * "b.txt" for "KEY.b.txt"; case not told apart) into buf: *found 1 and
+ * *size its bytes, or *found 0 when the sample has none. The sample's
+ * members are read again (one read of its range; in memory for a stream
+ * shard). EUNSUPPORTED for a source that is not shards. */
+int fy_shards_field(const fy_source *src, int64_t i, const char *field, fy_buf *buf, size_t *size,
+                    int *found);
+
 /* The tar header at `block` (512 bytes): what kind of member it is. Exposed
  * for the unit test and the fuzz target. */
 typedef struct fy_tar_header {

@@ -339,7 +339,13 @@ int fy_source_grow_members(fy_source *s) {
   int64_t *n = realloc(s->member_len, (size_t)cap * sizeof *n);
   if (n)
     s->member_len = n;
-  if (!sh || !o || !n)
+  int64_t *b = realloc(s->sample_begin, (size_t)cap * sizeof *b);
+  if (b)
+    s->sample_begin = b;
+  int64_t *e = realloc(s->sample_end, (size_t)cap * sizeof *e);
+  if (e)
+    s->sample_end = e;
+  if (!sh || !o || !n || !b || !e)
     return fy_error(FERRY_ENOMEM, "out of memory listing shard members");
   s->member_cap = cap;
   return FERRY_OK;
@@ -385,6 +391,8 @@ int fy_source_add_from(fy_source *dst, const fy_source *from, int64_t i, const c
     dst->shard[j] = from->shard[i];
     dst->member_off[j] = from->member_off[i];
     dst->member_len[j] = from->member_len[i];
+    dst->sample_begin[j] = from->sample_begin[i];
+    dst->sample_end[j] = from->sample_end[i];
   }
   return rc;
 }
@@ -417,6 +425,8 @@ void fy_source_free(fy_source *s) {
   free(s->shard_mem);
   free(s->shard_mem_len);
   free(s->shard);
+  free(s->sample_begin);
+  free(s->sample_end);
   free(s->member_off);
   free(s->member_len);
   free(s->paths);

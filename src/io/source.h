@@ -27,6 +27,7 @@ typedef struct fy_source {
   int32_t nshards;
   int32_t *shard;
   int64_t *member_off, *member_len;
+  int64_t *sample_begin, *sample_end; /* all of the sample's members: their byte range */
   int64_t member_cap;
   /* a stream shard's bytes (pipe:, http(s), .tar.gz: io/shard_stream.c),
    * read whole when listed; NULL for a local .tar read by position */

@@ -26,6 +26,10 @@ def add(t, name, data):
     t.addfile(info, io.BytesIO(data))
 
 
+def caption(i):
+    return f"a photo, number {i}".encode() * (1 + i % 5)
+
+
 @pytest.fixture(scope="module")
 def shards(tmp_path_factory, sample):
     """data/sample's images (the truncated one among them) as 3 plain shards
@@ -39,6 +43,9 @@ def shards(tmp_path_factory, sample):
             for i, f in enumerate(files[s * per:(s + 1) * per], start=s * per):
                 add(t, f"k{i:04d}{f.suffix.lower()}", f.read_bytes())
                 add(t, f"k{i:04d}.cls", str(i % 4).encode())
+                add(t, f"k{i:04d}.txt", caption(i))
+                if i % 3:  # a third of the samples without json: None there
+                    add(t, f"k{i:04d}.json", b'{"i": %d}' % i)
         raw = (d / f"s-{s}.tar").read_bytes()
         (d / f"s-{s}.tar.gz").write_bytes(gzip.compress(raw))
     return d
@@ -62,15 +69,18 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
 
 def read_all(spec, **kw):
     """(keys, labels, pixels) of epoch 0, in the batches' order."""
-    keys, labels, pix = [], [], []
-    with ferry.Loader(spec, **{**KW, **kw}) as L:
+    keys, labels, pix, fields = [], [], [], []
+    with ferry.Loader(spec, **{**KW, **kw}, fields=("txt", "json")) as L:
         for b in L.batches(0):
+            assert set(b.fields) == {"txt", "json"}
+            assert len(b.fields["txt"]) == len(b.fields["json"]) == b.images.shape[0]
+            fields += list(zip(b.fields["txt"], b.fields["json"]))
             for i in np.asarray(b.indices):
                 keys.append(L.path(int(i)).rsplit(":", 1)[1])
             labels += [int(x) for x in np.asarray(b.labels)]
             pix.append(np.array(np.asarray(b.images), copy=True))
         skipped = sorted(p.rsplit(":", 1)[1] for p, _ in L.skipped)
-    return keys, labels, np.concatenate(pix), skipped
+    return keys, labels, np.concatenate(pix), skipped, fields
 
 
 def specs(d, url):
@@ -93,15 +103,24 @@ def test_streams_equal_local_shards(shards, server, shuffle):
         assert got[1] == local[1], what
         np.testing.assert_array_equal(got[2], local[2], err_msg=what)
         assert got[3] == local[3], what
+        assert got[4] == local[4], what
+    # the fields are each sample's own, in the batch's order
+    for key, (txt, js) in zip(local[0], local[4]):
+        i = int(key[1:5])
+        assert txt == caption(i), key
+        assert js == (b'{"i": %d}' % i if i % 3 else None), key
+    assert any(js is None for _, js in local[4])
 
 
 def test_same_keys_as_webdataset(shards, server):
     wds = pytest.importorskip("webdataset", reason="webdataset not installed: the reference "
                               "reader of this test (pip install webdataset)")
     for spec in (f"pipe:cat {shards}/s-{{0..2}}.tar", f"{server}/s-{{0..2}}.tar.gz"):
-        ref = [(s["__key__"], int(s["cls"])) for s in wds.WebDataset(spec, shardshuffle=False)]
+        ref = [(s["__key__"], int(s["cls"]), s["txt"], s.get("json"))
+               for s in wds.WebDataset(spec, shardshuffle=False)]
         with ferry.Loader(spec, **KW, shuffle=False) as L:
-            ours = [(L.path(i).rsplit(":", 1)[1].split(".")[0], L.label(i))
+            ours = [(L.path(i).rsplit(":", 1)[1].split(".")[0], L.label(i),
+                     L._core.field(i, "txt"), L._core.field(i, "json"))
                     for i in range(L.source_size)]
         assert ours == ref, spec
 
@@ -136,3 +155,19 @@ def test_stream_errors_name_the_shard(shards, server, tmp_path):
         with pytest.raises(ferry.Error) as e:
             ferry.Loader(src, batch_size=4, size=16, output="numpy")
         assert msg in str(e.value), (src, str(e.value))
+
+
+def test_fields_of_plain_files_refused(sample):
+    with pytest.raises(ferry.Error) as e:
+        ferry.Loader(str(sample), **KW, fields=("txt",))
+    assert "field \"txt\": the source is not WebDataset shards" in str(e.value)
+    with pytest.raises(ferry.InvalidArgument):
+        ferry.Loader(str(sample), **KW, fields=(".txt",))
+
+
+def test_fields_in_tuple_iteration(shards):
+    with ferry.Loader(f"pipe:cat {shards}/s-0.tar", **KW, shuffle=True, seed=3,
+                      fields="txt") as L:
+        for images, labels, fields in L:
+            assert list(fields) == ["txt"] and len(fields["txt"]) == images.shape[0]
+            assert all(t.startswith(b"a photo, number ") for t in fields["txt"])
