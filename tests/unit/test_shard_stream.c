@@ -54,6 +54,20 @@ static int open1(fy_source *s, const char *path) {
   return fy_shards_open(s, path, (char *const *)&path, 1);
 }
 
+/* Sample i's field `f`: `text`, or absent when text is NULL. */
+static void field_is(const char *what, const fy_source *s, int64_t i, const char *f,
+                     const char *text) {
+  fy_buf b = {0};
+  size_t n = 99;
+  int found = -1;
+  int rc = fy_shards_field(s, i, f, &b, &n, &found);
+  CHECK_MSG(rc == FERRY_OK && found == (text != NULL) &&
+                (!text || (n == strlen(text) && !memcmp(b.p, text, n))),
+            "%s: sample %lld field %s: rc %d found %d n %zu: %s", what, (long long)i, f, rc, found,
+            n, ferry_last_error());
+  fy_buf_free(&b);
+}
+
 /* s holds what `want` holds: paths after the shard's name, labels, bytes. */
 static void same_samples(const char *what, fy_source *s, fy_source *want) {
   CHECK_MSG(s->count == want->count, "%s: %lld samples, want %lld", what, (long long)s->count,
@@ -80,6 +94,13 @@ static void same_samples(const char *what, fy_source *s, fy_source *want) {
   }
   fy_buf_free(&a);
   fy_buf_free(&b);
+  /* the fields beside the images: the key's members only, the long name's too */
+  field_is(what, s, 0, "cls", "3");
+  field_is(what, s, 0, "json", NULL);
+  field_is(what, s, 1, "json", "{\"label\": 7}");
+  field_is(what, s, 1, "cls", NULL); /* c.cls is the next key's */
+  field_is(what, s, 2, "x.txt", "a caption under a long name");
+  field_is(what, s, 2, "TXT", "plain");
 }
 
 static void refused(const char *path, int want_rc, const char *want) {
@@ -115,6 +136,9 @@ int main(void) {
   tw_file(&t, "b.json", "{\"label\": 7}");
   tw_file(&t, "c.cls", "1"); /* no image: left out */
   tw_member(&t, USTAR, "d.webp", '0', big + 9, 0);
+  tw_file(&t, "d.txt", "plain");
+  tw_gnu_long(&t, "d.x.txt"); /* the name given by a GNU long-name header */
+  tw_member(&t, GNU, "header-name-not-used", '0', "a caption under a long name", 27);
   tw_end(&t);
   const char *plain = save("s.tar", t.p, t.n);
   size_t n1, n3;
