@@ -67,21 +67,114 @@ static int grow(bytes *b, size_t need, const char *name) {
   return FERRY_OK;
 }
 
-/* Everything fd gives until its end. */
-static int read_all(int fd, const char *name, bytes *b) {
-  for (;;) {
-    int rc = grow(b, 1 << 16, name);
+/* Where a stream's bytes go as they arrive: kept as they are, or inflated
+ * when they start with gzip's magic bytes (sniffed from the first two). */
+typedef struct sink {
+  const char *name;
+  bytes out;
+  uint8_t head[2];
+  size_t nhead;
+  int mode;  /* 0: not known yet, 1: plain, 2: gzip */
+  int ended; /* gzip: the last member's end seen, nothing after it yet */
+  size_t fed;
+  z_stream z;
+} sink;
+
+static int inflate_some(sink *k, const uint8_t *p, size_t n) {
+  k->z.next_in = (uint8_t *)p;
+  while (n) {
+    uInt in = n > (1u << 30) ? 1u << 30 : (uInt)n;
+    k->z.avail_in = in;
+    int rc = grow(&k->out, 1 << 20, k->name);
     if (rc)
       return rc;
-    ssize_t k = read(fd, b->p + b->len, b->cap - b->len);
-    if (k < 0 && errno == EINTR)
-      continue;
-    if (k < 0)
-      return fy_error(FERRY_EIO, "%s: read failed: %s", name, strerror(errno));
-    if (k == 0)
-      return FERRY_OK;
-    b->len += (size_t)k;
+    size_t room = k->out.cap - k->out.len;
+    uInt avail = room > (1u << 30) ? 1u << 30 : (uInt)room;
+    k->z.avail_out = avail;
+    k->z.next_out = k->out.p + k->out.len;
+    if (k->ended) { /* more after a member's end: the next member of a concatenated gzip */
+      inflateReset(&k->z);
+      k->ended = 0;
+    }
+    int zr = inflate(&k->z, Z_NO_FLUSH);
+    n -= in - k->z.avail_in;
+    k->fed += in - k->z.avail_in;
+    k->out.len += avail - k->z.avail_out;
+    if (zr == Z_STREAM_END)
+      k->ended = 1;
+    else if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT)
+      return fy_error(FERRY_ECORRUPT, "%s: damaged gzip stream at compressed byte %zu: %s", k->name,
+                      k->fed, k->z.msg ? k->z.msg : "bad data");
+    else if (zr == Z_MEM_ERROR)
+      return fy_error(FERRY_ENOMEM, "%s: out of memory decompressing", k->name);
   }
+  return FERRY_OK;
+}
+
+static int sink_put(sink *k, const uint8_t *p, size_t n) {
+  if (k->mode == 0) {
+    while (n && k->nhead < 2) {
+      k->head[k->nhead++] = *p++;
+      n--;
+    }
+    if (k->nhead < 2)
+      return FERRY_OK;
+    k->mode = k->head[0] == 0x1f && k->head[1] == 0x8b ? 2 : 1;
+    if (k->mode == 2 && inflateInit2(&k->z, 15 + 16) != Z_OK) {
+      k->mode = 3; /* nothing to end */
+      return fy_error(FERRY_ENOMEM, "%s: out of memory starting zlib", k->name);
+    }
+    int rc = sink_put(k, k->head, 2);
+    return rc ? rc : sink_put(k, p, n);
+  }
+  if (k->mode == 2)
+    return inflate_some(k, p, n);
+  int rc = grow(&k->out, n, k->name);
+  if (rc == FERRY_OK && n) {
+    memcpy(k->out.p + k->out.len, p, n);
+    k->out.len += n;
+  }
+  return rc;
+}
+
+/* The stream ended: a short one kept as it is, a gzip one checked. */
+static int sink_end(sink *k) {
+  int rc = FERRY_OK;
+  if (k->mode == 0 && k->nhead) {
+    k->mode = 1;
+    rc = sink_put(k, k->head, k->nhead);
+  }
+  if (k->mode == 2 && !k->ended)
+    rc = fy_error(FERRY_ECORRUPT,
+                  "%s: the gzip stream is cut short (truncated after %zu compressed bytes)",
+                  k->name, k->fed);
+  return rc;
+}
+
+static void sink_free(sink *k) {
+  if (k->mode == 2)
+    inflateEnd(&k->z);
+  free(k->out.p);
+}
+
+/* Everything fd gives until its end, into the sink. */
+static int read_all(int fd, sink *k) {
+  static const size_t chunk = 1 << 20;
+  uint8_t *buf = malloc(chunk);
+  if (!buf)
+    return fy_error(FERRY_ENOMEM, "%s: out of memory reading the shard", k->name);
+  int rc = FERRY_OK;
+  for (;;) {
+    ssize_t n = read(fd, buf, chunk);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      rc = fy_error(FERRY_EIO, "%s: read failed: %s", k->name, strerror(errno));
+    if (n <= 0 || (rc = sink_put(k, buf, (size_t)n)))
+      break;
+  }
+  free(buf);
+  return rc;
 }
 
 /* What curl's exit status says (the ones a shard's fetch meets). */
@@ -100,7 +193,7 @@ static const char *curl_why(int code) {
 }
 
 /* Runs argv with its standard output into b; its exit status checked. */
-static int run_command(const char *name, char *const argv[], int url, bytes *b) {
+static int run_command(const char *name, char *const argv[], int url, sink *b) {
   int fds[2];
   if (pipe(fds))
     return fy_error(FERRY_EIO, "%s: cannot open: pipe: %s", name, strerror(errno));
@@ -119,7 +212,7 @@ static int run_command(const char *name, char *const argv[], int url, bytes *b) 
       return fy_error(FERRY_EUNSUPPORTED, "%s: cannot open: %s", name, curl_why(127));
     return fy_error(FERRY_EIO, "%s: cannot open: cannot run %s: %s", name, argv[0], strerror(err));
   }
-  int rc = read_all(fds[0], name, b);
+  int rc = read_all(fds[0], b);
   close(fds[0]);
   if (rc)
     kill(pid, SIGTERM); /* out of memory: the command stopped, not waited on forever */
@@ -140,52 +233,6 @@ static int run_command(const char *name, char *const argv[], int url, bytes *b) 
   return FERRY_OK;
 }
 
-/* b's gzip stream (one or more members) decompressed into out. */
-static int gunzip(const char *name, const bytes *b, bytes *out) {
-  z_stream z;
-  memset(&z, 0, sizeof z);
-  if (inflateInit2(&z, 15 + 16) != Z_OK)
-    return fy_error(FERRY_ENOMEM, "%s: out of memory starting zlib", name);
-  z.next_in = b->p;
-  int rc = FERRY_OK;
-  size_t left = b->len;
-  int ended = 0;
-  while (rc == FERRY_OK) {
-    if ((rc = grow(out, b->len > (1 << 20) ? b->len : 1 << 20, name)))
-      break;
-    uInt in = left > (1u << 30) ? 1u << 30 : (uInt)left;
-    z.avail_in = in;
-    size_t room = out->cap - out->len;
-    z.avail_out = room > (1u << 30) ? 1u << 30 : (uInt)room;
-    uInt out_before = z.avail_out;
-    z.next_out = out->p + out->len;
-    int zr = inflate(&z, Z_NO_FLUSH);
-    left -= in - z.avail_in;
-    out->len += out_before - z.avail_out;
-    if (zr == Z_STREAM_END) {
-      ended = 1;
-      if (!left)
-        break;
-      inflateReset(&z); /* the next member of a concatenated gzip */
-      ended = 0;
-      continue;
-    }
-    if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT)
-      rc = fy_error(FERRY_ECORRUPT, "%s: damaged gzip stream at compressed byte %zu: %s", name,
-                    b->len - left, z.msg ? z.msg : "bad data");
-    else if (zr == Z_MEM_ERROR)
-      rc = fy_error(FERRY_ENOMEM, "%s: out of memory decompressing", name);
-    else if (zr == Z_BUF_ERROR && !left)
-      break; /* no input left and not at the end: cut short */
-  }
-  inflateEnd(&z);
-  if (rc == FERRY_OK && !ended)
-    rc = fy_error(FERRY_ECORRUPT,
-                  "%s: the gzip stream is cut short (truncated after %zu compressed bytes)", name,
-                  b->len);
-  return rc;
-}
-
 int fy_shard_stream_load(const char *name, uint8_t **data, int64_t *len) {
   *data = NULL;
   *len = 0;
@@ -198,36 +245,46 @@ int fy_shard_stream_load(const char *name, uint8_t **data, int64_t *len) {
       return fy_error(FERRY_EUNSUPPORTED,
                       "%s: %s compression is not read; give \"pipe:%s %s\" (or decompress it)",
                       name, other_codecs[i][0] + 5, other_codecs[i][1], name);
-  bytes raw = {0};
+  sink k = {.name = name};
   int rc;
   if (!strncmp(name, "pipe:", 5)) {
     char *argv[] = {"/bin/sh", "-c", (char *)name + 5, NULL};
-    rc = run_command(name, argv, 0, &raw);
+    rc = run_command(name, argv, 0, &k);
   } else if (is_url(name)) {
     char *argv[] = {"curl", "-f", "-s", "-L", "--connect-timeout", "30", (char *)name, NULL};
-    rc = run_command(name, argv, 1, &raw);
+    rc = run_command(name, argv, 1, &k);
   } else {
     int fd;
-    rc = fy_open_regular(name, NULL, &fd);
+    struct stat st;
+    rc = fy_open_regular(name, &st, &fd);
     if (rc == FERRY_OK) {
-      rc = read_all(fd, name, &raw);
+      /* room for what it holds: gzip's trailer gives the size (mod 2^32) */
+      uint8_t isize[4];
+      size_t want = (size_t)st.st_size;
+      if (st.st_size >= 18 && pread(fd, isize, 4, st.st_size - 4) == 4) {
+        size_t z = (size_t)isize[0] | (size_t)isize[1] << 8 | (size_t)isize[2] << 16 |
+                   (size_t)isize[3] << 24;
+        if (z > want && z / 16 < want) /* a trailer's claim, believed within 16x */
+          want = z;
+      }
+      if (grow(&k.out, want + 1024, name)) /* only room ahead: without it, grown as read */
+        fy_error_clear();
+      rc = read_all(fd, &k);
       close(fd);
     }
   }
-  if (rc == FERRY_OK && raw.len >= 2 && raw.p[0] == 0x1f && raw.p[1] == 0x8b) {
-    bytes out = {0};
-    rc = gunzip(name, &raw, &out);
-    free(raw.p);
-    raw = out;
-  } else if (rc == FERRY_OK && strncmp(name, "pipe:", 5) &&
-             (ends_with(name, ".gz") || ends_with(name, ".tgz"))) { /* a command may decompress */
+  if (rc == FERRY_OK)
+    rc = sink_end(&k);
+  if (rc == FERRY_OK && k.mode != 2 && strncmp(name, "pipe:", 5) &&
+      (ends_with(name, ".gz") || ends_with(name, ".tgz"))) /* a command may decompress */
     rc = fy_error(FERRY_ECORRUPT, "%s: named as gzip but not a gzip stream", name);
-  }
   if (rc) {
-    free(raw.p);
+    sink_free(&k);
     return rc;
   }
-  *data = raw.p;
-  *len = (int64_t)raw.len;
+  if (k.mode == 2)
+    inflateEnd(&k.z);
+  *data = k.out.p;
+  *len = (int64_t)k.out.len;
   return FERRY_OK;
 }
