@@ -7,6 +7,7 @@
 #include "core/user_file.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdlib.h>
@@ -77,6 +78,8 @@ typedef struct sink {
   int mode;  /* 0: not known yet, 1: plain, 2: gzip */
   int ended; /* gzip: the last member's end seen, nothing after it yet */
   size_t fed;
+  int wait_ms; /* a pipe's longest wait for data, -1 for ever; 0: a file, not polled */
+  int stalled; /* that wait ran out */
   z_stream z;
 } sink;
 
@@ -165,6 +168,20 @@ static int read_all(int fd, sink *k) {
     return fy_error(FERRY_ENOMEM, "%s: out of memory reading the shard", k->name);
   int rc = FERRY_OK;
   for (;;) {
+    if (k->wait_ms) {
+      struct pollfd p = {.fd = fd, .events = POLLIN};
+      int r = poll(&p, 1, k->wait_ms);
+      if (r < 0 && errno == EINTR)
+        continue;
+      if (r == 0) {
+        k->stalled = 1;
+        rc = fy_error(FERRY_ETIMEOUT,
+                      "%s: cannot open: nothing received for %d ms, stopped (stall_timeout_ms; "
+                      "ferry load --stall-timeout, Python stall_timeout=)",
+                      k->name, k->wait_ms);
+        break;
+      }
+    }
     ssize_t n = read(fd, buf, chunk);
     if (n < 0 && errno == EINTR)
       continue;
@@ -202,9 +219,16 @@ static int run_command(const char *name, char *const argv[], int url, sink *b) {
   posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
   posix_spawn_file_actions_addclose(&fa, fds[0]);
   posix_spawn_file_actions_addclose(&fa, fds[1]);
+  /* its own process group: a stall stops the whole pipeline it runs
+   * ("curl ... | gunzip"), not only the shell */
+  posix_spawnattr_t at;
+  posix_spawnattr_init(&at);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&at, 0);
   pid_t pid;
-  int err = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
+  int err = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
   close(fds[1]);
   if (err) {
     close(fds[0]);
@@ -215,7 +239,7 @@ static int run_command(const char *name, char *const argv[], int url, sink *b) {
   int rc = read_all(fds[0], b);
   close(fds[0]);
   if (rc)
-    kill(pid, SIGTERM); /* out of memory: the command stopped, not waited on forever */
+    kill(-pid, SIGKILL); /* stalled or out of memory: the command stopped, not waited on */
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
@@ -233,7 +257,7 @@ static int run_command(const char *name, char *const argv[], int url, sink *b) {
   return FERRY_OK;
 }
 
-int fy_shard_stream_load(const char *name, uint8_t **data, int64_t *len) {
+int fy_shard_stream_load(const char *name, int stall_ms, uint8_t **data, int64_t *len) {
   *data = NULL;
   *len = 0;
   if (!strncmp(name, "s3://", 5))
@@ -245,7 +269,7 @@ int fy_shard_stream_load(const char *name, uint8_t **data, int64_t *len) {
       return fy_error(FERRY_EUNSUPPORTED,
                       "%s: %s compression is not read; give \"pipe:%s %s\" (or decompress it)",
                       name, other_codecs[i][0] + 5, other_codecs[i][1], name);
-  sink k = {.name = name};
+  sink k = {.name = name, .wait_ms = stall_ms == 0 ? 60000 : stall_ms < 0 ? -1 : stall_ms};
   int rc;
   if (!strncmp(name, "pipe:", 5)) {
     char *argv[] = {"/bin/sh", "-c", (char *)name + 5, NULL};
@@ -256,6 +280,7 @@ int fy_shard_stream_load(const char *name, uint8_t **data, int64_t *len) {
   } else {
     int fd;
     struct stat st;
+    k.wait_ms = 0; /* a regular file: read, not polled */
     rc = fy_open_regular(name, &st, &fd);
     if (rc == FERRY_OK) {
       /* room for what it holds: gzip's trailer gives the size (mod 2^32) */

@@ -17,7 +17,9 @@ int fy_shard_stream_is(const char *name);
  * *len bytes; free() it). Errors name the shard and the reason: a command
  * that fails or exits non-zero, an HTTP error or a server that cannot be
  * reached, a gzip stream cut short or damaged, a compression not read
- * (.bz2, .xz, .zst, .lz4: with the pipe: to use), s3:// (with the pipe:). */
-int fy_shard_stream_load(const char *name, uint8_t **data, int64_t *len);
+ * (.bz2, .xz, .zst, .lz4: with the pipe: to use), s3:// (with the pipe:);
+ * a command or server that sends nothing for `stall_ms` (0: 60 s; < 0:
+ * never) is stopped, FERRY_ETIMEOUT. */
+int fy_shard_stream_load(const char *name, int stall_ms, uint8_t **data, int64_t *len);
 
 #endif

@@ -672,7 +672,7 @@ static int list_shard(lister *l, const char *shard, int32_t id) {
   int rc;
   if (fy_shard_stream_is(shard)) { /* read once, whole: its members are kept in memory */
     uint8_t *mem;
-    rc = fy_shard_stream_load(shard, &mem, &in.size);
+    rc = fy_shard_stream_load(shard, l->src->stream_stall_ms, &mem, &in.size);
     if (rc)
       return rc;
     in.mem = l->src->shard_mem[id] = mem;

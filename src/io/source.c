@@ -247,8 +247,11 @@ static int open_list(fy_source *s, const char *list) {
   return rc;
 }
 
-int fy_source_open(fy_source *s, const char *path) {
+int fy_source_open(fy_source *s, const char *path) { return fy_source_open_stall(s, path, 0); }
+
+int fy_source_open_stall(fy_source *s, const char *path, int stall_ms) {
   memset(s, 0, sizeof *s);
+  s->stream_stall_ms = stall_ms;
   if (!path || !*path)
     return fy_error(FERRY_EINVAL, "no source given");
   if (fy_shards_spec(path)) {

@@ -171,3 +171,10 @@ def test_fields_in_tuple_iteration(shards):
         for images, labels, fields in L:
             assert list(fields) == ["txt"] and len(fields["txt"]) == images.shape[0]
             assert all(t.startswith(b"a photo, number ") for t in fields["txt"])
+
+
+def test_stalled_command_stopped(shards):
+    with pytest.raises(ferry.Error) as e:
+        ferry.Loader(f"pipe:sleep 20; cat {shards}/s-0.tar", **KW, stall_timeout=0.3)
+    assert "nothing received for 300 ms, stopped" in str(e.value)
+    assert isinstance(e.value, TimeoutError)

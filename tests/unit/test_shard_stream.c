@@ -181,6 +181,15 @@ int main(void) {
   refused("s3://bucket/a.tar", FERRY_EUNSUPPORTED, "give \"pipe:aws s3 cp s3://bucket/a.tar -\"");
   refused("/x/a.tar.zst", FERRY_EUNSUPPORTED, "give \"pipe:zstd -dc /x/a.tar.zst\"");
   refused("/x/missing.tar.gz", FERRY_EIO, "/x/missing.tar.gz: cannot open");
+  /* a command that sends nothing: stopped after the stall time-out */
+  {
+    fy_source st = {.stream_stall_ms = 200};
+    const char *sleepy = "pipe:sleep 20";
+    int r = fy_shards_open(&st, sleepy, (char *const *)&sleepy, 1);
+    CHECK_MSG(r == FERRY_ETIMEOUT && strstr(ferry_last_error(), "pipe:sleep 20: cannot open: "
+                                                                "nothing received for 200 ms"),
+              "%d: %s", r, ferry_last_error());
+  }
   free(bad);
   free(g1);
   free(g3);
