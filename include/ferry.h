@@ -487,6 +487,14 @@ int64_t ferry_loader_num_batches(const ferry_loader *loader);
 /* Path and label of a sample of the source. */
 const char *ferry_loader_path(const ferry_loader *loader, int64_t index);
 int32_t ferry_loader_label(const ferry_loader *loader, int64_t index);
+/* A WebDataset sample's member KEY.<field> beside its image (a caption
+ * "txt", metadata "json", ...: webdataset's field names, the name after the
+ * key's dot), by the sample's index in the source: for a batch, call it with
+ * each of batch->indices (the batch's order). *data is malloc'ed (free() it)
+ * with *size bytes, or NULL when the sample has no such member (FERRY_OK).
+ * FERRY_EUNSUPPORTED when the source is not shards. Thread-safe. */
+int ferry_loader_field(const ferry_loader *loader, int64_t index, const char *field, void **data,
+                       size_t *size);
 /* Worker threads decoding on the CPU (options.workers, or the automatic
  * choice: the cores of its share; on a GPU with the JPEG engine, less its 4 decoder threads). */
 int ferry_loader_num_workers(const ferry_loader *loader);

@@ -11,6 +11,9 @@ debs+=(chromium)
 # JSON: jansson writes every JSON output (catalog export, dupes report, --json)
 # and reads WebDataset label members
 debs+=(libjansson-dev)
+# WebDataset http(s) shards are fetched by the curl command (as webdataset's gopen);
+# bsdtar (libarchive) is bench/bench_wds_stream.py's reference reader of .tar.gz
+debs+=(curl libarchive-tools)
 # clang's libFuzzer and sanitizer runtimes: the fuzz targets (fuzz/) and TSan
 debs+=(clang-14 libclang-rt-14-dev)
 # video (src/video): libavformat/libavcodec/libswscale; ffmpeg's ffprobe is

@@ -50,7 +50,7 @@ from ._common import (  # noqa: F401
     _dist_defaults, _dtype_code, _dtype_name, _DTYPE_NAMES, _DTYPES, _env_int, _FILTERS,
     _LAYOUTS, _normalization, _OUTPUTS, _size, _stall_ms, _three)
 from ._loader import (  # noqa: F401
-    Batch, decode, Loader, probe, SkippedFileWarning, _Converter, _EpochIterator)
+    Batch, FieldsBatch, decode, Loader, probe, SkippedFileWarning, _Converter, _EpochIterator)
 from ._tensor import load_tensor  # noqa: F401
 from ._augment import ColorJitter  # noqa: F401
 from ._video import (  # noqa: F401
@@ -67,7 +67,7 @@ from ._catalog import (  # noqa: F401
 __version__ = _ferry.version
 
 __all__ = [
-    "Loader", "Batch", "Tensor", "decode", "probe", "SkippedFileWarning",
+    "Loader", "Batch", "FieldsBatch", "Tensor", "decode", "probe", "SkippedFileWarning",
     "VideoReader", "VideoBatch",
     "Error", "ReadError", "UnsupportedError", "CorruptError", "TooLargeError",
     "InvalidArgument", "OutOfMemoryError", "EmptySourceError", "StateError", "InternalError",

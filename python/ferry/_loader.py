@@ -9,7 +9,7 @@ import inspect
 import os
 import warnings
 import weakref
-from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _ferry
 from ._ferry import InvalidArgument, StateError, Tensor
@@ -76,6 +76,18 @@ class Batch(NamedTuple):
     indices: Any
     epoch: int
     index: int
+
+
+class FieldsBatch(NamedTuple):
+    """Loader.batches() when fields= are asked: a Batch and, in `fields`, each
+    field's per-batch list of bytes (None where a sample has no such member),
+    in the batch's order."""
+    images: Any
+    labels: Any
+    indices: Any
+    epoch: int
+    index: int
+    fields: Dict[str, List[Optional[bytes]]]
 
 
 class _Converter:
@@ -202,6 +214,11 @@ class Loader(_Closable):
       stall_timeout: seconds (default 60) the iteration waits without any image finishing
           before it raises StallError (a TimeoutError), naming what each loader thread was
           doing and for how long; the loader then stays failed. 0 or None: wait for ever.
+      fields: WebDataset shards only: names of other members of each sample to give
+        beside the batch (fields=("txt", "json"): captions, metadata; webdataset's
+        field names). Iteration then yields (images, labels, fields) and batches()
+        FieldsBatch records; fields is {name: [bytes or None per image]}, in the
+        batch's order (None where the sample has no such member).
       **options: every other option of the C library's loader, by its name
         (docs/OPTIONS.md; ferry._ferry.loader_options() lists them): prefetch
         (batches in the ring, as in C and `ferry load --prefetch`; default
@@ -226,7 +243,8 @@ class Loader(_Closable):
                  cache: Any = None, output: str = "auto", copy: bool = False,
                  dct_scaling: Optional[bool] = None, stall_timeout: Optional[float] = 60.0,
                  labels: Optional[Sequence[int]] = None, pin_memory: bool = False,
-                 augment: Any = None, **options: Any):
+                 augment: Any = None, fields: Optional[Sequence[str]] = None,
+                 **options: Any):
         self._core = None  # so that close() and __del__ work after a failed __init__
         self._augment = None
         for name in options:
@@ -284,10 +302,14 @@ class Loader(_Closable):
         self._epoch_next = 0
         self._skipped: List[Tuple[str, str]] = []
         self._reported: set = set()
+        self._fields = _fields_arg(fields)
         self._core = self._open()
         if size is None:  # the size the C library's default gave
             resolved = self._core.options
             self._options.update(width=resolved["width"], height=resolved["height"])
+        if self._fields and self._core.source_size:
+            for f in self._fields:  # a source that is not shards refused now, not mid-epoch
+                self._core.field(0, f)
         if dev >= 0 and output == "torch":
             self._torch_device = self._convert_to.torch.device("cuda", dev)
         emit_notices()  # the open's notices (pin_memory, shards) as FerryWarning
@@ -380,9 +402,20 @@ class Loader(_Closable):
         labels = c.small(b.labels, self._torch_device)
         if self._augment is not None:
             images = self._augment(images, c.small(b.indices), b.epoch)
+        if self._fields:
+            fields = self._batch_fields(b)
+            if not records:
+                return images, labels, fields
+            return FieldsBatch(images, labels, c.small(b.indices), b.epoch, b.index, fields)
         if not records:
             return images, labels
         return Batch(images, labels, c.small(b.indices), b.epoch, b.index)
+
+    def _batch_fields(self, b: Any) -> Dict[str, List[Optional[bytes]]]:
+        """The fields of a batch's samples, by their indices (the batch's order)."""
+        core = self._core
+        indices = memoryview(b.indices).cast("B").cast("q").tolist()
+        return {f: [core.field(i, f) for i in indices] for f in self._fields}
 
     def _report_skips(self, core: Any) -> None:
         for path, status, message in core.take_skipped():
@@ -524,6 +557,20 @@ def _check_keyword(name: str, value: Any) -> None:
                         (f"; did you mean {near[0]!r}?" if near else ""))
     if registry[name]["type"] == "bool" and isinstance(value, (str, bytes)):
         raise TypeError(f"Loader(): {name}= takes True or False, not {value!r}")
+
+
+def _fields_arg(fields: Any) -> Tuple[str, ...]:
+    """fields=: a name ("txt") or names ("txt", "json") of WebDataset members."""
+    if fields is None:
+        return ()
+    if isinstance(fields, str):
+        fields = (fields,)
+    out = tuple(fields)
+    for f in out:
+        if not isinstance(f, str) or not f or f.startswith("."):
+            raise InvalidArgument(f"fields must be WebDataset field names such as 'txt' or "
+                                  f"'json', not {f!r}")
+    return out
 
 
 def _source_arg(source: Any, labels: Any) -> Tuple[Any, Any]:

@@ -5,11 +5,14 @@
  * The tar format is read here rather than through libarchive because the
  * loader needs each image member's byte range (it reads samples by
  * position, several threads at once, with pread), which a streaming reader
- * does not give. Only uncompressed shards are taken. */
+ * does not give. Stream shards (pipe:, http(s), .tar.gz: io/shard_stream.c)
+ * are read once into memory and walked by the same code. */
 #include "io/shards.h"
 
 #include "catalog/json.h"
 #include "core/user_file.h"
+#include "io/shard_fd.h"
+#include "io/shard_stream.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -32,7 +35,7 @@ static const char *const compressed[] = {".tar.gz", ".tgz",     ".tar.bz2",
 int fy_shards_spec(const char *spec) {
   if (!spec)
     return 0;
-  if (ends_with(spec, ".tar"))
+  if (ends_with(spec, ".tar") || !strncmp(spec, "pipe:", 5) || !strncmp(spec, "s3://", 5))
     return 1;
   for (size_t i = 0; i < sizeof compressed / sizeof *compressed; i++)
     if (ends_with(spec, compressed[i]))
@@ -365,6 +368,7 @@ typedef struct pending {
   int64_t off, len;
   int label_rank;
   int32_t label;
+  int64_t begin, end; /* the key's members: their first header, the end of the last's data */
 } pending;
 
 /* Members passed over, counted, the first one named ("shard:member"). */
@@ -466,11 +470,30 @@ static int flush(lister *l, pending *p, const char *shard, int32_t shard_id) {
   l->src->shard[i] = shard_id;
   l->src->member_off[i] = p->off;
   l->src->member_len[i] = p->len;
+  l->src->sample_begin[i] = p->begin;
+  l->src->sample_end[i] = p->end;
   return FERRY_OK;
 }
 
+/* A shard's bytes as the listing reads them: a local .tar by position
+ * (fd), or a stream shard read whole into memory (mem, io/shard_stream.c). */
+typedef struct shard_in {
+  int fd;
+  const uint8_t *mem;
+  int64_t size;
+} shard_in;
+
 /* n bytes at off: 0, or -1 (errno set; 0 when the file ended first). */
-static int read_at(int fd, void *p, size_t n, int64_t off) {
+static int read_at(const shard_in *in, void *p, size_t n, int64_t off) {
+  if (in->mem) {
+    if (off < 0 || off > in->size || (int64_t)n > in->size - off) {
+      errno = 0;
+      return -1;
+    }
+    memcpy(p, in->mem + off, n);
+    return 0;
+  }
+  int fd = in->fd;
   size_t got = 0;
   while (got < n) {
     ssize_t k = pread(fd, (char *)p + got, n - got, (off_t)(off + (int64_t)got));
@@ -495,8 +518,8 @@ static int read_at(int fd, void *p, size_t n, int64_t off) {
  * decoded by its last extension (autodecode.py), so "a.b.c.jpg" is sample
  * "a"'s image and "a.b.c.cls" its label. For one key, a plain field ("jpg")
  * is preferred to a dotted one of the same kind ("b.c.jpg"). */
-static int member(lister *l, pending *p, const char *shard, int32_t id, int fd, const char *name,
-                  int64_t off, int64_t len) {
+static int member(lister *l, pending *p, const char *shard, int32_t id, const shard_in *fd,
+                  const char *name, int64_t header, int64_t off, int64_t len) {
   const char *base = strrchr(name, '/');
   base = base ? base + 1 : name;
   const char *dot = strchr(base, '.');
@@ -516,9 +539,11 @@ static int member(lister *l, pending *p, const char *shard, int32_t id, int fd, 
     memcpy(p->key, name, keylen);
     p->key[keylen] = '\0';
     p->has_key = 1;
+    p->begin = header;
     p->image_rank = p->label_rank = INT32_MAX;
     p->label = -1;
   }
+  p->end = off + (len + 511) / 512 * 512;
   const char *field = dot + 1, *last = strrchr(field, '.');
   const char *kind = last ? last + 1 : field;
   int dotted = last != NULL;
@@ -551,15 +576,17 @@ static int member(lister *l, pending *p, const char *shard, int32_t id, int fd, 
   return FERRY_OK;
 }
 
-/* Walks one shard's headers. */
-static int list_shard(lister *l, const char *shard, int32_t id) {
-  struct stat st;
-  int fd;
-  int rc = fy_open_regular(shard, &st, &fd); /* a FIFO refused, never waited on */
-  if (rc)
-    return rc;
-  int64_t size = (int64_t)st.st_size, at = 0;
-  pending p = {.has_key = 0};
+/* Called for each file member a walk meets: its name, where its headers
+ * start (the pax or long-name header before it included), its data and
+ * size. A non-zero return ends the walk with that status. */
+typedef int (*member_fn)(void *ctx, const char *name, int64_t header, int64_t data, int64_t len);
+
+/* Walks the tar headers of `in` from byte `at` to byte `size`; `shard`
+ * names it in errors. The one reader of tar headers (listing and fields). */
+static int tar_walk(const shard_in *fd, const char *shard, int64_t at, int64_t size, member_fn fn,
+                    void *ctx) {
+  int rc = FERRY_OK;
+  int64_t start = at, first_hdr = -1;
   char longname[4096];
   int have_long = 0, have_size = 0;
   uint64_t pax_size = 0;
@@ -582,7 +609,7 @@ static int list_shard(lister *l, const char *shard, int32_t id) {
       break; /* the end */
     if (kind < 0) {
       rc = fy_error(FERRY_ECORRUPT, "%s: %s at byte %lld", shard,
-                    at == 0 ? "not a tar file (no tar header)" : "damaged tar header",
+                    at == start ? "not a tar file (no tar header)" : "damaged tar header",
                     (long long)at);
       break;
     }
@@ -599,6 +626,8 @@ static int list_shard(lister *l, const char *shard, int32_t id) {
       break;
     }
     int64_t next = data + (int64_t)((h.size + 511) / 512 * 512);
+    if (meta && first_hdr < 0)
+      first_hdr = at;
     if (h.type == 'x' || h.type == 'L') { /* the next member's name (and size) */
       char *text = h.size < 65536 ? malloc(h.size + 1) : NULL;
       if (text && !read_at(fd, text, h.size, data)) {
@@ -613,15 +642,112 @@ static int list_shard(lister *l, const char *shard, int32_t id) {
       free(text);
     } else if (!meta) {
       if (h.type == '0' || h.type == '\0' || h.type == '7')
-        rc = member(l, &p, shard, id, fd, name, data, (int64_t)h.size);
+        rc = fn(ctx, name, first_hdr >= 0 ? first_hdr : at, data, (int64_t)h.size);
       /* else directories, links, devices: not samples */
       have_long = have_size = 0;
+      first_hdr = -1;
     }
     at = next;
   }
+  return rc;
+}
+
+typedef struct list_ctx {
+  lister *l;
+  pending *p;
+  const char *shard;
+  int32_t id;
+  const shard_in *in;
+} list_ctx;
+
+static int list_member(void *ctx, const char *name, int64_t header, int64_t data, int64_t len) {
+  list_ctx *c = ctx;
+  return member(c->l, c->p, c->shard, c->id, c->in, name, header, data, len);
+}
+
+/* Walks one shard's headers. */
+static int list_shard(lister *l, const char *shard, int32_t id) {
+  struct stat st;
+  shard_in in = {.fd = -1};
+  int rc;
+  if (fy_shard_stream_is(shard)) { /* read once, whole: its members are kept in memory */
+    uint8_t *mem;
+    rc = fy_shard_stream_load(shard, l->src->stream_stall_ms, &mem, &in.size);
+    if (rc)
+      return rc;
+    in.mem = l->src->shard_mem[id] = mem;
+    l->src->shard_mem_len[id] = in.size;
+  } else {
+    rc = fy_open_regular(shard, &st, &in.fd); /* a FIFO refused, never waited on */
+    if (rc)
+      return rc;
+    in.size = (int64_t)st.st_size;
+  }
+  pending p = {.has_key = 0};
+  list_ctx c = {l, &p, shard, id, &in};
+  rc = tar_walk(&in, shard, 0, in.size, list_member, &c);
   if (rc == FERRY_OK)
     rc = flush(l, &p, shard, id);
-  close(fd);
+  if (in.fd >= 0)
+    close(in.fd);
+  return rc;
+}
+
+typedef struct field_ctx {
+  const char *field;
+  int64_t data, len; /* -1: not found */
+} field_ctx;
+
+/* webdataset's field of a member: its name after the first dot of the
+ * base name ("a.b.txt" is sample "a"'s field "b.txt"). */
+static int field_member(void *ctx, const char *name, int64_t header, int64_t data, int64_t len) {
+  (void)header;
+  field_ctx *c = ctx;
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  const char *dot = strchr(base, '.');
+  if (dot && base[0] != '.' && !strcasecmp(dot + 1, c->field) && c->data < 0) {
+    c->data = data;
+    c->len = len;
+  }
+  return FERRY_OK;
+}
+
+int fy_shards_field(const fy_source *s, int64_t i, const char *field, fy_buf *buf, size_t *size,
+                    int *found) {
+  *found = 0;
+  *size = 0;
+  if (!s->shard || !s->sample_begin)
+    return fy_error(FERRY_EUNSUPPORTED,
+                    "field \"%s\": the source is not WebDataset shards (fields are their "
+                    "members beside the image)",
+                    field);
+  int32_t sh = s->shard[i];
+  int64_t begin = s->sample_begin[i], end = s->sample_end[i];
+  const uint8_t *mem;
+  fy_buf range = {0};
+  if (s->shard_mem && s->shard_mem[sh]) {
+    mem = s->shard_mem[sh] + begin;
+  } else { /* the sample's members, one read (through the thread's open fd) */
+    size_t got;
+    int rc = fy_shard_fd_read(s->shards_id, sh, s->shards[sh], fy_source_path(s, i),
+                              (uint64_t)begin, (uint64_t)(end - begin), 0, &range, &got);
+    if (rc) {
+      fy_buf_free(&range);
+      return rc;
+    }
+    mem = range.p;
+  }
+  shard_in in = {.fd = -1, .mem = mem, .size = end - begin};
+  field_ctx c = {field, -1, -1};
+  /* the range has no end blocks: the walk stops at its end */
+  int rc = tar_walk(&in, s->shards[sh], 0, end - begin, field_member, &c);
+  if (rc == FERRY_OK && c.data >= 0 && (rc = fy_buf_reserve(buf, c.len ? (size_t)c.len : 1)) == 0) {
+    memcpy(buf->p, mem + c.data, (size_t)c.len);
+    *size = (size_t)c.len;
+    *found = 1;
+  }
+  fy_buf_free(&range);
   return rc;
 }
 
@@ -633,13 +759,8 @@ int fy_shards_open(fy_source *s, const char *what, char *const *shards, size_t n
   else if (n > FY_MAX_SHARDS)
     rc = fy_error(FERRY_ETOO_LARGE, "%s: more than %d shards", what, FY_MAX_SHARDS);
   for (size_t i = 0; i < n && rc == FERRY_OK; i++)
-    if (ends_with(shards[i], ".tar"))
+    if (ends_with(shards[i], ".tar") || fy_shard_stream_is(shards[i]))
       continue;
-    else if (fy_shards_spec(shards[i]))
-      rc = fy_error(FERRY_EUNSUPPORTED,
-                    "%s: a compressed shard: ferry reads samples from uncompressed .tar shards "
-                    "(decompress it, e.g. gunzip; JPEG members gain nothing from compression)",
-                    shards[i]);
     else
       rc = fy_error(FERRY_EUNSUPPORTED, "%s: not a .tar shard", shards[i]);
   if (rc == FERRY_OK)

@@ -14,7 +14,8 @@
 #define FY_MAX_SHARDS 1000000
 
 /* 1 when `spec` names shards: it ends in ".tar" (after brace expansion),
- * possibly with a brace pattern such as "train-{000000..000146}.tar". */
+ * possibly with a brace pattern such as "train-{000000..000146}.tar", or in
+ * a compressed tar's name, or is a "pipe:" command or an s3:// URL. */
 int fy_shards_spec(const char *spec);
 
 /* Expands "{a..b}" (numbers, zero-padded to the wider bound when either
@@ -31,9 +32,18 @@ void fy_shards_free_names(char **names, size_t n);
 
 /* Lists the samples of `n` shards into src (src zeroed by the caller; on an
  * error it is freed). `what` names the source in messages (the spec as the
- * user gave it). A compressed shard (.tar.gz etc.) is refused: its members
- * cannot be read as byte ranges. */
+ * user gave it). A stream shard (pipe:, http(s), .tar.gz: io/shard_stream.h)
+ * is read whole into memory (src->shard_mem) and its members served from
+ * there. */
 int fy_shards_open(fy_source *src, const char *what, char *const *shards, size_t n);
+
+/* Member KEY.<field> of sample i's (webdataset's field: "txt", "json",
+ * "b.txt" for "KEY.b.txt"; case not told apart) into buf: *found 1 and
+ * *size its bytes, or *found 0 when the sample has none. The sample's
+ * members are read again (one read of its range; in memory for a stream
+ * shard). EUNSUPPORTED for a source that is not shards. */
+int fy_shards_field(const fy_source *src, int64_t i, const char *field, fy_buf *buf, size_t *size,
+                    int *found);
 
 /* The tar header at `block` (512 bytes): what kind of member it is. Exposed
  * for the unit test and the fuzz target. */

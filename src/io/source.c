@@ -247,8 +247,11 @@ static int open_list(fy_source *s, const char *list) {
   return rc;
 }
 
-int fy_source_open(fy_source *s, const char *path) {
+int fy_source_open(fy_source *s, const char *path) { return fy_source_open_stall(s, path, 0); }
+
+int fy_source_open_stall(fy_source *s, const char *path, int stall_ms) {
   memset(s, 0, sizeof *s);
+  s->stream_stall_ms = stall_ms;
   if (!path || !*path)
     return fy_error(FERRY_EINVAL, "no source given");
   if (fy_shards_spec(path)) {
@@ -339,14 +342,23 @@ int fy_source_grow_members(fy_source *s) {
   int64_t *n = realloc(s->member_len, (size_t)cap * sizeof *n);
   if (n)
     s->member_len = n;
-  if (!sh || !o || !n)
+  int64_t *b = realloc(s->sample_begin, (size_t)cap * sizeof *b);
+  if (b)
+    s->sample_begin = b;
+  int64_t *e = realloc(s->sample_end, (size_t)cap * sizeof *e);
+  if (e)
+    s->sample_end = e;
+  if (!sh || !o || !n || !b || !e)
     return fy_error(FERRY_ENOMEM, "out of memory listing shard members");
   s->member_cap = cap;
   return FERRY_OK;
 }
 
 int fy_source_alloc_shards(fy_source *s, size_t n) {
-  if (!(s->shards = calloc(n, sizeof *s->shards)))
+  s->shards = calloc(n, sizeof *s->shards);
+  s->shard_mem = calloc(n, sizeof *s->shard_mem);
+  s->shard_mem_len = calloc(n, sizeof *s->shard_mem_len);
+  if (!s->shards || !s->shard_mem || !s->shard_mem_len)
     return fy_error(FERRY_ENOMEM, "out of memory");
   s->shards_id = fy_shard_fd_new_id();
   return FERRY_OK;
@@ -365,6 +377,13 @@ int fy_source_add_from(fy_source *dst, const fy_source *from, int64_t i, const c
       if (!(dst->shards[k] = strdup(from->shards[k])))
         return fy_error(FERRY_ENOMEM, "out of memory");
       dst->nshards = k + 1;
+      if (from->shard_mem && from->shard_mem[k]) { /* a stream shard's bytes: a copy of its own */
+        size_t len = (size_t)from->shard_mem_len[k];
+        if (!(dst->shard_mem[k] = malloc(len ? len : 1)))
+          return fy_error(FERRY_ENOMEM, "out of memory");
+        memcpy(dst->shard_mem[k], from->shard_mem[k], len);
+        dst->shard_mem_len[k] = (int64_t)len;
+      }
     }
   }
   int rc = fy_source_grow_members(dst);
@@ -375,6 +394,8 @@ int fy_source_add_from(fy_source *dst, const fy_source *from, int64_t i, const c
     dst->shard[j] = from->shard[i];
     dst->member_off[j] = from->member_off[i];
     dst->member_len[j] = from->member_len[i];
+    dst->sample_begin[j] = from->sample_begin[i];
+    dst->sample_end[j] = from->sample_end[i];
   }
   return rc;
 }
@@ -382,6 +403,15 @@ int fy_source_add_from(fy_source *dst, const fy_source *from, int64_t i, const c
 int fy_source_read(const fy_source *s, int64_t i, uint64_t max_bytes, fy_buf *buf, size_t *size) {
   if (!s->shard)
     return fy_read_file(fy_source_path(s, i), max_bytes, buf, size);
+  if (s->shard_mem && s->shard_mem[s->shard[i]]) { /* a stream shard, in memory */
+    uint64_t off = (uint64_t)s->member_off[i], len = (uint64_t)s->member_len[i];
+    int rc = fy_read_range_check(fy_source_path(s, i), off, len, max_bytes);
+    if (rc == FERRY_OK && (rc = fy_buf_reserve(buf, len ? (size_t)len : 1)) == FERRY_OK) {
+      memcpy(buf->p, s->shard_mem[s->shard[i]] + off, (size_t)len);
+      *size = (size_t)len;
+    }
+    return rc;
+  }
   return fy_shard_fd_read(s->shards_id, s->shard[i], s->shards[s->shard[i]], fy_source_path(s, i),
                           (uint64_t)s->member_off[i], (uint64_t)s->member_len[i], max_bytes, buf,
                           size);
@@ -393,7 +423,13 @@ void fy_source_free(fy_source *s) {
   for (int32_t i = 0; i < s->nshards; i++)
     free(s->shards[i]);
   free(s->shards);
+  for (int32_t i = 0; s->shard_mem && i < s->nshards; i++)
+    free(s->shard_mem[i]);
+  free(s->shard_mem);
+  free(s->shard_mem_len);
   free(s->shard);
+  free(s->sample_begin);
+  free(s->sample_end);
   free(s->member_off);
   free(s->member_len);
   free(s->paths);

@@ -27,7 +27,15 @@ typedef struct fy_source {
   int32_t nshards;
   int32_t *shard;
   int64_t *member_off, *member_len;
+  int64_t *sample_begin, *sample_end; /* all of the sample's members: their byte range */
   int64_t member_cap;
+  /* a stream shard's bytes (pipe:, http(s), .tar.gz: io/shard_stream.c),
+   * read whole when listed; NULL for a local .tar read by position */
+  uint8_t **shard_mem;
+  int64_t *shard_mem_len;
+  /* how long a stream shard's command or server may send nothing before
+   * it is stopped: the loader's stall_timeout_ms (0: 60 s, < 0: never) */
+  int stream_stall_ms;
 } fy_source;
 
 /* Opens `path`: WebDataset shards (a name ending in .tar, brace patterns
@@ -36,6 +44,8 @@ typedef struct fy_source {
  * of `path[,label]` lines (relative paths are relative to the list file's folder; blank lines and
  * '#' comments skipped). Errors name the path and, for list files, the line. */
 int fy_source_open(fy_source *src, const char *path);
+/* The same with stream shards' stall time-out (fy_source.stream_stall_ms). */
+int fy_source_open_stall(fy_source *src, const char *path, int stall_ms);
 /* The caller's paths (labels NULL: -1 each), or, when every path names a
  * .tar shard and no labels are given, those shards' samples. `what` names
  * the list in messages. */

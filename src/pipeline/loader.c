@@ -307,8 +307,9 @@ static int open_loader(const ferry_loader_options *options, fy_source *given, fe
   rc = !L->source_path  ? FERRY_ENOMEM
        : !check_ring(L) ? FERRY_ETOO_LARGE
        : given ? (L->src.count ? FERRY_OK : fy_error(FERRY_EEMPTY, "%s: no images", L->o.source))
-       : fy_pack_is(L->o.source) ? open_pack(L)
-                                 : fy_source_open(&L->src, L->o.source);
+       : fy_pack_is(L->o.source)
+           ? open_pack(L)
+           : fy_source_open_stall(&L->src, L->o.source, L->o.stall_timeout_ms);
   if (rc == FERRY_OK) {
     size_t scratch = ((size_t)L->src.nshards * 2 + 1) * sizeof *L->order_scratch;
     L->order = malloc((size_t)L->src.count * sizeof *L->order);

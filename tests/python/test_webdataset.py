@@ -204,7 +204,7 @@ def test_errors_name_the_shard(tmp_path, sample):
     cases = [
         (str(cut), "cut.tar: member \"a.jpg\" runs past the end of the shard"),
         (str(text), "text.tar: not a tar file (no tar header) at byte 0"),
-        (str(gz), "g.tar.gz: a compressed shard"),
+        (str(gz), "g.tar.gz: damaged gzip stream"),
         (str(tmp_path / "missing.tar"), "missing.tar: cannot open"),
         (str(tmp_path / "x-{0..3.tar"), "'{' without '}'"),
         (str(tmp_path / "x-{a..b}.tar"), "neither a range {A..B} of numbers nor a list"),

@@ -379,6 +379,26 @@ static PyObject *loader_label(LoaderObject *self, PyObject *arg) {
   return PyLong_FromLong(ferry_loader_label(self->L, i));
 }
 
+/* field(index, name): a WebDataset sample's member KEY.name, bytes, or None. */
+static PyObject *loader_field(LoaderObject *self, PyObject *args) {
+  long long i;
+  const char *name;
+  if (!PyArg_ParseTuple(args, "Ls:field", &i, &name) || loader_usable(self) < 0)
+    return NULL;
+  if (i < 0 || i >= ferry_loader_source_size(self->L))
+    return PyErr_Format(PyExc_IndexError, "sample index %lld out of range", i);
+  void *data = NULL;
+  size_t size = 0;
+  int rc;
+  Py_BEGIN_ALLOW_THREADS rc = ferry_loader_field(self->L, i, name, &data, &size);
+  Py_END_ALLOW_THREADS if (rc) return raise_status(rc, ferry_last_error());
+  if (!data)
+    Py_RETURN_NONE;
+  PyObject *out = PyBytes_FromStringAndSize(data, (Py_ssize_t)size);
+  free(data);
+  return out;
+}
+
 static PyObject *loader_class_name(LoaderObject *self, PyObject *arg) {
   if (loader_usable(self) < 0)
     return NULL;
@@ -464,6 +484,8 @@ static PyMethodDef loader_methods[] = {
      "take_skipped()\n--\n\nThe files skipped since the last call: [(path, status, message)]."},
     {"path", (PyCFunction)loader_path, METH_O, "path(index)\n--\n\nPath of a sample."},
     {"label", (PyCFunction)loader_label, METH_O, "label(index)\n--\n\nLabel of a sample."},
+    {"field", (PyCFunction)loader_field, METH_VARARGS,
+     "field(index, name)\n--\n\nA WebDataset sample's member KEY.name (bytes), or None."},
     {"class_name", (PyCFunction)loader_class_name, METH_O,
      "class_name(label)\n--\n\nName of a class (its ImageFolder sub-folder)."},
     {"stats", (PyCFunction)loader_stats, METH_NOARGS,
