@@ -67,6 +67,49 @@ static int save_grid(const char *cmd, const char *path, const ferry_batch *b_in,
   return rc;
 }
 
+/* The first batch kept for the contact sheet: a host copy, written only after the
+ * timed epochs (its PNG or JPEG encoding inside an epoch's timing, with the next
+ * epoch made meanwhile, made the figures of `ferry demo` lie). NULL when out of
+ * memory or the GPU copy failed (said once). */
+static ferry_batch *keep_batch(const char *cmd, const char *path, const ferry_batch *b) {
+  ferry_batch *k = malloc(sizeof *k);
+  void *data = k ? malloc(b->nbytes ? b->nbytes : 1) : NULL;
+  int32_t *labels = data ? malloc(sizeof *labels * (size_t)(b->count ? b->count : 1)) : NULL;
+  if (!labels) {
+    fprintf(stderr, "ferry %s: %s: out of memory\n", cmd, path);
+    free(data), free(k);
+    return NULL;
+  }
+  *k = *b;
+  if (b->device >= 0) {
+    if (fy_gpu_download(b->device, b->data, data, b->nbytes) != FERRY_OK) {
+      fprintf(stderr, "ferry %s: %s: cannot copy the batch from the GPU: %s\n", cmd, path,
+              ferry_last_error());
+      free(labels), free(data), free(k);
+      return NULL;
+    }
+  } else {
+    memcpy(data, b->data, b->nbytes);
+  }
+  if (b->labels)
+    memcpy(labels, b->labels, sizeof *labels * (size_t)b->count);
+  k->data = data;
+  k->labels = b->labels ? labels : NULL;
+  k->indices = NULL;
+  k->device = -1;
+  if (!b->labels)
+    free(labels);
+  return k;
+}
+
+static void free_kept(ferry_batch *k) {
+  if (k) {
+    free(k->data);
+    free(k->labels);
+    free(k);
+  }
+}
+
 static void progress(int epoch, int64_t done, int64_t total, double t) {
   fprintf(stderr, "\r  epoch %d: %lld/%lld images  %.0f img/s ", epoch, (long long)done,
           (long long)total, t > 0 ? done / t : 0.0);
@@ -150,7 +193,7 @@ static void diff_stats(const ferry_stats *a, const ferry_stats *b, ferry_stats *
 }
 
 static int run_epoch(const char *cmd, ferry_loader *L, cli_load_args *a, int e, int tty,
-                     int *grid_done, consumer_report *cr, int64_t *delivered) {
+                     int *grid_done, ferry_batch **grid, consumer_report *cr, int64_t *delivered) {
   double t0 = now(), last = t0;
   int64_t total = ferry_loader_epoch_size(L), done = 0;
   int rc = ferry_loader_start_epoch(L, e);
@@ -164,8 +207,7 @@ static int run_epoch(const char *cmd, ferry_loader *L, cli_load_args *a, int e, 
       cli_npy_write(a->npy, b); /* a write error is said once, at the end */
     if (a->save_grid && !*grid_done) {
       *grid_done = 1;
-      if (save_grid(cmd, a->save_grid, b, &a->o) == CLI_OK && !a->quiet)
-        fprintf(stderr, "wrote %s (first batch)\n", a->save_grid);
+      *grid = keep_batch(cmd, a->save_grid, b);
     }
     if (a->consume_ms > 0 && b->device >= 0) /* stand-in for the training step */
       fy_gpu_busy(b->device, a->consume_ms, NULL);
@@ -327,6 +369,7 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
   }
   int tty = !a->quiet && isatty(2);
   int grid_done = 0;
+  ferry_batch *grid = NULL; /* the first batch, written after the timed epochs */
   ferry_stats prev = {0}, cur = {0}, d;
   uint64_t images = 0, skipped = 0; /* given and left out, all epochs */
   double total_s = 0;
@@ -334,7 +377,7 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
     double t0 = now();
     consumer_report cr = {0};
     int64_t got = 0;
-    rc = run_epoch(cmd, L, a, e, tty, &grid_done, &cr, &got);
+    rc = run_epoch(cmd, L, a, e, tty, &grid_done, &grid, &cr, &got);
     ferry_loader_get_stats(L, &cur);
     diff_stats(&cur, &prev, &d);
     prev = cur;
@@ -358,6 +401,12 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
     print_error(cmd, a);
   }
   ferry_loader_close(L);
+  if (rc == FERRY_OK && !a->json && a->epochs > 1 && total_s > 0)
+    printf("%d epochs: %llu images in %.2f s: %.0f images/s\n", a->epochs,
+           (unsigned long long)images, total_s, images / total_s);
+  if (grid && save_grid(cmd, a->save_grid, grid, &a->o) == CLI_OK && !a->quiet)
+    fprintf(stderr, "wrote %s (first batch)\n", a->save_grid);
+  free_kept(grid);
   int abandoned = ferry_loaders_abandoned();
   int saved = CLI_OK;
   if (a->npy && rc) /* a failed run keeps nothing */
