@@ -15,12 +15,13 @@ void fy_fill_start(fy_fill *f, int64_t n, int batch_size, int drop_last) {
   f->pool_end = n;
   f->settled = 0;
   f->last = -1;
+  f->in_tail = 0;
 }
 
 int64_t fy_fill_batches(const fy_fill *f) {
   if (f->last >= 0)
     return f->last;
-  return f->regular + (!f->drop_last && f->pool_next < f->pool_end);
+  return f->regular + (!f->drop_last && (f->pool_next < f->pool_end || f->in_tail));
 }
 
 int64_t fy_fill_own_end(const fy_fill *f) { return f->regular * f->batch_size; }
@@ -34,6 +35,8 @@ int64_t fy_fill_take(fy_fill *f, int64_t b) {
     f->pool_next = f->regular * f->batch_size;
     f->pool_end = f->pool_next + f->batch_size;
   }
+  if (b == f->regular && !f->drop_last)
+    f->in_tail = 1;
   return f->pool_next < f->pool_end ? f->pool_next++ : -1;
 }
 

@@ -31,6 +31,7 @@ typedef struct fy_fill {
   int64_t pool_next, pool_end; /* the pool: positions [pool_next, pool_end) */
   int64_t settled;             /* batches settled, in order */
   int64_t last;                /* -1, or the number of batches the epoch delivers */
+  int in_tail; /* the short last batch takes the pool (it counts, empty pool or not) */
 } fy_fill;
 
 /* A new epoch of n samples in batches of batch_size. */

@@ -27,6 +27,7 @@ static int run(int n, int B, int drop_last, const char *bad, int *sizes, int *go
           batch[count++] = (int)(b * B + k);
     while (count < B) {
       int64_t p = fy_fill_take(&f, b);
+      CHECK(fy_fill_batches(&f) > b); /* the bound never drops below the batch settling */
       if (p < 0)
         break;
       if (!bad[p])
