@@ -156,12 +156,13 @@ static int run_epoch(const char *cmd, ferry_loader *L, cli_load_args *a, int e, 
   int rc = ferry_loader_start_epoch(L, e);
   ferry_batch *b;
   double t_first = 0;
-  if (a->batch_sizes)
+  int sizes = a->batch_sizes && !a->json; /* --json's stdout is its one object */
+  if (sizes)
     printf("epoch %d batches:", e);
   while (rc == FERRY_OK && (rc = ferry_loader_next(L, &b)) == FERRY_OK) {
     if (!t_first)
       t_first = now();
-    if (a->batch_sizes)
+    if (sizes)
       printf(" %d", b->count);
     done += b->count;
     if (a->npy)
@@ -180,7 +181,7 @@ static int run_epoch(const char *cmd, ferry_loader *L, cli_load_args *a, int e, 
       last = t;
     }
   }
-  if (a->batch_sizes)
+  if (sizes)
     printf("\n");
   if (tty)
     fprintf(stderr, "\r%60s\r", "");

@@ -37,7 +37,7 @@ static const char own_help[] =
     "                        on stderr)\n"
     "  --quiet               no progress line\n"
     "  --batch-sizes         print each epoch's batch sizes on stdout (`epoch 0\n"
-    "                        batches: 8 8 8 7`): every one full but the last\n"
+    "                        batches: 8 8 8 7`): every one full but the last (not with --json)\n"
     "\n"
     "A flag with an optional value takes it as the next word too (`--flip 0.7`)\n"
     "when that word is such a value; else the word is the source (`--flip DIR`).\n";
