@@ -482,7 +482,8 @@ int ferry_loader_numa(const ferry_loader *loader, char *cpus, size_t cap);
 /* Samples in the whole source, and in this rank's share of an epoch. */
 int64_t ferry_loader_source_size(const ferry_loader *loader);
 int64_t ferry_loader_epoch_size(const ferry_loader *loader);
-/* Batches per epoch for this rank. */
+/* Batches per epoch for this rank, planned: an upper bound of those delivered, which are full
+ * but the epoch's last (skipped files' places take the tail's samples). */
 int64_t ferry_loader_num_batches(const ferry_loader *loader);
 /* Path and label of a sample of the source. */
 const char *ferry_loader_path(const ferry_loader *loader, int64_t index);

@@ -157,6 +157,7 @@ typedef struct cli_load_args {
   const char *save_npy;     /* --save OUT.npy: every batch of the epoch, and the labels */
   struct cli_npy *npy;      /* its writer while the epoch runs */
   double consume_ms;        /* GPU: stand-in consumer work per batch (legacy default stream) */
+  int batch_sizes;          /* --batch-sizes: each epoch's batch sizes on stdout */
 } cli_load_args;
 
 /* Runs the loader for args->epochs epochs, printing images/s, per-stage

@@ -199,9 +199,14 @@ static int run_epoch(const char *cmd, ferry_loader *L, cli_load_args *a, int e, 
   int rc = ferry_loader_start_epoch(L, e);
   ferry_batch *b;
   double t_first = 0;
+  int sizes = a->batch_sizes && !a->json; /* --json's stdout is its one object */
+  if (sizes)
+    printf("epoch %d batches:", e);
   while (rc == FERRY_OK && (rc = ferry_loader_next(L, &b)) == FERRY_OK) {
     if (!t_first)
       t_first = now();
+    if (sizes)
+      printf(" %d", b->count);
     done += b->count;
     if (a->npy)
       cli_npy_write(a->npy, b); /* a write error is said once, at the end */
@@ -218,6 +223,8 @@ static int run_epoch(const char *cmd, ferry_loader *L, cli_load_args *a, int e, 
       last = t;
     }
   }
+  if (sizes)
+    printf("\n");
   if (tty)
     fprintf(stderr, "\r%60s\r", "");
   *delivered = done;

@@ -36,6 +36,8 @@ static const char own_help[] =
     "  --json                the summary as one JSON object on stdout (messages stay\n"
     "                        on stderr)\n"
     "  --quiet               no progress line\n"
+    "  --batch-sizes         print each epoch's batch sizes on stdout (`epoch 0\n"
+    "                        batches: 8 8 8 7`): every one full but the last (not with --json)\n"
     "\n"
     "A flag with an optional value takes it as the next word too (`--flip 0.7`)\n"
     "when that word is such a value; else the word is the source (`--flip DIR`).\n";
@@ -48,7 +50,8 @@ enum {
   OPT_GPU,
   OPT_NO_GPU,
   OPT_JSON,
-  OPT_SAVE
+  OPT_SAVE,
+  OPT_BATCH_SIZES
 };
 
 /* The command's own flags; the loader's options follow (cli_loader_longopts). */
@@ -62,6 +65,7 @@ static const struct option own[] = {{"size", required_argument, 0, 's'},
                                     {"no-gpu", no_argument, 0, OPT_NO_GPU},
                                     {"json", no_argument, 0, OPT_JSON},
                                     {"quiet", no_argument, 0, 'q'},
+                                    {"batch-sizes", no_argument, 0, OPT_BATCH_SIZES},
                                     {"help", no_argument, 0, 'h'},
                                     {0, 0, 0, 0}};
 
@@ -120,6 +124,7 @@ static int parse_opt(int c, const char *arg, cli_load_args *a, int *size_given) 
     return 0;
   }
   case 'q': a->quiet = 1; return 0;
+  case OPT_BATCH_SIZES: a->batch_sizes = 1; return 0;
   case 'h':
     fputs(usage, stdout);
     cli_loader_help(stdout);

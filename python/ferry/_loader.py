@@ -175,7 +175,8 @@ class Loader(_Closable):
       source: a directory whose sorted sub-folders are the classes (labels
         0..K-1), or a text file of `path[,label]` lines.
       batch_size: images per batch (the last batch of an epoch may be
-        smaller unless drop_last; a batch also loses the files it skips).
+        smaller unless drop_last; a skipped file's place takes the next
+        sample of the epoch's tail, so the other batches stay full).
       size: output size, N or (height, width).
       device: "cpu" (default), "cuda" (the current device, or LOCAL_RANK) or
         "cuda:N": where the batches are made. On a GPU the images are
@@ -344,7 +345,8 @@ class Loader(_Closable):
         return self._start(epoch, records=True)
 
     def __len__(self) -> int:
-        """Batches per epoch for this rank."""
+        """Batches per epoch for this rank, planned: an upper bound when
+        files are skipped (their places are filled from the epoch's tail)."""
         return self._live_core().num_batches
 
     def _live_core(self) -> Any:

@@ -329,6 +329,10 @@ void *fy_dev_decoder_main(void *arg) {
       fy_loader_make_ahead(L);
       continue;
     }
+    if (pos == FY_CLAIM_SETTLE) { /* replacements take the CPU path (fill.h) */
+      fy_settle(L, &w);
+      continue;
+    }
     if (pos < 0)
       break;
     int epoch = s->epoch;

@@ -49,6 +49,10 @@ static void *worker_run(void *arg) {
       fy_loader_make_ahead(L);
       continue;
     }
+    if (pos == FY_CLAIM_SETTLE) {
+      fy_settle(L, w);
+      continue;
+    }
     if (pos < 0)
       break;
     int epoch = s->epoch;
@@ -330,6 +334,9 @@ static int open_loader(const ferry_loader_options *options, fy_source *given, fe
     r->epoch_n = L->o.drop_last ? n / w : (n - L->o.rank + w - 1) / w;
     r->num_batches = L->o.drop_last ? r->epoch_n / L->o.batch_size
                                     : (r->epoch_n + L->o.batch_size - 1) / L->o.batch_size;
+    r->share_n = r->epoch_n;
+    r->drop_last = L->o.drop_last;
+    r->fill_on = L->o.on_error == FERRY_ON_ERROR_SKIP;
     if (L->o.drop_last)
       r->epoch_n = r->num_batches * L->o.batch_size;
     rc = alloc_slots(L);
@@ -441,7 +448,7 @@ int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
   }
   int ok = !L->stalled && wait_ahead_made(L) == FERRY_OK;
   int ahead = ok && r->ahead_epoch == epoch;
-  if (ok && !(ahead && r->next_batch >= r->num_batches))
+  if (ok && !(ahead && r->next_batch >= fy_ring_batches(r)))
     ok = drain(L) == FERRY_OK;
   if (!ok) {
     int rc = fy_error(FERRY_ETIMEOUT, "%s", r->error_msg);
@@ -502,16 +509,23 @@ int ferry_loader_next(ferry_loader *L, ferry_batch **out) {
     int b = (int)r->next_batch;
     if ((L->gpu || L->ctl.park) && !r->error)
       fy_dev_asked(L, b);
-    while (!r->error && !r->stop && s->state != SLOT_READY)
+    while (!r->error && !r->stop && (!s || s->state != SLOT_READY)) {
       if (fy_watch_wait(L, &r->ready_cv, t0)) {
         char what[96];
         snprintf(what, sizeof what, "batch %d of epoch %d", b, r->epoch);
         fy_watch_stall(L, what, fy_now() - t0);
       }
+      if (r->next_batch >= fy_ring_batches(r))
+        break;                   /* the epoch ended short of b: files were skipped (fill.h) */
+      s = fy_ring_slot_of(r, b); /* the same slot, unless b's was freed */
+    }
     L->stats.wait_s += fy_now() - t0;
     if (r->error) {
       rc = fy_error(r->error, "%s", r->error_msg);
-    } else if (s->state != SLOT_READY) {
+    } else if (r->next_batch >= fy_ring_batches(r)) {
+      rc = FERRY_END;
+      s = NULL;
+    } else if (!s || s->state != SLOT_READY) {
       rc = stopped_error();
     } else {
       fy_ring_take(r, s);

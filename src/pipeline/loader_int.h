@@ -157,5 +157,10 @@ void fy_run_cpu_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos
 /* Marks position pos of slot s finished with status rc (mu not held): the
  * thread that finishes a batch's last sample completes the batch. */
 void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc);
+/* A thread that got FY_CLAIM_SETTLE (mu held on entry and on return):
+ * settles the next batch (fill.h): its holes take the pool's samples, run
+ * here on the CPU path, then it completes the batch, or frees its slot
+ * when the epoch ends short of it. */
+void fy_settle(ferry_loader *L, fy_worker_state *w);
 
 #endif

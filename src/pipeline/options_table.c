@@ -174,7 +174,8 @@ const ferry_option fy_loader_option_table[] = {
      .flag = "--on-error",
      CHOICE(on_error, on_errors, NULL),
      .default_value = "skip",
-     .help = "a bad file: report it once and leave it out (skip), or stop the epoch (fail)"},
+     .help = "a bad file: report it once and leave it out, its place in the batch taken by "
+             "the next sample of the epoch's tail (skip), or stop the epoch (fail)"},
     {.name = "ignore_orientation",
      .flag = "--ignore-orientation",
      BOOL(ignore_orientation),

@@ -67,13 +67,66 @@ static slot *slot_of(fy_ring *r, int64_t b, int ahead) {
 
 slot *fy_ring_slot_of(fy_ring *r, int64_t b) { return slot_of(r, b, 0); }
 
+int64_t fy_ring_batches(const fy_ring *r) {
+  return r->fill_on ? fy_fill_batches(&r->fill) : r->num_batches;
+}
+
+fy_fill *fy_ring_fill_of(fy_ring *r, const slot *s) { return s->ahead ? &r->ahead_fill : &r->fill; }
+
+/* Positions claims may take: the batches' own (the rest is the pool's). */
+static int64_t own_end(const fy_ring *r, int ahead) {
+  return r->fill_on ? fy_fill_own_end(ahead ? &r->ahead_fill : &r->fill) : r->epoch_n;
+}
+
+/* Slot s's own samples: those claimed, and those claims may still take. */
+static int own_expected(const fy_ring *r, const slot *s) {
+  int64_t start = s->number * r->batch_size, next = s->ahead ? r->ahead_pos : r->next_pos;
+  int64_t end = own_end(r, s->ahead), claimed = next - start;
+  if (end > next)
+    claimed = end - start;
+  return claimed <= 0 ? 0 : claimed >= r->batch_size ? r->batch_size : (int)claimed;
+}
+
+void fy_ring_refit(fy_ring *r, const slot *s) {
+  for (int i = 0; i < r->nslots; i++) {
+    slot *t = &r->slots[i];
+    if (t != s && t->number >= 0 && t->ahead == s->ahead && t->state == SLOT_FILLING &&
+        t->number >= fy_fill_own_end(fy_ring_fill_of(r, t)) / r->batch_size)
+      t->expected = own_expected(r, t);
+  }
+}
+
+slot *fy_ring_to_settle(fy_ring *r) {
+  if (!r->fill_on || !r->epoch_active || r->stop)
+    return NULL;
+  slot *found = NULL;
+  for (int i = 0; i < r->nslots; i++) {
+    slot *t = &r->slots[i];
+    if (t->number < 0 || t->state != SLOT_FILLING || t->done != t->expected)
+      continue;
+    if (t->ahead && (r->ahead_epoch < 0 || r->ahead_error))
+      continue;
+    fy_fill *f = fy_ring_fill_of(r, t);
+    if (t->number >= fy_fill_batches(f)) {
+      fy_ring_assign(r, t); /* a batch the epoch gave up: the slot takes another */
+      i = -1;               /* (which may be done already: look again) */
+      found = NULL;
+      pthread_cond_broadcast(&r->work_cv);
+    } else if (t->number == f->settled && (!found || (found->ahead && !t->ahead))) {
+      found = t;
+    }
+  }
+  return found;
+}
+
 void fy_ring_assign(fy_ring *r, slot *s) {
   s->ahead = 0;
-  if (r->next_assign < r->num_batches) {
+  if (r->next_assign < fy_ring_batches(r)) {
     s->number = r->next_assign++;
     s->epoch = r->epoch;
     s->order = r->order;
-  } else if (r->ahead_epoch >= 0 && r->ahead_assign < r->num_batches) {
+  } else if (r->ahead_epoch >= 0 &&
+             r->ahead_assign < (r->fill_on ? fy_fill_batches(&r->ahead_fill) : r->num_batches)) {
     s->number = r->ahead_assign++;
     s->epoch = r->ahead_epoch;
     s->order = r->ahead_order;
@@ -83,7 +136,9 @@ void fy_ring_assign(fy_ring *r, slot *s) {
   }
   s->state = SLOT_FILLING;
   s->done = 0;
-  s->expected = s->number >= 0 ? fy_ring_batch_count(r, s->number) : 0;
+  s->expected = s->number < 0 ? 0
+                : r->fill_on  ? own_expected(r, s)
+                              : fy_ring_batch_count(r, s->number);
   if (r->on_assign)
     r->on_assign(r->on_assign_user, s);
 }
@@ -103,8 +158,8 @@ static int64_t claim_from(fy_ring *r, int64_t *next, int ahead, int max, slot **
   if (!s || s->state != SLOT_FILLING)
     return -1;
   int64_t end = (b + 1) * r->batch_size, pos = *next;
-  if (end > r->epoch_n)
-    end = r->epoch_n;
+  if (end > own_end(r, ahead))
+    end = own_end(r, ahead);
   *n = (int)(end - pos < max ? end - pos : max);
   *out = s;
   r->inflight += *n;
@@ -117,14 +172,19 @@ int64_t fy_ring_claim(fy_ring *r, struct fy_note *note, int worker, int max, slo
     if (r->stop)
       return -1;
     int64_t pos = -1;
-    if (r->epoch_active && r->next_pos < r->epoch_n) {
+    if (!r->settling && fy_ring_to_settle(r)) {
+      r->settling = 1;
+      r->inflight++;
+      return FY_CLAIM_SETTLE;
+    }
+    if (r->epoch_active && r->next_pos < own_end(r, 0)) {
       if (!r->error)
         pos = claim_from(r, &r->next_pos, 0, max, out, n);
     } else if (r->epoch_active && r->ahead_want >= 0 && !r->ahead_busy) {
       r->ahead_busy = 1; /* the epoch's every position is claimed: make the next one's order */
       return FY_CLAIM_AHEAD;
     } else if (r->epoch_active && r->ahead_epoch >= 0 && !r->ahead_error &&
-               r->ahead_pos < r->epoch_n) {
+               r->ahead_pos < own_end(r, 1)) {
       pos = claim_from(r, &r->ahead_pos, 1, max, out, n);
     }
     if (pos >= 0)
@@ -215,6 +275,7 @@ void fy_ring_start_epoch(fy_ring *r, int epoch, const int64_t *order) {
   r->error = 0;
   r->epoch = epoch;
   r->order = order;
+  fy_fill_start(&r->fill, r->share_n, r->batch_size, r->drop_last);
   drop_ahead(r);
   reassign(r, 0);
 }
@@ -227,6 +288,7 @@ void fy_ring_promote(fy_ring *r) {
   snprintf(r->error_msg, sizeof r->error_msg, "%s", r->ahead_error_msg);
   r->epoch = r->ahead_epoch;
   r->order = r->ahead_order;
+  r->fill = r->ahead_fill;
   drop_ahead(r);
   /* the slots ahead first: the others take the batches after theirs */
   reassign(r, 1);
@@ -246,6 +308,7 @@ void fy_ring_ahead(fy_ring *r, int epoch, const int64_t *order) {
   drop_ahead(r);
   r->ahead_epoch = epoch;
   r->ahead_order = order;
+  fy_fill_start(&r->ahead_fill, r->share_n, r->batch_size, r->drop_last);
   for (int i = 0; i < r->nslots; i++) {
     slot *s = &r->slots[i];
     if (s->number < 0 && s->state != SLOT_HELD)
@@ -265,7 +328,7 @@ void fy_ring_stop(fy_ring *r) {
 slot *fy_ring_next(fy_ring *r, int *rc) {
   slot *s = NULL;
   *rc = FERRY_OK;
-  if (r->next_batch >= r->num_batches)
+  if (r->next_batch >= fy_ring_batches(r))
     *rc = FERRY_END;
   else if (r->held >= r->nslots || !(s = fy_ring_slot_of(r, r->next_batch)))
     /* The latter only when every slot is held: batches are given out in

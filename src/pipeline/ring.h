@@ -37,6 +37,7 @@
 #define FY_RING_H
 
 #include "ferry.h"
+#include "pipeline/fill.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -51,7 +52,7 @@ typedef struct slot {
   int64_t number; /* batch of the epoch assigned to this slot, -1 none */
   int state;
   int done;        /* samples finished (ok or failed) */
-  int expected;    /* samples in this batch */
+  int expected;    /* its own samples claimed or to claim (with filling, the tail: 0) */
   uint8_t *failed; /* per position: 1 when the file was skipped */
   int32_t *labels;
   int64_t *indices;
@@ -72,8 +73,14 @@ typedef struct fy_ring {
   int nslots;
   slot *slots;
   int batch_size;
-  int64_t epoch_n; /* samples in this rank's epoch */
-  int64_t num_batches;
+  int64_t epoch_n;     /* samples in this rank's epoch */
+  int64_t num_batches; /* planned: an upper bound when files are skipped */
+  /* Filling (fill.h): on with on_error=skip, holes of a batch take the
+   * pool's samples; share_n: the rank's samples in the order, the tail
+   * drop_last leaves out included (the first pool) */
+  int fill_on;
+  int drop_last;
+  int64_t share_n;
   /* Called (mu held) when a slot takes a new batch: the GPU's per-batch
    * state (device.c); NULL: nothing. */
   void (*on_assign)(void *user, slot *s);
@@ -102,6 +109,10 @@ typedef struct fy_ring {
    * has no position left to claim (-1: none), and whether one does */
   int ahead_want;
   int ahead_busy;
+  /* the fill of the epoch and of the epoch ahead (mu), and whether a
+   * thread settles a batch now (batches settle one at a time, in order) */
+  fy_fill fill, ahead_fill;
+  int settling;
   /* waits to claim (mu) */
   double idle_s;   /* every thread's, summed (ferry_stats.idle_s) */
   int idle_n;      /* CPU workers idle now */
@@ -135,7 +146,21 @@ void fy_ring_assign(fy_ring *r, slot *s);
  * caller makes the order of epoch ahead_want, without mu, then calls
  * fy_ring_ahead (ahead_busy is set meanwhile). */
 #define FY_CLAIM_AHEAD (-2)
+/* ... or FY_CLAIM_SETTLE: the caller settles the batch fy_ring_to_settle
+ * gives (run_sample.c: fy_settle), in flight meanwhile. */
+#define FY_CLAIM_SETTLE (-3)
 int64_t fy_ring_claim(fy_ring *r, struct fy_note *note, int worker, int max, slot **out, int *n);
+/* Batches this epoch delivers at most, as it stands (mu held). */
+int64_t fy_ring_batches(const fy_ring *r);
+/* The fill of slot s's epoch (mu held). */
+fy_fill *fy_ring_fill_of(fy_ring *r, const slot *s);
+/* The slot whose batch settles next, all its own samples done, or NULL
+ * (mu held); frees on the way the slots of batches the epoch gave up. */
+slot *fy_ring_to_settle(fy_ring *r);
+/* After the fill of slot s's epoch changed (a batch given up, the epoch
+ * ended early): slots of batches past the bound expect only the samples
+ * claimed already, and are freed once those are done (mu held). */
+void fy_ring_refit(fy_ring *r, const slot *s);
 /* The CPU workers' idle seconds so far, summed (mu held). */
 double fy_ring_workers_idle_s(const fy_ring *r, double now);
 

@@ -103,11 +103,17 @@ void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
   pthread_mutex_lock(&L->ring.mu);
   if (rc && L->o.on_error == FERRY_ON_ERROR_FAIL)
     fy_ring_fail_at(&L->ring, s, rc);
-  L->stats.images += rc == FERRY_OK;
-  L->stats.skipped += rc != FERRY_OK;
+  if (!L->ring.fill_on) { /* filling counts them when it settles the batch */
+    L->stats.images += rc == FERRY_OK;
+    L->stats.skipped += rc != FERRY_OK;
+  }
   L->progress_t = fy_now(); /* the watchdog's clock */
   int complete = fy_ring_sample_done(&L->ring, s);
-  if (complete) {
+  if (complete && L->ring.fill_on) {
+    /* the batch settles in its turn, by a claiming thread (fy_settle) */
+    pthread_cond_broadcast(&L->ring.work_cv);
+    complete = 0;
+  } else if (complete) {
     /* This thread alone touches the slot now: close the gaps unlocked.
      * It stays in flight until the batch is ready, so that an epoch
      * change waits for it. */
@@ -118,8 +124,8 @@ void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
   pthread_mutex_unlock(&L->ring.mu);
 }
 
-void fy_run_cpu_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch) {
-  int k = (int)(pos - s->number * L->o.batch_size);
+/* Runs position pos of slot s's order into place k of the slot. */
+static int run_into(ferry_loader *L, fy_worker_state *w, slot *s, int k, int64_t pos, int epoch) {
   int64_t idx = s->order[pos];
   const char *path = fy_source_path(&L->src, idx);
   s->labels[k] = L->src.labels[idx];
@@ -150,5 +156,77 @@ void fy_run_cpu_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos
   L->stats.cached += cached;
   w->read_s = w->decode_s = w->transform_s = 0;
   pthread_mutex_unlock(&L->ring.mu);
-  fy_sample_finished(L, s, pos, rc);
+  return rc;
+}
+
+void fy_run_cpu_sample(ferry_loader *L, fy_worker_state *w, slot *s, int64_t pos, int epoch) {
+  int k = (int)(pos - s->number * L->o.batch_size);
+  fy_sample_finished(L, s, pos, run_into(L, w, s, k, pos, epoch));
+}
+
+/* The next replacement for batch b of slot s (mu not held), or -1. */
+static int64_t take_replacement(ferry_loader *L, slot *s, int64_t b) {
+  pthread_mutex_lock(&L->ring.mu);
+  int64_t pos = fy_fill_take(fy_ring_fill_of(&L->ring, s), b);
+  fy_ring_refit(&L->ring, s); /* a batch given up expects only what was claimed */
+  pthread_mutex_unlock(&L->ring.mu);
+  return pos;
+}
+
+void fy_settle(ferry_loader *L, fy_worker_state *w) {
+  fy_ring *r = &L->ring;
+  slot *s = fy_ring_to_settle(r);
+  if (!s) {
+    r->settling = 0;
+    fy_ring_sample_out(r, 0, 0);
+    return;
+  }
+  int64_t b = s->number;
+  int B = L->o.batch_size, epoch = s->epoch, count = 0, skipped = 0;
+  /* a batch past the full ones (the short last) is all pool */
+  int tail = b >= fy_fill_own_end(fy_ring_fill_of(r, s)) / B, out = 0;
+  pthread_mutex_unlock(&r->mu);
+  for (int k = 0; k < B; k++) {
+    if (!tail && !s->failed[k]) {
+      count++;
+      continue;
+    }
+    skipped += !tail;
+    s->failed[k] = 1;
+    while (!out) {
+      int64_t pos = take_replacement(L, s, b);
+      if (pos < 0) {
+        out = 1; /* the pool is empty: this batch is the epoch's last */
+        break;
+      }
+      int rc = run_into(L, w, s, k, pos, epoch);
+      pthread_mutex_lock(&r->mu);
+      L->progress_t = fy_now();
+      pthread_mutex_unlock(&r->mu);
+      if (rc == FERRY_OK) {
+        s->failed[k] = 0;
+        count++;
+        break;
+      }
+      skipped++;
+      if (!keep_skip(L, s, s->order[pos], rc))
+        fy_report_skip(L, s->order[pos], rc, ferry_last_error());
+    }
+  }
+  pthread_mutex_lock(&r->mu);
+  s->expected = B; /* places 0..B-1, the holes left marked failed */
+  int delivered = fy_fill_settle(fy_ring_fill_of(r, s), b, count);
+  fy_ring_refit(r, s);
+  L->stats.skipped += (uint64_t)skipped;
+  if (delivered) {
+    L->stats.images += (uint64_t)count;
+    pthread_mutex_unlock(&r->mu);
+    complete_batch(L, s); /* locks mu again */
+  } else {
+    fy_ring_assign(r, s); /* short with drop_last, or empty: not delivered */
+  }
+  r->settling = 0;
+  fy_ring_to_settle(r); /* frees the slots of batches given up */
+  pthread_cond_broadcast(&r->work_cv);
+  fy_ring_sample_out(r, 1, 0);
 }

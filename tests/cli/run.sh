@@ -141,6 +141,15 @@ check load-flip-word 3 "epoch 0: 48 images" -- "$FERRY" load "$SAMPLE" --size 16
 check load-flip-dir 3 "epoch 0: 48 images" -- "$FERRY" load --size 16 --flip "$SAMPLE" --quiet
 check load-flip-range 2 "--flip needs a number in 0..1, got '2'" -- "$FERRY" load "$SAMPLE" --flip 2
 check load-no-gpu 3 "epoch 0: 48 images" -- "$FERRY" load "$SAMPLE" --size 16 --no-gpu --quiet
+# fixed-shape batches: skipped files' places take the next samples (49 files + 8 broken
+# copies in a row, 9 bad: 48 good); every batch full but the last, with --drop-last all
+mkdir -p "$TMP/holes" && cp -r "$SAMPLE"/class* "$TMP/holes/"
+for i in 0 1 2 3 4 5 6 7; do head -c 3000 "$SAMPLE/class1/p0001.jpg" > "$TMP/holes/class1/q$i.jpg"; done
+check load-full-batches 3 "^epoch 0 batches: 10 10 10 10 8\$" -- "$FERRY" load "$TMP/holes" --size 16 --batch 10 --batch-sizes --quiet --no-shuffle
+check load-full-batches-shuffled 3 "^epoch 1 batches: 10 10 10 10 8\$" -- "$FERRY" load "$TMP/holes" --size 16 --batch 10 --batch-sizes --quiet --epochs 2 --workers 3
+check load-full-batches-drop 3 "^epoch 0 batches: 10 10 10 10\$" -- "$FERRY" load "$TMP/holes" --size 16 --batch 10 --batch-sizes --quiet --drop-last
+check load-full-batches-named 3 "epoch 0: 48 images, 9 skipped" -- "$FERRY" load "$TMP/holes" --size 16 --batch 8 --quiet --no-shuffle
+check load-full-batches-8 3 "^epoch 0 batches: 8 8 8 8 8 8\$" -- "$FERRY" load "$TMP/holes" --size 16 --batch 8 --batch-sizes --quiet --no-shuffle
 check load-json 3 "" -- bash -o pipefail -c '"$0" load "$1" --size 16 --json | python3 -c "import json,sys; d = json.load(sys.stdin); assert d[\"skipped\"] == 1, d"' "$FERRY" "$SAMPLE"
 check hash-json 3 "" -- bash -o pipefail -c '"$0" hash "$1" -o "$2" --json | python3 -c "import json,sys; d = json.load(sys.stdin); assert d[\"failed\"] == 1, d"' "$FERRY" "$SAMPLE" "$TMP/json.fidx"
 # - reads a list from standard input, relative paths from the working directory

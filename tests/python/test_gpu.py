@@ -88,3 +88,30 @@ def test_consumer_stream_recorded(sample):
             sums.append((images - ref).abs().sum())
     torch.cuda.synchronize()
     assert all(v.item() == 0 for v in sums)
+
+
+@pytest.mark.parametrize("hw_decode", [True, False])
+def test_cuda_batches_full_around_skipped_files(sample, tmp_path, hw_decode):
+    """Fixed-shape batches on the GPU (fill.c, the same rule as the CPU's):
+    9 bad files of 57, every batch full but the last, drop_last all full,
+    the same indices and labels as the CPU loader's, whatever the workers."""
+    import shutil
+    src = tmp_path / "holes"
+    shutil.copytree(sample, src)
+    good = (sample / "class1" / "p0001.jpg").read_bytes()
+    for i in range(8):
+        (src / "class1" / f"q{i}.jpg").write_bytes(good[:3000])
+    cpu = ferry.Loader(src, batch_size=10, size=32, output="numpy", workers=2, seed=4)
+    want = [(b.indices.tolist(), b.labels.tolist()) for b in cpu.batches(0)]
+    assert [len(i) for i, _ in want] == [10, 10, 10, 10, 8]
+    for workers in (1, 3):
+        gpu = gpu_loader(src, batch_size=10, size=32, device="cuda:0", workers=workers, seed=4,
+                         hw_decode=hw_decode)
+        got = [(b.indices.tolist(), b.labels.tolist()) for b in gpu.batches(0)]
+        assert got == want, f"workers={workers}"
+        assert gpu.stats()["skipped"] >= 9
+        assert len(gpu.skipped) == 9
+    drop = gpu_loader(src, batch_size=10, size=32, device="cuda:0", workers=2, drop_last=True,
+                      hw_decode=hw_decode)
+    for images, _ in drop:
+        assert images.shape[0] == 10

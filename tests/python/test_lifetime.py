@@ -34,7 +34,8 @@ def test_loader_yields_views_of_a_ring(sample):
     page-aligned buffers that are reused."""
     loader = ferry.Loader(sample, 4, 16, output="numpy", workers=2, prefetch=3)
     ptrs = [x.ctypes.data for x, _ in loader]
-    assert len(ptrs) == 13 and all(p % 4096 == 0 for p in ptrs)
+    # 48 good samples of 49: 12 full batches (the skipped file's place filled)
+    assert len(ptrs) == 12 and all(p % 4096 == 0 for p in ptrs)
     assert len(set(ptrs)) == 3
 
 
@@ -103,7 +104,7 @@ def test_cycles_are_collected_before_giving_up(sample):
 def test_copy_mode_releases_at_once(sample):
     loader = ferry.Loader(sample, 8, 16, output="numpy", workers=2, copy=True, prefetch=2)
     kept = [x for x, _ in loader]  # would exhaust a 2-buffer ring without copies
-    assert len(kept) == 7 and loader._core.live_batches == 0
+    assert len(kept) == 6 and loader._core.live_batches == 0
     assert all(x.flags["OWNDATA"] for x in kept)
 
 
