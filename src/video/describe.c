@@ -2,7 +2,8 @@
  * (fy_av_info), its chroma subsampling, and whether NVDEC would take it,
  * said from the stream alone (no GPU needed): the codecs and 4:2:0 depths
  * ferry asks NVDEC for (as nvdec_probe.c lists them); a GPU's own size
- * limits are `ferry video --nvdec-caps`'s. */
+ * limits are `ferry video --nvdec-caps`'s. A file whose index lists frames
+ * past its end is refused as cut off. */
 #include "video/video.h"
 
 #include <stdio.h>
@@ -59,6 +60,30 @@ static void nvdec_rule(const AVCodecParameters *p, const AVPixFmtDescriptor *pd,
   }
 }
 
+/* A file cut off after its index (an MP4 whose moov box comes first): the
+ * index lists frames whose data lies past the end. */
+static int check_cut(const char *path, AVFormatContext *fmt, AVStream *st) {
+  int64_t size = avio_size(fmt->pb), end = 0;
+  int n = avformat_index_get_entries_count(st), whole = 0;
+  for (int i = 0; i < n; i++) {
+    const AVIndexEntry *e = avformat_index_get_entry(st, i);
+    int64_t to = e->pos + e->size;
+    end = to > end ? to : end;
+    whole += to <= size;
+  }
+  if (st->nb_frames > n && n < 2 && size > 0)
+    return fy_error(FERRY_ECORRUPT,
+                    "%s: cut off: its header declares %lld frames, its index (the file ends at "
+                    "byte %lld) lists %d",
+                    path, (long long)st->nb_frames, (long long)size, n);
+  if (size <= 0 || end <= size)
+    return FERRY_OK;
+  return fy_error(FERRY_ECORRUPT,
+                  "%s: cut off: its index lists %d frames with data up to byte %lld, the file "
+                  "ends at byte %lld (the data of %d of them)",
+                  path, n, (long long)end, (long long)size, whole);
+}
+
 int fy_video_describe(const char *path, fy_video_desc *d) {
   memset(d, 0, sizeof *d);
   AVFormatContext *fmt = NULL;
@@ -66,6 +91,10 @@ int fy_video_describe(const char *path, fy_video_desc *d) {
   int st = fy_av_open(path, &fmt, &stream, NULL);
   if (st != FERRY_OK)
     return st;
+  if ((st = check_cut(path, fmt, fmt->streams[stream])) != FERRY_OK) {
+    fy_av_close(&fmt);
+    return st;
+  }
   const AVCodecParameters *p = fmt->streams[stream]->codecpar;
   fy_av_info(fmt, stream, &d->info);
   snprintf(d->container, sizeof d->container, "%s", fmt->iformat->name);
@@ -77,6 +106,30 @@ int fy_video_describe(const char *path, fy_video_desc *d) {
 }
 
 #else
+
+/* A file cut off after its index (an MP4 whose moov box comes first): the
+ * index lists frames whose data lies past the end. */
+static int check_cut(const char *path, AVFormatContext *fmt, AVStream *st) {
+  int64_t size = avio_size(fmt->pb), end = 0;
+  int n = avformat_index_get_entries_count(st), whole = 0;
+  for (int i = 0; i < n; i++) {
+    const AVIndexEntry *e = avformat_index_get_entry(st, i);
+    int64_t to = e->pos + e->size;
+    end = to > end ? to : end;
+    whole += to <= size;
+  }
+  if (st->nb_frames > n && n < 2 && size > 0)
+    return fy_error(FERRY_ECORRUPT,
+                    "%s: cut off: its header declares %lld frames, its index (the file ends at "
+                    "byte %lld) lists %d",
+                    path, (long long)st->nb_frames, (long long)size, n);
+  if (size <= 0 || end <= size)
+    return FERRY_OK;
+  return fy_error(FERRY_ECORRUPT,
+                  "%s: cut off: its index lists %d frames with data up to byte %lld, the file "
+                  "ends at byte %lld (the data of %d of them)",
+                  path, n, (long long)end, (long long)size, whole);
+}
 
 int fy_video_describe(const char *path, fy_video_desc *d) {
   memset(d, 0, sizeof *d);

@@ -166,7 +166,8 @@ int fy_video_orientation(int rotation);
  * container ("mov,mp4,m4a,3gp,3g2,mj2"), chroma ("4:2:0", "4:4:4", "RGB",
  * "gray", "unknown") and whether NVDEC takes it by codec, chroma and depth
  * (nvdec 1, nvdec_why "H.264 8-bit 4:2:0"; 0, nvdec_why the reason); the
- * GPU's size limits are not asked. Errors name the file (fy_av_open's; built
+ * GPU's size limits are not asked. Errors name the file (fy_av_open's; an
+ * index listing frames past the end: FERRY_ECORRUPT "cut off"; built
  * without libavcodec: FERRY_EUNSUPPORTED saying so). */
 typedef struct fy_video_desc {
   ferry_video_info info;

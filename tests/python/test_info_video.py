@@ -65,15 +65,42 @@ def test_info_video_text_line():
 
 
 def test_info_cut_video_and_text_file_name_the_file(tmp_path):
-    cut = tmp_path / "cut.mp4"
-    cut.write_bytes((FIXTURES / "testsrc_h264.mp4").read_bytes()[:300])
+    # testsrc_h264.mp4 has its index (moov) first: cut in the index, and
+    # after it, where the header reads but the frames' data is gone
+    whole = (FIXTURES / "testsrc_h264.mp4").read_bytes()
+    in_index, in_data = tmp_path / "in_index.mp4", tmp_path / "in_data.mp4"
+    in_index.write_bytes(whole[:1000])
+    in_data.write_bytes(whole[:5000])
     text = tmp_path / "notes.txt"
     text.write_text("not a picture\n")
-    r = info(cut, FIXTURES / "vp9.webm", text)
+    r = info(in_index, in_data, FIXTURES / "vp9.webm", text, FIXTURES / "truncated_h264.mp4")
     assert r.returncode == 1
-    # the good file between the bad ones is still described
+    # the good file among the bad ones is still described
     assert r.stdout.count("\n") == 1 and "vp9.webm: video" in r.stdout
     errs = r.stderr.splitlines()
-    assert len(errs) == 2, r.stderr
-    assert str(cut) in errs[0] and "not a readable video" in errs[0]
-    assert str(text) in errs[1] and "unsupported format" in errs[1]
+    assert len(errs) == 4, r.stderr
+    assert str(in_index) in errs[0] and "cut off: its header declares 50 frames" in errs[0]
+    assert str(in_data) in errs[1] and "cut off: its index lists 50 frames" in errs[1]
+    assert "file ends at byte 5000 (the data of 1 of them)" in errs[1]
+    assert str(text) in errs[2] and "unsupported format" in errs[2]
+    assert "truncated_h264.mp4" in errs[3] and "not a readable video" in errs[3]
+
+
+@pytest.mark.parametrize("args, why", [
+    (["-c:v", "libx264", "-pix_fmt", "yuv444p"], "NVDEC decodes 4:2:0 YUV; this H.264 stream is yuv444p"),
+    (["-c:v", "libx264", "-pix_fmt", "yuv420p10le"], "NVDEC decodes H.264 up to 8-bit; this is 10-bit"),
+    (["-c:v", "mpeg4"], "NVDEC does not decode mpeg4 video"),
+])
+def test_info_video_nvdec_no(tmp_path, args, why):
+    if not shutil.which("ffmpeg"):
+        pytest.skip("SKIPPED: ffmpeg: not installed, no clip to make")
+    clip = tmp_path / "clip.mp4"
+    made = subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=64x48:rate=10",
+                           "-frames:v", "3", *args, "-y", str(clip)], capture_output=True, text=True)
+    if made.returncode:
+        pytest.skip(f"SKIPPED: ffmpeg {' '.join(args)}: this ffmpeg cannot: {made.stderr[-200:]}")
+    r = info("--json", clip)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    assert got["nvdec"] is False and got["nvdec_why"] == why
+    assert (got["width"], got["height"], got["frames"]) == (64, 48, 3)
