@@ -107,30 +107,6 @@ int fy_video_describe(const char *path, fy_video_desc *d) {
 
 #else
 
-/* A file cut off after its index (an MP4 whose moov box comes first): the
- * index lists frames whose data lies past the end. */
-static int check_cut(const char *path, AVFormatContext *fmt, AVStream *st) {
-  int64_t size = avio_size(fmt->pb), end = 0;
-  int n = avformat_index_get_entries_count(st), whole = 0;
-  for (int i = 0; i < n; i++) {
-    const AVIndexEntry *e = avformat_index_get_entry(st, i);
-    int64_t to = e->pos + e->size;
-    end = to > end ? to : end;
-    whole += to <= size;
-  }
-  if (st->nb_frames > n && n < 2 && size > 0)
-    return fy_error(FERRY_ECORRUPT,
-                    "%s: cut off: its header declares %lld frames, its index (the file ends at "
-                    "byte %lld) lists %d",
-                    path, (long long)st->nb_frames, (long long)size, n);
-  if (size <= 0 || end <= size)
-    return FERRY_OK;
-  return fy_error(FERRY_ECORRUPT,
-                  "%s: cut off: its index lists %d frames with data up to byte %lld, the file "
-                  "ends at byte %lld (the data of %d of them)",
-                  path, n, (long long)end, (long long)size, whole);
-}
-
 int fy_video_describe(const char *path, fy_video_desc *d) {
   memset(d, 0, sizeof *d);
   return fy_error(FERRY_EUNSUPPORTED,
