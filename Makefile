@@ -53,6 +53,9 @@ test-novideo: deps
 	@out=$$($(BUILD_NOVIDEO)/ferry video tests/fixtures/video/testsrc_h264.mp4 2>&1); rc=$$?; \
 	  case "$$rc:$$out" in 1:*"built without libavcodec"*) echo "test-novideo: ok";; \
 	  *) echo "test-novideo: want exit 1 and 'built without libavcodec', got $$rc: $$out"; exit 1;; esac
+	@out=$$($(BUILD_NOVIDEO)/ferry info tests/fixtures/video/testsrc_h264.mp4 2>&1); rc=$$?; \
+	  case "$$rc:$$out" in 1:*"testsrc_h264.mp4"*"built without libavcodec"*) echo "test-novideo: info ok";; \
+	  *) echo "test-novideo: want ferry info to exit 1 naming the file and 'built without libavcodec', got $$rc: $$out"; exit 1;; esac
 	@out=$$($(BUILD_NOVIDEO)/ferry info tests/fixtures/codecs/rgb.heic 2>&1); rc=$$?; \
 	  case "$$rc:$$out" in [1-9]:*"rgb.heic"*"built without libheif"*) echo "test-novideo: HEIF ok";; \
 	  *) echo "test-novideo: want an error naming the file and 'built without libheif', got $$rc: $$out"; exit 1;; esac

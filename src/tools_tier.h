@@ -27,7 +27,8 @@
 #include "io/walk.h"          /* FY_IMAGE_EXTENSIONS: what the walks take, for messages */
 #include "opencl/opencl.h"    /* fy_cl_devices: doctor lists the OpenCL devices (bench/:
                                  fy_cl_hasher, the OpenCL hashes timed beside CUDA's) */
-#include "video/video.h"      /* fy_nvdec_probe: doctor, ferry video --caps; fy_video_is_still:
+#include "video/video.h"      /* fy_nvdec_probe: doctor, ferry video --caps; fy_video_describe:
+                                 ferry info of a video; fy_video_is_still:
                                  ferry video refuses still images by the readers' rule */
 
 /* bench/ only: the GPU kernels timed on their own; shard members read as

@@ -1,4 +1,5 @@
-/* cmd_info.c — `ferry info FILE...`: what each header says. */
+/* cmd_info.c — `ferry info FILE...`: what each header says; a video's
+ * stream and NVDEC's verdict (fy_video_describe). */
 #include "cli.h"
 
 #include <string.h>
@@ -10,7 +11,14 @@ static const char help[] =
     "progressive/interlaced, arithmetic coding and EXIF orientation of each\n"
     "file, read from its header (the format is sniffed from the bytes).\n"
     "A file that cannot be read is reported with the reason; the exit code\n"
-    "is then 1.\n";
+    "is then 1.\n"
+    "\n"
+    "A video (any file that is not an image and that libavformat reads)\n"
+    "is described too: container, codec, size, chroma, bit depth, frame\n"
+    "rate, frames and duration the container declares, rotation, and\n"
+    "whether NVDEC takes it (codec, 4:2:0, depth; the GPU's size limits:\n"
+    "ferry video --nvdec-caps). With --json: one line per file as for\n"
+    "images, \"format\": \"video\".\n";
 
 /* One file's findings as one line of JSON (the name: cli_json_path). */
 static int print_json(const char *path, const ferry_info *i) {
@@ -49,6 +57,58 @@ static void print_info(const char *path, const ferry_info *i) {
   printf(", orientation %d\n", i->orientation);
 }
 
+static int print_video_json(const char *path, const fy_video_desc *d) {
+  const ferry_video_info *v = &d->info;
+  cli_json j;
+  cli_json_begin(&j, stdout);
+  cli_json_path(&j, "file", path);
+  cli_json_str(&j, "format", "video");
+  cli_json_str(&j, "container", d->container);
+  cli_json_str(&j, "codec", v->codec);
+  cli_json_int(&j, "width", v->width);
+  cli_json_int(&j, "height", v->height);
+  cli_json_int(&j, "bit_depth", v->bit_depth);
+  cli_json_str(&j, "subsampling", d->chroma);
+  cli_json_num(&j, "fps", v->fps);
+  cli_json_int(&j, "frames", v->frames);
+  cli_json_num(&j, "duration_s", v->duration_s);
+  cli_json_int(&j, "rotation", v->rotation);
+  cli_json_int(&j, "upright_width", v->upright_width);
+  cli_json_int(&j, "upright_height", v->upright_height);
+  cli_json_bool(&j, "nvdec", d->nvdec);
+  cli_json_str(&j, "nvdec_why", d->nvdec_why);
+  return cli_json_end(&j);
+}
+
+static void print_video(const char *path, const fy_video_desc *d) {
+  const ferry_video_info *v = &d->info;
+  printf("%s: video (%s) %s %dx%d, %d-bit %s, %.3f fps, %lld frames, %.3f s, rotation %d", path,
+         d->container, v->codec, v->width, v->height, v->bit_depth, d->chroma, v->fps,
+         (long long)v->frames, v->duration_s, v->rotation);
+  if (v->rotation)
+    printf(" (upright %dx%d)", v->upright_width, v->upright_height);
+  printf(", NVDEC: %s (%s)\n", d->nvdec ? "yes" : "no", d->nvdec_why);
+}
+
+/* A file the image probe does not know: a video, or both reasons. */
+static int info_video(const char *path, int json) {
+  char image_why[512];
+  snprintf(image_why, sizeof image_why, "%s", ferry_last_error());
+  fy_video_desc d;
+  if (fy_video_describe(path, &d) != FERRY_OK) {
+    const char *m = ferry_last_error();
+    size_t n = strlen(path);
+    if (!strncmp(m, path, n) && m[n] == ':')
+      m += n + 1 + (m[n + 1] == ' ');
+    fprintf(stderr, "ferry info: %s; not a readable video either: %s\n", image_why, m);
+    return CLI_FAIL;
+  }
+  if (json)
+    return print_video_json(path, &d);
+  print_video(path, &d);
+  return CLI_OK;
+}
+
 int cmd_info(int argc, char **argv) {
   int json = 0, first = 1, failed = 0, files = 0;
   for (int k = 1; k < argc; k++) {
@@ -66,7 +126,12 @@ int cmd_info(int argc, char **argv) {
       continue;
     files++;
     ferry_info info;
-    if (ferry_probe_file(argv[k], &info) != FERRY_OK) {
+    int st = ferry_probe_file(argv[k], &info);
+    if (st == FERRY_EUNSUPPORTED && info.format == FERRY_FORMAT_UNKNOWN) {
+      failed |= info_video(argv[k], json) != CLI_OK;
+      continue;
+    }
+    if (st != FERRY_OK) {
       fprintf(stderr, "ferry info: %s\n", ferry_last_error());
       failed = 1;
       continue;

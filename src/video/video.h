@@ -162,6 +162,22 @@ int fy_video_end(const char *path, const fy_vprogress *p, int pending, const cha
  * `rotation` (clockwise degrees 0/90/180/270) upright. */
 int fy_video_orientation(int rotation);
 
+/* A video as `ferry info` describes it (describe.c): its stream's info,
+ * container ("mov,mp4,m4a,3gp,3g2,mj2"), chroma ("4:2:0", "4:4:4", "RGB",
+ * "gray", "unknown") and whether NVDEC takes it by codec, chroma and depth
+ * (nvdec 1, nvdec_why "H.264 8-bit 4:2:0"; 0, nvdec_why the reason); the
+ * GPU's size limits are not asked. Errors name the file (fy_av_open's; an
+ * index listing frames past the end: FERRY_ECORRUPT "cut off"; built
+ * without libavcodec: FERRY_EUNSUPPORTED saying so). */
+typedef struct fy_video_desc {
+  ferry_video_info info;
+  char container[64];
+  char chroma[16];
+  int nvdec;
+  char nvdec_why[160];
+} fy_video_desc;
+int fy_video_describe(const char *path, fy_video_desc *d);
+
 /* ------------------------------------------------ NVDEC (nvdec.c) */
 
 /* A file decoded on the GPU's video engines: libavformat demuxes, NVDEC
