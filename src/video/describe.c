@@ -36,6 +36,13 @@ static void chroma_of(const AVPixFmtDescriptor *pd, char *out, size_t n) {
              pd->log2_chroma_h ? 0 : 4 >> pd->log2_chroma_w);
 }
 
+/* The one rule of the pixel formats NVDEC decodes for ferry: 4:2:0 YUV (nvdec.c's
+ * check before decoding and `ferry info`'s verdict). */
+int fy_nvdec_yuv420(const struct AVPixFmtDescriptor *pd) {
+  return pd && pd->log2_chroma_w == 1 && pd->log2_chroma_h == 1 &&
+         !(pd->flags & AV_PIX_FMT_FLAG_RGB) && pd->nb_components >= 3;
+}
+
 static void nvdec_rule(const AVCodecParameters *p, const AVPixFmtDescriptor *pd, int depth,
                        fy_video_desc *d) {
   const char *name = NULL;
@@ -48,7 +55,7 @@ static void nvdec_rule(const AVCodecParameters *p, const AVPixFmtDescriptor *pd,
     snprintf(d->nvdec_why, sizeof d->nvdec_why, "NVDEC does not decode %s video", d->info.codec);
   else if (!pd)
     snprintf(d->nvdec_why, sizeof d->nvdec_why, "%s, pixel format unknown until decoded", name);
-  else if (strcmp(d->chroma, "4:2:0"))
+  else if (!fy_nvdec_yuv420(pd))
     snprintf(d->nvdec_why, sizeof d->nvdec_why, "NVDEC decodes 4:2:0 YUV; this %s stream is %s",
              name, pd->name);
   else if (depth > max_depth)

@@ -339,8 +339,7 @@ static int check_format(fy_nvdec *d, const AVStream *st) {
   const AVPixFmtDescriptor *pd = av_pix_fmt_desc_get(f);
   if (f == AV_PIX_FMT_NONE || !pd)
     return FERRY_OK; /* unknown until decoded: the parser will tell */
-  if (pd->log2_chroma_w == 1 && pd->log2_chroma_h == 1 && !(pd->flags & AV_PIX_FMT_FLAG_RGB) &&
-      pd->nb_components >= 3)
+  if (fy_nvdec_yuv420(pd))
     return FERRY_OK;
   return fy_error(FERRY_EUNSUPPORTED, "%s: NVDEC decodes 4:2:0 YUV video; this %s stream is %s",
                   d->path, d->info.codec, pd->name);

@@ -177,6 +177,10 @@ typedef struct fy_video_desc {
   char nvdec_why[160];
 } fy_video_desc;
 int fy_video_describe(const char *path, fy_video_desc *d);
+/* Whether NVDEC decodes this pixel format for ferry (4:2:0 YUV): the one rule of
+ * nvdec.c's check and fy_video_describe's verdict (describe.c; builds with video). */
+struct AVPixFmtDescriptor;
+int fy_nvdec_yuv420(const struct AVPixFmtDescriptor *pd);
 
 /* ------------------------------------------------ NVDEC (nvdec.c) */
 
