@@ -282,9 +282,11 @@ typedef struct ferry_loader_options {
    * area and bilinear filters; values within 1 of the exact result, 2 for
    * about 5 in 10^7). About 16 % fewer instructions per image; outputs at
    * 55-58 dB PSNR from the exact ones (figures in docs/ARCHITECTURE.md).
-   * 1: Pillow's decoder settings and resampling arithmetic throughout.
-   * allow_dct_scaling = 0 implies 1: the loader then equals ferry_decode +
-   * ferry_resize byte for byte. */
+   * 1: Pillow's pixels: no DCT scaling (allow_dct_scaling is then
+   * ignored), Pillow's decoder settings and resampling arithmetic
+   * throughout; the loader then equals ferry_decode + ferry_resize, and
+   * Pillow's decode + resize, byte for byte. allow_dct_scaling = 0 alone
+   * implies it too. */
   int exact_decode;
   /* Bound on the batch ring: prefetch x batch_size x one sample's bytes
    * (page-rounded per batch), host or device memory. ferry_loader_open

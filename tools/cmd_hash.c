@@ -4,7 +4,8 @@
 
 /* Where compatible mode's pixels are not Pillow's (hasher.c decides). */
 #define CLI_INEXACT_WHY                                                                            \
-  "16-bit PNG, HEIF, camera raw, 16-bit BMP, TIFF other than 8-bit grey, RGB or palette, or GIF "  \
+  "HEIF, camera raw, 16-bit or compressed BMP, TIFF other than 8-bit grey, RGB or palette, or "    \
+  "GIF "                                                                                           \
   "whose first image does not cover the picture: ferry's 8-bit samples are not Pillow's"
 
 #include <stdlib.h>

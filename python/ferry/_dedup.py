@@ -106,11 +106,11 @@ def hash(source: Any, kind: Union[str, Sequence[str]] = "phash", *, mode: str = 
 
     def told(out: Any) -> Any:
         """Compatible mode promises imagehash's bits: a warning where it
-        cannot keep that promise (16-bit PNG, some TIFF)."""
+        cannot keep that promise (HEIF, some TIFF and BMP)."""
         if inexact:
             more = f" (and {len(inexact) - 1} more)" if len(inexact) > 1 else ""
             warnings.warn(f"ferry.hash: {inexact[0]}{more}: not bit-exact with imagehash (a "
-                          "16-bit PNG, a HEIF, a camera raw, a 16-bit BMP, a TIFF other than "
+                          "HEIF, a camera raw, a 16-bit or compressed BMP, a TIFF other than "
                           "8-bit grey, RGB or palette, or a GIF whose first image does not cover "
                           "the picture: ferry's 8-bit samples are not Pillow's)", RuntimeWarning,
                           stacklevel=3)

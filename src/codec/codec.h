@@ -47,6 +47,10 @@ typedef struct fy_decoder {
    * chroma upsampling fused with colour conversion. 0 (zero-initialised)
    * keeps Pillow's settings. */
   int fast_decode;
+  /* Set by compatible hashing: 16-bit PNG samples become 8 bits as in
+   * Pillow (gray: min(v, 255); RGB(A)/LA: the high byte) instead of
+   * rounded (see png.c). */
+  int pillow_16bit;
 } fy_decoder;
 
 void fy_decoder_free(fy_decoder *dec);

@@ -159,8 +159,7 @@ int fy_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char *nam
 
 int fy_pillow_exact(ferry_format f, const uint8_t *d, size_t n) {
   switch (f) {
-  /* 16-bit PNGs: ferry rounds samples to 8 bits, Pillow does not */
-  case FERRY_FORMAT_PNG: return !(n > 24 && !memcmp(d + 12, "IHDR", 4) && d[24] == 16);
+  /* PNG: 16-bit ones too, decoded with fy_decoder.pillow_16bit set */
   case FERRY_FORMAT_TIFF: return fy_tiff_pillow_exact(d, n);
   case FERRY_FORMAT_GIF: return fy_gif_pillow_exact(d, n);
   case FERRY_FORMAT_HEIF: return fy_heif_pillow_exact(d, n);

@@ -9,9 +9,11 @@
  * smaller depths. 16-bit samples are rounded to 8 bits as codec.h says,
  * (v * 255 + 32895) >> 16, i.e. round(v / 257) (libpng's png_set_scale_16).
  * Pillow differs there: 16-bit RGB(A)/LA keep the high byte (v >> 8, at most
- * 1 lower), and 16-bit gray opens as "I;16", which convert("L") clips to
- * 255 (min(v, 255)) — an overflow, not a scaling, that would turn almost
- * every 16-bit gray photo white, so ferry does not copy it. */
+ * 1 lower), and 16-bit gray (with or without tRNS) opens as "I;16", which
+ * convert("L"/"RGB") clips to 255 (min(v, 255)) — an overflow, not a
+ * scaling, that turns almost every 16-bit gray photo white. Loading keeps
+ * the rounding; compatible hashing (dec->pillow_16bit) copies Pillow, so
+ * its hashes equal imagehash's there too. */
 #include "codec/codec.h"
 
 #include <png.h>
@@ -203,7 +205,7 @@ typedef struct decode_job {
   /* the progressive reader's state */
   uint32_t w, h;
   size_t row;
-  int got, ended;
+  int got, ended, clip16;
 } decode_job;
 
 static int check_limit(const char *name, uint32_t w, uint32_t h, uint64_t max_pixels) {
@@ -215,14 +217,24 @@ static int check_limit(const char *name, uint32_t w, uint32_t h, uint64_t max_pi
   return FERRY_OK;
 }
 
-/* libpng transforms to 8-bit gray or RGB without alpha. Returns the number
- * of channels libpng will deliver (1 or 3). */
-static int set_transforms(png_structp png, int color, int depth, int channels) {
+/* Pillow's 16-bit gray: libpng delivers 16-bit samples, clipped to 8 bits
+ * after decoding (clip16). */
+static int pillow_clips(const fy_decoder *dec, int color, int depth) {
+  return dec->pillow_16bit && depth == 16 && color == PNG_COLOR_TYPE_GRAY;
+}
+
+/* libpng transforms to 8-bit gray or RGB without alpha (16-bit samples
+ * where pillow_clips). Returns the number of channels libpng will deliver
+ * (1 or 3). */
+static int set_transforms(png_structp png, const fy_decoder *dec, int color, int depth,
+                          int channels) {
   if (color == PNG_COLOR_TYPE_PALETTE)
     png_set_palette_to_rgb(png);
   if (color == PNG_COLOR_TYPE_GRAY && depth < 8)
     png_set_expand_gray_1_2_4_to_8(png); /* bit replication, as Pillow */
-  if (depth == 16)
+  if (depth == 16 && dec->pillow_16bit && !pillow_clips(dec, color, depth))
+    png_set_strip_16(png); /* v >> 8, Pillow's RGB;16B / LA;16B */
+  else if (depth == 16 && !dec->pillow_16bit)
     png_set_scale_16(png); /* (v * 255 + 32895) >> 16 */
   /* Alpha (and the alpha palette expansion makes from tRNS) is dropped. */
   png_set_strip_alpha(png);
@@ -249,13 +261,14 @@ static void on_info(png_structp png, png_infop info) {
   if (rc)
     fail(png, rc);
   int color = png_get_color_type(png, info), depth = png_get_bit_depth(png, info);
-  int got = set_transforms(png, color, depth, job->req->channels);
+  int got = set_transforms(png, job->dec, color, depth, job->req->channels);
+  int bytes = pillow_clips(job->dec, color, depth) ? 2 : 1;
   png_set_interlace_handling(png);
   png_read_update_info(png, info);
   size_t row = 0, total = 0;
-  if (!fy_mul_size(w, (size_t)got, &row) || !fy_mul_size(row, h, &total))
+  if (!fy_mul_size(w, (size_t)got * bytes, &row) || !fy_mul_size(row, h, &total))
     fail(png, fy_error(FERRY_ETOO_LARGE, "%s: PNG image %ux%u is too large", job->name, w, h));
-  if (png_get_bit_depth(png, info) != 8 || png_get_channels(png, info) != got ||
+  if (png_get_bit_depth(png, info) != 8 * bytes || png_get_channels(png, info) != got ||
       png_get_rowbytes(png, info) != row)
     fail(png, fy_error(FERRY_EINTERNAL, "%s: PNG: unexpected libpng output format", job->name));
   rc = fy_buf_reserve(&job->dec->pixels, total);
@@ -264,7 +277,14 @@ static void on_info(png_structp png, png_infop info) {
   /* interlaced: each pass fills in its pixels and keeps the rest */
   if (png_get_interlace_type(png, info) != PNG_INTERLACE_NONE)
     memset(job->dec->pixels.p, 0, total);
-  job->w = w, job->h = h, job->row = row, job->got = got;
+  job->w = w, job->h = h, job->row = row, job->got = got, job->clip16 = bytes == 2;
+}
+
+/* Big-endian 16-bit samples to min(v, 255), in place (each output byte
+ * lies at or before its input). */
+static void clip16(uint8_t *p, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    p[i] = p[2 * i] ? 255 : p[2 * i + 1];
 }
 
 /* A row of a pass: combined into the image (libpng fills in the pass's
@@ -301,6 +321,8 @@ static int decode_body(png_structp png, png_infop info, void *arg) {
     return fy_error(FERRY_ECORRUPT, "%s: truncated PNG data", job->name);
   uint32_t w = job->w, h = job->h;
   uint8_t *pixels = job->dec->pixels.p;
+  if (job->clip16)
+    clip16(pixels, (size_t)w * h * job->got);
   if (job->got == 3 && job->req->channels == 1)
     fy_rgb_to_gray_inplace(pixels, (size_t)w * h);
   fy_decoded_whole(job->out, pixels, (int)w, (int)h, job->req->channels);
@@ -312,6 +334,6 @@ int fy_png_decode(fy_decoder *dec, const uint8_t *data, size_t size, const char 
   if (req->channels != 1 && req->channels != 3)
     return fy_error(FERRY_EINVAL, "%s: PNG: channels must be 1 or 3, not %d", nm(name),
                     req->channels);
-  decode_job job = {dec, nm(name), req, out, 0, 0, 0, 0, 0};
+  decode_job job = {dec, nm(name), req, out, 0, 0, 0, 0, 0, 0};
   return png_run(data, size, nm(name), decode_body, &job);
 }

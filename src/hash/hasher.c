@@ -204,7 +204,9 @@ int fy_compat_decode(fy_hash_ctx *c, const ferry_hash_options *o, const uint8_t 
   d.max_pixels = o->max_pixels;
   d.max_bytes = o->max_bytes;
   fy_decoded dec;
+  c->dec.pillow_16bit = 1; /* 16-bit PNGs as Pillow makes them 8-bit */
   rc = fy_decode(&c->dec, data, size, name, &d, NULL, NULL, &dec);
+  c->dec.pillow_16bit = 0;
   if (rc)
     return rc;
   const ferry_image *p = &dec.image;

@@ -220,8 +220,8 @@ const ferry_option fy_loader_option_table[] = {
      .flag = "--exact-decode",
      BOOL(exact_decode),
      .default_value = "0",
-     .help = "Pillow's JPEG decoder settings and resampling arithmetic even where the image is "
-             "downscaled afterwards"},
+     .help = "Pillow's pixels: no DCT scaling (whatever allow_dct_scaling says), Pillow's JPEG "
+             "decoder settings and resampling arithmetic even where the image is downscaled"},
     {.name = "max_batch_bytes",
      .flag = "--max-batch-mb",
      U64(max_batch_bytes),

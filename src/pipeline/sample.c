@@ -78,6 +78,12 @@ typedef struct plan_ctx {
   fy_box box;
 } plan_ctx;
 
+/* DCT scaling is an approximation of Pillow's full decode + resize:
+ * exact_decode turns it off whatever allow_dct_scaling says. */
+static int dct_scaling(const ferry_loader_options *o) {
+  return o->allow_dct_scaling && !o->exact_decode;
+}
+
 /* Called by the decoder once the source size is known: the decoder then
  * reads only the crop, at the smallest DCT scale that keeps it at least as
  * large as the output. */
@@ -87,7 +93,7 @@ static int plan_cb(void *user, int w, int h, ferry_rect *crop, int *min_w, int *
   int x0 = (int)floor(p->box.x0), y0 = (int)floor(p->box.y0);
   int x1 = (int)ceil(p->box.x1), y1 = (int)ceil(p->box.y1);
   *crop = (ferry_rect){x0, y0, x1 - x0, y1 - y0};
-  if (p->o->allow_dct_scaling) {
+  if (dct_scaling(p->o)) {
     /* Scale the hint to the whole crop: crop * s >= output. */
     *min_w = p->o->width;
     *min_h = p->o->height;
@@ -107,11 +113,11 @@ static int decode_crop_resize(fy_worker_state *w, const ferry_loader_options *o,
   ferry_decode_options_default(&dopt);
   dopt.ignore_orientation = o->ignore_orientation;
   dopt.max_pixels = o->max_pixels;
-  dopt.allow_dct_scaling = o->allow_dct_scaling;
+  dopt.allow_dct_scaling = dct_scaling(o);
   /* Fast decoder settings where the image is downscaled afterwards, and
    * the 14-bit resampler; never without DCT scaling, the exact path (see
    * ferry_loader_options). */
-  int fast = o->allow_dct_scaling && !o->exact_decode;
+  int fast = dct_scaling(o);
   w->dec.fast_decode = fast;
   fy_decoded d;
   fy_note_set(w->note, FY_STAGE_DECODE, path, 0);

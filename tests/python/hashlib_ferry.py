@@ -101,6 +101,18 @@ class Hasher:
             self.h = None
 
 
+def write_bmp16(path, w=24, h=16):
+    """A 16-bit (X1R5G5B5) BMP, a file compatible mode cannot make bit-exact
+    with imagehash (ferry's 5-to-8-bit expansion is not Pillow's)."""
+    import struct
+    row = (w * 2 + 3) & ~3
+    px = b"".join(b"".join(struct.pack("<H", ((x * 31 // w) << 10) | ((y * 31 // h) << 5) | 9)
+                           for x in range(w)).ljust(row, b"\0") for y in range(h))
+    head = struct.pack("<IiiHHIIiiII", 40, w, h, 1, 16, 0, len(px), 2835, 2835, 0, 0)
+    path.write_bytes(b"BM" + struct.pack("<IHHI", 14 + 40 + len(px), 0, 0, 54) + head + px)
+    return path
+
+
 def imagehash_all(path, hash_size=8, colorhash_bits=3):
     """imagehash 4.3's hex strings of one file (the test oracle)."""
     import imagehash
@@ -118,5 +130,5 @@ def imagehash_all(path, hash_size=8, colorhash_bits=3):
         }
 
 
-__all__ = ["BUILD", "Hasher", "imagehash_all", "KINDS", "FAST", "COMPATIBLE", "Pair",
+__all__ = ["BUILD", "Hasher", "imagehash_all", "write_bmp16", "KINDS", "FAST", "COMPATIBLE", "Pair",
            "SearchOptions", "hex_of"]

@@ -10,6 +10,7 @@ import pytest
 
 import ferry
 from ferry import _ferry
+from hashlib_ferry import write_bmp16
 
 KINDS = ["ahash", "dhash", "dhash_v", "phash", "whash", "colorhash"]
 
@@ -131,17 +132,18 @@ def test_hash_on_the_gpu(photos):
             assert ferry.hash_distance(f[kind], c[kind]) <= 16, kind
 
 
-def test_compatible_mode_says_where_it_is_not_imagehash(photos):
-    """A 16-bit PNG cannot be bit-exact with imagehash (ferry rounds its
-    samples, Pillow truncates or clips them): compatible mode says so, for
-    a path, a list and bytes; an 8-bit file and fast mode say nothing."""
+def test_compatible_mode_says_where_it_is_not_imagehash(photos, tmp_path):
+    """A 16-bit BMP is not bit-exact with imagehash (ferry widens 5-bit
+    samples its own way): compatible mode says so, for a path, a list and bytes; an
+    8-bit file, a 16-bit PNG (decoded as Pillow does) and fast mode say
+    nothing."""
     import warnings
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    png16 = os.path.join(root, "tests", "fixtures", "codecs", "gray16.png")
+    png16 = str(write_bmp16(tmp_path / "rle8.bmp"))
     with pytest.warns(RuntimeWarning,
-                      match="gray16.png: not bit-exact with imagehash \\(a 16-bit PNG"):
+                      match="rle8.bmp: not bit-exact with imagehash \\(a HEIF"):
         ferry.hash(png16, "phash", mode="compatible")
-    with pytest.warns(RuntimeWarning, match=r"gray16.png \(and 1 more\): not bit-exact"):
+    with pytest.warns(RuntimeWarning, match=r"rle8.bmp \(and 1 more\): not bit-exact"):
         ferry.hash([png16, photos[0], png16], "phash", mode="compatible")
     with open(png16, "rb") as f:
         data = f.read()
@@ -150,6 +152,8 @@ def test_compatible_mode_says_where_it_is_not_imagehash(photos):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ferry.hash([photos[0], photos[1]], "phash", mode="compatible")
+        ferry.hash(os.path.join(root, "tests", "fixtures", "codecs", "gray16.png"), "phash",
+                   mode="compatible")
         ferry.hash(png16, "phash")  # fast mode promises no imagehash bits
 
 

@@ -18,6 +18,7 @@ import time
 import pytest
 
 from ferrylib import CORPUS, FERRY_BIN, ROOT
+from hashlib_ferry import write_bmp16
 
 FIX = ROOT / "tests" / "fixtures" / "hash"
 needs_corpus = pytest.mark.skipif(not (CORPUS / "dupes").is_dir(),
@@ -107,18 +108,20 @@ def test_device_cuda_fast_without_a_gpu(pics):
 
 
 def test_compatible_csv_says_where_it_is_not_imagehash(tmp_path):
-    """`ferry hash --mode compatible` on a 16-bit PNG: its row as usual, and
+    """`ferry hash --mode compatible` on a 16-bit BMP: its row as usual, and
     a line on stderr that its hashes are not bit-exact with imagehash; none
     for 8-bit files or in fast mode; with -o, a count in the summary."""
     d = tmp_path / "p"
     d.mkdir()
+    write_bmp16(d / "deep.bmp")
+    # a 16-bit PNG is decoded as Pillow does (test_hash_png16.py): no line for it
     shutil.copy(ROOT / "tests" / "fixtures" / "codecs" / "gray16.png", d / "deep.png")
     shutil.copy(FIX / "rgb.png", d / "rgb.png")
     r = ferry("hash", d, "--mode", "compatible")
     assert r.returncode == 0, r.stderr
-    assert len(r.stdout.strip().splitlines()) == 3
-    assert ("1 file not bit-exact with imagehash (16-bit PNG" in r.stderr and
-            str(d / "deep.png") in r.stderr), r.stderr
+    assert len(r.stdout.strip().splitlines()) == 4
+    assert ("1 file not bit-exact with imagehash (HEIF" in r.stderr and
+            str(d / "deep.bmp") in r.stderr and "deep.png" not in r.stderr), r.stderr
     r = ferry("hash", d / "rgb.png", "--mode", "compatible")
     assert r.returncode == 0 and "bit-exact" not in r.stderr, r.stderr
     r = ferry("hash", d, "--mode", "fast")

@@ -148,12 +148,12 @@ def test_ignores_exif_orientation_as_imagehash_does():
     assert (r.width, r.height) == (120, 80)
 
 
-def test_16bit_png_is_flagged_inexact(tmp_path):
-    """16-bit PNG: ferry rounds samples, Pillow truncates/clips, so the
-    result says it is not guaranteed identical."""
+def test_16bit_png_is_flagged_exact(tmp_path):
+    """16-bit PNG: compatible mode decodes samples as Pillow does (gray
+    clipped, colour high byte: test_hash_png16.py), so the result is exact."""
     src = ROOT / "tests" / "fixtures" / "codecs" / "gray16.png"
     if not src.exists():
         pytest.skip("codec fixture gray16.png missing")
     r = Hasher(COMPATIBLE).result(src)
-    assert r.exact == 0
+    assert r.exact == 1
     assert Hasher(COMPATIBLE).result(FIX / "rgb.png").exact == 1

@@ -239,11 +239,12 @@ static void test_fast_path_close_to_exact(void) {
   }
 }
 
-/* The default fast decode (box chroma upsampling where the image is then
- * downscaled, 14-bit resampling) stays within a PSNR bound of the exact
- * mode (exact_decode = 1) for every image, in every crop mode, and does
- * change some values (the fast path is taken). Outside the bound would be
- * a shifted, mirrored or discoloured image. */
+/* The default decode (DCT scaling, box chroma upsampling where the image
+ * is then downscaled, 14-bit resampling) stays within a PSNR bound of the
+ * exact mode (exact_decode = 1: Pillow's pixels, no DCT scaling) for every
+ * image, in every crop mode, and does change some values (the fast path is
+ * taken). Outside the bound would be a shifted, mirrored or discoloured
+ * image; DCT scaling alone reaches 25 dB on these small noisy fixtures. */
 static void test_fast_decode_close_to_exact(void) {
   for (int crop = 0; crop < 3; crop++) {
     uint8_t *out[2];
@@ -278,7 +279,7 @@ static void test_fast_decode_close_to_exact(void) {
       }
       double psnr = se > 0 ? 10 * log10(255.0 * 255.0 * per / se) : 99;
       worst = fmin(worst, psnr);
-      CHECK_MSG(psnr >= 38, "crop %d image %d: PSNR %.1f dB against the exact decode", crop, i,
+      CHECK_MSG(psnr >= 20, "crop %d image %d: PSNR %.1f dB against the exact decode", crop, i,
                 psnr);
     }
     CHECK_MSG(changed > 0, "crop %d: the fast path was not taken", crop);
