@@ -110,6 +110,13 @@ static int move_one(mover *mv, const char *src, const ferry_catalog_entry *e, co
             keeper, src);
     return -1;
   }
+  if (lstat(src, &st) == 0 && S_ISLNK(st.st_mode)) { /* a catalog of an older ferry */
+    fprintf(stderr,
+            "ferry dupes: %s: a symbolic link (not moved: another name of a file, and never "
+            "its target through it; run `ferry hash` again)\n",
+            src);
+    return -1;
+  }
   if (!unchanged(src, e, &st)) {
     fprintf(stderr,
             "ferry dupes: %s: gone or changed since it was hashed (not moved; run `ferry hash` "
