@@ -56,6 +56,10 @@ def test_move_moves_only_the_real_duplicate(tmp_path):
     d = library(tmp_path)
     cat, dest = tmp_path / "c.fidx", tmp_path / "moved"
     run("hash", d, "-o", cat)
+    dry = run("dupes", cat, "--move-dupes-to", dest).stderr
+    would = sorted(line.split(" -> ")[0].split("would move ")[1] for line in dry.splitlines()
+                   if "would move " in line and " -> " in line)
+    assert would == [str(d / "redo.jpg")], dry
     r = run("dupes", cat, "--move-dupes-to", dest, "--apply")
     moved = sorted(str(p.relative_to(dest)) for p in dest.rglob("*")
                    if p.is_file() or p.is_symlink())
