@@ -74,3 +74,17 @@ def test_find_duplicates_gives_the_same_groups(tmp_path):
     d = library(tmp_path)
     got = [sorted(g) for g in ferry.find_duplicates(d)]
     assert got == [[str(d / "photo.jpg"), str(d / "redo.jpg")]], got
+
+
+def test_a_duplicate_with_other_names_is_not_moved(tmp_path):
+    """The real duplicate also hard-linked outside the folder: moving its one
+    name would free nothing, so it stays (said, exit 3), and nothing lands."""
+    d = library(tmp_path)
+    os.link(d / "redo.jpg", tmp_path / "elsewhere.jpg")
+    cat, dest = tmp_path / "c.fidx", tmp_path / "moved"
+    run("hash", d, "-o", cat)
+    r = subprocess.run([FERRY_BIN, "dupes", str(cat), "--move-dupes-to", str(dest), "--apply"],
+                       capture_output=True, text=True, errors="replace", timeout=60)
+    assert r.returncode == 3, r.stderr
+    assert f"{d / 'redo.jpg'}: has 2 names (hard links)" in r.stderr, r.stderr
+    assert (d / "redo.jpg").exists() and not (dest / str(d / "redo.jpg")[1:]).exists()
