@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,11 +111,24 @@ static int move_one(mover *mv, const char *src, const ferry_catalog_entry *e, co
             keeper, src);
     return -1;
   }
+  if (lstat(src, &st) == 0 && S_ISLNK(st.st_mode)) { /* a catalog of an older ferry */
+    fprintf(stderr,
+            "ferry dupes: %s: a symbolic link (not moved: another name of a file, and never "
+            "its target through it; run `ferry hash` again)\n",
+            src);
+    return -1;
+  }
   if (!unchanged(src, e, &st)) {
     fprintf(stderr,
             "ferry dupes: %s: gone or changed since it was hashed (not moved; run `ferry hash` "
             "again)\n",
             src);
+    return -1;
+  }
+  if (st.st_nlink > 1 && !(st.st_dev == ks.st_dev && st.st_ino == ks.st_ino)) {
+    fprintf(stderr,
+            "ferry dupes: %s: has %ju names (hard links): moving one frees nothing (not moved)\n",
+            src, (uintmax_t)st.st_nlink);
     return -1;
   }
   if (st.st_dev == ks.st_dev && st.st_ino == ks.st_ino) {

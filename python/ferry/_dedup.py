@@ -4,6 +4,7 @@ find_duplicates over the C library's src/hash and src/search."""
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import warnings
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
@@ -182,19 +183,41 @@ def _image_name(name: str) -> bool:
 
 def _image_files(roots: Sequence[PathLike], recursive: bool) -> List[str]:
     files: List[str] = []
+    walked: set = set()
     for root in roots:
         root = user_path(root, "find_duplicates")
         if os.path.isdir(root):
             if recursive:
                 for d, subdirs, names in os.walk(root):
                     subdirs[:] = sorted(s for s in subdirs if not s.startswith("."))
-                    files += [os.path.join(d, n) for n in sorted(names) if _image_name(n)]
+                    found = [os.path.join(d, n) for n in sorted(names) if _image_name(n)]
+                    files += found
+                    walked.update(found)
             else:
-                files += [os.path.join(root, n) for n in sorted(os.listdir(root))
-                          if _image_name(n)]
+                found = [os.path.join(root, n) for n in sorted(os.listdir(root)) if _image_name(n)]
+                files += found
+                walked.update(found)
         else:
             files.append(root)
-    return files
+    return _one_name_per_file(files, set(files) - walked)
+
+
+def _one_name_per_file(files: List[str], named: set) -> List[str]:
+    """The C walk's rule (src/catalog/scan.c): symbolic links to files met
+    in a walk left out, and of the hard links of one file the first path in
+    sorted order only."""
+    first: dict = {}
+    for f in sorted(files):
+        try:
+            st = os.stat(f) if f in named else os.lstat(f)
+        except OSError:
+            first.setdefault(("?", f), f)  # said when it is read
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            continue
+        first.setdefault((st.st_dev, st.st_ino), f)
+    keep = set(first.values())
+    return [f for f in files if f in keep]
 
 
 def _search_devices(device: Any) -> Optional[List[int]]:

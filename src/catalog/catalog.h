@@ -149,6 +149,7 @@ typedef struct fy_found {
   char *path;
   uint64_t size;
   int64_t mtime_ns;
+  uint64_t dev, ino; /* the file's identity: one name kept per file */
 } fy_found;
 
 typedef struct fy_found_list {
@@ -159,6 +160,8 @@ typedef struct fy_found_list {
   char **unread, **unread_why;
   size_t nunread, unread_cap;
   size_t skipped_moves;
+  /* other names of files kept: symbolic links to files, second hard links */
+  size_t skipped_links;
   /* files left out as formats ferry does not read yet (io/walk.h) */
   size_t not_read[FY_NOT_READ_COUNT];
 } fy_found_list;

@@ -1,7 +1,9 @@
 /* scan.c — finding the files of a catalog: roots (directories or files)
  * made absolute and canonical, directories walked (recursively by
  * default), image files kept by extension (or every regular file, to be
- * judged by content), symlinked directories not followed (no cycles), and
+ * judged by content), symlinked directories not followed (no cycles),
+ * one name kept per file: symbolic links to files left out and, of the
+ * hard links of one file, the first path only (docs/DEDUP.md), and
  * the files `ferry dupes` moved into a destination below a root left out
  * (those its ferry-moves.csv lists, never the folder's other files). */
 #include "catalog/catalog.h"
@@ -24,7 +26,8 @@ static int add(fy_found_list *l, const char *path, const struct stat *st) {
   if (!p)
     return fy_error(FERRY_ENOMEM, "out of memory listing files");
   l->v[l->n++] = (fy_found){p, (uint64_t)st->st_size,
-                            (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec};
+                            (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+                            (uint64_t)st->st_dev, (uint64_t)st->st_ino};
   return FERRY_OK;
 }
 
@@ -158,19 +161,21 @@ static int walk(const char *dir, int recursive, int all_files, int is_root, move
       break;
     }
     snprintf(path, n, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", names[i]);
-    struct stat lst, st;
+    struct stat lst;
     if (lstat(path, &lst) != 0) {
       if (errno != ENOENT) /* gone meanwhile: nothing to say */
         rc = note_unread(out, path, errno);
     } else if (S_ISDIR(lst.st_mode)) {
       if (recursive)
         rc = walk(path, recursive, all_files, 0, moved, out);
+    } else if (S_ISLNK(lst.st_mode)) {
+      out->skipped_links++; /* another name of a file: never a duplicate of it */
     } else if (hidden(moved, path)) {
       /* moved here by ferry dupes: not hashed back in */
-    } else if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+    } else if (S_ISREG(lst.st_mode)) {
       int k;
       if (all_files || fy_is_image_name(names[i]))
-        rc = add(out, path, &st); /* symlinks to files are followed */
+        rc = add(out, path, &lst);
       else if ((k = fy_not_read_format(names[i])) >= 0)
         out->not_read[k]++; /* for the "no image files" message */
     }
@@ -182,6 +187,42 @@ static int walk(const char *dir, int recursive, int all_files, int is_root, move
 
 static int by_path(const void *a, const void *b) {
   return strcmp(((const fy_found *)a)->path, ((const fy_found *)b)->path);
+}
+
+static const fy_found *by_id_base;
+
+static int by_id(const void *a, const void *b) { /* (dev, ino), then walk order */
+  const fy_found *x = &by_id_base[*(const size_t *)a], *y = &by_id_base[*(const size_t *)b];
+  if (x->dev != y->dev)
+    return x->dev < y->dev ? -1 : 1;
+  if (x->ino != y->ino)
+    return x->ino < y->ino ? -1 : 1;
+  return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* One name per file (st_dev, st_ino) of the sorted list: the first; the
+ * other hard links of it are left out (counted). */
+static int one_name_per_file(fy_found_list *l) {
+  size_t *ix = malloc(l->n * sizeof *ix);
+  if (!ix)
+    return fy_error(FERRY_ENOMEM, "out of memory listing files");
+  for (size_t i = 0; i < l->n; i++)
+    ix[i] = i;
+  by_id_base = l->v;
+  qsort(ix, l->n, sizeof *ix, by_id);
+  for (size_t i = 1; i < l->n; i++)
+    if (l->v[ix[i]].dev == l->v[ix[i - 1]].dev && l->v[ix[i]].ino == l->v[ix[i - 1]].ino) {
+      free(l->v[ix[i]].path);
+      l->v[ix[i]].path = NULL;
+      l->skipped_links++;
+    }
+  free(ix);
+  size_t k = 0;
+  for (size_t i = 0; i < l->n; i++)
+    if (l->v[i].path)
+      l->v[k++] = l->v[i];
+  l->n = k;
+  return FERRY_OK;
 }
 
 int fy_scan(const char *const *roots, int nroots, int recursive, int all_files, fy_found_list *out,
@@ -222,6 +263,7 @@ int fy_scan(const char *const *roots, int nroots, int recursive, int all_files, 
         out->v[k++] = out->v[i];
     }
     out->n = k;
+    rc = one_name_per_file(out);
   }
   if (rc) {
     fy_found_free(out);
