@@ -848,8 +848,11 @@ def test_find_duplicates_keep_and_reference(tmp_path):
     assert g[0][0] == str(ref / "r.jpg")
     with pytest.raises(fy.InvalidArgument, match="bogus"):
         fy.find_duplicates(pics, threshold=12, keep="bogus")
-    with pytest.raises(fy.InvalidArgument, match="not a folder"):
+    # a missing path is FileNotFoundError, as everywhere in Python (issue 53, item 5)
+    with pytest.raises(FileNotFoundError, match="nowhere"):
         fy.find_duplicates(pics, threshold=12, reference=[tmp_path / "nowhere"])
+    with pytest.raises(fy.InvalidArgument, match="not a folder"):
+        fy.find_duplicates(pics, threshold=12, reference=[pics / "cam.jpg"])
 
 
 def test_find_duplicates_exclude(tmp_path, monkeypatch):
