@@ -33,7 +33,11 @@ def user_path(path: Any, what: str, *, must_exist: bool = True, pattern: bool = 
     path that names nothing raises FileNotFoundError naming `what` and the
     path. pattern: the path may be a shard pattern or glob ({000..009},
     *, ?, [...]), left to the C library whenever it has one of those."""
-    p = os.path.expanduser(os.fspath(path))
+    raw = os.fspath(path)
+    text = os.fsdecode(raw)
+    if pattern and (text.startswith("pipe:") or "://" in text):
+        return raw  # a stream (pipe:CMD, http(s)://, s3://): the C library opens or refuses it
+    p = os.path.expanduser(raw)
     if must_exist and not os.path.lexists(p):
         text = os.fsdecode(p)
         if not (pattern and _PATTERN.search(text)):

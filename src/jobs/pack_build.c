@@ -188,7 +188,7 @@ static int pack_missing(const ferry_pack_options *o, uint64_t id, fy_source *tod
   lo.on_skip = o->on_skip;
   lo.on_skip_user = o->on_skip_user;
   ferry_loader *L;
-  int rc = fy_loader_open_source(&lo, todo, &L);
+  int rc = fy_loader_open_source(&lo, todo, 1, &L); /* a batch is its shard */
   if (rc)
     return rc;
   const char **paths = malloc(sizeof *paths * (size_t)o->shard_size);

@@ -229,14 +229,16 @@ static int open_pack(ferry_loader *L) {
   return rc;
 }
 
-static int open_loader(const ferry_loader_options *options, fy_source *given, ferry_loader **out);
+static int open_loader(const ferry_loader_options *options, fy_source *given, int keep_positions,
+                       ferry_loader **out);
 
 int ferry_loader_open(const ferry_loader_options *options, ferry_loader **out) {
-  return open_loader(options, NULL, out);
+  return open_loader(options, NULL, 0, out);
 }
 
-int fy_loader_open_source(const ferry_loader_options *options, fy_source *src, ferry_loader **out) {
-  return open_loader(options, src, out);
+int fy_loader_open_source(const ferry_loader_options *options, fy_source *src, int keep_positions,
+                          ferry_loader **out) {
+  return open_loader(options, src, keep_positions, out);
 }
 
 int ferry_loader_open_paths(const ferry_loader_options *options, const char *const *paths,
@@ -253,12 +255,13 @@ int ferry_loader_open_paths(const ferry_loader_options *options, const char *con
     o.source = what;
   fy_source src;
   int rc = fy_source_from_paths(&src, o.source, paths, labels, count);
-  return rc ? rc : open_loader(&o, &src, out);
+  return rc ? rc : open_loader(&o, &src, 0, out);
 }
 
 /* Opens a loader over options->source, or over `given` (taken over, and
  * cleared, whatever happens) when not NULL. */
-static int open_loader(const ferry_loader_options *options, fy_source *given, ferry_loader **out) {
+static int open_loader(const ferry_loader_options *options, fy_source *given, int keep_positions,
+                       ferry_loader **out) {
   fy_source src_given = {0};
   if (given) {
     src_given = *given;
@@ -336,7 +339,7 @@ static int open_loader(const ferry_loader_options *options, fy_source *given, fe
                                     : (r->epoch_n + L->o.batch_size - 1) / L->o.batch_size;
     r->share_n = r->epoch_n;
     r->drop_last = L->o.drop_last;
-    r->fill_on = L->o.on_error == FERRY_ON_ERROR_SKIP;
+    r->fill_on = L->o.on_error == FERRY_ON_ERROR_SKIP && !keep_positions;
     if (L->o.drop_last)
       r->epoch_n = r->num_batches * L->o.batch_size;
     rc = alloc_slots(L);

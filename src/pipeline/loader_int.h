@@ -88,7 +88,10 @@ struct ferry_loader {
 /* ferry_loader_open over a source already listed (pack building: any
  * bytes in a name survive, no list file in between); takes *src over and
  * clears it, whatever happens. options->source names it in messages. */
-int fy_loader_open_source(const ferry_loader_options *options, fy_source *src, ferry_loader **out);
+/* keep_positions: a batch keeps its own samples, shorter around skipped files, never
+ * filled from later ones (the u8 pack: one shard per batch) */
+int fy_loader_open_source(const ferry_loader_options *options, fy_source *src, int keep_positions,
+                          ferry_loader **out);
 /* A claiming thread that got FY_CLAIM_AHEAD (mu held on entry and on
  * return): makes the next epoch's order without mu and hands it to the
  * ring (loader.c). */

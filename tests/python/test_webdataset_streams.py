@@ -139,6 +139,7 @@ def test_stream_errors_name_the_shard(shards, server, tmp_path):
     cut.write_bytes((shards / "s-0.tar.gz").read_bytes()[:3000])
     bad = tmp_path / "bad.tar.gz"
     bad.write_bytes(b"\x1f\x8b" + b"\0" * 100)
+    (tmp_path / "x.tar.zst").write_bytes(b"\x28\xb5\x2f\xfd" + b"\0" * 16)  # zstd's magic
     port = free_port()
     cases = [
         (f"{server}/missing.tar", f"{server}/missing.tar: cannot open: the server answered "
