@@ -95,7 +95,9 @@ def _placed(sample, n1, mine):
         assert L.numa == (1, n1)
         assert _threads_on(n1) >= 3
         assert sorted(os.sched_getaffinity(0)) == mine  # the opener's CPUs given back
-        assert sum(1 for _ in L) == len(L)
+        # len() is the planned count, an upper bound: a skipped file's place is filled from
+        # the epoch's tail, which may end the epoch a batch early (issue 53)
+        assert len(L) - 1 <= sum(1 for _ in L) <= len(L)
     with ferry.Loader(sample, batch_size=8, size=32, workers=3, device="cuda:0",
                       numa="off", output="tensor") as L:
         node, why = L.numa
