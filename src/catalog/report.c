@@ -111,7 +111,7 @@ static const char style[] =
     "figure img{width:100%;height:120px;object-fit:contain;display:block;cursor:zoom-in}"
     "figcaption{font-size:.75em;margin-top:4px;line-height:1.35}"
     "figcaption label{margin-right:.6em;white-space:nowrap;cursor:pointer}"
-    ".nb{white-space:nowrap}.path{overflow-wrap:anywhere;color:#555}.dist{font-weight:bold}"
+    ".nb{white-space:nowrap}.path{overflow-wrap:break-word;color:#555}.dist{font-weight:bold}"
     ".noimg{height:120px;display:flex;align-items:center;justify-content:center;background:#eee;"
     "color:#888}#preview{position:fixed;inset:0;z-index:5;background:rgba(0,0,0,.85);"
     "display:flex;flex-direction:column;align-items:center;justify-content:center;"
@@ -157,6 +157,27 @@ static const char script[] =
     "[document.getElementById('move-list').value],{type:'text/csv'}));"
     "a.download='ferry-move-list.csv';document.body.appendChild(a);a.click();a.remove();});"
     "sync();});";
+
+/* A path shown in a caption: its text with a line-break opportunity
+ * (<wbr>) after every '/', so a long path wraps between folder names, never
+ * inside one (the CSS breaks a name only when it alone is wider than the
+ * column). */
+static void path_text(FILE *f, const char *path) {
+  char seg[256];
+  size_t n = 0;
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+    seg[n++] = (char)*p;
+    /* a long name is written in pieces, each cut between UTF-8 characters */
+    int full = n > sizeof seg - 8 && (p[1] & 0xC0) != 0x80;
+    if (*p == '/' || full || !p[1]) {
+      seg[n] = '\0';
+      fy_html_text(f, seg);
+      if (*p == '/')
+        fputs("<wbr>", f);
+      n = 0;
+    }
+  }
+}
 
 /* A file: URL of the path, every byte but unreserved ones and '/'
  * percent-encoded (any name, not only UTF-8, round-trips). */
@@ -210,7 +231,7 @@ static void write_member(const ferry_dupes *d, FILE *f, size_t g, uint32_t keepe
   fprintf(f, "<span class=\"nb\">%d&times;%d</span> <span class=\"nb\">%.1f&nbsp;KiB</span><br>",
           e->width, e->height, (double)e->size / 1024.0);
   fputs("<span class=\"path\">", f);
-  fy_html_text(f, e->path);
+  path_text(f, e->path);
   fputs("</span></figcaption></figure>\n", f);
 }
 

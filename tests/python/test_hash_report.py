@@ -180,3 +180,40 @@ def test_report_acts(tmp_path):
     assert sorted(p.name for p in pics.iterdir()) == ["a1.jpg", "b0.jpg", "b1.jpg"]
     undo = list(csv.DictReader(open(aside / "ferry-moves.csv")))
     assert sorted(os.path.basename(u["from"]) for u in undo) == ["a0.jpg", "a2.jpg", "a_big.jpg"]
+
+
+# Where each line of an element's text starts: the characters just before
+# every line break (a change of line top between two characters).
+BREAKS_JS = """(function(sel){var out=[];document.querySelectorAll(sel).forEach(function(el){
+var w=document.createTreeWalker(el,NodeFilter.SHOW_TEXT),t,prev=null,top=null,r=document.createRange();
+while((t=w.nextNode()))for(var i=0;i<t.length;i++){r.setStart(t,i);r.setEnd(t,i+1);
+var b=r.getClientRects();if(!b.length)continue;var y=Math.round(b[0].top);
+if(top!==null&&y>top+2)out.push(prev);top=y;prev=t.data[i];}});return out;})"""
+
+
+@needs_chromium
+def test_report_paths_wrap_between_folders(tmp_path):
+    """A long path under a thumbnail wraps only after a '/', never inside a
+    folder or file name (the issue: paths wrapped mid-word)."""
+    import pathlib
+    import tempfile
+    from cdp_pipe import Browser
+    # a short root: every name in the paths fits a column on its own (pytest's
+    # tmp_path holds names longer than a column, which may break anywhere)
+    short = tempfile.TemporaryDirectory(prefix="fy", dir="/tmp")
+    tmp_path = pathlib.Path(short.name)
+    pics = tmp_path / "pics"
+    deep = pics.joinpath(*[f"folder{i:02d}name" for i in range(8)])
+    deep.mkdir(parents=True)
+    shutil.copy(FIX / "rgb420.jpg", deep / "holiday_photo.jpg")
+    shutil.copy(FIX / "rgb420.jpg", deep / "holiday_copy.jpg")
+    page, _ = make_report(tmp_path, pics)
+    b = Browser(CHROMIUM, 700, 700)
+    try:
+        b.open(page.as_uri())
+        breaks = b.js(BREAKS_JS + "('figcaption .path')")
+        assert len(breaks) >= 4, breaks  # the paths do wrap in a 150 px column
+        assert set(breaks) == {"/"}, breaks
+    finally:
+        b.close()
+        short.cleanup()
