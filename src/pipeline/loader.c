@@ -424,6 +424,16 @@ void fy_loader_make_ahead(ferry_loader *L) {
   fy_ring_ahead(&L->ring, epoch, L->order_next);
 }
 
+/* Waits (mu held) until no sample of a batch the epoch gave up is in
+ * flight: their slots still read the epoch's order (fy_ring_promote). */
+static int wait_given_up(ferry_loader *L) {
+  double t0 = fy_now();
+  while (fy_ring_given_up_in_flight(&L->ring))
+    if (fy_watch_wait(L, &L->ring.ready_cv, t0))
+      return fy_watch_stall(L, "the samples of batches the last epoch gave up", fy_now() - t0);
+  return FERRY_OK;
+}
+
 static int stopped_error(void) {
   return fy_error(FERRY_ESTATE, "loader: stopped (ferry_loader_stop): close it");
 }
@@ -453,6 +463,8 @@ int ferry_loader_start_epoch(ferry_loader *L, int epoch) {
   int ahead = ok && r->ahead_epoch == epoch;
   if (ok && !(ahead && r->next_batch >= fy_ring_batches(r)))
     ok = drain(L) == FERRY_OK;
+  else if (ok)
+    ok = wait_given_up(L) == FERRY_OK;
   if (!ok) {
     int rc = fy_error(FERRY_ETIMEOUT, "%s", r->error_msg);
     pthread_mutex_unlock(&r->mu);

@@ -96,6 +96,22 @@ void fy_ring_refit(fy_ring *r, const slot *s) {
   }
 }
 
+int fy_ring_given_up_in_flight(const fy_ring *r) {
+  for (int i = 0; r->fill_on && i < r->nslots; i++) {
+    const slot *t = &r->slots[i];
+    if (!t->ahead && t->state == SLOT_FILLING && t->number >= fy_ring_batches(r) &&
+        t->done < t->expected)
+      return 1;
+  }
+  return 0;
+}
+
+void fy_ring_settle_ready(fy_ring *r, const slot *s) {
+  pthread_cond_broadcast(&r->work_cv);
+  if (!s->ahead && s->number >= fy_ring_batches(r))
+    pthread_cond_broadcast(&r->ready_cv);
+}
+
 slot *fy_ring_to_settle(fy_ring *r) {
   if (!r->fill_on || !r->epoch_active || r->stop)
     return NULL;

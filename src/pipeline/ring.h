@@ -161,6 +161,14 @@ slot *fy_ring_to_settle(fy_ring *r);
  * ended early): slots of batches past the bound expect only the samples
  * claimed already, and are freed once those are done (mu held). */
 void fy_ring_refit(fy_ring *r, const slot *s);
+/* 1 while samples of a batch the epoch gave up are still in flight (mu
+ * held): its slot keeps the epoch's number and order until they finish,
+ * so the epoch ahead is promoted only after (fy_ring_promote). */
+int fy_ring_given_up_in_flight(const fy_ring *r);
+/* Slot s's own samples are all done and its batch waits to settle (mu
+ * held): wakes the claiming threads, and the consumer when the batch was
+ * given up (an epoch start may wait for it). */
+void fy_ring_settle_ready(fy_ring *r, const slot *s);
 /* The CPU workers' idle seconds so far, summed (mu held). */
 double fy_ring_workers_idle_s(const fy_ring *r, double now);
 

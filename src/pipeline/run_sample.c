@@ -111,7 +111,7 @@ void fy_sample_finished(ferry_loader *L, slot *s, int64_t pos, int rc) {
   int complete = fy_ring_sample_done(&L->ring, s);
   if (complete && L->ring.fill_on) {
     /* the batch settles in its turn, by a claiming thread (fy_settle) */
-    pthread_cond_broadcast(&L->ring.work_cv);
+    fy_ring_settle_ready(&L->ring, s);
     complete = 0;
   } else if (complete) {
     /* This thread alone touches the slot now: close the gaps unlocked.

@@ -67,7 +67,7 @@ static void run(const char *dir, int workers, int prefetch, int shuffle, int dro
       r->n += b->count;
       ferry_loader_release(L, b);
     }
-    CHECK(rc == FERRY_END);
+    CHECK_MSG(rc == FERRY_END, "epoch %d after %d batches: %s", e, r->nb, ferry_last_error());
     CHECK(r->nb <= ferry_loader_num_batches(L)); /* the planned count: an upper bound */
   }
   ferry_stats st;
