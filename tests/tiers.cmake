@@ -14,7 +14,7 @@
 # the tests that run threads (TSan in `make test`: test_opencl_search and
 # test_opencl_hash run PoCL's threads beside ferry's OpenCL cache and the GPU
 # hashes' batching queue; test_shard_fd reads members on several threads)
-set(FERRY_THREAD_TESTS test_loader test_epoch_ahead test_pack test_hash_api test_watchdog
+set(FERRY_THREAD_TESTS test_loader test_loader_fill test_epoch_ahead test_pack test_hash_api test_watchdog
     test_engine_gate test_catalog test_opencl_search test_hamming_multi test_opencl_hash
     test_opencl_cache test_shard_fd test_testctl)
 set(FERRY_CORPUS_TESTS test_codecs test_corpus test_exif test_gpu test_gpu_hash test_hash_engine

@@ -193,9 +193,10 @@ static void diff_stats(const ferry_stats *a, const ferry_stats *b, ferry_stats *
 }
 
 static int run_epoch(const char *cmd, ferry_loader *L, cli_load_args *a, int e, int tty,
-                     int *grid_done, ferry_batch **grid, consumer_report *cr, int64_t *delivered) {
+                     int *grid_done, ferry_batch **grid, consumer_report *cr, int64_t *delivered,
+                     int64_t *nbatches) {
   double t0 = now(), last = t0;
-  int64_t total = ferry_loader_epoch_size(L), done = 0;
+  int64_t total = ferry_loader_epoch_size(L), done = 0, batches = 0;
   int rc = ferry_loader_start_epoch(L, e);
   ferry_batch *b;
   double t_first = 0;
@@ -208,6 +209,7 @@ static int run_epoch(const char *cmd, ferry_loader *L, cli_load_args *a, int e, 
     if (sizes)
       printf(" %d", b->count);
     done += b->count;
+    batches++;
     if (a->npy)
       cli_npy_write(a->npy, b); /* a write error is said once, at the end */
     if (a->save_grid && !*grid_done) {
@@ -228,11 +230,12 @@ static int run_epoch(const char *cmd, ferry_loader *L, cli_load_args *a, int e, 
   if (tty)
     fprintf(stderr, "\r%60s\r", "");
   *delivered = done;
+  *nbatches = batches;
   if (rc == FERRY_END && a->consume_ms > 0 && a->o.device >= 0) {
     /* The consumer's GPU timeline starts with the first batch (before it,
      * the ring fills: reported apart, as an epoch's start-up). */
     fy_gpu_sync(a->o.device);
-    double wall = now() - t_first, busy = ferry_loader_num_batches(L) * a->consume_ms / 1e3;
+    double wall = now() - t_first, busy = batches * a->consume_ms / 1e3;
     *cr = (consumer_report){1, (t_first - t0) * 1e3, 100 * busy / wall, wall,
                             wall > busy ? 100 * (wall - busy) / wall : 0.0};
     if (!a->json)
@@ -383,8 +386,8 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
   for (int e = 0; e < a->epochs && rc == FERRY_OK; e++) {
     double t0 = now();
     consumer_report cr = {0};
-    int64_t got = 0;
-    rc = run_epoch(cmd, L, a, e, tty, &grid_done, &grid, &cr, &got);
+    int64_t got = 0, nb = 0;
+    rc = run_epoch(cmd, L, a, e, tty, &grid_done, &grid, &cr, &got, &nb);
     ferry_loader_get_stats(L, &cur);
     diff_stats(&cur, &prev, &d);
     prev = cur;
@@ -392,7 +395,7 @@ int cli_run_loader(const char *cmd, cli_load_args *a) {
      * hold the next epoch's first batches, made ahead) */
     d.images = (uint64_t)got;
     d.skipped = (uint64_t)(ferry_loader_epoch_size(L) - got);
-    d.batches = (uint64_t)ferry_loader_num_batches(L);
+    d.batches = (uint64_t)nb; /* those given: fewer than planned when files are skipped */
     images += d.images;
     skipped += d.skipped;
     double secs = now() - t0;
