@@ -49,17 +49,32 @@ int fy_shard_stream_is(const char *name) {
 typedef struct bytes {
   uint8_t *p;
   size_t len, cap;
+  size_t max;       /* the most this shard may hold: what the bound leaves */
+  size_t max_total; /* the bound, said in the error */
 } bytes;
+
+static int too_large(const bytes *b, const char *name) {
+  return fy_error(FERRY_ETOO_LARGE,
+                  "%s: streamed shards are held in memory, and at this shard they pass %.1f GiB "
+                  "(half of this machine's memory, all streamed shards together): copy the "
+                  "shards to a local disk (plain .tar shards are read by position, not held) "
+                  "or give fewer shards to one loader",
+                  name, (double)b->max_total / (1 << 30));
+}
 
 static int grow(bytes *b, size_t need, const char *name) {
   if (b->cap - b->len >= need)
     return FERRY_OK;
+  if (need > b->max - b->len) /* len <= max always */
+    return too_large(b, name);
   size_t cap = b->cap ? b->cap : 1 << 20;
   while (cap - b->len < need) {
     if (cap > SIZE_MAX / 2)
       return fy_error(FERRY_ENOMEM, "%s: out of memory reading the shard", name);
     cap *= 2;
   }
+  if (cap > b->max)
+    cap = b->max;
   uint8_t *p = realloc(b->p, cap);
   if (!p)
     return fy_error(FERRY_ENOMEM, "%s: out of memory reading the shard", name);
@@ -88,7 +103,12 @@ static int inflate_some(sink *k, const uint8_t *p, size_t n) {
   while (n) {
     uInt in = n > (1u << 30) ? 1u << 30 : (uInt)n;
     k->z.avail_in = in;
-    int rc = grow(&k->out, 1 << 20, k->name);
+    /* room ahead, up to the bound; at the bound, inflate may still end the
+     * stream (its trailer) without output */
+    size_t want = k->out.max - k->out.len < (1u << 20) ? k->out.max - k->out.len : 1u << 20;
+    int rc = want       ? grow(&k->out, want, k->name)
+             : k->out.p ? FERRY_OK
+                        : too_large(&k->out, k->name);
     if (rc)
       return rc;
     size_t room = k->out.cap - k->out.len;
@@ -100,6 +120,8 @@ static int inflate_some(sink *k, const uint8_t *p, size_t n) {
       k->ended = 0;
     }
     int zr = inflate(&k->z, Z_NO_FLUSH);
+    if (!want && k->z.avail_in == in && zr != Z_STREAM_END)
+      return too_large(&k->out, k->name); /* output, and no room left for it */
     n -= in - k->z.avail_in;
     k->fed += in - k->z.avail_in;
     k->out.len += avail - k->z.avail_out;
@@ -257,7 +279,15 @@ static int run_command(const char *name, char *const argv[], int url, sink *b) {
   return FERRY_OK;
 }
 
-int fy_shard_stream_load(const char *name, int stall_ms, uint8_t **data, int64_t *len) {
+int64_t fy_shard_stream_budget(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0)
+    return INT64_MAX / 2;
+  return (int64_t)pages / 2 * page;
+}
+
+int fy_shard_stream_load(const char *name, int stall_ms, int64_t budget, int64_t total,
+                         uint8_t **data, int64_t *len) {
   *data = NULL;
   *len = 0;
   if (!strncmp(name, "s3://", 5))
@@ -270,6 +300,8 @@ int fy_shard_stream_load(const char *name, int stall_ms, uint8_t **data, int64_t
                       "%s: %s compression is not read; give \"pipe:%s %s\" (or decompress it)",
                       name, other_codecs[i][0] + 5, other_codecs[i][1], name);
   sink k = {.name = name, .wait_ms = stall_ms == 0 ? 60000 : stall_ms < 0 ? -1 : stall_ms};
+  k.out.max = budget > 0 ? (size_t)budget : 0;
+  k.out.max_total = (size_t)total;
   int rc;
   if (!strncmp(name, "pipe:", 5)) {
     char *argv[] = {"/bin/sh", "-c", (char *)name + 5, NULL};

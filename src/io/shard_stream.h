@@ -19,7 +19,13 @@ int fy_shard_stream_is(const char *name);
  * reached, a gzip stream cut short or damaged, a compression not read
  * (.bz2, .xz, .zst, .lz4: with the pipe: to use), s3:// (with the pipe:);
  * a command or server that sends nothing for `stall_ms` (0: 60 s; < 0:
- * never) is stopped, FERRY_ETIMEOUT. */
-int fy_shard_stream_load(const char *name, int stall_ms, uint8_t **data, int64_t *len);
+ * never) is stopped, FERRY_ETIMEOUT. The shard may hold at most `budget`
+ * bytes (what is left of the loader's bound `total`, said in the error):
+ * more is FERRY_ETOO_LARGE, named, before it is allocated. */
+int fy_shard_stream_load(const char *name, int stall_ms, int64_t budget, int64_t total,
+                         uint8_t **data, int64_t *len);
+/* The bound on the bytes all of a loader's stream shards hold together:
+ * half of the machine's physical memory. */
+int64_t fy_shard_stream_budget(void);
 
 #endif

@@ -384,10 +384,11 @@ static void tally_add(tally *t, const char *shard, const char *name) {
 
 typedef struct lister {
   fy_source *src;
-  tally no_image;  /* samples without an image member */
-  tally bad_label; /* cls/label members that are no integer label */
-  tally big_label; /* label members too large to read */
-  tally unnamed;   /* members not named KEY.EXT: no sample's */
+  tally no_image;               /* samples without an image member */
+  tally bad_label;              /* cls/label members that are no integer label */
+  tally big_label;              /* label members too large to read */
+  tally unnamed;                /* members not named KEY.EXT: no sample's */
+  int64_t streamed, stream_max; /* stream shards' bytes held, and their bound */
 } lister;
 
 /* Image extensions in WebDataset's order of preference, then the rest
@@ -672,9 +673,13 @@ static int list_shard(lister *l, const char *shard, int32_t id) {
   int rc;
   if (fy_shard_stream_is(shard)) { /* read once, whole: its members are kept in memory */
     uint8_t *mem;
-    rc = fy_shard_stream_load(shard, l->src->stream_stall_ms, &mem, &in.size);
+    if (!l->stream_max)
+      l->stream_max = fy_shard_stream_budget();
+    rc = fy_shard_stream_load(shard, l->src->stream_stall_ms, l->stream_max - l->streamed,
+                              l->stream_max, &mem, &in.size);
     if (rc)
       return rc;
+    l->streamed += in.size;
     in.mem = l->src->shard_mem[id] = mem;
     l->src->shard_mem_len[id] = in.size;
   } else {

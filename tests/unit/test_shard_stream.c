@@ -2,7 +2,7 @@
  * gzip member or several), `pipe:cat` of a plain and of a gzip shard give
  * the same samples, labels and bytes as the plain local shard; a gzip cut
  * short or damaged, a failing command, s3:// and compressions not read are
- * errors naming the shard. */
+ * errors naming the shard; a shard past the memory bound is refused. */
 #include "check.h"
 #include "core/internal.h"
 #include "io/shard_stream.h"
@@ -189,6 +189,24 @@ int main(void) {
     CHECK_MSG(r == FERRY_ETIMEOUT && strstr(ferry_last_error(), "pipe:sleep 20: cannot open: "
                                                                 "nothing received for 200 ms"),
               "%d: %s", r, ferry_last_error());
+  }
+  /* the memory bound: a shard that passes what is left of it is refused, named, with
+   * the bound said (for a loader: half the machine's memory, all stream shards) */
+  {
+    uint8_t *data = NULL;
+    int64_t len = 0;
+    int r = fy_shard_stream_load(spec, 0, 4096, 1 << 30, &data, &len);
+    CHECK_MSG(r == FERRY_ETOO_LARGE && !data && strstr(ferry_last_error(), spec) &&
+                  strstr(ferry_last_error(), "pass 1.0 GiB"),
+              "%d: %s", r, ferry_last_error());
+    r = fy_shard_stream_load(gz1, 0, (int64_t)t.n - 1, 1 << 30, &data, &len);
+    CHECK_MSG(r == FERRY_ETOO_LARGE && !data && strstr(ferry_last_error(), gz1), "%d: %s", r,
+              ferry_last_error());
+    r = fy_shard_stream_load(gz1, 0, (int64_t)t.n, 1 << 30, &data, &len);
+    CHECK_MSG(r == FERRY_OK && len == (int64_t)t.n && !memcmp(data, t.p, t.n), "%d: %s", r,
+              ferry_last_error());
+    free(data);
+    CHECK(fy_shard_stream_budget() > 0);
   }
   free(bad);
   free(g1);
