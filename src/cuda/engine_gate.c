@@ -6,7 +6,7 @@
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int shared_in, exclusive_in, exclusive_waiting;
+static int shared_in, exclusive_in, exclusive_waiting, shared_waiting;
 
 void fy_engine_gate_enter(int exclusive) {
   pthread_mutex_lock(&mu);
@@ -17,8 +17,10 @@ void fy_engine_gate_enter(int exclusive) {
     exclusive_waiting--;
     exclusive_in = 1;
   } else {
+    shared_waiting++;
     while (exclusive_in || exclusive_waiting)
       pthread_cond_wait(&cv, &mu);
+    shared_waiting--;
     shared_in++;
   }
   pthread_mutex_unlock(&mu);
@@ -31,6 +33,13 @@ void fy_engine_gate_leave(int exclusive) {
   else
     shared_in--;
   pthread_cond_broadcast(&cv);
+  pthread_mutex_unlock(&mu);
+}
+
+void fy_engine_gate_waiting(int *exclusive, int *shared) {
+  pthread_mutex_lock(&mu);
+  *exclusive = exclusive_waiting;
+  *shared = shared_waiting;
   pthread_mutex_unlock(&mu);
 }
 

@@ -22,6 +22,9 @@ extern "C" {
  * holds new shared ones back. */
 void fy_engine_gate_enter(int exclusive);
 void fy_engine_gate_leave(int exclusive);
+/* The entrants waiting at the gate now, exclusive and shared (a wait's
+ * diagnosis; the tests' way to know a thread is waiting, not to guess). */
+void fy_engine_gate_waiting(int *exclusive, int *shared);
 
 /* The largest inputs a decoding state has taken. */
 typedef struct fy_engine_seen {

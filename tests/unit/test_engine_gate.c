@@ -71,6 +71,19 @@ static void *writer(void *arg) {
   return NULL;
 }
 
+/* Until the gate has these entrants waiting (a busy machine may take long
+ * to run a thread: no fixed nap), at most 60 s. */
+static void wait_for(int exclusive, int shared) {
+  int e = -1, sh = -1;
+  for (int i = 0; i < 600000 && (e != exclusive || sh != shared); i++) {
+    fy_engine_gate_waiting(&e, &sh);
+    if (e != exclusive || sh != shared)
+      nap_us(100);
+  }
+  CHECK_MSG(e == exclusive && sh == shared, "waiting: %d exclusive, %d shared; want %d, %d", e, sh,
+            exclusive, shared);
+}
+
 /* A shared holder is in; an exclusive entrant waits; a shared entrant that
  * comes after it must go after it. */
 static void test_writer_first(void) {
@@ -78,9 +91,9 @@ static void test_writer_first(void) {
   fy_engine_gate_enter(0);
   pthread_t w, s;
   CHECK(pthread_create(&w, NULL, writer, NULL) == 0);
-  nap_us(50000); /* the writer is waiting now */
+  wait_for(1, 0); /* the writer is waiting now */
   CHECK(pthread_create(&s, NULL, late_shared, NULL) == 0);
-  nap_us(50000);
+  wait_for(1, 1); /* and the late shared entrant behind it */
   pthread_mutex_lock(&mu);
   CHECK(norder == 0); /* neither got in past the holder and the waiting writer */
   pthread_mutex_unlock(&mu);
