@@ -286,7 +286,10 @@ typedef struct ferry_loader_options {
    * ignored), Pillow's decoder settings and resampling arithmetic
    * throughout; the loader then equals ferry_decode + ferry_resize, and
    * Pillow's decode + resize, byte for byte. allow_dct_scaling = 0 alone
-   * implies it too. */
+   * implies it too. With FERRY_CROP_CENTER the whole image is resized as
+   * torchvision's Resize(floor(size / crop_ratio)) sizes it, then cropped
+   * as its CenterCrop(size): its eval transform on Pillow, byte for byte
+   * (the CPU path; the GPU's engine resizes its own way). */
   int exact_decode;
   /* Bound on the batch ring: prefetch x batch_size x one sample's bytes
    * (page-rounded per batch), host or device memory. ferry_loader_open

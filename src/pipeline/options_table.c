@@ -221,7 +221,9 @@ const ferry_option fy_loader_option_table[] = {
      BOOL(exact_decode),
      .default_value = "0",
      .help = "Pillow's pixels: no DCT scaling (whatever allow_dct_scaling says), Pillow's JPEG "
-             "decoder settings and resampling arithmetic even where the image is downscaled"},
+             "decoder settings and resampling arithmetic even where the image is downscaled; a "
+             "centre crop is torchvision's Resize(floor(size / crop_ratio)) + CenterCrop(size) "
+             "exactly"},
     {.name = "max_batch_bytes",
      .flag = "--max-batch-mb",
      U64(max_batch_bytes),

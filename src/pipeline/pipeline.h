@@ -67,6 +67,7 @@ typedef struct fy_worker_state {
   fy_decoder dec;
   fy_resize_ctx rs;
   fy_buf resized;
+  fy_buf whole; /* exact centre crops: the whole image resized, before the crop */
   double read_s, decode_s, transform_s;
   fy_note *note; /* this thread's note for the watchdog, or NULL */
 } fy_worker_state;

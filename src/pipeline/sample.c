@@ -69,6 +69,7 @@ void fy_worker_state_free(fy_worker_state *w) {
   fy_decoder_free(&w->dec);
   fy_resize_ctx_free(&w->rs);
   fy_buf_free(&w->resized);
+  fy_buf_free(&w->whole);
 }
 
 typedef struct plan_ctx {
@@ -84,6 +85,48 @@ static int dct_scaling(const ferry_loader_options *o) {
   return o->allow_dct_scaling && !o->exact_decode;
 }
 
+/* exact_decode's centre crop is torchvision's Resize(floor(size / ratio))
+ * + CenterCrop(size) on Pillow, step by step: the whole image resized to
+ * whole_w x whole_h (the short side's target, the other side truncated, as
+ * torchvision sizes it), then the output-sized window at (left, top),
+ * rounded half to even as Python's round(). One resample of the box alone
+ * (the default) equals it only to float rounding. */
+static int exact_center(const ferry_loader_options *o) {
+  return o->exact_decode && o->crop == FERRY_CROP_CENTER;
+}
+
+static void center_geometry(const ferry_loader_options *o, int w, int h, int *ww, int *wh,
+                            int *left, int *top) {
+  double tw = floor(o->width / o->crop_ratio + 1e-9), th = floor(o->height / o->crop_ratio + 1e-9);
+  if (tw / w >= th / h) {
+    *ww = (int)tw;
+    *wh = (int)(tw * h / w);
+  } else {
+    *wh = (int)th;
+    *ww = (int)(th * w / h);
+  }
+  *ww = *ww < o->width ? o->width : *ww;
+  *wh = *wh < o->height ? o->height : *wh;
+  *left = (int)nearbyint((*ww - o->width) / 2.0);
+  *top = (int)nearbyint((*wh - o->height) / 2.0);
+}
+
+/* The exact centre crop of the decoded whole image d into out. */
+static int resize_center(fy_worker_state *w, const ferry_loader_options *o, const ferry_image *im,
+                         uint8_t *out) {
+  int ww, wh, left, top;
+  center_geometry(o, im->width, im->height, &ww, &wh, &left, &top);
+  int rc = fy_buf_reserve(&w->whole, (size_t)ww * wh * 3);
+  fy_box all = {0, 0, im->width, im->height};
+  if (rc == FERRY_OK)
+    rc = fy_resize_u8(im->data, im->width, im->height, im->stride, im->channels, &all, w->whole.p,
+                      ww, wh, (size_t)ww * 3, o->filter, &w->rs);
+  for (int y = 0; rc == FERRY_OK && y < o->height; y++)
+    memcpy(out + (size_t)y * o->width * 3, w->whole.p + ((size_t)(top + y) * ww + left) * 3,
+           (size_t)o->width * 3);
+  return rc;
+}
+
 /* Called by the decoder once the source size is known: the decoder then
  * reads only the crop, at the smallest DCT scale that keeps it at least as
  * large as the output. */
@@ -93,6 +136,8 @@ static int plan_cb(void *user, int w, int h, ferry_rect *crop, int *min_w, int *
   int x0 = (int)floor(p->box.x0), y0 = (int)floor(p->box.y0);
   int x1 = (int)ceil(p->box.x1), y1 = (int)ceil(p->box.y1);
   *crop = (ferry_rect){x0, y0, x1 - x0, y1 - y0};
+  if (exact_center(p->o))
+    *crop = (ferry_rect){0, 0, w, h}; /* resized whole, then cropped */
   if (dct_scaling(p->o)) {
     /* Scale the hint to the whole crop: crop * s >= output. */
     *min_w = p->o->width;
@@ -140,7 +185,9 @@ static int decode_crop_resize(fy_worker_state *w, const ferry_loader_options *o,
     rc = fy_buf_reserve(&w->resized, (size_t)o->width * o->height * 3);
     out = w->resized.p;
   }
-  if (rc == FERRY_OK)
+  if (rc == FERRY_OK && exact_center(o))
+    rc = resize_center(w, o, &d.image, out);
+  else if (rc == FERRY_OK)
     rc = (fast ? fy_resize_u8_fast : fy_resize_u8)(
         d.image.data, d.image.width, d.image.height, d.image.stride, d.image.channels, &b, out,
         o->width, o->height, (size_t)o->width * 3, o->filter, &w->rs);
