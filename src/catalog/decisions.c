@@ -231,10 +231,11 @@ static int read_decisions(const char *file, const ferry_catalog *cat, decided *d
                     "\"decisions\" list: the review page's \"Save decisions\" writes one)",
                     file);
   }
-  if (json_integer_value(ver) != 1) {
+  long long version = json_integer_value(ver);
+  if (version != 1) {
     json_decref(root);
     return fy_error(FERRY_EINVAL, "%s: decisions version %lld: this ferry reads version 1", file,
-                    (long long)json_integer_value(ver));
+                    version);
   }
   dc->mark = calloc(cat->count ? cat->count : 1, 1);
   if (!dc->mark) {

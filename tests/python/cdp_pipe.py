@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -29,7 +30,7 @@ def dump_dom(url, budget_ms=10000):
 
 
 class Browser:
-    def __init__(self, chromium, width=1280, height=900):
+    def __init__(self, chromium, width=1280, height=900, profile=None):
         to_child_r, self._w = os.pipe()
         self._r, from_child_w = os.pipe()
 
@@ -39,8 +40,12 @@ class Browser:
             os.dup2(a, 3)
             os.dup2(b, 4)
 
+        # a profile of its own (localStorage, downloads' settings), gone at close();
+        # kept across Browser objects of one test when given (a reload later)
+        self._profile = tempfile.mkdtemp(prefix="ferry-chromium-") if profile is None else None
         self.proc = subprocess.Popen(
             [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             f"--user-data-dir={profile or self._profile}",
              "--remote-debugging-pipe", f"--window-size={width},{height}",
              "--allow-file-access-from-files", "about:blank"],
             # close_fds (and pass_fds, which implies it) would close 3 and 4 after
@@ -147,3 +152,5 @@ class Browser:
             self.proc.kill()
         os.close(self._w)
         os.close(self._r)
+        if self._profile:
+            shutil.rmtree(self._profile, ignore_errors=True)
