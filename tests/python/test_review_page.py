@@ -325,3 +325,24 @@ def test_decisions_file_refusals(tmp_path):
     after, r = groups_of(cat, "--decisions", f)
     assert "decision 2: " + str(pics / "c1.png") + " is not in the catalog" in r.stderr
     assert "a1.jpg" in after
+
+
+def test_find_duplicates_reads_decisions(tmp_path):
+    """Python's find_duplicates takes the same decisions file: the keeper a
+    review chose, a group marked not duplicates gone; a stale file raises."""
+    import ferry
+    pics, _ = small_library(tmp_path)
+    plain = {os.path.basename(g[0]): len(g) for g in ferry.find_duplicates(pics)}
+    assert plain == {"a_big.jpg": 4, "b0.jpg": 2, "c0.png": 2}, plain
+    f = tmp_path / "d.json"
+    f.write_text(json.dumps({"ferry_decisions": 1, "decisions": [
+        {"keeper": decision(pics / "a1.jpg")},
+        {"not_duplicates": [decision(pics / "c0.png"), decision(pics / "c1.png")]}]}))
+    got = {os.path.basename(g[0]): len(g) for g in ferry.find_duplicates(pics, decisions=f)}
+    assert got == {"a1.jpg": 4, "b0.jpg": 2}, got
+    f.write_text(json.dumps({"ferry_decisions": 1, "decisions": [
+        {"keeper": decision(pics / "a1.jpg", size=1)}]}))
+    with pytest.raises(ferry.InvalidArgument, match=r"decision 1: keeper .*stale"):
+        ferry.find_duplicates(pics, decisions=f)
+    with pytest.raises(FileNotFoundError):
+        ferry.find_duplicates(pics, decisions=tmp_path / "none.json")
