@@ -86,7 +86,15 @@ static int file_ref(reader *r, size_t k, const char *what, json_t *v, long *inde
     memcpy(path, bytes, n);
     path[n] = 0;
     free(bytes);
-    if (p && fy_utf8_valid(path) && strcmp(path, json_string_value(p))) {
+    /* the text may be the name itself, as the page shows it (\xNN, \\), or
+     * as JSON writes a name that is not UTF-8 (U+FFFD: fy_json_set_path) */
+    char *as_shown = p ? fy_shown_text(path) : NULL, *lossy = p ? fy_utf8_lossy(path) : NULL;
+    const char *text = p ? json_string_value(p) : NULL;
+    int agree = !p || !strcmp(path, text) || (as_shown && !strcmp(as_shown, text)) ||
+                (lossy && !strcmp(lossy, text));
+    free(as_shown);
+    free(lossy);
+    if (!agree) {
       int rc = fy_error(FERRY_EINVAL,
                         "%s: decision %zu: %s: path '%s' and path_b64 ('%s') disagree (an edit "
                         "of one alone?)",

@@ -346,3 +346,27 @@ def test_find_duplicates_reads_decisions(tmp_path):
         ferry.find_duplicates(pics, decisions=f)
     with pytest.raises(FileNotFoundError):
         ferry.find_duplicates(pics, decisions=tmp_path / "none.json")
+
+
+def test_decisions_name_in_any_bytes(tmp_path):
+    """A name that is not plain UTF-8 is named as the page shows it (\\xNN,
+    a backslash doubled) with its exact bytes in path_b64: the two agree."""
+    import base64
+    pics, cat = small_library(tmp_path)
+    odd = os.path.join(os.fsencode(pics), b"we\\ird\xff.jpg")
+    shutil.copy(FIX / "rgb420.jpg", odd)
+    ferry("hash", pics, "-o", cat, "-q")
+    st = os.stat(odd)
+    ref = {"path": str(pics) + "/we\\\\ird\\xFF.jpg",
+           "path_b64": base64.b64encode(odd).decode(), "size": st.st_size,
+           "mtime_ns": str(st.st_mtime_ns)}
+    f = tmp_path / "d.json"
+    f.write_text(json.dumps({"ferry_decisions": 1, "decisions": [{"keeper": ref}]}))
+    r = subprocess.run([FERRY_BIN, "dupes", str(cat), "--decisions", str(f)], capture_output=True)
+    assert r.returncode == 0, r.stderr
+    keepers = [row for row in r.stdout.split(b"\n") if row.startswith(b"0,1,")]
+    assert keepers and keepers[0].split(b",")[2] == odd, r.stdout
+    ref["path"] = str(pics) + "/other.jpg"  # the text and the bytes disagree
+    f.write_text(json.dumps({"ferry_decisions": 1, "decisions": [{"keeper": ref}]}))
+    r = subprocess.run([FERRY_BIN, "dupes", str(cat), "--decisions", str(f)], capture_output=True)
+    assert r.returncode == 1 and b"disagree" in r.stderr, r.stderr
