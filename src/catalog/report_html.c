@@ -210,14 +210,20 @@ static int dirs_build(const ferry_dupes *d, const uint32_t *order, size_t count,
   return FERRY_OK;
 }
 
-/* One JSON value into the page's <script> blob ('/' escaped: no "</script>"
- * can end it early). */
+/* One JSON value into the page's <script> blob: '<' written as \u003c, so
+ * that no name ("</script>", "<!--") can end or change the blob. */
 static int put(FILE *f, json_t *v, const char *tail) {
-  int rc = v && json_dumpf(v, f, JSON_COMPACT | JSON_ESCAPE_SLASH | JSON_ENCODE_ANY) == 0 ? FERRY_OK : -1;
+  char *t = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
   json_decref(v);
+  for (const char *c = t; c && *c; c++)
+    if (*c == '<')
+      fputs("\\u003c", f);
+    else
+      fputc(*c, f);
+  free(t);
   if (tail)
     fputs(tail, f);
-  return rc;
+  return t ? FERRY_OK : -1;
 }
 
 /* A string as the page shows it (fy_shown_text). */
