@@ -181,6 +181,9 @@ def _image_name(name: str) -> bool:
     return not name.startswith(".") and name.lower().endswith(IMAGE_SUFFIXES)
 
 
+_THUMBS_MARK = "ferry-thumbnails.txt"  # src/catalog/catalog.h's FY_THUMBS_MARK
+
+
 def _image_files(roots: Sequence[PathLike], recursive: bool) -> List[str]:
     files: List[str] = []
     walked: set = set()
@@ -189,6 +192,9 @@ def _image_files(roots: Sequence[PathLike], recursive: bool) -> List[str]:
         if os.path.isdir(root):
             if recursive:
                 for d, subdirs, names in os.walk(root):
+                    if d != root and _THUMBS_MARK in names:  # a review page's thumbnails
+                        subdirs[:] = []
+                        continue
                     subdirs[:] = sorted(s for s in subdirs if not s.startswith("."))
                     found = [os.path.join(d, n) for n in sorted(names) if _image_name(n)]
                     files += found

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #define THUMB_BOX 160
-#define THUMBS_MARK ".ferry-thumbs" /* a sidecar folder is ferry's when it holds this */
 
 /* The sidecar folder of a page written to out_path (malloc'd): the name
  * without its .html/.htm, plus ".thumbs"; NULL when the page goes to stdout
@@ -56,19 +55,24 @@ static int open_thumbs(const char *dir, int *fd) {
                     "%s: is there and is not a folder (the page's thumbnails go there: move it, "
                     "or write the page elsewhere)",
                     dir);
-  int m = openat(d, THUMBS_MARK, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | (made ? O_CREAT : 0), 0644);
+  int m = openat(d, FY_THUMBS_MARK, O_WRONLY | O_NOFOLLOW | O_CLOEXEC | (made ? O_CREAT : 0), 0644);
   struct stat st;
   int mine = m >= 0 && fstat(m, &st) == 0 && S_ISREG(st.st_mode);
+  static const char say[] = "The thumbnails of a review page of `ferry dupes --format html`; "
+                            "`ferry hash` leaves this folder out.\n";
+  if (mine && made && write(m, say, sizeof say - 1) != (ssize_t)(sizeof say - 1))
+    mine = 0;
   if (m >= 0)
     close(m);
   if (!mine) {
     close(d);
-    return fy_error(FERRY_EINVAL,
-                    made ? "%s: cannot write the page's thumbnails there"
-                         : "%s: a folder that is not a thumbnail folder of ferry's (no " THUMBS_MARK
-                           " in it): nothing is written into it; move it, or write the page "
-                           "elsewhere",
-                    dir);
+    return fy_error(
+        FERRY_EINVAL,
+        made ? "%s: cannot write the page's thumbnails there"
+             : "%s: a folder that is not a thumbnail folder of ferry's (no " FY_THUMBS_MARK
+               " in it): nothing is written into it; move it, or write the page "
+               "elsewhere",
+        dir);
   }
   *fd = d;
   return FERRY_OK;

@@ -370,3 +370,27 @@ def test_decisions_name_in_any_bytes(tmp_path):
     f.write_text(json.dumps({"ferry_decisions": 1, "decisions": [{"keeper": ref}]}))
     r = subprocess.run([FERRY_BIN, "dupes", str(cat), "--decisions", str(f)], capture_output=True)
     assert r.returncode == 1 and b"disagree" in r.stderr, r.stderr
+
+
+def test_thumbnails_beside_a_page_in_the_library_are_not_hashed(tmp_path):
+    """A page written inside the library: its thumbnail folder (marked
+    ferry-thumbnails.txt) is left out of the next `ferry hash` and of
+    find_duplicates, and a folder of that name that is not ferry's is never
+    written into."""
+    import ferry as ferrypy
+    pics, cat = small_library(tmp_path)
+    page = pics / "review.html"
+    ferry("dupes", cat, "--format", "html", "-o", page)
+    thumbs = pics / "review.thumbs"
+    assert (thumbs / "ferry-thumbnails.txt").is_file() and len(list(thumbs.glob("*.jpg"))) == 8
+    ferry("hash", pics, "-o", cat, "-q")
+    assert "review.thumbs" not in ferry("index", "export", cat).stdout
+    assert not any("review.thumbs" in p for g in ferrypy.find_duplicates(pics) for p in g)
+    ferry("dupes", cat, "--format", "html", "-o", page)  # again: its own folder, rewritten
+    other = tmp_path / "mine.thumbs"
+    other.mkdir()
+    (other / "keep.jpg").write_bytes(b"mine")
+    r = ferry("dupes", cat, "--format", "html", "-o", tmp_path / "mine.html", ok=(1,))
+    assert "not a thumbnail folder of ferry's" in r.stderr, r.stderr
+    assert sorted(p.name for p in other.iterdir()) == ["keep.jpg"]
+    assert not (tmp_path / "mine.html").exists()
