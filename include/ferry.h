@@ -1068,6 +1068,28 @@ int ferry_dupes_keep(ferry_dupes *dupes, const char *order, const char *const *r
 /* 1 when catalog entry `index` is under a reference folder of the last
  * ferry_dupes_keep. */
 int ferry_dupes_is_reference(const ferry_dupes *dupes, uint32_t index);
+/* Applies a decisions file, the review page's "Save decisions"
+ * (`ferry dupes --decisions FILE`; its format: docs/DEDUP.md): groups
+ * holding files marked not duplicates of each other are cut (each such
+ * file leads a part, every other member joins the one nearest to it by the
+ * hash; a part of one file is no group), a chosen keeper keeps before any
+ * rule of ferry_dupes_keep, and chosen keepers and files marked to stay are
+ * never moved (ferry_dupes_stays). A file whose size or time differs from
+ * the catalog's makes the decisions stale: FERRY_EINVAL naming the file and
+ * the decision, nothing changed (as for a malformed file); a file not in
+ * the catalog is passed over (a warning). Call it after ferry_dupes_keep.
+ * stats may be NULL. */
+typedef struct ferry_decide_stats {
+  size_t sets;          /* not_duplicates sets read */
+  size_t keepers;       /* keepers chosen */
+  size_t stays;         /* files to leave where they are */
+  size_t passed_over;   /* files named that are not in the catalog */
+  size_t groups_before; /* groups before the cuts (ferry_dupes_group_count: after) */
+} ferry_decide_stats;
+int ferry_dupes_decide(ferry_dupes *dupes, const char *path, ferry_decide_stats *stats);
+/* 1 when catalog entry `index` is never moved: under a reference folder, or
+ * kept or left in place by a decision (ferry_dupes_decide). */
+int ferry_dupes_stays(const ferry_dupes *dupes, uint32_t index);
 /* The pairs found between distinct hash values (each as the catalog index
  * of its first entry: entries with identical hashes are searched once and
  * stand for each other at distance 0), for distances, sorted. Listed only

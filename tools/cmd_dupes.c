@@ -15,6 +15,7 @@ static const char help[] =
     "                   [--format csv|json|html] [-o OUT]\n"
     "                   [--device cpu|cuda[:N[,N...]]|opencl[:N]]\n"
     "                   [--keep RULES] [--reference DIR]... [--exclude PAT]...\n"
+    "                   [--decisions FILE]\n"
     "                   [--move-dupes-to DIR [--apply-list FILE] [--apply]]\n"
     "       ferry dupes --undo DIR [--run ID | --list-runs] [--apply]\n"
     "\n"
@@ -31,8 +32,10 @@ static const char help[] =
     "                          of 256 bits, 10 of 64)\n"
     "  -f, --format csv|json|html\n"
     "                          csv (default): group,keeper,path,distance,width,\n"
-    "                          height,size; html: a page with thumbnails side by\n"
-    "                          side, distances, the keeper outlined (offline)\n"
+    "                          height,size; html: the review page (keepers,\n"
+    "                          ticks, bulk choices; saves --decisions), its\n"
+    "                          thumbnails in OUT.thumbs/ beside it (embedded on\n"
+    "                          stdout)\n"
     "  -o, --output FILE       where to write (default stdout); never the catalog,\n"
     "                          the move list or an undo log (ferry-moves.csv)\n"
     "  --keep RULES            who keeps in a group: criteria, comma-separated,\n"
@@ -46,6 +49,11 @@ static const char help[] =
     "  --exclude PATTERN       leave out files whose absolute path matches the\n"
     "                          shell pattern (a star crosses slashes: '*.png',\n"
     "                          '*/thumbs/*') or is under that folder (repeatable)\n"
+    "  --decisions FILE        a review's decisions (the HTML page's \"Save\n"
+    "                          decisions\"): groups cut where files were marked\n"
+    "                          not duplicates, the keepers chosen there keep,\n"
+    "                          files marked to stay are never moved; a file\n"
+    "                          changed since refuses the whole file (stale)\n"
     "  --move-dupes-to DIR     move every non-keeper under DIR (its absolute\n"
     "                          path mirrored below DIR; listed in\n"
     "                          DIR/ferry-moves.csv, one run per apply). Dry run\n"
@@ -128,7 +136,7 @@ static int parse_cuda(const char *list, ferry_search_options *so) {
 
 /* What a run reads and writes (dupes_main's options). */
 typedef struct dupes_args {
-  const char *catalog, *format, *out, *keep, *apply_list;
+  const char *catalog, *format, *out, *keep, *apply_list, *decisions;
   ferry_hash_kind kind;
   int threshold, quiet;
   ferry_search_options *so;
@@ -234,6 +242,20 @@ static int find_and_write(const dupes_args *a, mover *mv) {
     ferry_catalog_free(c);
     return CLI_FAIL;
   }
+  ferry_decide_stats ds;
+  if (a->decisions && ferry_dupes_decide(d, a->decisions, &ds)) {
+    fprintf(stderr, "ferry dupes: --decisions %s\n", ferry_last_error());
+    ferry_dupes_free(d);
+    ferry_catalog_free(c);
+    return CLI_FAIL;
+  }
+  if (a->decisions && !quiet)
+    fprintf(
+        stderr,
+        "ferry dupes: %s: %zu sets marked not duplicates, %zu keepers chosen, %zu files to stay; "
+        "%zu groups became %zu%s\n",
+        a->decisions, ds.sets, ds.keepers, ds.stays, ds.groups_before, ferry_dupes_group_count(d),
+        ds.passed_over ? " (files no longer in the catalog passed over)" : "");
   double dt = fy_now() - t0;
   int rc = CLI_OK;
   if (ferry_dupes_write(d, a->format, a->out)) {
@@ -274,7 +296,7 @@ static int dupes_main(int argc, char **argv) {
       return CLI_OK;
     }
   const char *catalog = NULL, *format = "csv", *out = NULL, *move_to = NULL, *keep = NULL,
-             *apply_list = NULL, *undo = NULL, *run = NULL;
+             *apply_list = NULL, *undo = NULL, *run = NULL, *decisions = NULL;
   ferry_hash_kind kind = DEFAULT_HASH;
   int threshold = -1, apply = 0, quiet = 0, list_runs = 0;
   ferry_search_options so;
@@ -286,7 +308,8 @@ static int dupes_main(int argc, char **argv) {
                 !strcmp(s, "--move-dupes-to") || !strcmp(s, "--method") ||
                 !strcmp(s, "--threads") || !strcmp(s, "--device") || !strcmp(s, "--keep") ||
                 !strcmp(s, "--reference") || !strcmp(s, "--exclude") ||
-                !strcmp(s, "--apply-list") || !strcmp(s, "--undo") || !strcmp(s, "--run");
+                !strcmp(s, "--apply-list") || !strcmp(s, "--undo") || !strcmp(s, "--run") ||
+                !strcmp(s, "--decisions");
     if (takes && !v)
       return cli_usage_error("dupes", "%s needs a value", s);
     if (takes)
@@ -355,6 +378,8 @@ static int dupes_main(int argc, char **argv) {
       apply = 1;
     } else if (!strcmp(s, "--apply-list")) {
       apply_list = v;
+    } else if (!strcmp(s, "--decisions")) {
+      decisions = v;
     } else if (!strcmp(s, "--undo")) {
       undo = v;
     } else if (!strcmp(s, "--run")) {
@@ -375,10 +400,11 @@ static int dupes_main(int argc, char **argv) {
   }
   if ((run || list_runs) && !undo)
     return cli_usage_error("dupes", "%s goes with --undo DIR", run ? "--run" : "--list-runs");
-  if (undo && (move_to || apply_list || out))
+  if (undo && (move_to || apply_list || out || decisions))
     return cli_usage_error("dupes", "--undo DIR puts files back: %s does not go with it",
                            move_to      ? "--move-dupes-to"
                            : apply_list ? "--apply-list"
+                           : decisions  ? "--decisions"
                                         : "-o");
   if (undo && run && list_runs)
     return cli_usage_error("dupes", "--run ID or --list-runs, not both");
@@ -391,7 +417,8 @@ static int dupes_main(int argc, char **argv) {
   if (apply_list && !move_to)
     return cli_usage_error("dupes", "--apply-list goes with --move-dupes-to DIR (where the "
                                     "files it names are moved)");
-  if (out_over_input(out, catalog) || out_over_input(out, apply_list) || out_over_log(out, move_to))
+  if (out_over_input(out, catalog) || out_over_input(out, apply_list) ||
+      out_over_input(out, decisions) || out_over_log(out, move_to))
     return CLI_USAGE;
   struct stat st;
   if (stat(catalog, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -412,7 +439,7 @@ static int dupes_main(int argc, char **argv) {
     cli_mover_close(&mv);
     return CLI_USAGE;
   }
-  dupes_args a = {catalog, format, out, keep, apply_list, kind, threshold, quiet, &so};
+  dupes_args a = {catalog, format, out, keep, apply_list, decisions, kind, threshold, quiet, &so};
   int rc = find_and_write(&a, move_to ? &mv : NULL);
   int mrc = move_to ? cli_mover_close(&mv) : CLI_OK;
   return rc ? rc : mrc;

@@ -173,7 +173,8 @@ int cli_move_list(mover *mv, const ferry_catalog *c, const ferry_dupes *d, const
                       : group_of[pi] == UINT32_MAX || group_of[pi] != group_of[ki]
                           ? "not in its keeper's group here"
                       : ferry_dupes_is_reference(d, (uint32_t)pi) ? "under a --reference folder"
-                      : role[pi] == 2 || role[ki] == 1 ? "listed both to keep and to move"
+                      : ferry_dupes_stays(d, (uint32_t)pi) ? "kept or left in place by --decisions"
+                      : role[pi] == 2 || role[ki] == 1     ? "listed both to keep and to move"
                       : kc && !cli_keeper_outside(kc, mv->root)
                           ? "its keeper is inside the move destination (the library would keep "
                             "no copy)"

@@ -267,6 +267,9 @@ int cli_mover_close(mover *mv) {
     if (mv->refs_kept && !mv->quiet)
       fprintf(stderr, "ferry dupes: %zu files under --reference folders: not moved\n",
               mv->refs_kept);
+    if (mv->decided_kept && !mv->quiet)
+      fprintf(stderr, "ferry dupes: %zu files the --decisions keep or leave in place: not moved\n",
+              mv->decided_kept);
     if (mv->failed)
       fprintf(stderr, "ferry dupes: %zu files not moved\n", mv->failed);
     if (mv->apply && mv->moved && !mv->quiet)
@@ -302,6 +305,10 @@ void cli_move_dupes(mover *mv, const ferry_catalog *c, const ferry_dupes *d) {
         continue;
       if (ferry_dupes_is_reference(d, m[k])) { /* never moved */
         mv->refs_kept++;
+        continue;
+      }
+      if (ferry_dupes_stays(d, m[k])) { /* --decisions: a keeper chosen, or to stay */
+        mv->decided_kept++;
         continue;
       }
       cli_mover_file(mv, ferry_catalog_get(c, m[k]), keeper, ke);

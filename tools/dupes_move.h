@@ -15,6 +15,7 @@ typedef struct mover {
   fy_catalog_lock_t cat_lock;
   int apply, quiet, locked_catalog, log_bad;
   size_t moved, failed, same, inside_root, refs_kept, finished;
+  size_t decided_kept; /* --decisions: chosen keepers and files to stay, not moved */
 } mover;
 
 /* Opens a run into `dir`. An apply makes dir, takes the catalog's lock (the

@@ -165,7 +165,8 @@ def find_duplicates(source: Union[_Path, Sequence[_Path]], kind: str = "phash",
                     reference: Optional[Sequence[_Path]] = None,
                     exclude: Optional[Sequence[str]] = None,
                     robust: bool = True, search_device: Any = None,
-                    engine_min_s: float = 2.5) -> List[Any]: ...
+                    engine_min_s: float = 2.5,
+                    decisions: Optional[_Path] = None) -> List[Any]: ...
 def hamming_pairs(codes: Any, threshold: int, *, device: Any = None, threads: int = 0,
                   method: str = "auto") -> Tensor: ...
 def hamming_topk(codes: Any, k: int, *, device: Any = None, threads: int = 0,

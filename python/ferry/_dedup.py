@@ -181,6 +181,9 @@ def _image_name(name: str) -> bool:
     return not name.startswith(".") and name.lower().endswith(IMAGE_SUFFIXES)
 
 
+_THUMBS_MARK = "ferry-thumbnails.txt"  # src/catalog/catalog.h's FY_THUMBS_MARK
+
+
 def _image_files(roots: Sequence[PathLike], recursive: bool) -> List[str]:
     files: List[str] = []
     walked: set = set()
@@ -189,6 +192,9 @@ def _image_files(roots: Sequence[PathLike], recursive: bool) -> List[str]:
         if os.path.isdir(root):
             if recursive:
                 for d, subdirs, names in os.walk(root):
+                    if d != root and _THUMBS_MARK in names:  # a review page's thumbnails
+                        subdirs[:] = []
+                        continue
                     subdirs[:] = sorted(s for s in subdirs if not s.startswith("."))
                     found = [os.path.join(d, n) for n in sorted(names) if _image_name(n)]
                     files += found
@@ -263,7 +269,8 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
                     reference: Optional[Sequence[PathLike]] = None,
                     exclude: Optional[Sequence[str]] = None,
                     robust: bool = True, search_device: Any = None,
-                    engine_min_s: float = 2.5) -> List[Any]:
+                    engine_min_s: float = 2.5,
+                    decisions: Optional[PathLike] = None) -> List[Any]:
     """Groups of near-duplicate images: files whose `kind` hashes are within
     `threshold` bits of each other, transitively (union-find over the pairs).
     The defaults are `ferry hash` and `ferry dupes`'s: 256-bit hashes
@@ -299,8 +306,15 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
       "cpu" (the cores), "cuda" / "cuda:N" / N (a CUDA GPU), "cuda:0,1" or [0, 1] (the
       search shared among those GPUs; one listed twice runs two threads on it), or
       "opencl" / "opencl:N" (an OpenCL device). The groups are the same wherever it runs.
+    decisions: a decisions file, as the review page (`ferry dupes --format
+      html`) saves it and `ferry dupes --decisions` reads it: groups cut
+      where files were marked not duplicates, the keepers chosen there
+      first; a malformed or stale file (a file changed since) raises
+      InvalidArgument naming it and the decision (docs/DEDUP.md).
     progress: called as progress(done, total) while the files are hashed.
     """
+    if decisions is not None:
+        decisions = user_path(decisions, "find_duplicates: decisions")
     devices = _search_devices(search_device)
     refs = []
     for r in reference or []:
@@ -337,6 +351,7 @@ def find_duplicates(source: Union[PathLike, Sequence[PathLike]], kind: str = "ph
                                 -1 if threshold is None else int(threshold),
                                 mode=_choice(_MODES, mode, "mode"), hash_size=int(hash_size),
                                 threads=0 if workers is None else int(workers), keep=keep,
-                                reference=refs, robust=bool(robust), devices=devices)
+                                reference=refs, robust=bool(robust), devices=devices,
+                                **({} if decisions is None else {"decisions": decisions}))
     emit_notices()
     return groups if details else [[row[0] for row in g] for g in groups]

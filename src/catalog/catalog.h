@@ -220,5 +220,10 @@ void fy_moved_free(fy_moved *m);
 /* The undo log `ferry dupes --move-dupes-to DIR` keeps in DIR; a folder
  * holding one is a move destination, which the catalog walk leaves out. */
 #define FY_MOVES_LOG "ferry-moves.csv"
+/* The mark of a review page's thumbnail folder (report_html.c): the walk
+ * leaves such a folder out (a page written into the library never has its
+ * thumbnails hashed as pictures), and the page writes only into a folder
+ * that holds it. */
+#define FY_THUMBS_MARK "ferry-thumbnails.txt"
 
 #endif

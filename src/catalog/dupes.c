@@ -300,5 +300,8 @@ void ferry_dupes_free(ferry_dupes *d) {
   free(d->members);
   free(d->ref);
   free(d->camera);
+  free(d->decided);
+  free(d->apart);
+  free(d->apart_start);
   free(d);
 }

@@ -27,6 +27,13 @@ struct ferry_dupes {
   unsigned char *ref;     /* per catalog entry: under a reference folder; NULL: none */
   signed char *camera;    /* per catalog entry: a camera's JPEG (keeper.c), -1 not read yet */
   atomic_int keepers_due; /* the keeper order not applied to members yet (keeper.c) */
+  /* a decisions file applied (decisions.c): per catalog entry 1 a chosen
+   * keeper, 2 never moved (NULL: none); its not_duplicates sets, as catalog
+   * indices (set s: apart[apart_start[s] .. apart_start[s + 1])), for the
+   * page to carry into the next file it saves */
+  unsigned char *decided;
+  uint32_t *apart;
+  size_t *apart_start, napart_sets;
 };
 
 /* keeper.c: the criteria of `order` (NULL: FERRY_KEEP_DEFAULT) into out[]
@@ -56,6 +63,10 @@ typedef struct fy_robust_join {
 int fy_dupes_robust(const ferry_dupes *d, const uint32_t *urep, size_t nu,
                     const ferry_search_options *options, const fy_robust_join *join,
                     size_t *joined);
+
+/* decisions.c: the decision of catalog entry i: 0 none, 1 a chosen
+ * keeper, 2 never moved. */
+int fy_dupes_decided(const ferry_dupes *d, uint32_t index);
 
 /* A small JPEG of the picture in `path` (upright, at most `box` pixels on
  * its long side): *jpeg (malloc'd) and *size, or an error. */

@@ -63,6 +63,9 @@ static int camera(ferry_dupes *d, uint32_t i) {
 
 /* < 0 when catalog entry a keeps before b. */
 static int keeps_before(ferry_dupes *d, uint32_t a, uint32_t b) {
+  /* a keeper a review chose (decisions.c), before any rule */
+  if (d->decided && (d->decided[a] == 1) != (d->decided[b] == 1))
+    return d->decided[a] == 1 ? -1 : 1;
   if (d->ref && d->ref[a] != d->ref[b])
     return d->ref[a] ? -1 : 1;
   const ferry_catalog_entry *ea = &d->cat->entries[a], *eb = &d->cat->entries[b];

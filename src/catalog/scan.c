@@ -147,6 +147,11 @@ static int walk(const char *dir, int recursive, int all_files, int is_root, move
     }
   }
   int rc = FERRY_OK;
+  for (size_t i = 0; !is_root && i < nn; i++)
+    if (!strcmp(names[i], FY_THUMBS_MARK)) { /* a review page's thumbnails: not pictures */
+      fy_dir_names_free(names, nn);
+      return FERRY_OK;
+    }
   for (size_t i = 0; !is_root && i < nn && !rc; i++)
     if (!strcmp(names[i], FY_MOVES_LOG)) { /* a move destination: what ferry moved here stays out */
       out->skipped_moves++;

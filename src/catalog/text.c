@@ -79,25 +79,45 @@ char *fy_utf8_lossy(const char *str) {
   return out;
 }
 
-void fy_html_text(FILE *f, const char *str) {
+char *fy_shown_text(const char *str) {
   const unsigned char *s = (const unsigned char *)str;
+  size_t len = strlen(str);
+  char *out = malloc(4 * len + 1), *o = out; /* \xNN: four for one */
+  if (!out)
+    return NULL;
   while (*s) {
     int n = *s < 0x20 || *s == 0x7f ? 0 : utf8_len(s);
     if (n == 0) { /* a control character or a byte that is not UTF-8 */
-      fprintf(f, "\\x%02X", *s++);
+      o += sprintf(o, "\\x%02X", *s++);
       continue;
     }
+    if (*s == '\\') /* so that \xNN above is never ambiguous */
+      *o++ = '\\';
+    memcpy(o, s, (size_t)n);
+    o += n;
+    s += n;
+  }
+  *o = 0;
+  return out;
+}
+
+void fy_html_text(FILE *f, const char *str) {
+  char *shown = fy_shown_text(str);
+  if (!shown) { /* out of memory: the page is cut short, and its write fails below */
+    fputs("\\x??", f);
+    return;
+  }
+  for (const char *s = shown; *s; s++) {
     switch (*s) {
     case '<': fputs("&lt;", f); break;
     case '>': fputs("&gt;", f); break;
     case '&': fputs("&amp;", f); break;
     case '"': fputs("&quot;", f); break;
     case '\'': fputs("&#39;", f); break;
-    case '\\': fputs("\\\\", f); break; /* so that \xNN above is never ambiguous */
-    default: fwrite(s, 1, (size_t)n, f);
+    default: fputc(*s, f);
     }
-    s += n;
   }
+  free(shown);
 }
 
 /* The base64 of the 1 to 3 bytes at d (k of them) into out[0..3], padded. */

@@ -23,6 +23,10 @@ char *fy_utf8_lossy(const char *s);
  * bytes that are not UTF-8 and control characters as \xNN, a backslash as
  * \\ (readable, reversible; the page stays valid UTF-8). */
 void fy_html_text(FILE *f, const char *s);
+/* s as the page shows it, that rule without the entities (malloc'd; NULL
+ * when out of memory): a name that is valid UTF-8 without control
+ * characters or backslashes is itself. */
+char *fy_shown_text(const char *s);
 /* Base64 of n bytes (for data: URIs). */
 void fy_base64(FILE *f, const uint8_t *d, size_t n);
 /* The same as a string (malloc'd); NULL when out of memory. */

@@ -1,17 +1,36 @@
 """Headless Chromium driven through the DevTools protocol over a pipe
 (`--remote-debugging-pipe`: JSON messages ending in a NUL byte on file
 descriptors 3 and 4), so that tests click, read the DOM and take screenshots
-with nothing but the browser (no Selenium, no driver, no websocket module)."""
+with nothing but the browser (no Selenium, no driver, no websocket module).
+The one place the tests find Debian's chromium (CHROMIUM, needs_chromium)."""
 import base64
 import fcntl
 import json
 import os
+import shutil
 import subprocess
+import tempfile
 import time
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+needs_chromium = pytest.mark.skipif(CHROMIUM is None,
+                                    reason="chromium not installed (apt-get install chromium; "
+                                           "scripts/setup.sh does it)")
+
+
+def dump_dom(url, budget_ms=10000):
+    """The DOM after load (scripts run) as text: `chromium --dump-dom`."""
+    r = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                        f"--virtual-time-budget={budget_ms}", "--dump-dom", url],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return r.stdout
 
 
 class Browser:
-    def __init__(self, chromium, width=1280, height=900):
+    def __init__(self, chromium, width=1280, height=900, profile=None):
         to_child_r, self._w = os.pipe()
         self._r, from_child_w = os.pipe()
 
@@ -21,8 +40,12 @@ class Browser:
             os.dup2(a, 3)
             os.dup2(b, 4)
 
+        # a profile of its own (localStorage, downloads' settings), gone at close();
+        # kept across Browser objects of one test when given (a reload later)
+        self._profile = tempfile.mkdtemp(prefix="ferry-chromium-") if profile is None else None
         self.proc = subprocess.Popen(
             [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+             f"--user-data-dir={profile or self._profile}",
              "--remote-debugging-pipe", f"--window-size={width},{height}",
              "--allow-file-access-from-files", "about:blank"],
             # close_fds (and pass_fds, which implies it) would close 3 and 4 after
@@ -96,6 +119,23 @@ class Browser:
             self.call("Input.dispatchMouseEvent", session=True, type=kind, x=box[0], y=box[1],
                       button="left", clickCount=1)
 
+    def allow_downloads(self, folder):
+        """Files the page downloads (an <a download> clicked) go into folder."""
+        self.call("Browser.setDownloadBehavior", behavior="allow", downloadPath=str(folder),
+                  eventsEnabled=True)
+
+    def wait_download(self, path, timeout=30):
+        """The bytes of a download, once the browser has finished writing it."""
+        end = time.time() + timeout
+        while time.time() < end:
+            if os.path.exists(path) and not os.path.exists(str(path) + ".crdownload"):
+                with open(path, "rb") as f:
+                    data = f.read()
+                if data:
+                    return data
+            time.sleep(0.05)
+        raise TimeoutError(f"no download {path}")
+
     def screenshot(self, path):
         data = self.call("Page.captureScreenshot", session=True, format="png")["data"]
         with open(path, "wb") as f:
@@ -112,3 +152,5 @@ class Browser:
             self.proc.kill()
         os.close(self._w)
         os.close(self._r)
+        if self._profile:
+            shutil.rmtree(self._profile, ignore_errors=True)

@@ -87,7 +87,7 @@ CLI_MODULES = {"test_cli_png.py", "test_cli_slips.py", "test_hash_cli.py", "test
                "test_wds_pack.py", "test_codec_limits.py", "test_video_inputs.py",
                "test_catalog_shares.py", "test_outputs.py", "test_hostile.py",
                "test_readme_c.py", "test_demo.py", "test_info_video.py",
-               "test_dupes_links.py"}
+               "test_dupes_links.py", "test_review_page.py"}
 THREAD_MODULES = {"test_threads.py", "test_watchdog.py", "test_lifetime.py", "test_distributed.py",
                   "test_leak.py"}
 GPU_MODULES = {"test_gpu.py", "test_torch.py"}

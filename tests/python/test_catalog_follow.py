@@ -158,9 +158,13 @@ def test_outputs_for_scripts(tmp_path):
     assert ferry(*args[:4], "-f", "html", "-o", html, "-q").returncode == 0
     page = html.read_bytes()
     page.decode("utf-8")  # no raw bytes that are not UTF-8
-    assert b"\x01" not in page and b"caf\\xE9 &lt;b&gt;\\x01.jpg" in page
-    assert b"data-path-b64=\"" + base64.b64encode(os.fsencode(pics) + b"/" + odd) in page
-    groups_html = sorted(int(g) for g in re.findall(rb'data-group="(\d+)"', page))
+    assert b"\x01" not in page
+    data = json.loads(re.search(rb'id="ferry-data">(.*?)</script>', page, re.S).group(1))
+    shown = [f for f in data["files"] if len(f) > 9]  # the exact bytes beside the shown name
+    assert [f[1] for f in shown] == ["caf\\xE9 <b>\\x01.jpg"]
+    assert base64.b64decode(shown[0][9]) == os.fsencode(pics) + b"/" + odd
+    assert b"<b>" not in page.split(b'id="ferry-data">')[1].split(b"</script>")[0]
+    groups_html = list(range(len(data["groups"])))
     groups_csv = sorted({int(x["group"]) for x in csv.DictReader(io.StringIO(
         ferry(*args[:4], "-q").stdout))})
     groups_json = [g["group"] for g in j["groups"]]

@@ -7,6 +7,7 @@ export`, `ferry index merge` and `ferry hash -o` never write over one of
 their inputs (the same file through links, or inside a walked folder)."""
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -292,7 +293,9 @@ def test_report_over_an_entry_now_on_a_device(tmp_path):
     assert rc == 0, err
     assert secs < 2 and mib < 512, (secs, mib)
     page = html.read_text()
-    assert page.count("<figure") == 2 and page.count('class="noimg"') == 1
+    data = json.loads(re.search(r'id="ferry-data">(.*?)</script>', page, re.S).group(1))
+    flags = [f[7] for f in data["files"]]  # 8: no preview (the page draws "no preview")
+    assert data["groups"] == [2] and sorted(f & 8 for f in flags) == [0, 8], data["files"]
     b = os.path.join(os.path.realpath(lib), "b.jpg")
     assert f"{b}: a character device" in err, err
     assert "a character device, not a regular file" in page

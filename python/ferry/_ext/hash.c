@@ -346,8 +346,9 @@ static void fs_strings_free(PyObject **enc, const char **strs, Py_ssize_t n) {
  * (union-find over the pairs, the keeper), in C alone. Returns the groups
  * in catalog order (of their first path, bytewise), each a list of (path,
  * width, height, distance to the keeper), keeper first, the others in path
- * order; keep and reference (canonical folders) as ferry_dupes_keep. A
- * path twice is an InvalidArgument. */
+ * order; keep and reference (canonical folders) as ferry_dupes_keep;
+ * decisions (a path) as ferry_dupes_decide. A path twice is an
+ * InvalidArgument. */
 typedef struct group_input {
   ferry_catalog_entry *e; /* paths in `enc`, messages malloc'd */
   PyObject **enc;
@@ -468,9 +469,9 @@ static int search_devices(PyObject *devices, ferry_search_options *so) {
 }
 
 PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs) {
-  static char *kwlist[] = {"paths",     "items",          "kind",    "threshold", "mode",
-                           "hash_size", "colorhash_bits", "threads", "keep",      "reference",
-                           "robust",    "devices",        NULL};
+  static char *kwlist[] = {"paths",     "items",          "kind",      "threshold", "mode",
+                           "hash_size", "colorhash_bits", "threads",   "keep",      "reference",
+                           "robust",    "devices",        "decisions", NULL};
   ferry_hash_options o;
   ferry_hash_options_default(&o);
   ferry_search_options so;
@@ -478,13 +479,17 @@ PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs) {
   int mode = o.mode;
   const char *kind_name;
   const char *keep = NULL;
-  PyObject *paths, *items, *reference = NULL, *devices = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOsi|$iiiizOpO:find_groups", kwlist, &paths,
+  PyObject *paths, *items, *reference = NULL, *devices = NULL, *decisions = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OOsi|$iiiizOpOO&:find_groups", kwlist, &paths,
                                    &items, &kind_name, &so.threshold, &mode, &o.hash_size,
                                    &o.colorhash_bits, &so.threads, &keep, &reference, &so.robust,
-                                   &devices) ||
-      search_devices(devices, &so) < 0)
+                                   &devices, PyUnicode_FSConverter, &decisions))
     return NULL;
+  if (search_devices(devices, &so) < 0) {
+    Py_XDECREF(decisions);
+    return NULL;
+  }
+  const char *decide = decisions ? PyBytes_AS_STRING(decisions) : NULL;
   ferry_hash_kind kind;
   if (ferry_hash_kind_parse(kind_name, &kind) != FERRY_OK)
     return raise_status(FERRY_EINVAL, ferry_last_error());
@@ -545,6 +550,8 @@ PyObject *py_find_groups(PyObject *mod, PyObject *args, PyObject *kwargs) {
     rc = ferry_dupes_find(cat, kind, &so, &d);
   if (!rc && (keep || nref))
     rc = ferry_dupes_keep(d, keep, refs, (size_t)nref);
+  if (!rc && decide) /* a review's decisions (the page's file), after the keep rules */
+    rc = ferry_dupes_decide(d, decide, NULL);
   if (rc)
     snprintf(msg, sizeof msg, "%s", ferry_last_error());
   Py_END_ALLOW_THREADS if (rc) {
@@ -578,6 +585,7 @@ done:
   ferry_catalog_free(cat);
   group_input_free(&in);
   fs_strings_free(renc, refs, nref);
+  Py_XDECREF(decisions);
   Py_XDECREF(fr);
   Py_XDECREF(fi);
   Py_XDECREF(fp);
