@@ -48,8 +48,17 @@ import shutil
 import subprocess
 import sys
 
+import setuptools
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+
+# pyproject.toml's licence is an SPDX string (PEP 639), which setuptools reads
+# from 77 on; older ones stop with a schema error that says nothing of this.
+# pip's isolated builds get a new one themselves (build-system.requires).
+if int(setuptools.__version__.split(".")[0]) < 77:
+    sys.exit(f"ferry's build needs setuptools >= 77 (this Python, {sys.executable}, has "
+             f"{setuptools.__version__}): python3 -m pip install -U 'setuptools>=77', "
+             "or build with pip install . (which fetches it), or run scripts/setup.sh")
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 # under build/ (the checkout's one ignored folder of outputs), never beside

@@ -113,6 +113,12 @@ def test_missing_dev_package_named(tmp_path):
         print(f"SKIPPED: the missing-packages message: {sys.executable} has no setuptools "
               "or the checkout has no setup.py")
         pytest.skip("cannot run setup.py here")
+    import setuptools
+    if int(setuptools.__version__.split(".")[0]) < 77:
+        # setup.py stops first, naming the setuptools it needs (tested below)
+        print(f"SKIPPED: the missing-packages message: {sys.executable} has setuptools "
+              f"{setuptools.__version__}; the build needs >= 77")
+        pytest.skip("setuptools < 77")
     if not shutil.which("pkg-config"):
         print("SKIPPED: the missing-packages message: no pkg-config on PATH")
         pytest.skip("no pkg-config")
@@ -129,3 +135,29 @@ def test_missing_dev_package_named(tmp_path):
     assert "scripts/setup.sh" in out, out
     assert "Traceback" not in out and "CMake Error" not in out, out
     assert not any((tmp_path / "b").rglob("CMakeCache.txt")), "CMake ran"
+
+
+def test_old_setuptools_named(tmp_path):
+    """setup.py under a setuptools older than 77 (which cannot read the
+    licence string) stops naming the version it needs and how to get it."""
+    import setuptools
+    if not (ROOT / "setup.py").exists():
+        print("SKIPPED: the old-setuptools message: the checkout has no setup.py")
+        pytest.skip("no setup.py")
+    shim = tmp_path / "shim" / "setuptools"
+    shim.mkdir(parents=True)
+    # a stand-in package reporting an old version, in front of the real one
+    (shim / "__init__.py").write_text(
+        "import sys, importlib\n__version__ = '65.5.0'\n"
+        "Extension = setup = None\n")
+    (shim / "command").mkdir()
+    (shim / "command" / "__init__.py").write_text("")
+    (shim / "command" / "build_ext.py").write_text("build_ext = object\n")
+    env = dict(os.environ, PYTHONPATH=str(shim.parent))
+    r = subprocess.run([sys.executable, "setup.py", "build_ext"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=60)
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out
+    assert "needs setuptools >= 77" in out and "65.5.0" in out, out
+    assert "Traceback" not in out, out
+    del setuptools
