@@ -39,10 +39,43 @@ static void random_resized_crop(const ferry_loader_options *o, uint64_t seed, in
   *box = (fy_box){x, y, x + cw, y + ch};
 }
 
+/* exact_decode's centre crop is torchvision's Resize(floor(size / ratio))
+ * + CenterCrop(size) on Pillow, step by step: the whole image resized to
+ * whole_w x whole_h (the short side's target, the other side truncated, as
+ * torchvision sizes it), then the output-sized window at (left, top),
+ * rounded half to even as Python's round(). One resample of the box alone
+ * (the default) equals it only to float rounding. */
+static int exact_center(const ferry_loader_options *o) {
+  return o->exact_decode && o->crop == FERRY_CROP_CENTER;
+}
+
+static void center_geometry(const ferry_loader_options *o, int w, int h, int *ww, int *wh,
+                            int *left, int *top) {
+  double tw = floor(o->width / o->crop_ratio + 1e-9), th = floor(o->height / o->crop_ratio + 1e-9);
+  if (tw / w >= th / h) {
+    *ww = (int)tw;
+    *wh = (int)(tw * h / w);
+  } else {
+    *wh = (int)th;
+    *ww = (int)(th * w / h);
+  }
+  *ww = *ww < o->width ? o->width : *ww;
+  *wh = *wh < o->height ? o->height : *wh;
+  *left = (int)nearbyint((*ww - o->width) / 2.0);
+  *top = (int)nearbyint((*wh - o->height) / 2.0);
+}
+
 void fy_plan_box(const ferry_loader_options *o, uint64_t seed, int epoch, int64_t index, int w,
                  int h, fy_box *box) {
   if (o->crop == FERRY_CROP_RANDOM) {
     random_resized_crop(o, seed, epoch, index, w, h, box);
+  } else if (exact_center(o)) {
+    /* torchvision's geometry as a box (the GPU's engine resamples it; the
+     * CPU path resizes the whole image and crops, resize_center) */
+    int ww, wh, left, top;
+    center_geometry(o, w, h, &ww, &wh, &left, &top);
+    double sx = (double)w / ww, sy = (double)h / wh;
+    *box = (fy_box){left * sx, top * sy, (left + o->width) * sx, (top + o->height) * sy};
   } else if (o->crop == FERRY_CROP_CENTER) {
     /* torchvision Resize(size / ratio) + CenterCrop(size), as one box: the
      * scale at which the image covers the enlarged output, then the
@@ -83,32 +116,6 @@ typedef struct plan_ctx {
  * exact_decode turns it off whatever allow_dct_scaling says. */
 static int dct_scaling(const ferry_loader_options *o) {
   return o->allow_dct_scaling && !o->exact_decode;
-}
-
-/* exact_decode's centre crop is torchvision's Resize(floor(size / ratio))
- * + CenterCrop(size) on Pillow, step by step: the whole image resized to
- * whole_w x whole_h (the short side's target, the other side truncated, as
- * torchvision sizes it), then the output-sized window at (left, top),
- * rounded half to even as Python's round(). One resample of the box alone
- * (the default) equals it only to float rounding. */
-static int exact_center(const ferry_loader_options *o) {
-  return o->exact_decode && o->crop == FERRY_CROP_CENTER;
-}
-
-static void center_geometry(const ferry_loader_options *o, int w, int h, int *ww, int *wh,
-                            int *left, int *top) {
-  double tw = floor(o->width / o->crop_ratio + 1e-9), th = floor(o->height / o->crop_ratio + 1e-9);
-  if (tw / w >= th / h) {
-    *ww = (int)tw;
-    *wh = (int)(tw * h / w);
-  } else {
-    *wh = (int)th;
-    *ww = (int)(th * w / h);
-  }
-  *ww = *ww < o->width ? o->width : *ww;
-  *wh = *wh < o->height ? o->height : *wh;
-  *left = (int)nearbyint((*ww - o->width) / 2.0);
-  *top = (int)nearbyint((*wh - o->height) / 2.0);
 }
 
 /* The exact centre crop of the decoded whole image d into out. */
