@@ -111,14 +111,49 @@ uint64_t fy_sig_whole_code(const uint8_t *thumb, float *grid) {
   return grid_code(grid);
 }
 
-void fy_sig_window_codes(const uint8_t *thumb, uint64_t codes[FY_SIG_WINDOWS]) {
+/* For each span of a side, its G cells' weights times the low cosines
+ * (L x T): a window's low coefficients are P_y T P_x^T. */
+static double proj[FY_SIG_WIN_AXIS][L][T];
+static pthread_once_t proj_once = PTHREAD_ONCE_INIT;
+
+static void proj_init(void) {
   pthread_once(&once, init);
-  float g[G * G];
+  for (int a = 0; a < FY_SIG_WIN_AXIS; a++) {
+    double w[G][T];
+    weights(spans[a][0], spans[a][1], T, w);
+    for (int u = 0; u < L; u++)
+      for (int i = 0; i < T; i++) {
+        double s = 0;
+        for (int o = 0; o < G; o++)
+          s += cosines[u][o] * w[o][i];
+        proj[a][u][i] = s;
+      }
+  }
+}
+
+void fy_sig_window_codes(const uint8_t *thumb, uint64_t codes[FY_SIG_WINDOWS]) {
+  pthread_once(&proj_once, proj_init);
+  double rows[FY_SIG_WIN_AXIS][L][T]; /* P_y T for each span down */
+  for (int a = 0; a < FY_SIG_WIN_AXIS; a++)
+    for (int u = 0; u < L; u++)
+      for (int j = 0; j < T; j++) {
+        double s = 0;
+        for (int i = 0; i < T; i++)
+          s += proj[a][u][i] * thumb[i * T + j];
+        rows[a][u][j] = s;
+      }
   for (int k = 0; k < FY_SIG_WINDOWS; k++) {
-    double box[4];
-    fy_sig_window(k, box);
-    fy_sig_grid(thumb, box, g);
-    codes[k] = grid_code(g);
+    const double(*r)[T] = rows[k / FY_SIG_WIN_AXIS], (*px)[T] = proj[k % FY_SIG_WIN_AXIS];
+    uint64_t code = 0;
+    for (int u = 0; u < L; u++)
+      for (int v = 0; v < L; v++) {
+        double s = 0;
+        for (int j = 0; j < T; j++)
+          s += r[u][j] * px[v][j];
+        if (s > 0)
+          code |= 1ull << (u * L + v);
+      }
+    codes[k] = code;
   }
 }
 
