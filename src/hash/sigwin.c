@@ -4,8 +4,8 @@
  * src/catalog/crops.c.
  *
  *   window codes  a picture's windows: FY_SIG_WIN_AXIS spans of each side
- *                 (78 % at 5 places, 88 % at 3: every crop that keeps
- *                 75-90 % of a side is within 3 % of one), all
+ *                 (78 % at 5 places, 88 % at 3: both ends of every crop
+ *                 that keeps 75-90 % of a side are within 5 % of one's), all
  *                 FY_SIG_WINDOWS pairs of them; each window's code is the
  *                 signs of the 8 x 8 lowest DCT-II frequencies of it
  *                 reduced to 16 x 16 (bit 8 u + v, u vertical): 64 bits, as

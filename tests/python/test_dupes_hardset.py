@@ -13,8 +13,9 @@ the work.
 
 Measured 2026-12-02 (branch i53-crops): seed 7 P 1.000 R 0.985 F1 0.992,
 random crops 76 of 80; seed 1234 P 1.000 R 0.976 F1 0.987, random crops
-75 of 80 (before the window search: seed 7 F1 0.893, 8 of 80; seed 1234
-F1 0.892, 8 of 80). About 90 s on 2 cores, most of it the generator."""
+75 of 80 (main's build before the window search, b073310: seed 7 F1 0.899,
+11 of 80; seed 1234 F1 0.893, 9 of 80). About 60 s on 2 cores for both
+seeds, most of it the generator."""
 import collections
 import itertools
 import json
