@@ -23,6 +23,7 @@
 #include "hash/hash.h"
 #include "search/search.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,11 @@
 #define FY_CROP_BITS 12
 #define FY_CROP_NCC 0.91
 #define FY_CROP_FLOOR 0.6
+/* A crop keeps the pixels' scale: the crop's width and height over the
+ * aligned window's, in pixels of the other, within this of 1 (a resized
+ * crop is not looked for; corpus/dupes' distinct pictures, other crops of
+ * one photo at other scales, 0.7-1.7, stay apart). */
+#define FY_CROP_SCALE 0.1
 
 enum { GG = FY_SIG_WIN_GRID * FY_SIG_WIN_GRID };
 
@@ -63,6 +69,13 @@ static void codes_worker(void *arg, int index) {
   }
 }
 
+/* Is the crop p at the pixels' scale of the window box of q? */
+static int same_scale(const crops *c, size_t p, size_t q, const double box[4], double slack) {
+  const ferry_catalog_entry *a = &c->cat->entries[c->entry[p]], *b = &c->cat->entries[c->entry[q]];
+  double sx = a->width / (box[2] * b->width), sy = a->height / (box[3] * b->height);
+  return fabs(sx - 1) <= FY_CROP_SCALE + slack && fabs(sy - 1) <= FY_CROP_SCALE + slack;
+}
+
 static int joined_already(const crops *c, uint32_t a, uint32_t b) {
   pthread_mutex_lock(c->join->mu);
   int same = fy_uf_find(c->join->parent, a) == fy_uf_find(c->join->parent, b);
@@ -81,7 +94,11 @@ static void take(const ferry_pair *pairs, size_t n, void *user) {
       continue;
     double box[4];
     fy_sig_window((int)(t % FY_SIG_WINDOWS), box);
-    if (fy_sig_crop_align(thumb_of(c, q), c->grid + p * GG, box, FY_CROP_FLOOR) < FY_CROP_NCC)
+    /* the window is within 5 % of the crop's ends: far from its scale, no
+     * alignment will bring it there */
+    if (!same_scale(c, p, q, box, 0.15) ||
+        fy_sig_crop_align(thumb_of(c, q), c->grid + p * GG, box, FY_CROP_FLOOR) < FY_CROP_NCC ||
+        !same_scale(c, p, q, box, 0))
       continue;
     /* roots the smallest indices, as every join makes them */
     pthread_mutex_lock(c->join->mu);
