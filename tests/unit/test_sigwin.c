@@ -5,7 +5,8 @@
  * (within 2 %) and passes the verdict, while a different picture does not;
  * in ferry_dupes_find, crops at the corners, the sides and in between join
  * their original, the different picture stays apart, and without the
- * signatures (robust = 0) the crops do not join. */
+ * signatures (robust = 0) the crops do not join; a crop resized to 60 %
+ * (not at the pixels' scale) is not joined to its original. */
 #include "catalog/catalog.h"
 #include "check.h"
 #include "hash/hash.h"
@@ -140,6 +141,20 @@ static void align(ferry_hasher *h) {
   free(other);
 }
 
+/* q scaled by 3/5 (means of the source pixels each output pixel covers). */
+static uint8_t *shrunk(const uint8_t *q, int w, int h, int *ow, int *oh) {
+  *ow = w * 3 / 5, *oh = h * 3 / 5;
+  uint8_t *o = malloc((size_t)*ow * *oh);
+  for (int y = 0; y < *oh; y++)
+    for (int x = 0; x < *ow; x++) {
+      int sy = y * 5 / 3, sx = x * 5 / 3;
+      o[y * *ow + x] = (uint8_t)((q[sy * w + sx] + q[sy * w + sx + 1] + q[(sy + 1) * w + sx] +
+                                  q[(sy + 1) * w + sx + 1] + 2) /
+                                 4);
+    }
+  return o;
+}
+
 static void groups(ferry_hasher *h, const ferry_hash_options *o) {
   enum { N = NCUTS + 2 };
   int w = 400, height = 300;
@@ -211,6 +226,56 @@ static void groups(ferry_hasher *h, const ferry_hash_options *o) {
     free(q[k]);
 }
 
+/* Two pictures alone in a catalog: in one group by default? */
+static int paired(ferry_hasher *h, const ferry_hash_options *o, const uint8_t *a, int aw, int ah,
+                  const uint8_t *b, int bw, int bh) {
+  ferry_catalog *c = NULL;
+  CHECK(ferry_catalog_new(o, &c) == FERRY_OK);
+  const uint8_t *px[2] = {a, b};
+  int ws[2] = {aw, bw}, hs[2] = {ah, bh};
+  const char *names[2] = {"/c/a", "/c/b"};
+  for (int k = 0; c && k < 2; k++) {
+    ferry_hash_result r;
+    CHECK(sign(h, px[k], ws[k], hs[k], &r) == FERRY_OK);
+    ferry_catalog_entry e = {.path = names[k],
+                             .size = 1000,
+                             .width = r.width,
+                             .height = r.height,
+                             .format = FERRY_FORMAT_JPEG,
+                             .kinds = r.kinds,
+                             .error = ""};
+    memcpy(e.hash, r.hash, sizeof e.hash);
+    e.signature = &r.signature;
+    CHECK(ferry_catalog_add(c, &e) == FERRY_OK);
+  }
+  ferry_search_options so;
+  ferry_search_options_default(&so);
+  so.threshold = ferry_dupes_default_threshold(FERRY_HASH_PHASH, 16);
+  ferry_dupes *d = NULL;
+  int n = -1;
+  if (c && ferry_dupes_find(c, FERRY_HASH_PHASH, &so, &d) == FERRY_OK)
+    n = (int)ferry_dupes_group_count(d);
+  ferry_dupes_free(d);
+  ferry_catalog_free(c);
+  return n == 1;
+}
+
+/* A crop resized is not a crop at the pixels' scale: not looked for (the
+ * crop itself is found). */
+static void resized(ferry_hasher *h, const ferry_hash_options *o) {
+  int w = 400, height = 300;
+  uint8_t *p = picture(w, height, 21);
+  const double *c = cuts[4];
+  int cw = (int)lround(c[2] * w), ch = (int)lround(c[3] * height), sw, sh;
+  uint8_t *q = crop(p, w, (int)lround(c[0] * w), (int)lround(c[1] * height), cw, ch);
+  uint8_t *s = shrunk(q, cw, ch, &sw, &sh);
+  CHECK_MSG(paired(h, o, p, w, height, q, cw, ch), "the crop is not with its original");
+  CHECK_MSG(!paired(h, o, p, w, height, s, sw, sh), "the crop resized to 60 %% joined");
+  free(p);
+  free(q);
+  free(s);
+}
+
 int main(void) {
   windows_cover();
   ferry_hash_options o;
@@ -222,6 +287,7 @@ int main(void) {
   if (h) {
     align(h);
     groups(h, &o);
+    resized(h, &o);
   }
   ferry_hasher_free(h);
   return check_done();
