@@ -10,7 +10,8 @@
  *               the wholes, targets the windows (64 per picture).
  *   verified    the window aligned (fy_sig_crop_align: place and size
  *               refined on B's thumbnail) and A's whole grid must then
- *               correlate at least FY_CROP_NCC: different shots of one
+ *               correlate at least FY_CROP_NCC, at the crop's pixel scale
+ *               (FY_CROP_SCALE): different shots of one
  *               scene, overlapping but not one inside the other, fail
  *               there (tested on tests/gen/gen_hardset.py's look-alikes:
  *               other crops of the same scene).

@@ -13,7 +13,7 @@
  *               FY_ROBUST_BITS64 (a pair costs a quarter), the whole 256
  *               bits checked after (on the hard set and corpus/dupes, 4,535
  *               of the 4,537 pairs of codes within 48 of 256 are within 12
- *               of 64); on the CPU across (cross_search, same_crops), on a
+ *               of 64); on the CPU across (fy_robust_cross, same_crops), on a
  *               GPU one pool of all the codes.
  *   verified    the two thumbnails, each cut to the part its code stands
  *               for, turned as its code is and reduced to 16 x 16, must
