@@ -170,6 +170,9 @@ int ferry_dupes_find(const ferry_catalog *cat, ferry_hash_kind kind,
     if (!rc && nu >= 2 && options->robust && (cat->options.kinds & FERRY_HASH_SIGNATURE)) {
       fy_robust_join join = {&sink.mu, parent};
       rc = fy_dupes_robust(d, urep, nu, options, &join, &d->robust_joined);
+      /* and crops at any place (crops.c) */
+      if (!rc)
+        rc = fy_dupes_crops(d, urep, nu, options, &join, &d->robust_joined);
     }
   }
   pthread_mutex_destroy(&sink.mu);

@@ -63,6 +63,15 @@ typedef struct fy_robust_join {
 int fy_dupes_robust(const ferry_dupes *d, const uint32_t *urep, size_t nu,
                     const ferry_search_options *options, const fy_robust_join *join,
                     size_t *joined);
+/* The CPU's search across, on 64-bit codes: every pair (query i < nq,
+ * target nq <= j < nq + nt) within `bits`, handed to sink from the
+ * threads. */
+int fy_robust_cross(const uint64_t *low, size_t nq, size_t nt, int bits, int threads,
+                    void (*sink)(const ferry_pair *, size_t, void *), void *user);
+/* crops.c: the same for crops at any place (a picture's whole within a
+ * window of another's, aligned and verified); *joined adds its joins. */
+int fy_dupes_crops(const ferry_dupes *d, const uint32_t *urep, size_t nu,
+                   const ferry_search_options *options, const fy_robust_join *join, size_t *joined);
 
 /* decisions.c: the decision of catalog entry i: 0 none, 1 a chosen
  * keeper, 2 never moved. */

@@ -13,7 +13,7 @@
  *               FY_ROBUST_BITS64 (a pair costs a quarter), the whole 256
  *               bits checked after (on the hard set and corpus/dupes, 4,535
  *               of the 4,537 pairs of codes within 48 of 256 are within 12
- *               of 64); on the CPU across (cross_search, same_crops), on a
+ *               of 64); on the CPU across (fy_robust_cross, same_crops), on a
  *               GPU one pool of all the codes.
  *   verified    the two thumbnails, each cut to the part its code stands
  *               for, turned as its code is and reduced to 16 x 16, must
@@ -191,6 +191,7 @@ typedef struct cross {
   const fy_kernels *k;
   fy_codes codes;
   size_t nq, nt, ti, tj;
+  int bits;
   atomic_size_t next;
   fy_pairbuf *bufs;
 } cross;
@@ -202,7 +203,7 @@ static void cross_worker(void *arg, int index) {
     size_t i0 = k / x->tj * TILE, j0 = x->nq + k % x->tj * TILE;
     size_t i1 = i0 + TILE < x->nq ? i0 + TILE : x->nq;
     size_t j1 = j0 + TILE < x->nq + x->nt ? j0 + TILE : x->nq + x->nt;
-    x->k->tile(&x->codes, i0, i1, j0, j1, FY_ROBUST_BITS64, b);
+    x->k->tile(&x->codes, i0, i1, j0, j1, x->bits, b);
   }
 }
 
@@ -247,8 +248,9 @@ static int same_crops(const uint64_t *low, const uint8_t *meta, size_t from, siz
   return rc;
 }
 
-static int cross_search(const uint64_t *low, size_t nq, size_t nt, int threads, robust *r) {
-  cross x = {.k = fy_search_kernels(), .nq = nq, .nt = nt};
+int fy_robust_cross(const uint64_t *low, size_t nq, size_t nt, int bits, int threads,
+                    fy_pair_sink sink, void *user) {
+  cross x = {.k = fy_search_kernels(), .nq = nq, .nt = nt, .bits = bits};
   x.ti = (nq + TILE - 1) / TILE;
   x.tj = (nt + TILE - 1) / TILE;
   atomic_init(&x.next, 0);
@@ -262,13 +264,13 @@ static int cross_search(const uint64_t *low, size_t nq, size_t nt, int threads, 
     return fy_error(FERRY_ENOMEM, "dupes: out of memory");
   }
   for (int t = 0; t < n; t++)
-    x.bufs[t] = (fy_pairbuf){.sink = take, .user = r};
+    x.bufs[t] = (fy_pairbuf){.sink = sink, .user = user};
   rc = fy_parallel(n, cross_worker, &x);
   for (int t = 0; t < n; t++) {
     if (x.bufs[t].oom && !rc)
       rc = fy_error(FERRY_ENOMEM, "dupes: out of memory for candidate pairs");
     if (!rc && x.bufs[t].n)
-      take(x.bufs[t].p, x.bufs[t].n, r);
+      sink(x.bufs[t].p, x.bufs[t].n, user);
     free(x.bufs[t].p);
   }
   free(x.bufs);
@@ -328,7 +330,7 @@ int fy_dupes_robust(const ferry_dupes *d, const uint32_t *urep, size_t nu,
     o.threshold = FY_ROBUST_BITS64;
     o.max_pairs = 0;
     pthread_mutex_init(&r.mu, NULL);
-    rc = across ? cross_search(low, nq, np - nq, options->threads, &r)
+    rc = across ? fy_robust_cross(low, nq, np - nq, FY_ROBUST_BITS64, options->threads, take, &r)
                 : fy_hamming_pairs_each(low, np, 1, &o, take, &r);
     if (!rc && across)
       rc = same_crops(low, r.meta, nq, np, &o, &r);

@@ -239,6 +239,29 @@ static inline int fy_sig_turn_at(int n, int turn, int y, int x) {
 /* The same turn of an n x n thumbnail. */
 void fy_sig_turn_thumb(const uint8_t *in, int n, int turn, uint8_t *out);
 
+/* sigwin.c: crops at any place, from the thumbnail. Boxes are (x0, y0,
+ * width, height), fractions of the picture's sides. FY_SIG_WINDOWS windows
+ * (FY_SIG_WIN_AXIS spans of each side, window k spanning k % AXIS across
+ * and k / AXIS down), each reduced to FY_SIG_WIN_GRID x FY_SIG_WIN_GRID;
+ * an alignment keeps at least FY_SIG_CROP_MIN of each side. */
+#define FY_SIG_WIN_AXIS 8
+#define FY_SIG_WINDOWS (FY_SIG_WIN_AXIS * FY_SIG_WIN_AXIS)
+#define FY_SIG_WIN_GRID 16
+#define FY_SIG_CROP_MIN 0.7
+void fy_sig_window(int k, double box[4]);
+/* The box of a thumbnail as a grid, exact-area means. */
+void fy_sig_grid(const uint8_t *thumb, const double box[4], float *out);
+/* The 64-bit code of the whole thumbnail (its grid into `grid`) and of its
+ * windows. */
+uint64_t fy_sig_whole_code(const uint8_t *thumb, float *grid);
+void fy_sig_window_codes(const uint8_t *thumb, uint64_t codes[FY_SIG_WINDOWS]);
+/* Pearson correlation of two grids of n values (0 when one is flat). */
+double fy_sig_correlation(const float *a, const float *b, int n);
+/* How well `small` (a whole grid) is the box of `big` (a thumbnail) once
+ * the box is aligned (refined in place): the best correlation; below
+ * `floor` at the start, that one unrefined. */
+double fy_sig_crop_align(const uint8_t *big, const float *small, double box[4], double floor);
+
 struct ferry_hasher {
   ferry_hash_options o;
   fy_hash_ctx c;
