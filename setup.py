@@ -413,16 +413,16 @@ class BuildExt(build_ext):
                              "not say where libcudart_static.a is")
         return [m.group(1).strip(), "-ldl", "-lrt", "-lpthread", "-lstdc++"]
 
-    def opencl_header(self, odir):
-        """opencl_src.h, as CMakeLists.txt writes it: each src/opencl/NAME.cl
-        (and the shared hash headers src/hash/{fp,dct,haar}_core.h) as the
-        bytes FY_CL_<NAME>_BYTES (src/opencl/cl_sources.c embeds
-        them); the folder that holds it."""
+    def embedded_headers(self, odir):
+        """The headers of the files embedded in the library, as CMakeLists.txt
+        writes them (scripts/gen_embedded.py: the .cl kernels and the shared
+        hash headers in opencl_src.h, the review page's style and script in
+        review_page_src.h); the folder that holds them."""
         gen = os.path.join(odir, "generated")
         sys.path.insert(0, os.path.join(ROOT, "scripts"))
-        import gen_opencl_src  # the one writer of opencl_src.h outside CMake
-        if gen_opencl_src.write(gen):  # a kernel changed: cl_sources.o is rebuilt
-            stale = os.path.join(odir, "src", "opencl", "cl_sources.o")
+        import gen_embedded  # the one writer of those headers outside CMake
+        for user in gen_embedded.write(gen):  # an embedded file changed: its user is rebuilt
+            stale = os.path.join(odir, os.path.splitext(user)[0] + ".o")
             if os.path.exists(stale):
                 os.remove(stale)
         return gen
@@ -435,7 +435,7 @@ class BuildExt(build_ext):
             cflags += pkg_config(["--cflags", pkg])
         args = STRICT + ["-O2", "-D_GNU_SOURCE", "-DFERRY_BUILDING", "-DFERRY_HAVE_HEIF",
                          "-I" + os.path.join(ROOT, "include"), "-I" + os.path.join(ROOT, "src"),
-                         "-I" + self.opencl_header(odir)]
+                         "-I" + self.embedded_headers(odir)]
         args += cflags
         newest_header = max(os.path.getmtime(h) for h in
                             glob.glob(os.path.join(ROOT, "src", "**", "*.h"), recursive=True) +

@@ -35,13 +35,18 @@ $(FUZZ_BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 
-# the OpenCL C sources embedded by src/opencl/cl_sources.c
-FUZZ_CL_DEPS := $(wildcard src/opencl/*.cl) src/hash/fp_core.h src/hash/dct_core.h \
-                src/hash/haar_core.h scripts/gen_opencl_src.py
-$(FUZZ_BUILD)/gen/opencl_src.h: $(FUZZ_CL_DEPS)
-	python3 scripts/gen_opencl_src.py $(FUZZ_BUILD)/gen >/dev/null
+# the files embedded in the library (scripts/gen_embedded.py's SETS): the OpenCL C
+# sources, read by src/opencl/cl_sources.c, and the review page's style and script,
+# read by src/catalog/report_page.c
+FUZZ_EMBED_DEPS := $(wildcard src/opencl/*.cl) src/hash/fp_core.h src/hash/dct_core.h \
+                   src/hash/haar_core.h src/hash/hash_jobs.h src/catalog/review_style.css \
+                   src/catalog/review_script.js scripts/gen_embedded.py
+$(FUZZ_BUILD)/gen/opencl_src.h $(FUZZ_BUILD)/gen/review_page_src.h &: $(FUZZ_EMBED_DEPS)
+	python3 scripts/gen_embedded.py $(FUZZ_BUILD)/gen >/dev/null
+	touch $(FUZZ_BUILD)/gen/opencl_src.h $(FUZZ_BUILD)/gen/review_page_src.h
 
 $(FUZZ_BUILD)/obj/src/opencl/cl_sources.o: $(FUZZ_BUILD)/gen/opencl_src.h
+$(FUZZ_BUILD)/obj/src/catalog/report_page.o: $(FUZZ_BUILD)/gen/review_page_src.h
 
 $(FUZZ_BUILD)/libferry_fuzz.a: $(FUZZ_LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^

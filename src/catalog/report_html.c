@@ -1,6 +1,7 @@
 /* report_html.c — the review page (`ferry dupes --format html`): a header
  * with the bulk choices and what the page saves, and the groups as one
- * compact JSON blob that report_page.c's script renders a screenful at a
+ * compact JSON blob that the page's script (review_script.js, embedded by
+ * report_page.c, as is its style review_style.css) renders a screenful at a
  * time (never a DOM node per file up front). Thumbnails are made on every
  * core first: written to a sidecar folder beside the page when it goes to a
  * file (PAGE.thumbs/N.jpg, N the file's place in the page: the page stays
