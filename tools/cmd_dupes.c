@@ -441,6 +441,7 @@ static int dupes_main(int argc, char **argv) {
   }
   dupes_args a = {catalog, format, out, keep, apply_list, decisions, kind, threshold, quiet, &so};
   int rc = find_and_write(&a, move_to ? &mv : NULL);
+  mv.stopped = rc && !mv.moved && !mv.failed; /* refused before moving: "0 files" says nothing */
   int mrc = move_to ? cli_mover_close(&mv) : CLI_OK;
   return rc ? rc : mrc;
 }

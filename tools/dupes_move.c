@@ -251,7 +251,7 @@ void cli_mover_file(mover *mv, const ferry_catalog_entry *e, const char *keeper,
 }
 
 int cli_mover_close(mover *mv) {
-  int opened = mv->root && (!mv->apply || mv->log.path);
+  int opened = mv->root && (!mv->apply || mv->log.path) && !mv->stopped;
   if (opened) {
     fprintf(stderr, "ferry dupes: %s %zu files to %s%s\n", mv->apply ? "moved" : "would move",
             mv->moved, mv->root, mv->apply ? "" : " (dry run: add --apply to move them)");

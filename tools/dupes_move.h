@@ -16,6 +16,7 @@ typedef struct mover {
   int apply, quiet, locked_catalog, log_bad;
   size_t moved, failed, same, inside_root, refs_kept, finished;
   size_t decided_kept; /* --decisions: chosen keepers and files to stay, not moved */
+  int stopped;         /* the run failed before any move: no summary of moves */
 } mover;
 
 /* Opens a run into `dir`. An apply makes dir, takes the catalog's lock (the
