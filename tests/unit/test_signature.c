@@ -7,6 +7,7 @@
 #include "catalog/catalog.h"
 #include "check.h"
 #include "hash/hash.h"
+#include "picture_testutil.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -14,27 +15,7 @@
 
 /* A picture with structure at every scale: a gradient, discs, stripes and
  * noise, different for each seed. */
-static uint8_t *picture(int w, int h, unsigned seed) {
-  uint8_t *p = malloc((size_t)w * h);
-  double cx[6], cy[6], r[6], v[6];
-  srand(seed);
-  for (int k = 0; k < 6; k++) {
-    cx[k] = rand() % w, cy[k] = rand() % h, r[k] = 10 + rand() % (w / 3);
-    v[k] = (rand() % 200) - 100;
-  }
-  double a = (rand() % 100) / 100.0;
-  for (int y = 0; y < h; y++)
-    for (int x = 0; x < w; x++) {
-      double s = 60 + 100.0 * x / w * a + 60.0 * y / h * (1 - a);
-      for (int k = 0; k < 6; k++)
-        if ((x - cx[k]) * (x - cx[k]) + (y - cy[k]) * (y - cy[k]) < r[k] * r[k])
-          s += v[k];
-      s += 20 * sin(x * 0.05 * (1 + seed % 3) + y * 0.02);
-      s += rand() % 9 - 4;
-      p[y * w + x] = (uint8_t)(s < 0 ? 0 : s > 255 ? 255 : s);
-    }
-  return p;
-}
+static uint8_t *picture(int w, int h, unsigned seed) { return test_picture(w, h, seed, 6, 10, 3); }
 
 /* The picture turned as fy_sig_turn's turn: transposed, then columns
  * reversed, then rows reversed. */

@@ -10,6 +10,7 @@
 #include "catalog/catalog.h"
 #include "check.h"
 #include "hash/hash.h"
+#include "picture_testutil.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -18,27 +19,7 @@
 enum { GG = FY_SIG_WIN_GRID * FY_SIG_WIN_GRID };
 
 /* A picture with structure at every scale, different for each seed. */
-static uint8_t *picture(int w, int h, unsigned seed) {
-  uint8_t *p = malloc((size_t)w * h);
-  double cx[8], cy[8], r[8], v[8];
-  srand(seed);
-  for (int k = 0; k < 8; k++) {
-    cx[k] = rand() % w, cy[k] = rand() % h, r[k] = 8 + rand() % (w / 4);
-    v[k] = (rand() % 200) - 100;
-  }
-  double a = (rand() % 100) / 100.0;
-  for (int y = 0; y < h; y++)
-    for (int x = 0; x < w; x++) {
-      double s = 60 + 100.0 * x / w * a + 60.0 * y / h * (1 - a);
-      for (int k = 0; k < 8; k++)
-        if ((x - cx[k]) * (x - cx[k]) + (y - cy[k]) * (y - cy[k]) < r[k] * r[k])
-          s += v[k];
-      s += 20 * sin(x * 0.05 * (1 + seed % 3) + y * 0.02);
-      s += rand() % 9 - 4;
-      p[y * w + x] = (uint8_t)(s < 0 ? 0 : s > 255 ? 255 : s);
-    }
-  return p;
-}
+static uint8_t *picture(int w, int h, unsigned seed) { return test_picture(w, h, seed, 8, 8, 4); }
 
 static uint8_t *crop(const uint8_t *p, int w, int x0, int y0, int cw, int ch) {
   uint8_t *q = malloc((size_t)cw * ch);
@@ -51,6 +32,23 @@ static int sign(ferry_hasher *h, const uint8_t *p, int w, int height, ferry_hash
   ferry_image im = {
       .data = (uint8_t *)p, .width = w, .height = height, .channels = 1, .stride = (size_t)w};
   return ferry_hash_pixels(h, &im, r);
+}
+
+/* The picture signed and added to catalog c under `name` (checked). */
+static void add_signed(ferry_catalog *c, ferry_hasher *h, const uint8_t *p, int w, int height,
+                       const char *name) {
+  ferry_hash_result r;
+  CHECK(sign(h, p, w, height, &r) == FERRY_OK);
+  ferry_catalog_entry e = {.path = name,
+                           .size = 1000,
+                           .width = r.width,
+                           .height = r.height,
+                           .format = FERRY_FORMAT_JPEG,
+                           .kinds = r.kinds,
+                           .error = ""};
+  memcpy(e.hash, r.hash, sizeof e.hash);
+  e.signature = &r.signature;
+  CHECK_MSG(ferry_catalog_add(c, &e) == FERRY_OK, "%s: %s", name, ferry_last_error());
 }
 
 static void windows_cover(void) {
@@ -173,20 +171,8 @@ static void groups(ferry_hasher *h, const ferry_hash_options *o) {
   snprintf(names[N - 1], sizeof names[N - 1], "/b/other");
   ferry_catalog *c = NULL;
   CHECK(ferry_catalog_new(o, &c) == FERRY_OK);
-  for (int k = 0; c && k < N; k++) {
-    ferry_hash_result r;
-    CHECK(sign(h, q[k], qw[k], qh[k], &r) == FERRY_OK);
-    ferry_catalog_entry e = {.path = names[k],
-                             .size = 1000,
-                             .width = r.width,
-                             .height = r.height,
-                             .format = FERRY_FORMAT_JPEG,
-                             .kinds = r.kinds,
-                             .error = ""};
-    memcpy(e.hash, r.hash, sizeof e.hash);
-    e.signature = &r.signature;
-    CHECK_MSG(ferry_catalog_add(c, &e) == FERRY_OK, "%s", ferry_last_error());
-  }
+  for (int k = 0; c && k < N; k++)
+    add_signed(c, h, q[k], qw[k], qh[k], names[k]);
   for (int robust = 0; c && robust <= 1; robust++) {
     ferry_search_options so;
     ferry_search_options_default(&so);
@@ -234,20 +220,8 @@ static int paired(ferry_hasher *h, const ferry_hash_options *o, const uint8_t *a
   const uint8_t *px[2] = {a, b};
   int ws[2] = {aw, bw}, hs[2] = {ah, bh};
   const char *names[2] = {"/c/a", "/c/b"};
-  for (int k = 0; c && k < 2; k++) {
-    ferry_hash_result r;
-    CHECK(sign(h, px[k], ws[k], hs[k], &r) == FERRY_OK);
-    ferry_catalog_entry e = {.path = names[k],
-                             .size = 1000,
-                             .width = r.width,
-                             .height = r.height,
-                             .format = FERRY_FORMAT_JPEG,
-                             .kinds = r.kinds,
-                             .error = ""};
-    memcpy(e.hash, r.hash, sizeof e.hash);
-    e.signature = &r.signature;
-    CHECK(ferry_catalog_add(c, &e) == FERRY_OK);
-  }
+  for (int k = 0; c && k < 2; k++)
+    add_signed(c, h, px[k], ws[k], hs[k], names[k]);
   ferry_search_options so;
   ferry_search_options_default(&so);
   so.threshold = ferry_dupes_default_threshold(FERRY_HASH_PHASH, 16);
